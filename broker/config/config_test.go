@@ -1,0 +1,233 @@
+package config
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func TestDefsSortedAndValid(t *testing.T) {
+	for _, set := range []struct {
+		name string
+		defs []Def
+	}{{"topic", TopicDefs()}, {"broker", BrokerDefs()}} {
+		if !sort.SliceIsSorted(set.defs, func(i, j int) bool { return set.defs[i].Name < set.defs[j].Name }) {
+			t.Errorf("%s defs not sorted by name", set.name)
+		}
+		seen := map[string]bool{}
+		for _, d := range set.defs {
+			if seen[d.Name] {
+				t.Errorf("%s def %q defined twice", set.name, d.Name)
+			}
+			seen[d.Name] = true
+			if d.Doc == "" || strings.Contains(d.Doc, "\n") {
+				t.Errorf("%s def %q: doc must be one non-empty line", set.name, d.Name)
+			}
+			if d.Validate == nil {
+				t.Errorf("%s def %q: no validator", set.name, d.Name)
+				continue
+			}
+			if !d.NoDefault {
+				if err := d.Validate(d.Default); err != nil {
+					t.Errorf("%s def %q: default %q invalid: %v", set.name, d.Name, d.Default, err)
+				}
+			}
+		}
+	}
+	for _, d := range TopicDefs() {
+		if d.BrokerKey == "" {
+			continue
+		}
+		if _, ok := LookupBroker(d.BrokerKey); !ok {
+			t.Errorf("topic %q: broker key %q not a broker config", d.Name, d.BrokerKey)
+		}
+	}
+}
+
+func TestKafkaDefaults(t *testing.T) {
+	b := DefaultBroker()
+	for name, want := range map[string]string{
+		"cleanup.policy":         "delete",
+		"segment.bytes":          "1073741824",
+		"segment.ms":             "604800000",
+		"retention.ms":           "604800000",
+		"retention.bytes":        "-1",
+		"max.message.bytes":      "1048588",
+		"message.timestamp.type": "CreateTime",
+		"min.insync.replicas":    "1",
+		"compression.type":       "producer",
+		"segment.index.bytes":    "10485760",
+		"index.interval.bytes":   "4096",
+		"flush.ms":               "9223372036854775807",
+	} {
+		if got := b.TopicString(nil, name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	for name, want := range map[string]string{
+		"auto.create.topics.enable":       "true",
+		"num.partitions":                  "1",
+		"default.replication.factor":      "1",
+		"log.retention.check.interval.ms": "300000",
+		"delete.topic.enable":             "true",
+		"socket.request.max.bytes":        "104857600",
+		"log.segment.bytes":               "1073741824",
+		"message.max.bytes":               "1048588",
+	} {
+		if got, _ := b.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if v, ok := b.Get("log.retention.ms"); ok {
+		t.Errorf("log.retention.ms has no default, got %q", v)
+	}
+}
+
+func TestParseBroker(t *testing.T) {
+	for _, tc := range []struct {
+		kv      map[string]string
+		wantErr error
+		hint    string
+	}{
+		{kv: map[string]string{"num.partitions": "3", "log.retention.hours": "1"}},
+		{kv: map[string]string{"nope": "1"}, wantErr: ErrUnknownConfig, hint: "not a broker config"},
+		{kv: map[string]string{"retention.ms": "1"}, wantErr: ErrUnknownConfig, hint: "log.retention.ms"},
+		{kv: map[string]string{"num.partitions": "x"}, wantErr: ErrInvalidValue, hint: "num.partitions"},
+		{kv: map[string]string{"num.partitions": "0"}, wantErr: ErrInvalidValue, hint: "at least 1"},
+		{kv: map[string]string{"log.cleanup.policy": "compact,shred"}, wantErr: ErrInvalidValue, hint: "shred"},
+		{kv: map[string]string{"broker.id": "1", "node.id": "2"}, wantErr: ErrInvalidValue, hint: "differ"},
+		{kv: map[string]string{"auto.create.topics.enable": "FALSE"}},
+	} {
+		_, err := ParseBroker(tc.kv)
+		if tc.wantErr == nil {
+			if err != nil {
+				t.Errorf("%v: %v", tc.kv, err)
+			}
+			continue
+		}
+		if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.hint) {
+			t.Errorf("%v: err %v, want %v containing %q", tc.kv, err, tc.wantErr, tc.hint)
+		}
+	}
+}
+
+func TestResolution(t *testing.T) {
+	b, err := ParseBroker(map[string]string{
+		"log.retention.hours":   "2",
+		"log.retention.minutes": "30",
+		"num.partitions":        "4",
+		"log.segment.bytes":     "1048576",
+		"log.roll.hours":        "-5",
+	})
+	if err == nil {
+		t.Fatal("log.roll.hours=-5 should be rejected")
+	}
+	b, err = ParseBroker(map[string]string{
+		"log.retention.hours":       "2",
+		"log.retention.minutes":     "30",
+		"num.partitions":            "4",
+		"log.segment.bytes":         "1048576",
+		"auto.create.topics.enable": "false",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.TopicInt64(nil, "retention.ms"); got != 30*60000 {
+		t.Errorf("retention.ms from minutes = %d", got)
+	}
+	if got := b.TopicInt64(map[string]string{"retention.ms": "5"}, "retention.ms"); got != 5 {
+		t.Errorf("override retention.ms = %d", got)
+	}
+	if got := b.Int64("num.partitions"); got != 4 {
+		t.Errorf("num.partitions = %d", got)
+	}
+	if b.Bool("auto.create.topics.enable") {
+		t.Error("auto.create.topics.enable should be false")
+	}
+	if got := b.TopicInt32(nil, "segment.bytes"); got != 1048576 {
+		t.Errorf("segment.bytes = %d", got)
+	}
+
+	vals := b.TopicValues(map[string]string{"retention.ms": "5"})
+	if !sort.SliceIsSorted(vals, func(i, j int) bool { return vals[i].Name < vals[j].Name }) {
+		t.Error("TopicValues not sorted")
+	}
+	byName := map[string]Value{}
+	for _, v := range vals {
+		byName[v.Name] = v
+	}
+	rv := byName["retention.ms"]
+	if rv.Value != "5" || rv.Source != SourceDynamicTopicConfig {
+		t.Errorf("retention.ms value %+v", rv)
+	}
+	wantSyn := []Synonym{
+		{"retention.ms", "5", SourceDynamicTopicConfig},
+		{"log.retention.minutes", "30", SourceStaticBrokerConfig},
+		{"log.retention.hours", "2", SourceStaticBrokerConfig},
+		{"log.retention.hours", "168", SourceDefaultConfig},
+	}
+	if len(rv.Synonyms) != len(wantSyn) {
+		t.Fatalf("retention.ms synonyms %+v", rv.Synonyms)
+	}
+	for i := range wantSyn {
+		if rv.Synonyms[i] != wantSyn[i] {
+			t.Errorf("synonym %d = %+v, want %+v", i, rv.Synonyms[i], wantSyn[i])
+		}
+	}
+	sb := byName["segment.bytes"]
+	if sb.Value != "1048576" || sb.Source != SourceStaticBrokerConfig || sb.Type != TypeInt {
+		t.Errorf("segment.bytes %+v", sb)
+	}
+	cp := byName["cleanup.policy"]
+	if cp.Value != "delete" || cp.Source != SourceDefaultConfig || cp.Type != TypeList {
+		t.Errorf("cleanup.policy %+v", cp)
+	}
+
+	bv := map[string]Value{}
+	for _, v := range b.BrokerValues() {
+		bv[v.Name] = v
+	}
+	if v := bv["log.retention.ms"]; !v.Null || v.Source != SourceDefaultConfig {
+		t.Errorf("log.retention.ms %+v", v)
+	}
+	if v := bv["num.partitions"]; v.Value != "4" || v.Source != SourceStaticBrokerConfig || !v.ReadOnly {
+		t.Errorf("num.partitions %+v", v)
+	}
+}
+
+func TestNegativeHoursMeanUnlimited(t *testing.T) {
+	b, err := ParseBroker(map[string]string{"log.retention.hours": "-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.TopicInt64(nil, "retention.ms"); got != -1 {
+		t.Errorf("retention.ms = %d, want -1", got)
+	}
+}
+
+func TestValidateTopicConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		kv      map[string]string
+		wantErr error
+	}{
+		{map[string]string{"cleanup.policy": "compact,delete", "retention.ms": "-1", "min.cleanable.dirty.ratio": "0.1"}, nil},
+		{map[string]string{"cleanup.policy": "shred"}, ErrInvalidValue},
+		{map[string]string{"retention.ms": "-2"}, ErrInvalidValue},
+		{map[string]string{"segment.bytes": "99999999999"}, ErrInvalidValue},
+		{map[string]string{"min.cleanable.dirty.ratio": "1.5"}, ErrInvalidValue},
+		{map[string]string{"min.cleanable.dirty.ratio": "NaN"}, ErrInvalidValue},
+		{map[string]string{"message.timestamp.type": "createtime"}, ErrInvalidValue},
+		{map[string]string{"preallocate": "yes"}, ErrInvalidValue},
+		{map[string]string{"compression.gzip.level": "0"}, ErrInvalidValue},
+		{map[string]string{"leader.replication.throttled.replicas": "0:1,1:2"}, nil},
+		{map[string]string{"leader.replication.throttled.replicas": "0-1"}, ErrInvalidValue},
+		{map[string]string{"log.retention.ms": "1"}, ErrUnknownConfig},
+		{map[string]string{"bogus": "1"}, ErrUnknownConfig},
+	} {
+		err := ValidateTopicConfigs(tc.kv)
+		if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+			t.Errorf("%v: err %v, want %v", tc.kv, err, tc.wantErr)
+		}
+	}
+}

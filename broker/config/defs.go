@@ -1,0 +1,508 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Type is a config's type as reported by DescribeConfigs (ConfigType).
+type Type int
+
+// Config types, numbered as in DescribeConfigs.
+const (
+	TypeUnknown  Type = 0
+	TypeBoolean  Type = 1
+	TypeString   Type = 2
+	TypeInt      Type = 3
+	TypeShort    Type = 4
+	TypeLong     Type = 5
+	TypeDouble   Type = 6
+	TypeList     Type = 7
+	TypeClass    Type = 8
+	TypePassword Type = 9
+)
+
+// String returns the lower-case type name used in docs ("long", "list").
+func (t Type) String() string {
+	switch t {
+	case TypeBoolean:
+		return "boolean"
+	case TypeString:
+		return "string"
+	case TypeInt:
+		return "int"
+	case TypeShort:
+		return "short"
+	case TypeLong:
+		return "long"
+	case TypeDouble:
+		return "double"
+	case TypeList:
+		return "list"
+	case TypeClass:
+		return "class"
+	case TypePassword:
+		return "password"
+	}
+	return "unknown"
+}
+
+// Def defines one config.
+type Def struct {
+	// Name is the config's name ("retention.ms", "num.partitions").
+	Name string
+	// BrokerKey is, for a topic config, the name of the broker config that
+	// holds the cluster-wide default ("log.retention.ms"); "" if none. For
+	// broker configs it is "".
+	BrokerKey string
+	// Type is the value's type.
+	Type Type
+	// Default is the default value in its string form. When NoDefault is
+	// set the config has no default (null) and Default is "".
+	Default string
+	// NoDefault reports that the config is null unless set.
+	NoDefault bool
+	// Doc is a one-line description.
+	Doc string
+	// ReadOnly reports that the config cannot be changed while running.
+	ReadOnly bool
+	// Validate checks a value: its type and its valid range or values.
+	Validate func(string) error
+
+	// synonyms are, for a topic config, the broker keys in precedence order
+	// with the factor that converts their unit to the topic config's unit.
+	synonyms []synonym
+}
+
+// Sensitive reports whether values of this config must never be shown.
+func (d Def) Sensitive() bool { return d.Type == TypePassword }
+
+type synonym struct {
+	name string
+	mult int64
+}
+
+const maxLong = "9223372036854775807"
+
+// validator builds a Def's Validate from its type and extra checks.
+func validator(t Type, checks ...func(string) error) func(string) error {
+	return func(v string) error {
+		if err := checkType(t, v); err != nil {
+			return err
+		}
+		for _, c := range checks {
+			if err := c(v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func checkType(t Type, v string) error {
+	switch t {
+	case TypeBoolean:
+		if _, err := parseBool(v); err != nil {
+			return err
+		}
+	case TypeInt:
+		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err != nil {
+			return fmt.Errorf("%q is not a 32-bit integer", v)
+		}
+	case TypeShort:
+		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16); err != nil {
+			return fmt.Errorf("%q is not a 16-bit integer", v)
+		}
+	case TypeLong:
+		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+			return fmt.Errorf("%q is not a 64-bit integer", v)
+		}
+	case TypeDouble:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%q is not a number", v)
+		}
+	}
+	return nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", v)
+}
+
+// atLeast checks an integer is >= min.
+func atLeast(min int64) func(string) error {
+	return func(v string) error {
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if n < min {
+			return fmt.Errorf("value must be at least %d", min)
+		}
+		return nil
+	}
+}
+
+// between checks an integer is in [lo, hi].
+func between(lo, hi int64) func(string) error {
+	return func(v string) error {
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if n < lo || n > hi {
+			return fmt.Errorf("value must be in [%d, %d]", lo, hi)
+		}
+		return nil
+	}
+}
+
+// betweenFloat checks a double is in [lo, hi].
+func betweenFloat(lo, hi float64) func(string) error {
+	return func(v string) error {
+		f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if f < lo || f > hi {
+			return fmt.Errorf("value must be in [%g, %g]", lo, hi)
+		}
+		return nil
+	}
+}
+
+// oneOf checks a string is one of the given values (case-sensitive).
+func oneOf(values ...string) func(string) error {
+	return func(v string) error {
+		for _, ok := range values {
+			if strings.TrimSpace(v) == ok {
+				return nil
+			}
+		}
+		return fmt.Errorf("value must be one of %s", strings.Join(values, ", "))
+	}
+}
+
+// listOf checks every element of a comma-separated list is one of values
+// and, when nonEmpty, that the list has at least one element.
+func listOf(nonEmpty bool, values ...string) func(string) error {
+	return func(v string) error {
+		items := splitList(v)
+		if nonEmpty && len(items) == 0 {
+			return fmt.Errorf("list must not be empty; valid elements: %s", strings.Join(values, ", "))
+		}
+		for _, it := range items {
+			if err := oneOf(values...)(it); err != nil {
+				return fmt.Errorf("list element %q: %w", it, err)
+			}
+		}
+		return nil
+	}
+}
+
+// throttledReplicas checks a throttled replica list: "", "*", or
+// partition:broker pairs.
+func throttledReplicas(v string) error {
+	items := splitList(v)
+	if len(items) == 1 && items[0] == "*" {
+		return nil
+	}
+	for _, it := range items {
+		p, b, ok := strings.Cut(it, ":")
+		if !ok {
+			return fmt.Errorf("list element %q is not partition:broker", it)
+		}
+		if _, err := strconv.ParseInt(p, 10, 32); err != nil {
+			return fmt.Errorf("list element %q: bad partition", it)
+		}
+		if _, err := strconv.ParseInt(b, 10, 32); err != nil {
+			return fmt.Errorf("list element %q: bad broker", it)
+		}
+	}
+	return nil
+}
+
+// splitList splits a comma-separated list, trimming blanks and dropping
+// empty elements.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+const (
+	hourMs   = 3600000
+	minuteMs = 60000
+)
+
+// topicDefs is every topic config, sorted by name (checked by a test).
+var topicDefs = []Def{
+	{Name: "cleanup.policy", Type: TypeList, Default: "delete", Doc: "Retention policy for old segments: delete, compact, or both.",
+		Validate: validator(TypeList, listOf(false, "compact", "delete")), synonyms: []synonym{{"log.cleanup.policy", 1}}},
+	{Name: "compression.gzip.level", Type: TypeInt, Default: "-1", Doc: "Compression level used when compression.type is gzip.",
+		Validate: validator(TypeInt, gzipLevel), synonyms: []synonym{{"compression.gzip.level", 1}}},
+	{Name: "compression.lz4.level", Type: TypeInt, Default: "9", Doc: "Compression level used when compression.type is lz4.",
+		Validate: validator(TypeInt, between(1, 17)), synonyms: []synonym{{"compression.lz4.level", 1}}},
+	{Name: "compression.type", Type: TypeString, Default: "producer", Doc: "Final compression of stored batches; producer keeps the producer's codec.",
+		Validate: validator(TypeString, oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")), synonyms: []synonym{{"compression.type", 1}}},
+	{Name: "compression.zstd.level", Type: TypeInt, Default: "3", Doc: "Compression level used when compression.type is zstd.",
+		Validate: validator(TypeInt, between(-131072, 22)), synonyms: []synonym{{"compression.zstd.level", 1}}},
+	{Name: "delete.retention.ms", Type: TypeLong, Default: "86400000", Doc: "How long delete tombstones are retained in compacted topics.",
+		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.cleaner.delete.retention.ms", 1}}},
+	{Name: "file.delete.delay.ms", Type: TypeLong, Default: "60000", Doc: "Time to wait before deleting a file from the filesystem.",
+		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.segment.delete.delay.ms", 1}}},
+	{Name: "flush.messages", Type: TypeLong, Default: maxLong, Doc: "Number of messages written to a log before an fsync is forced.",
+		Validate: validator(TypeLong, atLeast(1)), synonyms: []synonym{{"log.flush.interval.messages", 1}}},
+	{Name: "flush.ms", Type: TypeLong, Default: maxLong, Doc: "Maximum time a message stays in a log before an fsync is forced.",
+		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.flush.interval.ms", 1}, {"log.flush.scheduler.interval.ms", 1}}},
+	{Name: "follower.replication.throttled.replicas", Type: TypeList, Default: "", Doc: "Replicas (partition:broker or *) throttled on the follower side.",
+		Validate: validator(TypeList, throttledReplicas)},
+	{Name: "index.interval.bytes", Type: TypeInt, Default: "4096", Doc: "Bytes of log between two offset index entries.",
+		Validate: validator(TypeInt, atLeast(0)), synonyms: []synonym{{"log.index.interval.bytes", 1}}},
+	{Name: "leader.replication.throttled.replicas", Type: TypeList, Default: "", Doc: "Replicas (partition:broker or *) throttled on the leader side.",
+		Validate: validator(TypeList, throttledReplicas)},
+	{Name: "local.retention.bytes", Type: TypeLong, Default: "-2", Doc: "Bytes kept in local segments when tiered storage is on; -2 uses retention.bytes.",
+		Validate: validator(TypeLong, atLeast(-2)), synonyms: []synonym{{"log.local.retention.bytes", 1}}},
+	{Name: "local.retention.ms", Type: TypeLong, Default: "-2", Doc: "Time local segments are kept when tiered storage is on; -2 uses retention.ms.",
+		Validate: validator(TypeLong, atLeast(-2)), synonyms: []synonym{{"log.local.retention.ms", 1}}},
+	{Name: "max.compaction.lag.ms", Type: TypeLong, Default: maxLong, Doc: "Maximum time a message stays ineligible for compaction.",
+		Validate: validator(TypeLong, atLeast(1)), synonyms: []synonym{{"log.cleaner.max.compaction.lag.ms", 1}}},
+	{Name: "max.message.bytes", Type: TypeInt, Default: "1048588", Doc: "Largest record batch size allowed, after compression.",
+		Validate: validator(TypeInt, atLeast(0)), synonyms: []synonym{{"message.max.bytes", 1}}},
+	{Name: "message.downconversion.enable", Type: TypeBoolean, Default: "true", Doc: "Whether batches are down-converted for old fetch versions.",
+		Validate: validator(TypeBoolean), synonyms: []synonym{{"log.message.downconversion.enable", 1}}},
+	{Name: "message.timestamp.after.max.ms", Type: TypeLong, Default: maxLong, Doc: "Largest allowed amount a record timestamp may be ahead of the broker's time.",
+		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.message.timestamp.after.max.ms", 1}}},
+	{Name: "message.timestamp.before.max.ms", Type: TypeLong, Default: maxLong, Doc: "Largest allowed amount a record timestamp may be behind the broker's time.",
+		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.message.timestamp.before.max.ms", 1}}},
+	{Name: "message.timestamp.type", Type: TypeString, Default: "CreateTime", Doc: "Record timestamp kind: CreateTime or LogAppendTime.",
+		Validate: validator(TypeString, oneOf("CreateTime", "LogAppendTime")), synonyms: []synonym{{"log.message.timestamp.type", 1}}},
+	{Name: "min.cleanable.dirty.ratio", Type: TypeDouble, Default: "0.5", Doc: "Minimum dirty-to-total ratio of a log before it is compacted.",
+		Validate: validator(TypeDouble, betweenFloat(0, 1)), synonyms: []synonym{{"log.cleaner.min.cleanable.ratio", 1}}},
+	{Name: "min.compaction.lag.ms", Type: TypeLong, Default: "0", Doc: "Minimum time a message stays uncompacted.",
+		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.cleaner.min.compaction.lag.ms", 1}}},
+	{Name: "min.insync.replicas", Type: TypeInt, Default: "1", Doc: "Minimum in-sync replicas needed to acknowledge an acks=all write.",
+		Validate: validator(TypeInt, atLeast(1)), synonyms: []synonym{{"min.insync.replicas", 1}}},
+	{Name: "preallocate", Type: TypeBoolean, Default: "false", Doc: "Whether segment files are preallocated on creation.",
+		Validate: validator(TypeBoolean), synonyms: []synonym{{"log.preallocate", 1}}},
+	{Name: "remote.storage.enable", Type: TypeBoolean, Default: "false", Doc: "Whether tiered storage is enabled for the topic.",
+		Validate: validator(TypeBoolean)},
+	{Name: "retention.bytes", Type: TypeLong, Default: "-1", Doc: "Maximum size of a partition's log before old segments are deleted; -1 is unlimited.",
+		Validate: validator(TypeLong), synonyms: []synonym{{"log.retention.bytes", 1}}},
+	{Name: "retention.ms", Type: TypeLong, Default: "604800000", Doc: "Maximum age of a log segment before it is deleted; -1 is unlimited.",
+		Validate: validator(TypeLong, atLeast(-1)),
+		synonyms: []synonym{{"log.retention.ms", 1}, {"log.retention.minutes", minuteMs}, {"log.retention.hours", hourMs}}},
+	{Name: "segment.bytes", Type: TypeInt, Default: "1073741824", Doc: "Segment file size at which a new segment is rolled.",
+		Validate: validator(TypeInt, atLeast(14)), synonyms: []synonym{{"log.segment.bytes", 1}}},
+	{Name: "segment.index.bytes", Type: TypeInt, Default: "10485760", Doc: "Size of the offset index file preallocated per segment.",
+		Validate: validator(TypeInt, atLeast(4)), synonyms: []synonym{{"log.index.size.max.bytes", 1}}},
+	{Name: "segment.jitter.ms", Type: TypeLong, Default: "0", Doc: "Maximum random jitter subtracted from segment.ms.",
+		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.roll.jitter.ms", 1}, {"log.roll.jitter.hours", hourMs}}},
+	{Name: "segment.ms", Type: TypeLong, Default: "604800000", Doc: "Time after which a segment is rolled even if not full.",
+		Validate: validator(TypeLong, atLeast(1)), synonyms: []synonym{{"log.roll.ms", 1}, {"log.roll.hours", hourMs}}},
+	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", Doc: "Whether replicas outside the ISR may be elected leader.",
+		Validate: validator(TypeBoolean), synonyms: []synonym{{"unclean.leader.election.enable", 1}}},
+}
+
+func gzipLevel(v string) error {
+	n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if n == -1 || (n >= 1 && n <= 9) {
+		return nil
+	}
+	return fmt.Errorf("value must be -1 or in [1, 9]")
+}
+
+// brokerOnlyDefs are broker configs that are not the default of a topic
+// config.
+var brokerOnlyDefs = []Def{
+	{Name: "advertised.listeners", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "Listeners published to clients, if different from listeners.",
+		Validate: validator(TypeString)},
+	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Create a topic when a client asks for metadata or produces to a missing one.",
+		Validate: validator(TypeBoolean)},
+	{Name: "broker.id", Type: TypeInt, Default: "-1", ReadOnly: true, Doc: "This broker's id; must equal node.id when both are set.",
+		Validate: validator(TypeInt, atLeast(-1))},
+	{Name: "broker.rack", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "Rack of this broker, used for rack-aware placement.",
+		Validate: validator(TypeString)},
+	{Name: "default.replication.factor", Type: TypeInt, Default: "1", ReadOnly: true, Doc: "Replication factor of topics created without one.",
+		Validate: validator(TypeInt, between(1, math.MaxInt16))},
+	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether topics may be deleted.",
+		Validate: validator(TypeBoolean)},
+	{Name: "group.initial.rebalance.delay.ms", Type: TypeInt, Default: "3000", ReadOnly: true, Doc: "Time the coordinator waits for more members before the first rebalance of a new group.",
+		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "group.max.session.timeout.ms", Type: TypeInt, Default: "1800000", ReadOnly: true, Doc: "Largest session timeout a consumer may ask for.",
+		Validate: validator(TypeInt)},
+	{Name: "group.min.session.timeout.ms", Type: TypeInt, Default: "6000", ReadOnly: true, Doc: "Smallest session timeout a consumer may ask for.",
+		Validate: validator(TypeInt)},
+	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://127.0.0.1:9092", ReadOnly: true, Doc: "Addresses the broker listens on (klog binds loopback by default).",
+		Validate: validator(TypeString)},
+	{Name: "log.dir", Type: TypeString, Default: "/tmp/kafka-logs", ReadOnly: true, Doc: "Log directory, used when log.dirs is not set.",
+		Validate: validator(TypeString)},
+	{Name: "log.dirs", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "Comma-separated log directories; log.dir is used if unset.",
+		Validate: validator(TypeString)},
+	{Name: "log.flush.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Doc: "How often the recovery point checkpoint is written.",
+		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", ReadOnly: true, Doc: "How often logs are checked for segments to delete.",
+		Validate: validator(TypeLong, atLeast(1))},
+	{Name: "node.id", Type: TypeInt, Default: "-1", ReadOnly: true, Doc: "This node's id in the cluster.",
+		Validate: validator(TypeInt, atLeast(-1))},
+	{Name: "num.partitions", Type: TypeInt, Default: "1", ReadOnly: true, Doc: "Partition count of topics created without one.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "offsets.retention.minutes", Type: TypeInt, Default: "10080", ReadOnly: true, Doc: "How long committed offsets of an empty group are kept.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "offsets.topic.num.partitions", Type: TypeInt, Default: "50", ReadOnly: true, Doc: "Partition count of __consumer_offsets.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "offsets.topic.replication.factor", Type: TypeShort, Default: "3", ReadOnly: true, Doc: "Replication factor of __consumer_offsets.",
+		Validate: validator(TypeShort, atLeast(1))},
+	{Name: "offsets.topic.segment.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Doc: "Segment size of __consumer_offsets.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", ReadOnly: true, Doc: "Idle time after which a producer id's state is dropped.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "replica.fetch.max.bytes", Type: TypeInt, Default: "1048576", ReadOnly: true, Doc: "Bytes a follower asks for per partition in a fetch.",
+		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "replica.lag.time.max.ms", Type: TypeLong, Default: "30000", ReadOnly: true, Doc: "Time after which a follower that has not caught up leaves the ISR.",
+		Validate: validator(TypeLong, atLeast(1))},
+	{Name: "socket.request.max.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Doc: "Largest request the broker accepts.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "transaction.max.timeout.ms", Type: TypeInt, Default: "900000", ReadOnly: true, Doc: "Largest transaction timeout a producer may ask for.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "transaction.state.log.min.isr", Type: TypeInt, Default: "2", ReadOnly: true, Doc: "min.insync.replicas of __transaction_state.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "transaction.state.log.num.partitions", Type: TypeInt, Default: "50", ReadOnly: true, Doc: "Partition count of __transaction_state.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "transaction.state.log.replication.factor", Type: TypeShort, Default: "3", ReadOnly: true, Doc: "Replication factor of __transaction_state.",
+		Validate: validator(TypeShort, atLeast(1))},
+	{Name: "transaction.state.log.segment.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Doc: "Segment size of __transaction_state.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "transactional.id.expiration.ms", Type: TypeInt, Default: "604800000", ReadOnly: true, Doc: "Idle time after which a transactional id expires.",
+		Validate: validator(TypeInt, atLeast(1))},
+}
+
+// brokerSynonymDefs are the broker keys of topic configs whose type, default
+// or validation differ from the topic config they default (other broker keys
+// inherit the topic config's definition).
+var brokerSynonymDefs = map[string]Def{
+	"log.flush.interval.ms": {Type: TypeLong, NoDefault: true, Doc: "Maximum time a message stays unflushed; log.flush.scheduler.interval.ms if unset.",
+		Validate: validator(TypeLong, atLeast(0))},
+	"log.flush.scheduler.interval.ms": {Type: TypeLong, Default: maxLong, Doc: "How often logs are checked for a needed flush.",
+		Validate: validator(TypeLong)},
+	"log.retention.ms": {Type: TypeLong, NoDefault: true, Doc: "Log retention in milliseconds; log.retention.minutes if unset.",
+		Validate: validator(TypeLong, atLeast(-1))},
+	"log.retention.minutes": {Type: TypeInt, NoDefault: true, Doc: "Log retention in minutes; log.retention.hours if unset.",
+		Validate: validator(TypeInt)},
+	"log.retention.hours": {Type: TypeInt, Default: "168", Doc: "Log retention in hours.",
+		Validate: validator(TypeInt)},
+	"log.roll.ms": {Type: TypeLong, NoDefault: true, Doc: "Segment roll time in milliseconds; log.roll.hours if unset.",
+		Validate: validator(TypeLong, atLeast(1))},
+	"log.roll.hours": {Type: TypeInt, Default: "168", Doc: "Segment roll time in hours.",
+		Validate: validator(TypeInt, atLeast(1))},
+	"log.roll.jitter.ms": {Type: TypeLong, NoDefault: true, Doc: "Segment roll jitter in milliseconds; log.roll.jitter.hours if unset.",
+		Validate: validator(TypeLong, atLeast(0))},
+	"log.roll.jitter.hours": {Type: TypeInt, Default: "0", Doc: "Segment roll jitter in hours.",
+		Validate: validator(TypeInt, atLeast(0))},
+}
+
+// registry holds the lookup tables derived from the definition tables.
+type registry struct {
+	topics       []Def
+	topicByName  map[string]int
+	brokers      []Def
+	brokerByName map[string]int
+	// topicBySynonym maps every broker key of a topic config to that config.
+	topicBySynonym map[string]string
+}
+
+// defs builds the registry once, on first use.
+var defs = sync.OnceValue(func() *registry {
+	r := &registry{
+		topics:         append([]Def(nil), topicDefs...),
+		topicByName:    make(map[string]int, len(topicDefs)),
+		topicBySynonym: make(map[string]string),
+	}
+	r.brokers = append([]Def(nil), brokerOnlyDefs...)
+	for i := range r.topics {
+		td := &r.topics[i]
+		r.topicByName[td.Name] = i
+		if len(td.synonyms) == 0 {
+			continue
+		}
+		td.BrokerKey = td.synonyms[0].name
+		for _, s := range td.synonyms {
+			r.topicBySynonym[s.name] = td.Name
+			d, ok := brokerSynonymDefs[s.name]
+			if !ok {
+				d = Def{Type: td.Type, Default: td.Default, Doc: td.Doc, Validate: td.Validate}
+			}
+			d.Name = s.name
+			d.ReadOnly = true
+			r.brokers = append(r.brokers, d)
+		}
+	}
+	sort.Slice(r.brokers, func(i, j int) bool { return r.brokers[i].Name < r.brokers[j].Name })
+	r.brokerByName = make(map[string]int, len(r.brokers))
+	for i, d := range r.brokers {
+		r.brokerByName[d.Name] = i
+	}
+	return r
+})
+
+// TopicDefs returns every topic config definition, sorted by name.
+func TopicDefs() []Def { return append([]Def(nil), defs().topics...) }
+
+// BrokerDefs returns every broker config definition, sorted by name. It
+// includes the broker keys that hold topic config defaults.
+func BrokerDefs() []Def { return append([]Def(nil), defs().brokers...) }
+
+// LookupTopic returns the topic config named name.
+func LookupTopic(name string) (Def, bool) {
+	r := defs()
+	i, ok := r.topicByName[name]
+	if !ok {
+		return Def{}, false
+	}
+	return r.topics[i], true
+}
+
+// LookupBroker returns the broker config named name.
+func LookupBroker(name string) (Def, bool) {
+	r := defs()
+	i, ok := r.brokerByName[name]
+	if !ok {
+		return Def{}, false
+	}
+	return r.brokers[i], true
+}
+
+// ValidateTopicConfigs checks that every name is a topic config and every
+// value is valid for it. The error wraps ErrUnknownConfig or ErrInvalidValue
+// and names the config; it is meant to be shown to clients.
+func ValidateTopicConfigs(overrides map[string]string) error {
+	names := make([]string, 0, len(overrides))
+	for n := range overrides {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := ValidateTopicConfig(n, overrides[n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateTopicConfig checks one topic config name and value.
+func ValidateTopicConfig(name, value string) error {
+	d, ok := LookupTopic(name)
+	if !ok {
+		return fmt.Errorf("%w: %q is not a topic config", ErrUnknownConfig, name)
+	}
+	if err := d.Validate(value); err != nil {
+		return fmt.Errorf("%w: %s=%q: %v", ErrInvalidValue, name, value, err)
+	}
+	return nil
+}
