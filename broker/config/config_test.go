@@ -113,7 +113,7 @@ func TestParseBroker(t *testing.T) {
 }
 
 func TestResolution(t *testing.T) {
-	b, err := ParseBroker(map[string]string{
+	_, err := ParseBroker(map[string]string{
 		"log.retention.hours":   "2",
 		"log.retention.minutes": "30",
 		"num.partitions":        "4",
@@ -123,7 +123,7 @@ func TestResolution(t *testing.T) {
 	if err == nil {
 		t.Fatal("log.roll.hours=-5 should be rejected")
 	}
-	b, err = ParseBroker(map[string]string{
+	b, err := ParseBroker(map[string]string{
 		"log.retention.hours":       "2",
 		"log.retention.minutes":     "30",
 		"num.partitions":            "4",
