@@ -1,0 +1,101 @@
+# Helpers shared by the smoke tests: start one klog node in the background on
+# a free loopback port, wait for its ready line, stop it by PID.
+# Source this file; it defines functions only.
+
+# smoke_free_port prints a loopback port nobody listens on. Ports come from
+# 20000-32767, below Linux's default ephemeral range, so client sockets do not
+# take them between the check and the broker's bind (a lost race is retried by
+# smoke_start_broker).
+smoke_free_port() {
+  local i p
+  for i in $(seq 1 100); do
+    p=$((20000 + RANDOM % 12768))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# smoke_start_broker KLOG_BIN WORKDIR
+# Starts "KLOG_BIN up --memory --listen 127.0.0.1:PORT" and waits (at most
+# KLOG_READY_TIMEOUT seconds, default 60) for its line containing BROKERS=.
+# Sets SMOKE_BROKER_PID and SMOKE_BROKERS. On failure prints the broker's
+# output and returns 1.
+smoke_start_broker() {
+  local bin=$1 dir=$2 timeout=${KLOG_READY_TIMEOUT:-60} attempt port deadline
+  SMOKE_BROKER_PID=
+  SMOKE_BROKERS=
+  for attempt in 1 2 3; do
+    port=$(smoke_free_port) || { echo "smoke: no free port found" >&2; return 1; }
+    : >"$dir/broker.out"
+    : >"$dir/broker.err"
+    "$bin" up --memory --listen "127.0.0.1:$port" --log-level "${KLOG_LOG_LEVEL:-info}" \
+      >"$dir/broker.out" 2>"$dir/broker.err" </dev/null &
+    SMOKE_BROKER_PID=$!
+    deadline=$((SECONDS + timeout))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+      if grep -q 'BROKERS=' "$dir/broker.out"; then
+        SMOKE_BROKERS=$(grep -o 'BROKERS=[^[:space:]]*' "$dir/broker.out" | head -n 1 | cut -d= -f2)
+        if [ -n "$SMOKE_BROKERS" ]; then
+          return 0
+        fi
+      fi
+      if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
+        break
+      fi
+      sleep 0.1
+    done
+    if kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
+      echo "smoke: broker printed no BROKERS= line within ${timeout}s" >&2
+      smoke_dump_broker_log "$dir"
+      smoke_stop_broker >/dev/null 2>&1
+      return 1
+    fi
+    wait "$SMOKE_BROKER_PID" 2>/dev/null
+    echo "smoke: broker exited before it was ready (attempt $attempt, port $port)" >&2
+    smoke_dump_broker_log "$dir"
+    SMOKE_BROKER_PID=
+    # An exit that is not a lost race for the port will repeat: give up then.
+    if ! grep -qi 'address already in use' "$dir/broker.err" "$dir/broker.out"; then
+      return 1
+    fi
+  done
+  return 1
+}
+
+smoke_dump_broker_log() {
+  local dir=$1
+  echo "----- broker stdout (last 100 lines) -----" >&2
+  tail -n 100 "$dir/broker.out" >&2
+  echo "----- broker stderr (last 200 lines) -----" >&2
+  tail -n 200 "$dir/broker.err" >&2
+  echo "-----" >&2
+}
+
+# smoke_stop_broker sends SIGTERM to the broker, waits up to 15 s, then
+# SIGKILLs it. Returns 0 only if the broker exited with status 0 in time.
+smoke_stop_broker() {
+  local pid=$SMOKE_BROKER_PID rc i
+  [ -n "$pid" ] || return 0
+  SMOKE_BROKER_PID=
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 150); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "smoke: broker did not exit within 15s of SIGTERM; killing it" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null
+    return 1
+  fi
+  wait "$pid"
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "smoke: broker exited with status $rc after SIGTERM" >&2
+    return 1
+  fi
+  return 0
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# klog's test command: the one CI runs (.ci/run) and the README names.
+#
+#   scripts/test.sh
+#
+# Stages, in order: deps, gofmt, vet, staticcheck, go test -race, build,
+# smoke (real clients against "klog up"). Every stage prints a PASS or FAIL
+# line; the script goes on after a failure where later stages still make
+# sense and exits non-zero if any stage failed.
+#
+# For local runs, skip stages with environment variables (CI runs them all):
+#   KLOG_SKIP_APT=1          do not apt-get the client packages
+#   KLOG_SKIP_NPM=1          do not npm install the JavaScript clients
+#   KLOG_SKIP_LINT=1         skip gofmt, vet and staticcheck
+#   KLOG_SKIP_STATICCHECK=1  skip staticcheck only
+#   KLOG_SKIP_GOTEST=1       skip go test
+#   KLOG_SKIP_SMOKE=1        skip the smoke tests
+# Other knobs:
+#   KLOG_GOTEST_TIMEOUT      go test -timeout (default 15m)
+#   KLOG_GOTEST_PKGS         packages for go test (default ./...)
+set -uo pipefail
+
+STATICCHECK_VERSION=v0.8.2 # staticcheck 2026.2.2, builds with Go 1.26
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+
+start_all=$SECONDS
+passed=0
+failed=0
+failures=()
+pass() { echo "PASS $1 ($2s)"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1 ($2s)"; failed=$((failed + 1)); failures+=("$1"); }
+skip() { echo "SKIP $1 ($2)"; }
+stage() { echo; echo "=== $1"; }
+skipped() { [ "${CI:-}" != true ] && [ "${1:-0}" = 1 ]; }
+
+# run_stage NAME CMD... runs CMD and records PASS/FAIL for NAME.
+run_stage() {
+  local name=$1 t=$SECONDS
+  shift
+  stage "$name"
+  if "$@"; then pass "$name" $((SECONDS - t)); return 0; fi
+  fail "$name" $((SECONDS - t))
+  return 1
+}
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    echo "need root (or sudo) to run: $*" >&2
+    return 1
+  fi
+}
+
+# --- deps -----------------------------------------------------------------
+apt_packages=(kcat python3-confluent-kafka python3-kafka)
+deps_missing() {
+  command -v kcat >/dev/null || return 0
+  [ -x /usr/bin/python3 ] || return 0
+  /usr/bin/python3 -c 'import confluent_kafka, kafka' 2>/dev/null || return 0
+  return 1
+}
+install_apt() {
+  if ! deps_missing; then
+    echo "client packages already installed"
+    return 0
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -q &&
+    as_root apt-get install -y -q --no-install-recommends "${apt_packages[@]}"
+}
+if skipped "${KLOG_SKIP_APT:-0}"; then
+  skip deps/apt "KLOG_SKIP_APT=1"
+else
+  run_stage deps/apt install_apt
+fi
+
+# --- npm (JavaScript clients) ----------------------------------------------
+# >>> kafkajs: install nodejs/npm via apt above and run "npm ci" in
+# >>> scripts/smoke/js here, guarded by KLOG_SKIP_NPM; then add its smoke test
+# >>> to the list in scripts/smoke/run.sh.
+if skipped "${KLOG_SKIP_NPM:-0}"; then
+  skip deps/npm "KLOG_SKIP_NPM=1"
+fi
+
+# --- lint -----------------------------------------------------------------
+check_gofmt() {
+  local out
+  out=$(gofmt -l . 2>&1)
+  if [ -n "$out" ]; then
+    echo "gofmt -l lists files that are not formatted:"
+    echo "$out"
+    return 1
+  fi
+}
+run_staticcheck() {
+  go run "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}" ./...
+}
+if skipped "${KLOG_SKIP_LINT:-0}"; then
+  skip lint "KLOG_SKIP_LINT=1"
+else
+  run_stage gofmt check_gofmt
+  run_stage vet go vet ./...
+  if skipped "${KLOG_SKIP_STATICCHECK:-0}"; then
+    skip staticcheck "KLOG_SKIP_STATICCHECK=1"
+  else
+    run_stage staticcheck run_staticcheck
+  fi
+fi
+
+# --- go test ----------------------------------------------------------------
+if skipped "${KLOG_SKIP_GOTEST:-0}"; then
+  skip "go test" "KLOG_SKIP_GOTEST=1"
+else
+  # shellcheck disable=SC2086 # the package list is meant to split
+  run_stage "go test -race" go test -race -count=1 -timeout "${KLOG_GOTEST_TIMEOUT:-15m}" ${KLOG_GOTEST_PKGS:-./...}
+fi
+
+# --- build ------------------------------------------------------------------
+bindir=$(mktemp -d)
+trap 'rm -rf "$bindir"' EXIT
+klog_bin=$bindir/klog
+built=0
+if run_stage build go build -o "$klog_bin" ./cmd/klog; then
+  built=1
+fi
+
+# --- smoke ------------------------------------------------------------------
+if skipped "${KLOG_SKIP_SMOKE:-0}"; then
+  skip smoke "KLOG_SKIP_SMOKE=1"
+elif [ "$built" -ne 1 ]; then
+  stage smoke
+  fail smoke 0
+  echo "smoke: not run, klog did not build"
+else
+  run_stage smoke timeout 600 scripts/smoke/run.sh "$klog_bin"
+fi
+
+echo
+if [ "$failed" -gt 0 ]; then
+  echo "failed stages: ${failures[*]}"
+fi
+echo "total $((SECONDS - start_all))s"
+echo "test.sh: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
