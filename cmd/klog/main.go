@@ -1,16 +1,126 @@
+// Command klog is a Kafka-compatible event streaming broker and the command
+// line to work with it: start a cluster (klog up), produce and consume
+// records, and administer topics.
+//
+// The commands are thin: each is built by a constructor taking *globals,
+// parses flags into an options struct and calls a plain function that writes
+// data to stdout and diagnostics to stderr. Errors travel back to main, which
+// maps them to exit codes:
+//
+//	0  success
+//	1  runtime failure, or any per-item failure (one of several topics)
+//	2  usage error (unknown command or flag, bad argument)
 package main
+
 import (
- _ "github.com/twmb/franz-go/pkg/kgo"
- _ "github.com/twmb/franz-go/pkg/kmsg"
- _ "github.com/twmb/franz-go/pkg/kerr"
- _ "github.com/twmb/franz-go/pkg/kadm"
- _ "github.com/spf13/cobra"
- _ "go.etcd.io/bbolt"
- _ "github.com/hashicorp/raft"
- _ "github.com/hashicorp/raft-boltdb/v2"
- _ "github.com/klauspost/compress/zstd"
- _ "github.com/pierrec/lz4/v4"
- _ "github.com/twmb/franz-go/pkg/kfake"
- _ "github.com/cockroachdb/datadriven"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
 )
-func main(){}
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const defaultBrokers = "127.0.0.1:9092"
+
+// Exit codes returned by run.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the klog command line with the given arguments and streams and
+// returns the process exit code. It is main without the process: tests call
+// it directly.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	g := &globals{getenv: getenv}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return exitCode(stderr, root.ExecuteContext(ctx))
+}
+
+// exitCode reports err on w and maps it to an exit code.
+func exitCode(w io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(w, "klog: %v\nRun 'klog --help' for usage.\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(w, "klog: %v\n", err)
+	return exitFailure
+}
+
+// newRootCmd builds the klog command tree.
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "klog",
+		Short: "A Kafka-compatible event streaming broker and its command line",
+		Long: `klog is a Kafka-compatible event streaming broker in one binary, and the
+command line to work with any Kafka-compatible cluster.
+
+Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers + `.`,
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return g.resolve(cmd)
+		},
+	}
+	root.SetVersionTemplate("klog {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &usageError{err: err}
+	})
+	g.register(root)
+
+	root.AddCommand(
+		newProduceCmd(g),
+		newConsumeCmd(g),
+		newTopicCmd(g),
+		newUpCmd(g),
+	)
+	groupCommands(root)
+	return root
+}
+
+// groupCommands makes every command that only groups subcommands (klog,
+// klog topic) print its help when called bare and reject unknown
+// subcommands as usage errors, instead of silently printing help.
+func groupCommands(c *cobra.Command) {
+	if !c.HasSubCommands() {
+		return
+	}
+	if c.Run == nil && c.RunE == nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		}
+	}
+	for _, sub := range c.Commands() {
+		groupCommands(sub)
+	}
+}

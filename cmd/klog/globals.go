@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Output formats accepted by --format.
+const (
+	formatText = "text"
+	formatJSON = "json"
+)
+
+// globals holds the flags and environment shared by every command.
+type globals struct {
+	brokers string // -b/--brokers; resolved against $KLOG_BROKERS in resolve
+	format  string // --format text|json
+	verbose int    // -v, repeatable
+
+	getenv func(string) string
+	logger *slog.Logger // set by resolve, writes to the command's stderr
+}
+
+// register adds the global flags to the root command.
+func (g *globals) register(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVarP(&g.brokers, "brokers", "b", "", "comma-separated seed brokers (default $KLOG_BROKERS, else "+defaultBrokers+")")
+	f.StringVar(&g.format, "format", formatText, "output format: text|json")
+	f.CountVarP(&g.verbose, "verbose", "v", "log more on stderr (-vv for debug)")
+}
+
+// resolve validates the global flags and fills in the defaults that depend on
+// the environment. It runs before every command.
+func (g *globals) resolve(cmd *cobra.Command) error {
+	if g.brokers == "" && g.getenv != nil {
+		g.brokers = strings.TrimSpace(g.getenv("KLOG_BROKERS"))
+	}
+	if g.brokers == "" {
+		g.brokers = defaultBrokers
+	}
+	switch g.format {
+	case formatText, formatJSON:
+	default:
+		return usagef("--format %q: want text or json", g.format)
+	}
+	level := slog.LevelWarn
+	switch {
+	case g.verbose >= 2:
+		level = slog.LevelDebug
+	case g.verbose == 1:
+		level = slog.LevelInfo
+	}
+	g.logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	return nil
+}
+
+// seeds returns the seed broker addresses.
+func (g *globals) seeds() []string {
+	var out []string
+	for _, b := range strings.Split(g.brokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// newClient returns a franz-go client for the seed brokers with klog's
+// defaults: never auto-create topics, log through the command's logger.
+func (g *globals) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
+	logger := g.logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(g.seeds()...),
+		kgo.ClientID("klog"),
+		kgo.WithLogger(kgoLogger{logger: logger, level: kgoLevel(g.verbose)}),
+		kgo.DialTimeout(5 * time.Second),
+		kgo.RetryTimeout(15 * time.Second),
+	}
+	cl, err := kgo.NewClient(append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("create client: %w", err)
+	}
+	return cl, nil
+}
+
+// newAdmin returns an admin client; closing it closes the underlying client.
+func (g *globals) newAdmin() (*kadm.Client, error) {
+	cl, err := g.newClient()
+	if err != nil {
+		return nil, err
+	}
+	return kadm.NewClient(cl), nil
+}
+
+// kgoLevel maps the -v count to franz-go's log level.
+func kgoLevel(verbose int) kgo.LogLevel {
+	switch {
+	case verbose >= 2:
+		return kgo.LogLevelDebug
+	case verbose == 1:
+		return kgo.LogLevelInfo
+	default:
+		return kgo.LogLevelError
+	}
+}
+
+// kgoLogger routes franz-go's logs to slog.
+type kgoLogger struct {
+	logger *slog.Logger
+	level  kgo.LogLevel
+}
+
+func (l kgoLogger) Level() kgo.LogLevel { return l.level }
+
+func (l kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	var sl slog.Level
+	switch level {
+	case kgo.LogLevelError:
+		sl = slog.LevelError
+	case kgo.LogLevelWarn:
+		sl = slog.LevelWarn
+	case kgo.LogLevelInfo:
+		sl = slog.LevelInfo
+	default:
+		sl = slog.LevelDebug
+	}
+	l.logger.Log(context.Background(), sl, msg, keyvals...)
+}
+
+// topicPartitions looks up topics without creating them and returns the
+// number of partitions of each. A topic that does not exist is an error
+// naming it, wrapping ErrTopicNotFound.
+func topicPartitions(ctx context.Context, adm *kadm.Client, topics []string) (map[string]kadm.TopicDetail, error) {
+	details, err := adm.ListTopicsWithInternal(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	for _, t := range topics {
+		d, ok := details[t]
+		switch {
+		case !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+			return nil, fmt.Errorf("topic %q: %w", t, ErrTopicNotFound)
+		case d.Err != nil:
+			return nil, fmt.Errorf("topic %q: %w", t, d.Err)
+		}
+	}
+	return details, nil
+}
