@@ -1,0 +1,204 @@
+package metadata
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Image is an immutable view of the cluster metadata. Nothing reachable
+// from an Image may be modified: Apply builds new images that share
+// unchanged parts with old ones, and readers hold images without locks.
+type Image struct {
+	// ClusterID is the cluster's ID, set once ("" until then).
+	ClusterID string
+	// Controller is the node ID of the active controller, -1 if unknown.
+	Controller int32
+	// Brokers are the registered brokers by ID.
+	Brokers map[int32]Broker
+	// Topics are the topics by name.
+	Topics map[string]*Topic
+	// TopicIDs maps topic IDs to names.
+	TopicIDs map[[16]byte]string
+	// NextProducerID is the first producer ID of the next block to hand out.
+	NextProducerID int64
+	// Index is the Raft index of the last applied record.
+	Index uint64
+}
+
+// Broker is a registered broker.
+type Broker struct {
+	ID     int32  `json:"id"`
+	Host   string `json:"host"`
+	Port   int32  `json:"port"`
+	Rack   string `json:"rack,omitempty"`
+	Fenced bool   `json:"fenced,omitempty"`
+}
+
+// Topic is one topic. Partitions are indexed by partition number.
+type Topic struct {
+	Name       string
+	ID         [16]byte
+	Partitions []Partition
+	// Configs holds the topic's config overrides only; resolved values
+	// come from broker/config.
+	Configs  map[string]string
+	Internal bool
+}
+
+// Partition is one partition's replica state.
+type Partition struct {
+	Index          int32   `json:"index"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leaderEpoch"`
+	PartitionEpoch int32   `json:"partitionEpoch"`
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
+}
+
+// Empty returns the image of a cluster with nothing in it.
+func Empty() *Image {
+	return &Image{
+		Controller: -1,
+		Brokers:    map[int32]Broker{},
+		Topics:     map[string]*Topic{},
+		TopicIDs:   map[[16]byte]string{},
+	}
+}
+
+// Topic returns the topic named name.
+func (img *Image) Topic(name string) (*Topic, bool) {
+	t, ok := img.Topics[name]
+	return t, ok
+}
+
+// TopicByID returns the topic with the given ID.
+func (img *Image) TopicByID(id [16]byte) (*Topic, bool) {
+	name, ok := img.TopicIDs[id]
+	if !ok {
+		return nil, false
+	}
+	return img.Topic(name)
+}
+
+// SortedTopicNames returns every topic name in ascending order.
+func (img *Image) SortedTopicNames() []string {
+	names := make([]string, 0, len(img.Topics))
+	for n := range img.Topics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SortedBrokerIDs returns every registered broker ID in ascending order.
+func (img *Image) SortedBrokerIDs() []int32 {
+	ids := make([]int32, 0, len(img.Brokers))
+	for id := range img.Brokers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// Partition returns partition p of the topic.
+func (t *Topic) Partition(p int32) (Partition, bool) {
+	if p < 0 || int(p) >= len(t.Partitions) {
+		return Partition{}, false
+	}
+	return t.Partitions[p], true
+}
+
+// UUID is a 16-byte ID written as unpadded URL-safe base64, the way clients
+// and tools print topic IDs.
+type UUID [16]byte
+
+// String returns the 22-character base64 form.
+func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (u *UUID) UnmarshalText(b []byte) error {
+	if len(b) != 22 {
+		return fmt.Errorf("%w: uuid %q is not 22 base64 characters", ErrMalformedRecord, b)
+	}
+	var tmp [16]byte
+	n, err := base64.RawURLEncoding.Decode(tmp[:], b)
+	if err != nil || n != 16 {
+		return fmt.Errorf("%w: uuid %q: bad base64", ErrMalformedRecord, b)
+	}
+	*u = tmp
+	return nil
+}
+
+// NewTopicID returns a random version-4 UUID from r (crypto/rand.Reader
+// when nil) that is neither all zeros, nor the reserved ID 1, nor one whose
+// printed form starts with '-' (which command lines would take for a flag).
+func NewTopicID(r io.Reader) ([16]byte, error) {
+	if r == nil {
+		r = rand.Reader
+	}
+	for {
+		var id [16]byte
+		if _, err := io.ReadFull(r, id[:]); err != nil {
+			return id, fmt.Errorf("generate topic id: %w", err)
+		}
+		id[6] = id[6]&0x0f | 0x40
+		id[8] = id[8]&0x3f | 0x80
+		if id == ([16]byte{}) || id == ([16]byte{15: 1}) || strings.HasPrefix(UUID(id).String(), "-") {
+			continue
+		}
+		return id, nil
+	}
+}
+
+// ValidateTopicName checks a topic name against the naming rules: 1 to 249
+// characters from [a-zA-Z0-9._-], and neither "." nor "..".
+func ValidateTopicName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: the name is empty", ErrInvalidTopic)
+	case name == "." || name == "..":
+		return fmt.Errorf("%w: %q is not allowed", ErrInvalidTopic, name)
+	case len(name) > 249:
+		return fmt.Errorf("%w: the name is %d characters, more than the maximum 249", ErrInvalidTopic, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+			continue
+		}
+		return fmt.Errorf("%w: %q contains a character other than ASCII alphanumerics, '.', '_' and '-'", ErrInvalidTopic, name)
+	}
+	return nil
+}
+
+// collisionKey maps a topic name to the form in which '.' and '_' are the
+// same character; two names with one key would collide in metric names.
+func collisionKey(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// CollidingTopic returns an existing topic whose name differs from name
+// only by '.' versus '_', if any. A name equal to an existing one is not a
+// collision.
+func (img *Image) CollidingTopic(name string) (string, bool) {
+	if !strings.ContainsAny(name, "._") {
+		return "", false
+	}
+	key := collisionKey(name)
+	for _, other := range img.SortedTopicNames() {
+		if other != name && collisionKey(other) == key {
+			return other, true
+		}
+	}
+	return "", false
+}
+
+// IsInternalTopic reports whether name is one of the internal topics.
+func IsInternalTopic(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}

@@ -1,0 +1,176 @@
+package metadata
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func FuzzDecode(f *testing.F) {
+	seeds := []Record{
+		{Type: RecordSetClusterID, SetClusterID: &SetClusterIDRecord{ClusterID: "c"}},
+		{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092}}},
+		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "t", ID: testID(3), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}, Configs: map[string]string{"a": "b"}}},
+		{Type: RecordAlterTopicConfigs, AlterTopicConfigs: &AlterTopicConfigsRecord{Topic: "t", Set: map[string]string{"x": "y"}, Delete: []string{"z"}}},
+		{Type: RecordPartitionChange, PartitionChange: &PartitionChangeRecord{Topic: "t", ISR: []int32{}}},
+		{Type: RecordAllocateProducerIDs, AllocateProducerIDs: &AllocateProducerIDsRecord{BlockSize: 10}},
+	}
+	for _, r := range seeds {
+		b, err := Encode(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"v":1,"type":"DeleteTopic","data":{"name":"t","id":"AAAAAAAAAAAAAAAAAAAAAw"}}`))
+	base := Empty()
+	for _, r := range seeds[:3] {
+		if next, err := base.Apply(r); err == nil {
+			base = next
+		}
+	}
+	// Property: Decode never panics; a decoded record re-encodes to a fixed
+	// point; applying it never panics and never changes the base image.
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := Decode(b)
+		if err != nil {
+			return
+		}
+		enc, err := Encode(r)
+		if err != nil {
+			t.Fatalf("decoded record does not encode: %v", err)
+		}
+		r2, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("re-decode %s: %v", enc, err)
+		}
+		enc2, err := Encode(r2)
+		if err != nil || !bytes.Equal(enc, enc2) {
+			t.Fatalf("encoding not stable:\n%s\n%s", enc, enc2)
+		}
+		before, _ := EncodeImage(base)
+		_, _ = base.Apply(r)
+		if after, _ := EncodeImage(base); !bytes.Equal(before, after) {
+			t.Fatal("apply modified the base image")
+		}
+	})
+}
+
+func FuzzDecodeImage(f *testing.F) {
+	img := Empty()
+	for _, r := range []Record{
+		{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092}}},
+		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "t", ID: testID(3), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}}},
+	} {
+		next, err := img.Apply(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		img = next
+	}
+	b, err := EncodeImage(img)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	// Property: DecodeImage never panics, and a decoded image re-encodes to
+	// bytes that decode to the same encoding.
+	f.Fuzz(func(t *testing.T, b []byte) {
+		img, err := DecodeImage(b)
+		if err != nil {
+			return
+		}
+		enc, err := EncodeImage(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img2, err := DecodeImage(enc)
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		if enc2, _ := EncodeImage(img2); !bytes.Equal(enc, enc2) {
+			t.Fatal("image encoding not stable")
+		}
+	})
+}
+
+func TestApplyMissingPayload(t *testing.T) {
+	img := Empty()
+	for typ := RecordUnknown; typ <= RecordPartitionChange+1; typ++ {
+		if _, err := img.Apply(Record{Type: typ}); err == nil {
+			t.Errorf("%v without payload applied", typ)
+		}
+		if _, err := Encode(Record{Type: typ}); err == nil {
+			t.Errorf("%v without payload encoded", typ)
+		}
+	}
+}
+
+func TestValidateTopicName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"":                       false,
+		".":                      false,
+		"..":                     false,
+		"...":                    true,
+		"a-b_c.D9":               true,
+		strings.Repeat("x", 249): true,
+		strings.Repeat("x", 250): false,
+		"a b":                    false,
+		"ü":                      false,
+	} {
+		err := ValidateTopicName(name)
+		if (err == nil) != ok || err != nil && !errors.Is(err, ErrInvalidTopic) {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+}
+
+func TestNewTopicID(t *testing.T) {
+	seen := map[[16]byte]bool{}
+	for range 1000 {
+		id, err := NewTopicID(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == ([16]byte{}) || seen[id] || strings.HasPrefix(UUID(id).String(), "-") || id[6]>>4 != 4 {
+			t.Fatalf("bad id %v", UUID(id))
+		}
+		seen[id] = true
+		var back UUID
+		if err := back.UnmarshalText([]byte(UUID(id).String())); err != nil || back != UUID(id) {
+			t.Fatalf("round trip %v: %v", UUID(id), err)
+		}
+	}
+	// An exhausted reader is an error, not an endless loop.
+	if _, err := NewTopicID(bytes.NewReader(nil)); err == nil {
+		t.Error("empty reader gave an id")
+	}
+}
+
+func TestApplySharesUnchanged(t *testing.T) {
+	img := Empty()
+	steps := []Record{
+		{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 1}}},
+		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "a", ID: testID(1), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}}},
+		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "b", ID: testID(2), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}}},
+	}
+	for _, r := range steps {
+		next, err := img.Apply(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img = next
+	}
+	a := img.Topics["a"]
+	next, err := img.Apply(Record{Type: RecordAlterTopicConfigs, AlterTopicConfigs: &AlterTopicConfigsRecord{Topic: "b", Set: map[string]string{"k": "v"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Topics["a"] != a {
+		t.Error("unchanged topic was copied")
+	}
+	if len(img.Topics["b"].Configs) != 0 || next.Topics["b"].Configs["k"] != "v" {
+		t.Error("alter changed the old image or missed the new one")
+	}
+}
