@@ -1,0 +1,169 @@
+// Command kbench is klog's side-by-side benchmark client: it measures a
+// Kafka-protocol broker through a real TCP connection with franz-go and
+// prints one JSON line per run. scripts/bench/run.sh drives it against klog
+// and the kfake baseline and then calls its report mode.
+//
+// Modes:
+//
+//	produce  -records records of -size bytes to one partition (acks=all,
+//	         idempotent, linger 5 ms, batch max 1 MiB, no compression):
+//	         MB/s and the broker's CPU seconds per GB.
+//	consume  the same number of records from offset 0 without a group:
+//	         MB/s and the broker's CPU seconds per GB.
+//	startup  exec the broker command given after the flags, then time TCP
+//	         accept, the first acknowledged acks=all produce (including topic
+//	         auto-creation), idle RSS after -idle, and SIGTERM to exit.
+//	report   read JSON lines (files given after the flags) and print a table
+//	         of min/median/max per broker and the median paired ratio.
+//
+// Examples:
+//
+//	kbench -mode produce -brokers 127.0.0.1:9092 -server-pid 1234 -label klog -pair 1
+//	kbench -mode consume -brokers 127.0.0.1:9092 -server-pid 1234 -label klog -pair 1
+//	kbench -mode startup -brokers 127.0.0.1:9092 -- klog up --data-dir d --listen 127.0.0.1:9092
+//	kbench -mode report -a klog -b kfake .bench/results-*.jsonl
+//
+// MB means 10^6 bytes of record values; keys, headers and protocol overhead
+// are not counted.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type config struct {
+	mode       string
+	label      string
+	pair       int
+	position   int
+	pinned     bool
+	commit     string
+	brokers    []string
+	topic      string
+	records    int
+	size       int
+	linger     time.Duration
+	batchMax   int
+	buffered   int
+	fetchMax   int
+	fetchPart  int
+	serverPID  int
+	idle       time.Duration
+	timeout    time.Duration
+	a, b       string
+	args       []string
+	createWait time.Duration
+	brokerLog  string
+}
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	os.Exit(run(os.Args[1:], os.Stdout, log))
+}
+
+func run(argv []string, stdout io.Writer, log *slog.Logger) int {
+	var c config
+	var brokers string
+	fs := flag.NewFlagSet("kbench", flag.ContinueOnError)
+	fs.StringVar(&c.mode, "mode", "produce", "produce | consume | startup | report")
+	fs.StringVar(&c.label, "label", "", "broker label copied into the JSON line (klog, kfake)")
+	fs.IntVar(&c.pair, "pair", 0, "pair number copied into the JSON line")
+	fs.IntVar(&c.position, "position", 0, "position of this run inside its pair (1 or 2)")
+	fs.BoolVar(&c.pinned, "pinned", false, "copied into the JSON line: broker and client pinned to separate CPUs")
+	fs.StringVar(&c.commit, "commit", "", "klog commit under test, copied into the JSON line")
+	fs.StringVar(&brokers, "brokers", "127.0.0.1:9092", "bootstrap address(es), comma separated")
+	fs.StringVar(&c.topic, "topic", "bench", "topic to produce to and consume from")
+	fs.IntVar(&c.records, "records", 1_000_000, "records to produce / consume")
+	fs.IntVar(&c.size, "size", 1024, "record value size in bytes (no key)")
+	fs.DurationVar(&c.linger, "linger", 5*time.Millisecond, "producer linger")
+	fs.IntVar(&c.batchMax, "batch-max", 1<<20, "producer max record-batch bytes")
+	fs.IntVar(&c.buffered, "max-buffered", 50_000, "producer max buffered records")
+	fs.IntVar(&c.fetchMax, "fetch-max-bytes", 50<<20, "consumer fetch max bytes")
+	fs.IntVar(&c.fetchPart, "fetch-max-partition-bytes", 10<<20, "consumer fetch max partition bytes")
+	fs.IntVar(&c.serverPID, "server-pid", 0, "broker PID, to report its CPU seconds and RSS")
+	fs.DurationVar(&c.idle, "idle", time.Second, "startup: idle time before sampling RSS")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "overall deadline of one run")
+	fs.DurationVar(&c.createWait, "create-wait", 10*time.Second, "produce: how long to wait for the topic to have a leader")
+	fs.StringVar(&c.brokerLog, "broker-log", "", "startup: file for the broker's stdout and stderr (default: discarded)")
+	fs.StringVar(&c.a, "a", "klog", "report: label of the broker under test")
+	fs.StringVar(&c.b, "b", "kfake", "report: label of the baseline broker")
+	if err := fs.Parse(argv); err != nil {
+		return 2
+	}
+	c.brokers = strings.Split(brokers, ",")
+	c.args = fs.Args()
+
+	if c.mode == "report" {
+		if err := runReport(c, stdout); err != nil {
+			log.Error("report", "err", err)
+			return 1
+		}
+		return 0
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	m := map[string]any{
+		"tool": "kbench", "mode": c.mode, "label": c.label, "pair": c.pair, "position": c.position,
+		"pinned": c.pinned, "brokers": brokers, "topic": c.topic,
+	}
+	if c.commit != "" {
+		m["commit"] = c.commit
+	}
+	var err error
+	switch c.mode {
+	case "produce":
+		err = runProduce(ctx, c, m, log)
+	case "consume":
+		err = runConsume(ctx, c, m)
+	case "startup":
+		err = runStartup(ctx, c, m, log)
+	default:
+		err = fmt.Errorf("%w: %q", errUnknownMode, c.mode)
+	}
+	if err != nil {
+		m["error"] = err.Error()
+	}
+	if werr := emit(stdout, m); werr != nil {
+		log.Error("write result", "err", werr)
+		return 1
+	}
+	if err != nil {
+		log.Error(c.mode, "label", c.label, "err", err)
+		return 1
+	}
+	return 0
+}
+
+// emit writes m as one JSON line, adding the host facts every line carries.
+func emit(w io.Writer, m map[string]any) error {
+	m["ts"] = time.Now().UTC().Format(time.RFC3339)
+	m["go"] = runtime.Version()
+	m["ncpu"] = runtime.NumCPU()
+	m["gomaxprocs"] = runtime.GOMAXPROCS(0)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// round3 rounds to three decimals, enough for every figure we print.
+func round3(v float64) float64 {
+	if v < 0 {
+		return -round3(-v)
+	}
+	return float64(int64(v*1000+0.5)) / 1000
+}
+
+func ms(d time.Duration) float64 { return round3(float64(d) / float64(time.Millisecond)) }

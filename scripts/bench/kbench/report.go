@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// metric is one row of the report.
+type metric struct {
+	name  string
+	mode  string // produce | consume | startup
+	field string // JSON field of that mode's line
+	// higherBetter: the paired ratio is a/b (throughput); otherwise b/a
+	// (CPU per GB, latency, memory), so a ratio above 1 always means the
+	// broker under test did better.
+	higherBetter bool
+	goal         string  // goal id from the performance study, "" for none
+	target       float64 // the goal as a paired ratio (higher is better); 0 for none
+	absMax       float64 // goal as an absolute bound on a's median; 0 for none
+}
+
+// metrics are the rows printed, with the goals of config P.
+var metrics = []metric{
+	{name: "produce MB/s", mode: "produce", field: "MBps", higherBetter: true, goal: "G1", target: 1.0},
+	{name: "produce broker CPU-s/GB", mode: "produce", field: "server_cpu_s_per_gb", goal: "G2", target: 1.0},
+	{name: "consume MB/s", mode: "consume", field: "MBps", higherBetter: true, goal: "G4", target: 1.0},
+	{name: "consume broker CPU-s/GB", mode: "consume", field: "server_cpu_s_per_gb", goal: "G5", target: 1.0},
+	{name: "startup: TCP accept ms", mode: "startup", field: "listen_ms"},
+	{name: "startup: first acked produce ms", mode: "startup", field: "first_produce_ms", goal: "G9", target: 1.0},
+	{name: "startup: idle RSS MB", mode: "startup", field: "idle_rss_mb", goal: "G10", target: 1 / 1.5},
+	{name: "startup: shutdown ms", mode: "startup", field: "shutdown_ms", goal: "G11", absMax: 50},
+}
+
+// run is one JSON line written by kbench.
+type result struct {
+	mode, label string
+	pair        int
+	pinned      bool
+	failed      string
+	load        float64
+	fields      map[string]any
+}
+
+func readResults(r io.Reader) ([]result, error) {
+	var out []result
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(text), &m); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		res := result{fields: m}
+		res.mode, _ = m["mode"].(string)
+		res.label, _ = m["label"].(string)
+		res.failed, _ = m["error"].(string)
+		res.pinned, _ = m["pinned"].(bool)
+		if v, ok := m["pair"].(float64); ok {
+			res.pair = int(v)
+		}
+		if v, ok := m["loadavg_before"].(float64); ok {
+			res.load = v
+		}
+		out = append(out, res)
+	}
+	return out, sc.Err()
+}
+
+// value returns a run's figure for m, if it has one.
+func (r result) value(m metric) (float64, bool) {
+	if r.mode != m.mode || r.failed != "" {
+		return 0, false
+	}
+	v, ok := r.fields[m.field].(float64)
+	if !ok || math.IsNaN(v) || v < 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+// row is the summary of one metric.
+type row struct {
+	metric
+	a, b    []float64 // raw values
+	ratios  []float64 // one per complete pair, >1 = a better
+	verdict string
+}
+
+func summarize(results []result, a, b string, m metric) row {
+	r := row{metric: m}
+	byPair := map[int][2]*float64{}
+	for _, res := range results {
+		v, ok := res.value(m)
+		if !ok {
+			continue
+		}
+		side := -1
+		switch res.label {
+		case a:
+			r.a = append(r.a, v)
+			side = 0
+		case b:
+			r.b = append(r.b, v)
+			side = 1
+		}
+		if side < 0 || res.pair <= 0 {
+			continue
+		}
+		p := byPair[res.pair]
+		if p[side] == nil { // first run of that side in the pair counts
+			v := v
+			p[side] = &v
+			byPair[res.pair] = p
+		}
+	}
+	pairs := make([]int, 0, len(byPair))
+	for p := range byPair {
+		pairs = append(pairs, p)
+	}
+	sort.Ints(pairs)
+	for _, p := range pairs {
+		v := byPair[p]
+		if v[0] == nil || v[1] == nil {
+			continue
+		}
+		if ratio, ok := pairRatio(*v[0], *v[1], m.higherBetter); ok {
+			r.ratios = append(r.ratios, ratio)
+		}
+	}
+	r.verdict = verdict(r)
+	return r
+}
+
+// pairRatio is a/b when higher is better and b/a otherwise.
+func pairRatio(a, b float64, higherBetter bool) (float64, bool) {
+	num, den := a, b
+	if !higherBetter {
+		num, den = b, a
+	}
+	if den <= 0 {
+		return 0, false
+	}
+	return num / den, true
+}
+
+// verdict applies the study's rule: a goal is met when the median paired
+// ratio meets the target and at least ceil(n/2)+1 pairs reach 0.9x of it.
+func verdict(r row) string {
+	switch {
+	case r.goal == "":
+		return ""
+	case r.absMax > 0:
+		if len(r.a) == 0 {
+			return r.goal + ": no data"
+		}
+		if med := median(r.a); med <= r.absMax {
+			return fmt.Sprintf("%s (<= %g abs): met", r.goal, r.absMax)
+		}
+		return fmt.Sprintf("%s (<= %g abs): not met", r.goal, r.absMax)
+	case len(r.ratios) == 0:
+		return r.goal + ": no pairs"
+	}
+	n := len(r.ratios)
+	need := (n+1)/2 + 1
+	if need > n {
+		need = n
+	}
+	near := 0
+	for _, x := range r.ratios {
+		if x >= 0.9*r.target {
+			near++
+		}
+	}
+	head := fmt.Sprintf("%s (>= %.2f)", r.goal, r.target)
+	switch {
+	case median(r.ratios) >= r.target && near >= need:
+		return fmt.Sprintf("%s: met, %d/%d pairs >= 0.9x", head, near, n)
+	case median(r.ratios) >= r.target:
+		return fmt.Sprintf("%s: unclear, only %d/%d pairs >= 0.9x; double the pairs", head, near, n)
+	default:
+		return fmt.Sprintf("%s: not met", head)
+	}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minMedMax(v []float64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return fmt.Sprintf("%s / %s / %s", num(s[0]), num(median(s)), num(s[len(s)-1]))
+}
+
+// num prints about three significant digits.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.3f", v)
+	}
+}
+
+func runReport(c config, w io.Writer) error {
+	var results []result
+	for _, path := range c.args {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		rs, err := readResults(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("report %s: %w", path, err)
+		}
+		results = append(results, rs...)
+	}
+	return writeReport(w, results, c.a, c.b, currentLoad())
+}
+
+func currentLoad() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func writeReport(w io.Writer, results []result, a, b, loadNow string) error {
+	rows := make([]row, 0, len(metrics))
+	complete := 0
+	for _, m := range metrics {
+		r := summarize(results, a, b, m)
+		complete = max(complete, len(r.ratios))
+		rows = append(rows, r)
+	}
+	if complete == 0 {
+		return fmt.Errorf("%w of %s and %s in %d runs", errNoPairs, a, b, len(results))
+	}
+	ratioHead := fmt.Sprintf("paired ratio min / med / max (>1: %s better)", a)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "metric\t%s min / med / max\t%s min / med / max\t%s\tgoal\n", a, b, ratioHead)
+	for _, r := range rows {
+		dir := fmt.Sprintf("%s/%s", a, b)
+		if !r.higherBetter {
+			dir = fmt.Sprintf("%s/%s", b, a)
+		}
+		ratio := "-"
+		if len(r.ratios) > 0 {
+			ratio = fmt.Sprintf("%s  (%s, n=%d)", minMedMax(r.ratios), dir, len(r.ratios))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.name, minMedMax(r.a), minMedMax(r.b), ratio, r.verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	var loads []float64
+	var high []string
+	var failed []string
+	unpinned := 0
+	for _, r := range results {
+		if r.failed != "" {
+			failed = append(failed, fmt.Sprintf("pair %d %s %s: %s", r.pair, r.label, r.mode, r.failed))
+			continue
+		}
+		if !r.pinned {
+			unpinned++
+		}
+		if r.load > 0 {
+			loads = append(loads, r.load)
+		}
+		if r.load > 3 {
+			high = append(high, fmt.Sprintf("pair %d %s %s (%.2f)", r.pair, r.label, r.mode, r.load))
+		}
+	}
+	fmt.Fprintf(w, "\nloadavg now: %s; before runs min / med / max: %s\n", loadNow, minMedMax(loads))
+	if len(high) > 0 {
+		fmt.Fprintf(w, "runs that started with loadavg > 3 (treat their pairs with care): %s\n", strings.Join(high, ", "))
+	}
+	if unpinned > 0 {
+		fmt.Fprintf(w, "%d runs were not pinned to separate CPUs; ratios are noisier\n", unpinned)
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "failed runs (left out):\n  %s\n", strings.Join(failed, "\n  "))
+	}
+	return nil
+}
