@@ -78,7 +78,7 @@ func TestVerdict(t *testing.T) {
 		ratios []float64
 		want   string
 	}{
-		{[]float64{1.2, 1.1, 1.0, 0.95, 0.5}, "met, 4/5"},       // median 1.0, 4 pairs >= 0.9
+		{[]float64{1.2, 1.1, 1.0, 0.95, 0.5}, "met, 4/5"},         // median 1.0, 4 pairs >= 0.9
 		{[]float64{1.2, 1.1, 1.0, 0.8, 0.5}, "unclear, only 3/5"}, // median met, too few near
 		{[]float64{1.2, 0.99, 0.95, 0.9, 0.9}, "not met"},
 		{nil, "no pairs"},
