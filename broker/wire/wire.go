@@ -1,0 +1,141 @@
+// Package wire reads and writes Kafka protocol frames: the 4-byte size
+// prefix, the request header and the response header. Request and response
+// bodies are decoded and encoded by franz-go's kmsg; this package only knows
+// the envelope around them.
+//
+// Request frame:
+//
+//	+----------------+------------+------------+----------------+---------------------+------------+------+
+//	| size int32     | api key    | api ver    | correlation id | client id           | tags       | body |
+//	| (excl. itself) | int16      | int16      | int32          | int16 len + bytes   | (v2 hdr)   |      |
+//	+----------------+------------+------------+----------------+---------------------+------------+------+
+//
+// The tagged-field section exists only in request header v2, used by flexible
+// versions (KIP-482). Responses carry the correlation id, then an empty tag
+// section for flexible versions — except ApiVersions, whose response header is
+// always v0 so that a client can parse it before it knows the broker's
+// versions.
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ErrFrameTooLarge is returned when a frame's size prefix exceeds the limit
+// (Kafka's socket.request.max.bytes). The connection must be closed.
+var ErrFrameTooLarge = errors.New("wire: frame exceeds the maximum request size")
+
+// ErrMalformed is returned for a frame whose header cannot be parsed. The
+// connection must be closed.
+var ErrMalformed = errors.New("wire: malformed request header")
+
+// Header is a parsed request header.
+type Header struct {
+	Key           int16
+	Version       int16
+	CorrelationID int32
+	ClientID      *string
+}
+
+// ReadFrame reads one size-prefixed frame into buf (grown if needed) and
+// returns the frame without its size prefix. Frames larger than max are
+// rejected with ErrFrameTooLarge before anything is allocated for them.
+func ReadFrame(r io.Reader, max int32, buf []byte) ([]byte, error) {
+	var sizeBuf [4]byte
+	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
+		return nil, err
+	}
+	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+	if size < 8 {
+		return nil, fmt.Errorf("%w: frame of %d bytes", ErrMalformed, size)
+	}
+	if size > max {
+		return nil, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, size, max)
+	}
+	if cap(buf) < int(size) {
+		buf = make([]byte, size)
+	}
+	buf = buf[:size]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}
+
+// ParseHeader parses the request header at the start of frame. flexible
+// reports whether the header is v2 (it has a tag section); callers learn it
+// from the request type at the parsed key and version. It returns the
+// header and the body that follows it.
+func ParseHeader(frame []byte, flexible func(key, version int16) bool) (Header, []byte, error) {
+	var h Header
+	if len(frame) < 10 {
+		return h, nil, ErrMalformed
+	}
+	h.Key = int16(binary.BigEndian.Uint16(frame[0:]))
+	h.Version = int16(binary.BigEndian.Uint16(frame[2:]))
+	h.CorrelationID = int32(binary.BigEndian.Uint32(frame[4:]))
+	n := int16(binary.BigEndian.Uint16(frame[8:]))
+	rest := frame[10:]
+	if n >= 0 {
+		if int(n) > len(rest) {
+			return h, nil, ErrMalformed
+		}
+		s := string(rest[:n])
+		h.ClientID = &s
+		rest = rest[n:]
+	} else if n != -1 {
+		return h, nil, ErrMalformed
+	}
+	if flexible != nil && flexible(h.Key, h.Version) {
+		var err error
+		if rest, err = skipTags(rest); err != nil {
+			return h, nil, err
+		}
+	}
+	return h, rest, nil
+}
+
+// skipTags skips a tagged-field section: a uvarint count, then for each
+// field a uvarint tag, a uvarint size and that many bytes.
+func skipTags(b []byte) ([]byte, error) {
+	count, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, ErrMalformed
+	}
+	b = b[n:]
+	for i := uint64(0); i < count; i++ {
+		if _, n = binary.Uvarint(b); n <= 0 {
+			return nil, ErrMalformed
+		}
+		b = b[n:]
+		size, n := binary.Uvarint(b)
+		if n <= 0 || size > uint64(len(b)-n) {
+			return nil, ErrMalformed
+		}
+		b = b[n+int(size):]
+	}
+	return b, nil
+}
+
+// AppendResponse appends a complete response frame (size prefix, response
+// header, body) to dst.
+func AppendResponse(dst []byte, correlationID int32, resp kmsg.Response) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(correlationID))
+	// ApiVersions always answers with response header v0.
+	if resp.IsFlexible() && resp.Key() != kmsg.ApiVersions.Int16() {
+		dst = append(dst, 0) // empty tag section
+	}
+	dst = resp.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}
