@@ -1,0 +1,53 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrCorruptMessage means a batch failed a structural check: truncated,
+// impossible length, unknown magic or a CRC mismatch. Kafka:
+// CORRUPT_MESSAGE.
+var ErrCorruptMessage = errors.New("store/log: corrupt message")
+
+// ErrInvalidRecord means a batch is well formed but breaks a rule: no
+// records, record count and offset deltas disagree, or an unknown
+// compression codec. Kafka: INVALID_RECORD.
+var ErrInvalidRecord = errors.New("store/log: invalid record")
+
+// ErrMessageTooLarge means a batch is larger than max.message.bytes. Kafka:
+// MESSAGE_TOO_LARGE.
+var ErrMessageTooLarge = errors.New("store/log: message too large")
+
+// ErrInvalidTimestamp means a CreateTime timestamp lies outside
+// message.timestamp.before.max.ms / after.max.ms of now. Kafka:
+// INVALID_TIMESTAMP.
+var ErrInvalidTimestamp = errors.New("store/log: invalid timestamp")
+
+// ErrOffsetOutOfRange means an offset lies below the log start offset or
+// above the log end offset. Kafka: OFFSET_OUT_OF_RANGE.
+var ErrOffsetOutOfRange = errors.New("store/log: offset out of range")
+
+// ErrClosed is returned by operations on a closed Log or Manager.
+var ErrClosed = errors.New("store/log: closed")
+
+// ErrCorrupt is the class of on-disk corruption that recovery could not
+// repair (for example an unreadable checkpoint file). Corruption found in a
+// segment tail is repaired by truncation instead.
+var ErrCorrupt = errors.New("store/log: corrupt data on disk")
+
+// IOError is the sticky error of a Log: after a write or fsync failed, the
+// log refuses every further write with an IOError wrapping the first failure.
+// An fsync is never retried: after a failed fsync the kernel may have
+// dropped the dirty pages, so nothing written since the last good fsync can
+// be trusted. Reopening the log (which recovers from disk) is the way out.
+type IOError struct {
+	Op  string // what failed first: "write", "sync", "truncate", ...
+	Err error
+}
+
+func (e *IOError) Error() string {
+	return fmt.Sprintf("store/log: log failed on %s, refusing writes: %v", e.Op, e.Err)
+}
+
+func (e *IOError) Unwrap() error { return e.Err }

@@ -1,0 +1,1212 @@
+package log
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klogdev/klog/store/vfs"
+)
+
+// Log is one partition's log: a directory of segments.
+//
+// Locking: mu serialises writers (Append, roll, flush, truncation, retention,
+// close). Readers (Read, offsets, OffsetForTimestamp, ...) take no Log lock:
+// they load the segment list and end offset atomically and pin a segment
+// with a reference count while reading its file. Lock order: Log.mu, then
+// segment.imu.
+type Log struct {
+	fs     vfs.FS
+	dir    string
+	logger *slog.Logger
+	now    func() time.Time
+
+	segs  atomic.Pointer[[]*segment] // immutable slice, replaced on change
+	end   atomic.Int64               // log end offset
+	start atomic.Int64               // log start offset
+
+	mu struct {
+		sync.Mutex
+		cfg           Config
+		closed        bool
+		failed        *IOError
+		epochs        []EpochEntry
+		recoveryPoint int64
+		unflushedMsgs int64
+		lastFlush     time.Time
+		infos         []batchInfo // scratch for Append
+		buf           []byte      // scratch for index and recovery I/O
+	}
+	// Readers of these use rmu, so Segments/LeaderEpochs do not wait on a
+	// long write.
+	rmu struct {
+		sync.RWMutex
+		epochs []EpochEntry
+		cfg    Config
+	}
+}
+
+// Options are the per-open parameters of a Log.
+type Options struct {
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// RecoveryPoint is the offset up to which data is known flushed;
+	// segments that may hold offsets >= it are re-scanned on open.
+	RecoveryPoint int64
+	// LogStartOffset is the log start offset from the node's checkpoint.
+	LogStartOffset int64
+}
+
+// AppendResult describes a successful Append.
+type AppendResult struct {
+	FirstOffset   int64
+	LastOffset    int64
+	LogAppendTime int64 // ms; -1 when the topic uses CreateTime
+	MaxTimestamp  int64
+	Records       int
+	Bytes         int
+}
+
+// SegmentInfo is a snapshot of one segment for observability.
+type SegmentInfo struct {
+	BaseOffset       int64
+	NextOffset       int64 // offset after the last batch; BaseOffset when empty
+	Size             int64
+	IndexEntries     int
+	TimeIndexEntries int
+	MaxTimestamp     int64 // -1 when empty
+	Active           bool
+	Created          time.Time
+}
+
+// Open opens (creating if needed) the log in dir and recovers it.
+func Open(fsys vfs.FS, dir string, cfg Config, opts Options) (*Log, error) {
+	l := &Log{fs: fsys, dir: dir, logger: opts.Logger, now: opts.Now}
+	if l.logger == nil {
+		l.logger = slog.New(slog.DiscardHandler)
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	l.logger = l.logger.With("log", path.Base(dir))
+	cfg = cfg.sanitized()
+	l.mu.cfg, l.rmu.cfg = cfg, cfg
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	if err := l.load(opts); err != nil {
+		for _, s := range l.segments() {
+			s.closeFiles()
+		}
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+func (l *Log) segments() []*segment {
+	if p := l.segs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (l *Log) publish(segs []*segment) { l.segs.Store(&segs) }
+
+func (l *Log) active() *segment {
+	segs := l.segments()
+	return segs[len(segs)-1]
+}
+
+// load reads the directory, recovers segments and the epoch cache.
+func (l *Log) load(opts Options) error {
+	names, err := l.fs.List(l.dir)
+	if err != nil {
+		return err
+	}
+	bases := []int64{}
+	exts := map[string]bool{}
+	for _, n := range names {
+		exts[n] = true
+	}
+	for _, n := range names {
+		switch {
+		case strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") || strings.HasSuffix(n, ".cleaned") || strings.HasSuffix(n, ".swap"):
+			if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
+				return fmt.Errorf("remove leftover %s: %w", n, err)
+			}
+		case strings.HasSuffix(n, ".log"):
+			b, ok := parseSegmentName(strings.TrimSuffix(n, ".log"))
+			if ok {
+				bases = append(bases, b)
+			}
+		case strings.HasSuffix(n, ".index") || strings.HasSuffix(n, ".timeindex"):
+			stem := n[:strings.LastIndexByte(n, '.')]
+			if _, ok := parseSegmentName(stem); ok && !exts[stem+".log"] {
+				if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
+					return fmt.Errorf("remove orphan index %s: %w", n, err)
+				}
+			}
+		}
+	}
+	now := l.now()
+	cfg := l.mu.cfg
+	var segs []*segment
+	l.mu.buf = make([]byte, 0, 64<<10)
+	for i, base := range bases {
+		s, err := l.openSegment(base, now)
+		if err != nil {
+			for _, o := range segs {
+				o.closeFiles()
+			}
+			return err
+		}
+		segs = append(segs, s)
+		// A segment may hold offsets >= the recovery point unless the next
+		// segment starts at or below it.
+		needsScan := i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint
+		truncated, err := l.recoverSegment(s, needsScan, cfg)
+		if err != nil {
+			for _, o := range segs {
+				o.closeFiles()
+			}
+			return err
+		}
+		if truncated {
+			// Everything after a damaged segment is unreachable.
+			for _, later := range bases[i+1:] {
+				for _, ext := range []string{".log", ".index", ".timeindex"} {
+					if err := l.fs.Remove(path.Join(l.dir, segmentName(later, ext))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						return fmt.Errorf("remove segment %d after damage: %w", later, err)
+					}
+				}
+			}
+			if err := l.fs.SyncDir(l.dir); err != nil {
+				return fmt.Errorf("sync dir: %w", err)
+			}
+			break
+		}
+	}
+	if len(segs) == 0 {
+		base := max(opts.LogStartOffset, 0)
+		s, err := createSegment(l.fs, l.dir, base, now)
+		if err != nil {
+			return err
+		}
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			s.closeFiles()
+			return fmt.Errorf("sync dir: %w", err)
+		}
+		segs = append(segs, s)
+	}
+	l.publish(segs)
+	end := segs[len(segs)-1].next
+	l.end.Store(end)
+	start := max(opts.LogStartOffset, segs[0].base)
+	if start > end {
+		start = end
+	}
+	l.start.Store(start)
+	// Every segment is now either below the recovery point it was given
+	// or was re-scanned and fsynced, so all of it is durable.
+	l.mu.recoveryPoint = end
+	l.mu.lastFlush = now
+
+	epochs, err := readEpochs(l.fs, path.Join(l.dir, LeaderEpochCheckpointFile))
+	if err != nil {
+		l.logger.Warn("leader epoch checkpoint unreadable, starting empty", "err", err)
+		epochs = nil
+	}
+	l.mu.epochs = epochs
+	changed := l.truncateEpochsFromEndLocked(end)
+	changed = l.truncateEpochsFromStartLocked(start) || changed
+	if changed || err != nil {
+		if err := l.writeEpochsLocked(); err != nil {
+			return err
+		}
+	}
+	l.rmu.epochs = append([]EpochEntry(nil), l.mu.epochs...)
+	return nil
+}
+
+func parseSegmentName(stem string) (int64, bool) {
+	if len(stem) != 20 {
+		return 0, false
+	}
+	b, err := strconv.ParseInt(stem, 10, 64)
+	if err != nil || b < 0 {
+		return 0, false
+	}
+	return b, true
+}
+
+func (l *Log) openSegment(base int64, now time.Time) (*segment, error) {
+	s := newSegment(base, l.dir, now)
+	var err error
+	if s.log, err = l.fs.Open(s.path(".log")); err != nil {
+		return nil, fmt.Errorf("open segment %d: %w", base, err)
+	}
+	if st, err := l.fs.Stat(s.path(".log")); err == nil && !st.ModTime().IsZero() {
+		s.created = st.ModTime()
+	}
+	for _, x := range []struct {
+		ext string
+		f   *vfs.File
+	}{{".index", &s.idx}, {".timeindex", &s.tidx}} {
+		f, err := l.fs.Open(s.path(x.ext))
+		if errors.Is(err, fs.ErrNotExist) {
+			f, err = l.fs.Create(s.path(x.ext))
+		}
+		if err != nil {
+			s.closeFiles()
+			return nil, fmt.Errorf("open segment %d%s: %w", base, x.ext, err)
+		}
+		*x.f = f
+	}
+	return s, nil
+}
+
+// recoverSegment establishes a segment's state. Segments needing a scan are
+// re-read batch by batch with CRC checks; a torn or corrupt tail is cut off
+// and the indexes are rebuilt. Other segments trust their index files when
+// they are consistent (else they are rebuilt too) and only walk headers after
+// the last index entry. It reports whether the segment was truncated.
+func (l *Log) recoverSegment(s *segment, verify bool, cfg Config) (bool, error) {
+	size, err := s.log.Size()
+	if err != nil {
+		return false, fmt.Errorf("size of segment %d: %w", s.base, err)
+	}
+	if !verify {
+		ok, err := l.loadIndexes(s, size, cfg)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			return false, nil
+		}
+		l.logger.Warn("index inconsistent, rebuilding", "segment", s.base)
+	}
+	var good int64
+	good, l.mu.buf, err = s.scan(size, true, int64(cfg.IndexIntervalBytes), l.mu.buf)
+	truncated := false
+	if err != nil {
+		if !errors.Is(err, errTornTail) {
+			return false, err
+		}
+		l.logger.Warn("truncating damaged segment tail", "segment", s.base, "position", good, "size", size, "reason", err)
+		if err := s.log.Truncate(good); err != nil {
+			return false, fmt.Errorf("truncate segment %d: %w", s.base, err)
+		}
+		truncated = true
+	}
+	s.size.Store(good)
+	if l.mu.buf, err = s.rewriteIndexesLocked(l.mu.buf); err != nil {
+		return false, err
+	}
+	if l.mu.buf, err = s.flushLocked(l.mu.buf); err != nil {
+		return false, err
+	}
+	return truncated, nil
+}
+
+// loadIndexes reads a segment's index files and walks the batch headers
+// after the last offset index entry to find the segment's end. It returns
+// false when the files do not match the log.
+func (l *Log) loadIndexes(s *segment, size int64, cfg Config) (bool, error) {
+	ib, err := readAll(s.idx)
+	if err != nil {
+		return false, fmt.Errorf("read index of segment %d: %w", s.base, err)
+	}
+	tb, err := readAll(s.tidx)
+	if err != nil {
+		return false, fmt.Errorf("read time index of segment %d: %w", s.base, err)
+	}
+	offs, err1 := parseOffsetIndex(ib, size)
+	times, err2 := parseTimeIndex(tb)
+	if err1 != nil || err2 != nil {
+		return false, nil
+	}
+	if len(offs)*offsetEntrySize != len(ib) || len(times)*timeEntrySize != len(tb) {
+		return false, nil // preallocated files: rewrite compactly
+	}
+	// Walk from the last indexed batch to the end.
+	pos := int64(0)
+	if n := len(offs); n > 0 {
+		pos = int64(offs[n-1].pos)
+	}
+	var hdr [scanHeaderSize]byte
+	s.next = s.base
+	first := true
+	for pos < size {
+		if size-pos < batchHeaderSize {
+			return false, nil
+		}
+		h, err := s.batchAt(pos, &hdr)
+		if err != nil || int64(h.size) > size-pos {
+			return false, nil
+		}
+		if first && len(offs) > 0 && h.lastOffset() != s.base+int64(offs[len(offs)-1].rel) {
+			return false, nil
+		}
+		if first && pos == 0 {
+			s.rollBaseTs = h.maxTimestamp
+		}
+		first = false
+		if h.maxTimestamp > s.maxTs {
+			s.maxTs, s.maxTsOffset = h.maxTimestamp, h.lastOffset()
+		}
+		s.next = h.lastOffset() + 1
+		s.bytesSinceIndex += int64(h.size)
+		pos += int64(h.size)
+	}
+	if s.rollBaseTs < 0 && size > 0 {
+		h, err := s.batchAt(0, &hdr)
+		if err != nil {
+			return false, nil
+		}
+		s.rollBaseTs = h.maxTimestamp
+	}
+	if n := len(times); n > 0 && times[n-1].ts >= s.maxTs {
+		s.maxTs, s.maxTsOffset = times[n-1].ts, s.base+int64(times[n-1].rel)
+	}
+	if n := len(times); n > 0 && s.base+int64(times[n-1].rel) >= s.next {
+		return false, nil
+	}
+	s.imu.Lock()
+	s.imu.offsets, s.imu.times = offs, times
+	s.imu.Unlock()
+	s.offsetsOnDisk, s.timesOnDisk = len(offs), len(times)
+	s.size.Store(size)
+	return true, nil
+}
+
+func readAll(f vfs.File) ([]byte, error) {
+	n, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	if n > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: index of %d bytes", ErrCorrupt, n)
+	}
+	b := make([]byte, n)
+	if err := readFull(f, b, 0); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Dir returns the log's directory.
+func (l *Log) Dir() string { return l.dir }
+
+// SetConfig applies altered topic settings to future operations.
+func (l *Log) SetConfig(cfg Config) {
+	cfg = cfg.sanitized()
+	l.mu.Lock()
+	l.mu.cfg = cfg
+	l.mu.Unlock()
+	l.rmu.Lock()
+	l.rmu.cfg = cfg
+	l.rmu.Unlock()
+}
+
+// Config returns the settings in force.
+func (l *Log) Config() Config {
+	l.rmu.RLock()
+	defer l.rmu.RUnlock()
+	return l.rmu.cfg
+}
+
+// StartOffset returns the log start offset.
+func (l *Log) StartOffset() int64 { return l.start.Load() }
+
+// EndOffset returns the log end offset: the next offset to be assigned.
+func (l *Log) EndOffset() int64 { return l.end.Load() }
+
+// RecoveryPoint returns the offset below which all data is fsynced.
+func (l *Log) RecoveryPoint() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.recoveryPoint
+}
+
+func (l *Log) writableLocked() error {
+	if l.mu.closed {
+		return ErrClosed
+	}
+	if l.mu.failed != nil {
+		return l.mu.failed
+	}
+	return nil
+}
+
+// fail makes err sticky and returns the sticky error.
+func (l *Log) failLocked(op string, err error) error {
+	if l.mu.failed == nil {
+		l.mu.failed = &IOError{Op: op, Err: err}
+		l.logger.Error("log failed, refusing further writes", "op", op, "err", err)
+	}
+	return l.mu.failed
+}
+
+// Append validates batches (one or more v2 record batches, as carried by a
+// produce request), assigns offsets by patching each base offset and
+// partition leader epoch in place, and writes them with one write call.
+// Nothing is appended when any batch is invalid. A leaderEpoch greater than
+// the last known one starts a new leader-epoch-checkpoint entry; -1 leaves
+// the epoch cache alone.
+func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendResult{}, err
+	}
+	cfg := l.mu.cfg
+	now := l.now()
+	v := validator{cfg: cfg, now: max(now.UnixMilli(), 0)}
+	infos, err := v.validate(batches, l.mu.infos[:0])
+	l.mu.infos = infos[:0]
+	if err != nil {
+		return AppendResult{}, err
+	}
+	total := len(batches)
+	if total > math.MaxInt32 {
+		return AppendResult{}, fmt.Errorf("%w: append of %d bytes", ErrMessageTooLarge, total)
+	}
+	var records int64
+	for i := range infos {
+		records += int64(infos[i].records)
+	}
+	if err := l.maybeRollLocked(now, int64(total), records, cfg); err != nil {
+		return AppendResult{}, err
+	}
+	seg := l.active()
+	first := seg.next
+	// Patch offsets, epochs and timestamps (all before or outside the CRC
+	// except the timestamp fixes, which recompute it).
+	off := first
+	res := AppendResult{FirstOffset: first, LogAppendTime: -1, MaxTimestamp: -1, Bytes: total, Records: int(records)}
+	if cfg.LogAppendTime {
+		res.LogAppendTime = v.now
+	}
+	for i := range infos {
+		b := batches[infos[i].pos : infos[i].pos+infos[i].size]
+		binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(off))
+		if leaderEpoch >= 0 {
+			binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(leaderEpoch))
+		}
+		if cfg.LogAppendTime {
+			attrs := binary.BigEndian.Uint16(b[offAttributes:]) | attrLogAppendTime
+			binary.BigEndian.PutUint16(b[offAttributes:], attrs)
+			binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(v.now))
+			setCRC(b)
+		} else if infos[i].fixMaxTs {
+			binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(infos[i].maxTimestamp))
+			setCRC(b)
+		}
+		if infos[i].maxTimestamp > res.MaxTimestamp {
+			res.MaxTimestamp = infos[i].maxTimestamp
+		}
+		off += int64(infos[i].records)
+	}
+	res.LastOffset = off - 1
+	if leaderEpoch >= 0 {
+		if err := l.assignEpochLocked(leaderEpoch, first); err != nil {
+			return AppendResult{}, err
+		}
+	}
+	pos := seg.size.Load()
+	if _, err := seg.log.Write(batches); err != nil {
+		// The file may hold part of the write; the sticky error keeps it
+		// from ever being acknowledged or extended, and recovery cuts it.
+		return AppendResult{}, l.failLocked("write", fmt.Errorf("append to segment %d: %w", seg.base, err))
+	}
+	interval := int64(cfg.IndexIntervalBytes)
+	off = first
+	for i := range infos {
+		seg.appendIndexesLocked(pos+int64(infos[i].pos), &infos[i], off, interval)
+		off += int64(infos[i].records)
+	}
+	seg.dirty = true
+	seg.size.Store(pos + int64(total))
+	l.end.Store(seg.next)
+	l.mu.unflushedMsgs += records
+	if l.mu.unflushedMsgs >= cfg.FlushMessages {
+		if err := l.flushLocked(); err != nil {
+			return AppendResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// maybeRollLocked rolls the active segment when the next append of size
+// bytes and records records would not fit it.
+func (l *Log) maybeRollLocked(now time.Time, size, records int64, cfg Config) error {
+	seg := l.active()
+	if seg.empty() {
+		return nil
+	}
+	seg.imu.RLock()
+	nOffs, nTimes := len(seg.imu.offsets), len(seg.imu.times)
+	seg.imu.RUnlock()
+	reason := ""
+	switch {
+	case seg.size.Load()+size > cfg.SegmentBytes:
+		reason = "segment.bytes"
+	case l.segmentAgedLocked(seg, now, cfg):
+		reason = "segment.ms"
+	case int64(nOffs+1)*offsetEntrySize > int64(cfg.SegmentIndexBytes) || int64(nTimes+1)*timeEntrySize > int64(cfg.SegmentIndexBytes):
+		reason = "segment.index.bytes"
+	case seg.next+records-1-seg.base > maxRelOffset:
+		reason = "relative offset overflow"
+	default:
+		return nil
+	}
+	return l.rollLocked(now, reason)
+}
+
+func (l *Log) segmentAgedLocked(seg *segment, now time.Time, cfg Config) bool {
+	baseMs := seg.created.UnixMilli()
+	if seg.rollBaseTs >= 0 {
+		baseMs = seg.rollBaseTs
+	}
+	return now.UnixMilli()-baseMs > cfg.SegmentMs-cfg.SegmentJitterMs
+}
+
+// rollLocked closes the active segment for writes, fsyncs it (Kafka's
+// policy: data is flushed on roll) and starts a new one at the log end.
+func (l *Log) rollLocked(now time.Time, reason string) error {
+	old := l.active()
+	old.imu.Lock()
+	old.maybeAppendTimeLocked()
+	old.imu.Unlock()
+	if err := l.flushSegmentLocked(old); err != nil {
+		return err
+	}
+	s, err := createSegment(l.fs, l.dir, old.next, now)
+	if err != nil {
+		return l.failLocked("create", err)
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		s.closeFiles()
+		return l.failLocked("sync", fmt.Errorf("sync dir after roll: %w", err))
+	}
+	segs := append(append([]*segment(nil), l.segments()...), s)
+	l.publish(segs)
+	l.mu.recoveryPoint = max(l.mu.recoveryPoint, old.next)
+	l.logger.Debug("rolled segment", "reason", reason, "old", old.base, "new", s.base)
+	return nil
+}
+
+func (l *Log) flushSegmentLocked(s *segment) error {
+	var err error
+	l.mu.buf, err = s.flushLocked(l.mu.buf)
+	if err != nil {
+		return l.failLocked("sync", err)
+	}
+	return nil
+}
+
+// MaybeRoll rolls the active segment when it is non-empty and older than
+// segment.ms.
+func (l *Log) MaybeRoll(now time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	seg := l.active()
+	if seg.empty() || !l.segmentAgedLocked(seg, now, l.mu.cfg) {
+		return nil
+	}
+	return l.rollLocked(now, "segment.ms")
+}
+
+// Flush fsyncs every segment with unflushed data and advances the recovery
+// point to the log end.
+func (l *Log) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	return l.flushLocked()
+}
+
+func (l *Log) flushLocked() error {
+	for _, s := range l.segments() {
+		if s.dirty {
+			if err := l.flushSegmentLocked(s); err != nil {
+				return err
+			}
+		}
+	}
+	l.mu.recoveryPoint = l.end.Load()
+	l.mu.unflushedMsgs = 0
+	l.mu.lastFlush = l.now()
+	return nil
+}
+
+// maybeFlushOnTime flushes when flush.ms has passed since the last flush.
+func (l *Log) maybeFlushOnTime(now time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed || l.mu.failed != nil || l.mu.unflushedMsgs == 0 {
+		return nil
+	}
+	if now.Sub(l.mu.lastFlush).Milliseconds() < l.mu.cfg.FlushMs {
+		return nil
+	}
+	return l.flushLocked()
+}
+
+// Read appends to dst whole batches starting with the batch that holds
+// offset, from a single segment. Only batches whose last offset is below
+// upperBound (the caller's high watermark or log end) are returned, and
+// reading stops before maxBytes would be exceeded — except that with
+// minOneBatch the first batch is returned even when larger. offset equal to
+// the log end (or to upperBound) returns dst unchanged; an offset below the
+// log start or above the log end is ErrOffsetOutOfRange.
+func (l *Log) Read(dst []byte, offset int64, maxBytes int, upperBound int64, minOneBatch bool) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		end := l.end.Load()
+		if offset < l.start.Load() || offset > end {
+			return dst, fmt.Errorf("%w: offset %d, log has [%d, %d)", ErrOffsetOutOfRange, offset, l.start.Load(), end)
+		}
+		bound := min(upperBound, end)
+		if offset >= bound {
+			return dst, nil
+		}
+		segs := l.segments()
+		i := segmentFor(segs, offset)
+		for ; i < len(segs); i++ {
+			s := segs[i]
+			if !s.acquire() {
+				break // dropped by retention or truncation: retry
+			}
+			out, found, err := readSegment(s, dst, offset, maxBytes, bound, minOneBatch)
+			s.release()
+			if err != nil {
+				return dst, err
+			}
+			if found {
+				return out, nil
+			}
+		}
+		if attempt >= 3 {
+			if l.isClosed() {
+				return dst, ErrClosed
+			}
+			return dst, fmt.Errorf("%w: offset %d moved while reading", ErrOffsetOutOfRange, offset)
+		}
+	}
+}
+
+func (l *Log) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.closed
+}
+
+// segmentFor returns the index of the last segment with base <= offset (0
+// when offset lies before the first segment).
+func segmentFor(segs []*segment, offset int64) int {
+	lo, hi := 0, len(segs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if segs[m].base <= offset {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return max(lo-1, 0)
+}
+
+func readSegment(s *segment, dst []byte, offset int64, maxBytes int, bound int64, minOneBatch bool) ([]byte, bool, error) {
+	limit := s.size.Load()
+	pos, h, ok, err := s.find(offset, limit)
+	if err != nil || !ok {
+		return dst, false, err
+	}
+	if h.baseOffset >= bound || h.lastOffset() >= bound {
+		return dst, true, nil
+	}
+	want := limit - pos
+	if int64(maxBytes) < want {
+		want = int64(max(maxBytes, 0))
+	}
+	if int64(h.size) > want {
+		if !minOneBatch {
+			return dst, true, nil
+		}
+		want = int64(h.size)
+	}
+	n0 := len(dst)
+	dst = growLen(dst, int(want))
+	buf := dst[n0:]
+	if err := readFull(s.log, buf, pos); err != nil {
+		return dst[:n0], true, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
+	}
+	// Keep whole batches below the bound.
+	used := 0
+	for used+scanHeaderSize <= len(buf) {
+		bh, err := parseScanHeader(buf[used:])
+		if err != nil {
+			return dst[:n0], true, fmt.Errorf("segment %d at %d: %w", s.base, pos+int64(used), err)
+		}
+		if used+bh.size > len(buf) || bh.lastOffset() >= bound {
+			break
+		}
+		used += bh.size
+	}
+	return dst[:n0+used], true, nil
+}
+
+// growLen extends b by n bytes, reallocating at most once.
+func growLen(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), len(b)+n)
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+// OffsetForTimestamp returns the earliest offset whose record timestamp is
+// >= ts, with that timestamp; ok is false when no record qualifies.
+// Uncompressed CreateTime batches are resolved to the record; for
+// LogAppendTime and compressed batches the batch's first offset and max
+// timestamp stand for its records.
+func (l *Log) OffsetForTimestamp(ts int64) (int64, int64, bool, error) {
+	start := l.start.Load()
+	segs := l.segments()
+	for _, s := range segs {
+		if !s.acquire() {
+			continue
+		}
+		off, rts, ok, err := l.offsetForTimestampIn(s, ts, start)
+		s.release()
+		if err != nil || ok {
+			return off, rts, ok, err
+		}
+	}
+	return 0, 0, false, nil
+}
+
+func (l *Log) offsetForTimestampIn(s *segment, ts, start int64) (int64, int64, bool, error) {
+	limit := s.size.Load()
+	s.imu.RLock()
+	rel, found := lookupTime(s.imu.times, ts)
+	s.imu.RUnlock()
+	from := max(s.base, start)
+	if found {
+		from = max(from, s.base+int64(rel))
+	}
+	pos, _, ok, err := s.find(from, limit)
+	if err != nil || !ok {
+		return 0, 0, false, err
+	}
+	var hdr [scanHeaderSize]byte
+	var batch []byte
+	for pos+batchHeaderSize <= limit {
+		h, err := s.batchAt(pos, &hdr)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		if h.lastOffset() >= start && h.maxTimestamp >= ts {
+			if h.attributes&(attrCompressionMask|attrLogAppendTime) != 0 {
+				return max(h.baseOffset, start), h.maxTimestamp, true, nil
+			}
+			if cap(batch) < h.size {
+				batch = make([]byte, h.size)
+			}
+			batch = batch[:h.size]
+			if err := readFull(s.log, batch, pos); err != nil {
+				return 0, 0, false, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
+			}
+			// Records below the log start are skipped.
+			for d := int32(0); ; {
+				delta, rts, ok := firstRecordAtOrAfterFrom(batch, ts, d)
+				if !ok {
+					break
+				}
+				if h.baseOffset+int64(delta) >= start {
+					return h.baseOffset + int64(delta), rts, true, nil
+				}
+				d = delta + 1
+			}
+		}
+		pos += int64(h.size)
+	}
+	return 0, 0, false, nil
+}
+
+// MaxTimestamp returns the largest timestamp in the log and the offset of
+// the record holding it; (-1, -1) when the log is empty.
+func (l *Log) MaxTimestamp() (int64, int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ts, off := int64(-1), int64(-1)
+	start := l.start.Load()
+	for _, s := range l.segments() {
+		if s.next <= start {
+			continue
+		}
+		if s.maxTs > ts {
+			ts, off = s.maxTs, s.maxTsOffset
+		}
+	}
+	return ts, off
+}
+
+// Segments returns a snapshot of the segments, oldest first.
+func (l *Log) Segments() []SegmentInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	segs := l.segments()
+	out := make([]SegmentInfo, len(segs))
+	for i, s := range segs {
+		s.imu.RLock()
+		out[i] = SegmentInfo{
+			BaseOffset:       s.base,
+			NextOffset:       s.next,
+			Size:             s.size.Load(),
+			IndexEntries:     len(s.imu.offsets),
+			TimeIndexEntries: len(s.imu.times),
+			MaxTimestamp:     s.maxTs,
+			Active:           i == len(segs)-1,
+			Created:          s.created,
+		}
+		s.imu.RUnlock()
+	}
+	return out
+}
+
+// LeaderEpochs returns the leader epoch cache, oldest first.
+func (l *Log) LeaderEpochs() []EpochEntry {
+	l.rmu.RLock()
+	defer l.rmu.RUnlock()
+	return append([]EpochEntry(nil), l.rmu.epochs...)
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch: the largest epoch <= epoch
+// and the offset where the next higher epoch starts (the log end for the
+// latest epoch). Unknown epochs give (-1, -1).
+func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	l.rmu.RLock()
+	defer l.rmu.RUnlock()
+	es := l.rmu.epochs
+	if epoch < 0 || len(es) == 0 {
+		return -1, -1
+	}
+	if es[len(es)-1].Epoch == epoch {
+		return epoch, l.end.Load()
+	}
+	hi := -1
+	for i, e := range es {
+		if e.Epoch > epoch {
+			hi = i
+			break
+		}
+	}
+	if hi < 0 {
+		return -1, -1
+	}
+	if hi == 0 {
+		return epoch, es[0].StartOffset
+	}
+	return es[hi-1].Epoch, es[hi].StartOffset
+}
+
+func (l *Log) assignEpochLocked(epoch int32, offset int64) error {
+	es := l.mu.epochs
+	if n := len(es); n > 0 && es[n-1].Epoch >= epoch {
+		return nil
+	}
+	l.mu.epochs = append(es, EpochEntry{Epoch: epoch, StartOffset: offset})
+	if err := l.writeEpochsLocked(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (l *Log) writeEpochsLocked() error {
+	if err := writeFileAtomic(l.fs, path.Join(l.dir, LeaderEpochCheckpointFile), encodeEpochs(l.mu.epochs)); err != nil {
+		return l.failLocked("write", err)
+	}
+	l.rmu.Lock()
+	l.rmu.epochs = append(l.rmu.epochs[:0:0], l.mu.epochs...)
+	l.rmu.Unlock()
+	return nil
+}
+
+// truncateEpochsFromEndLocked drops entries starting at or after end.
+func (l *Log) truncateEpochsFromEndLocked(end int64) bool {
+	es := l.mu.epochs
+	n := len(es)
+	for n > 0 && es[n-1].StartOffset >= end {
+		n--
+	}
+	if n == len(es) {
+		return false
+	}
+	l.mu.epochs = es[:n]
+	return true
+}
+
+// truncateEpochsFromStartLocked drops entries wholly before start, moving
+// the start of the entry covering start up to it.
+func (l *Log) truncateEpochsFromStartLocked(start int64) bool {
+	es := l.mu.epochs
+	i := 0
+	for i+1 < len(es) && es[i+1].StartOffset <= start {
+		i++
+	}
+	if len(es) == 0 || (i == 0 && es[0].StartOffset >= start) {
+		return false
+	}
+	out := append([]EpochEntry(nil), es[i:]...)
+	if out[0].StartOffset < start {
+		out[0].StartOffset = start
+	}
+	l.mu.epochs = out
+	return true
+}
+
+// Truncate removes every batch at or after offset (replication's
+// truncation to a leader's epoch end). A batch straddling offset is removed
+// whole. Truncating below the log start empties the log and restarts it at
+// offset.
+func (l *Log) Truncate(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if offset < 0 {
+		return fmt.Errorf("%w: truncate to %d", ErrOffsetOutOfRange, offset)
+	}
+	if offset >= l.end.Load() {
+		return nil
+	}
+	segs := l.segments()
+	if offset < l.start.Load() || offset <= segs[0].base {
+		return l.resetLocked(offset)
+	}
+	i := segmentFor(segs, offset)
+	keep, drop := segs[:i+1], segs[i+1:]
+	s := keep[len(keep)-1]
+	pos, _, ok, err := s.find(offset, s.size.Load())
+	if err != nil {
+		return l.failLocked("read", err)
+	}
+	if !ok {
+		pos = s.size.Load()
+	}
+	if err := s.log.Truncate(pos); err != nil {
+		return l.failLocked("truncate", fmt.Errorf("truncate segment %d: %w", s.base, err))
+	}
+	if err := s.log.Sync(); err != nil {
+		return l.failLocked("sync", fmt.Errorf("sync segment %d: %w", s.base, err))
+	}
+	var good int64
+	good, l.mu.buf, err = s.scan(pos, false, int64(l.mu.cfg.IndexIntervalBytes), l.mu.buf)
+	if err != nil {
+		return l.failLocked("read", err)
+	}
+	s.size.Store(good)
+	if l.mu.buf, err = s.rewriteIndexesLocked(l.mu.buf); err != nil {
+		return l.failLocked("write", err)
+	}
+	if err := l.flushSegmentLocked(s); err != nil {
+		return err
+	}
+	l.publish(append([]*segment(nil), keep...))
+	l.end.Store(s.next)
+	if err := l.dropSegmentsLocked(drop); err != nil {
+		return err
+	}
+	l.mu.recoveryPoint = min(l.mu.recoveryPoint, s.next)
+	if l.truncateEpochsFromEndLocked(s.next) {
+		return l.writeEpochsLocked()
+	}
+	return nil
+}
+
+// resetLocked deletes all segments and restarts the log empty at offset.
+func (l *Log) resetLocked(offset int64) error {
+	if err := l.dropSegmentsLocked(l.segments()); err != nil {
+		return err
+	}
+	s, err := createSegment(l.fs, l.dir, offset, l.now())
+	if err != nil {
+		return l.failLocked("create", err)
+	}
+	l.publish([]*segment{s})
+	l.end.Store(offset)
+	l.start.Store(offset)
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return l.failLocked("sync", err)
+	}
+	l.mu.recoveryPoint = offset
+	l.mu.epochs = nil
+	return l.writeEpochsLocked()
+}
+
+// dropSegmentsLocked removes segments that are no longer published; open
+// readers keep their files until they finish.
+func (l *Log) dropSegmentsLocked(drop []*segment) error {
+	for _, s := range drop {
+		for _, ext := range []string{".log", ".index", ".timeindex"} {
+			if err := l.fs.Remove(s.path(ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return l.failLocked("remove", fmt.Errorf("remove segment %d: %w", s.base, err))
+			}
+		}
+		s.release()
+	}
+	if len(drop) > 0 {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return l.failLocked("sync", err)
+		}
+	}
+	return nil
+}
+
+// SetStartOffset advances the log start offset (DeleteRecords) and deletes
+// segments wholly below it. Moving it backwards is a no-op.
+func (l *Log) SetStartOffset(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if offset > l.end.Load() {
+		return fmt.Errorf("%w: start offset %d beyond log end %d", ErrOffsetOutOfRange, offset, l.end.Load())
+	}
+	if offset <= l.start.Load() {
+		return nil
+	}
+	l.start.Store(offset)
+	_, err := l.deletePrefixLocked(func(s *segment, next *segment) bool { return next.base <= offset })
+	return err
+}
+
+// deletePrefixLocked deletes leading non-active segments while del says so,
+// then raises the log start to the first remaining segment.
+func (l *Log) deletePrefixLocked(del func(s, next *segment) bool) (int, error) {
+	segs := l.segments()
+	n := 0
+	for n < len(segs)-1 && del(segs[n], segs[n+1]) {
+		n++
+	}
+	if n > 0 {
+		l.publish(append([]*segment(nil), segs[n:]...))
+		if b := segs[n].base; b > l.start.Load() {
+			l.start.Store(b)
+		}
+		if err := l.dropSegmentsLocked(segs[:n]); err != nil {
+			return 0, err
+		}
+	}
+	if l.truncateEpochsFromStartLocked(l.start.Load()) {
+		if err := l.writeEpochsLocked(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// ApplyRetention deletes old segments by retention.ms (a segment expires
+// when its largest timestamp is older than now - retention.ms) and by
+// retention.bytes, and segments wholly below the log start. The active
+// segment is never deleted. It returns how many segments went.
+func (l *Log) ApplyRetention(now time.Time) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return 0, err
+	}
+	cfg := l.mu.cfg
+	start := l.start.Load()
+	total := int64(0)
+	for _, s := range l.segments() {
+		total += s.size.Load()
+	}
+	nowMs := now.UnixMilli()
+	excess := int64(-1)
+	if cfg.RetentionBytes >= 0 {
+		excess = total - cfg.RetentionBytes
+	}
+	return l.deletePrefixLocked(func(s, next *segment) bool {
+		if next.base <= start {
+			return true
+		}
+		if cfg.RetentionMs >= 0 {
+			ts := s.maxTs
+			if ts < 0 {
+				ts = s.created.UnixMilli()
+			}
+			if nowMs-ts > cfg.RetentionMs {
+				excess -= s.size.Load()
+				return true
+			}
+		}
+		if excess >= 0 && excess-s.size.Load() >= 0 {
+			excess -= s.size.Load()
+			return true
+		}
+		return false
+	})
+}
+
+// Close flushes and closes the log. Later calls return ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return ErrClosed
+	}
+	var err error
+	if l.mu.failed == nil {
+		act := l.active()
+		act.imu.Lock()
+		act.maybeAppendTimeLocked()
+		act.imu.Unlock()
+		act.dirty = true
+		err = l.flushLocked()
+	}
+	l.mu.closed = true
+	for _, s := range l.segments() {
+		s.release()
+	}
+	if err == nil && l.mu.failed != nil {
+		err = l.mu.failed
+	}
+	return err
+}
+
+// Delete closes the log and removes its directory.
+func (l *Log) Delete() error {
+	if err := l.Close(); err != nil && !errors.Is(err, ErrClosed) {
+		var ioe *IOError
+		if !errors.As(err, &ioe) {
+			return err
+		}
+	}
+	if err := l.fs.RemoveAll(l.dir); err != nil {
+		return fmt.Errorf("delete log %s: %w", l.dir, err)
+	}
+	if err := l.fs.SyncDir(path.Dir(l.dir)); err != nil {
+		return fmt.Errorf("delete log %s: %w", l.dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,279 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/klogdev/klog/store/vfs"
+)
+
+// Manager owns every partition log of one data directory and the node-level
+// checkpoint files.
+type Manager struct {
+	fs        vfs.FS
+	dir       string
+	logger    *slog.Logger
+	now       func() time.Time
+	configFor func(topic string) Config
+
+	mu struct {
+		sync.Mutex
+		logs   map[TopicPartition]*Log
+		ids    map[TopicPartition][16]byte
+		closed bool
+	}
+}
+
+// ManagerOptions configure OpenManager.
+type ManagerOptions struct {
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// ConfigFor returns the settings of a topic when its logs are opened at
+	// start-up; nil means DefaultConfig for every topic.
+	ConfigFor func(topic string) Config
+}
+
+// OpenManager opens the data directory dir, creating it if needed, and
+// recovers every partition directory ("<topic>-<partition>") in it. After a
+// clean shutdown (the marker file written by Close is present) no segment is
+// re-scanned; otherwise each log re-scans from its checkpointed recovery
+// point. Unrelated files and directories are ignored.
+func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error) {
+	m := &Manager{fs: fsys, dir: dir, logger: opts.Logger, now: opts.Now, configFor: opts.ConfigFor}
+	if m.logger == nil {
+		m.logger = slog.New(slog.DiscardHandler)
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.configFor == nil {
+		m.configFor = func(string) Config { return DefaultConfig() }
+	}
+	m.mu.logs = map[TopicPartition]*Log{}
+	m.mu.ids = map[TopicPartition][16]byte{}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("open data dir %s: %w", dir, err)
+	}
+	rps, err := readOffsetCheckpoint(fsys, path.Join(dir, RecoveryPointCheckpoint))
+	if err != nil {
+		m.logger.Warn("recovery point checkpoint unreadable, recovering every log fully", "err", err)
+		rps = map[TopicPartition]int64{}
+	}
+	starts, err := readOffsetCheckpoint(fsys, path.Join(dir, LogStartOffsetCheckpoint))
+	if err != nil {
+		m.logger.Warn("log start checkpoint unreadable, using segment bases", "err", err)
+		starts = map[TopicPartition]int64{}
+	}
+	clean := false
+	if _, err := fsys.Stat(path.Join(dir, CleanShutdownFile)); err == nil {
+		clean = true
+	}
+	names, err := fsys.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list data dir %s: %w", dir, err)
+	}
+	for _, n := range names {
+		tp, ok := parsePartitionDir(n)
+		if !ok {
+			continue
+		}
+		if st, err := fsys.Stat(path.Join(dir, n)); err != nil || !st.IsDir() {
+			continue
+		}
+		rp := rps[tp]
+		if clean {
+			rp = math.MaxInt64
+		}
+		l, err := Open(fsys, path.Join(dir, n), m.configFor(tp.Topic), Options{
+			Logger: m.logger, Now: m.now, RecoveryPoint: rp, LogStartOffset: starts[tp],
+		})
+		if err != nil {
+			_ = m.closeLogs()
+			return nil, err
+		}
+		m.mu.logs[tp] = l
+		b, err := readFile(fsys, path.Join(dir, n, PartitionMetadataFile), 4096)
+		if err == nil {
+			if id, err := parsePartitionMetadata(b); err == nil {
+				m.mu.ids[tp] = id
+			} else {
+				m.logger.Warn("partition.metadata unreadable", "partition", n, "err", err)
+			}
+		}
+	}
+	if clean {
+		// The marker only vouches for the shutdown that wrote it.
+		if err := fsys.Remove(path.Join(dir, CleanShutdownFile)); err != nil {
+			_ = m.closeLogs()
+			return nil, fmt.Errorf("remove clean shutdown marker: %w", err)
+		}
+		if err := fsys.SyncDir(dir); err != nil {
+			_ = m.closeLogs()
+			return nil, fmt.Errorf("sync data dir: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m *Manager) closeLogs() error {
+	var errs []error
+	for _, l := range m.mu.logs {
+		if err := l.Close(); err != nil && !errors.Is(err, ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Get returns the log of a partition, or nil.
+func (m *Manager) Get(topic string, partition int32) *Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.logs[TopicPartition{topic, partition}]
+}
+
+// Create returns the partition's log, creating it (and its
+// partition.metadata) when absent.
+func (m *Manager) Create(topic string, partition int32, topicID [16]byte, cfg Config) (*Log, error) {
+	tp := TopicPartition{topic, partition}
+	if topic == "" || partition < 0 || topic == "." || topic == ".." || containsSlash(topic) {
+		return nil, fmt.Errorf("create log: invalid partition %q/%d", topic, partition)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		return nil, ErrClosed
+	}
+	if l := m.mu.logs[tp]; l != nil {
+		return l, nil
+	}
+	dir := path.Join(m.dir, tp.Dir())
+	l, err := Open(m.fs, dir, cfg, Options{Logger: m.logger, Now: m.now})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.fs.SyncDir(m.dir); err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("create log %s: %w", tp.Dir(), err)
+	}
+	if err := writeFileAtomic(m.fs, path.Join(dir, PartitionMetadataFile), encodePartitionMetadata(topicID)); err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	m.mu.logs[tp] = l
+	m.mu.ids[tp] = topicID
+	return l, nil
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' || s[i] == '\\' || s[i] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// TopicID returns the topic ID recorded in the partition's
+// partition.metadata.
+func (m *Manager) TopicID(topic string, partition int32) ([16]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, ok := m.mu.ids[TopicPartition{topic, partition}]
+	return id, ok
+}
+
+// Delete closes a partition's log and removes its directory. Deleting an
+// absent partition is a no-op.
+func (m *Manager) Delete(topic string, partition int32) error {
+	tp := TopicPartition{topic, partition}
+	m.mu.Lock()
+	l := m.mu.logs[tp]
+	delete(m.mu.logs, tp)
+	delete(m.mu.ids, tp)
+	m.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	return l.Delete()
+}
+
+// Logs returns a copy of the partition-to-log map.
+func (m *Manager) Logs() map[TopicPartition]*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]*Log, len(m.mu.logs))
+	for tp, l := range m.mu.logs {
+		out[tp] = l
+	}
+	return out
+}
+
+// Checkpoint writes recovery-point-offset-checkpoint and
+// log-start-offset-checkpoint for every log.
+func (m *Manager) Checkpoint() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.checkpointLocked()
+}
+
+func (m *Manager) checkpointLocked() error {
+	rps := make(map[TopicPartition]int64, len(m.mu.logs))
+	starts := make(map[TopicPartition]int64, len(m.mu.logs))
+	for tp, l := range m.mu.logs {
+		rps[tp] = l.RecoveryPoint()
+		starts[tp] = l.StartOffset()
+	}
+	if err := writeFileAtomic(m.fs, path.Join(m.dir, RecoveryPointCheckpoint), encodeOffsetCheckpoint(rps)); err != nil {
+		return err
+	}
+	return writeFileAtomic(m.fs, path.Join(m.dir, LogStartOffsetCheckpoint), encodeOffsetCheckpoint(starts))
+}
+
+// Maintain runs one maintenance pass over every log: segment.ms rolls,
+// flush.ms flushes and retention. Errors are logged (a failed log stays
+// failed and reports itself on its next write).
+func (m *Manager) Maintain(now time.Time) {
+	for tp, l := range m.Logs() {
+		if err := l.MaybeRoll(now); err != nil && !errors.Is(err, ErrClosed) {
+			m.logger.Warn("segment roll failed", "partition", tp.Dir(), "err", err)
+		}
+		if err := l.maybeFlushOnTime(now); err != nil {
+			m.logger.Warn("flush failed", "partition", tp.Dir(), "err", err)
+		}
+		if n, err := l.ApplyRetention(now); err != nil && !errors.Is(err, ErrClosed) {
+			m.logger.Warn("retention failed", "partition", tp.Dir(), "err", err)
+		} else if n > 0 {
+			m.logger.Info("deleted segments by retention", "partition", tp.Dir(), "segments", n, "log_start_offset", l.StartOffset())
+		}
+	}
+	if err := m.Checkpoint(); err != nil && !errors.Is(err, ErrClosed) {
+		m.logger.Warn("checkpoint failed", "err", err)
+	}
+}
+
+// Close flushes and closes every log, writes the checkpoints and, when all
+// of that succeeded, the clean-shutdown marker.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		return ErrClosed
+	}
+	m.mu.closed = true
+	err := m.closeLogs()
+	if cerr := m.checkpointLocked(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(m.fs, path.Join(m.dir, CleanShutdownFile), nil)
+}
+
