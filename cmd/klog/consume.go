@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -273,6 +273,9 @@ func planConsume(ctx context.Context, adm *kadm.Client, o consumeOptions, spec o
 	var committed kadm.OffsetResponses
 	if o.group != "" {
 		committed, err = adm.FetchOffsetsForTopics(ctx, o.group, o.topics...)
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			committed, err = nil, nil // a new group has no commits
+		}
 		if err != nil {
 			return nil, fmt.Errorf("fetch committed offsets of group %q: %w", o.group, err)
 		}
@@ -444,14 +447,4 @@ func (c *consumer) close(topic string, partition int32) {
 		delete(c.open, topic)
 	}
 	c.cl.PauseFetchPartitions(map[string][]int32{topic: {partition}})
-}
-
-// sortedPartitions returns the partition numbers of m in order.
-func sortedPartitions[V any](m map[int32]V) []int32 {
-	ps := make([]int32, 0, len(m))
-	for p := range m {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-	return ps
 }

@@ -129,7 +129,7 @@ func parseBound(s string, now time.Time) (offsetBound, error) {
 	default:
 		n, err := parseCount(s)
 		if err != nil {
-			return offsetBound{}, fmt.Errorf("%q: want start, end, N, -N, +N or @TIME", s)
+			return offsetBound{}, fmt.Errorf("want start, end, N, -N, +N or @TIME")
 		}
 		return offsetBound{kind: boundExact, n: n}, nil
 	}

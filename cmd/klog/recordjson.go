@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -144,19 +143,20 @@ func appendJSONRecord(dst []byte, r *kgo.Record) ([]byte, error) {
 	return append(dst, buf.Bytes()...), nil
 }
 
-// errJSONTrailing reports data after the JSON object on a line.
-var errJSONTrailing = errors.New("unexpected data after the JSON object")
-
 // parseJSONRecord decodes one JSON line into a record. Partition is -1 when
 // the line has no partition; Offset is always 0 and Topic is the line's
 // topic, if any (producers ignore both). Timestamp is zero when absent.
 func parseJSONRecord(line []byte) (*kgo.Record, error) {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, errJSONNotObject
+	}
 	var jr jsonRecord
-	dec := json.NewDecoder(bytes.NewReader(line))
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(&jr); err != nil {
 		return nil, fmt.Errorf("decode JSON record: %w", err)
 	}
-	if _, err := dec.Token(); err == nil {
+	if len(bytes.TrimSpace(trimmed[dec.InputOffset():])) > 0 {
 		return nil, errJSONTrailing
 	}
 	r := &kgo.Record{Partition: -1}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -530,7 +531,9 @@ func describeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]to
 			descs = append(descs, desc)
 			continue
 		}
-		desc.ID = d.ID.String()
+		if d.ID != (kadm.TopicID{}) {
+			desc.ID = base64.RawURLEncoding.EncodeToString(d.ID[:])
+		}
 		desc.Internal = d.IsInternal
 		desc.ReplicationFactor = d.Partitions.NumReplicas()
 		for _, p := range d.Partitions.Sorted() {
@@ -625,10 +628,14 @@ func writeTopicDescribeText(out io.Writer, descs []topicDescribe) error {
 			}
 		}
 		fmt.Fprintln(tw)
-		fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tLOG-START\tHIGH-WATERMARK\tERROR")
+		fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tLOG-START\tHIGH-WATERMARK")
 		for _, p := range d.Partitions {
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%d\t%d\t%s\n", p.Partition, p.Leader, p.LeaderEpoch,
-				int32List(p.Replicas), int32List(p.ISR), p.LogStartOffset, p.HighWatermark, p.Error)
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%d\t%d", p.Partition, p.Leader, p.LeaderEpoch,
+				int32List(p.Replicas), int32List(p.ISR), p.LogStartOffset, p.HighWatermark)
+			if p.Error != "" {
+				fmt.Fprintf(tw, "\t%s", p.Error)
+			}
+			fmt.Fprintln(tw)
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write output: %w", err)
