@@ -276,4 +276,3 @@ func (m *Manager) Close() error {
 	}
 	return writeFileAtomic(m.fs, path.Join(m.dir, CleanShutdownFile), nil)
 }
-
