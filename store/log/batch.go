@@ -51,7 +51,6 @@ type header struct {
 	lastOffsetDelta int32
 	baseTimestamp   int64
 	maxTimestamp    int64
-	recordCount     int32
 }
 
 func (h *header) lastOffset() int64 { return h.baseOffset + int64(h.lastOffsetDelta) }

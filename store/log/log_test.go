@@ -501,11 +501,8 @@ func TestTruncate(t *testing.T) {
 	e.cfg.IndexIntervalBytes = 100
 	l := e.open(0)
 	defer l.Close()
-	var batches [][]byte
 	for range 10 {
-		b := e.batch(2, 200)
-		mustAppend(t, l, b, 0)
-		batches = append(batches, b)
+		mustAppend(t, l, e.batch(2, 200), 0)
 	}
 	segsBefore := len(l.Segments())
 	if err := l.Truncate(9); err != nil { // inside batch [8,10): removed whole

@@ -1,0 +1,175 @@
+// Package log stores partition logs in Kafka's on-disk format.
+//
+// A Log is one partition: a directory "<topic>-<partition>/" of segments.
+// A Manager owns all partitions of one data directory and its node-level
+// checkpoint files. The package imports nothing from broker/; files are
+// reached only through store/vfs, so crash and fault tests run in memory.
+//
+// # Files
+//
+//	<data dir>/
+//	  recovery-point-offset-checkpoint   offsets known fsynced, per partition
+//	  log-start-offset-checkpoint        log start offsets, per partition
+//	  .kafka_cleanshutdown               present only after a clean Close
+//	  <topic>-<partition>/
+//	    00000000000000000000.log         segment data; name = 20-digit base offset
+//	    00000000000000000000.index       sparse offset index
+//	    00000000000000000000.timeindex   sparse time index
+//	    leader-epoch-checkpoint
+//	    partition.metadata
+//
+// All integers are big endian. Format version: every file below is version
+// 0 of Kafka's layout; the text files carry the version on their first line,
+// the binary ones are fixed by their file extension.
+//
+// # .log: record batches (magic 2), stored byte for byte as produced
+//
+//	offset  size  field
+//	     0     8  baseOffset            assigned by Append, patched in place
+//	     8     4  batchLength           bytes after this field (size - 12)
+//	    12     4  partitionLeaderEpoch  patched in place by Append
+//	    16     1  magic                 always 2
+//	    17     4  crc                   CRC-32C (Castagnoli) of bytes 21..end
+//	    21     2  attributes            bits 0-2 codec (0 none, 1 gzip, 2 snappy,
+//	                                    3 lz4, 4 zstd), 3 LogAppendTime,
+//	                                    4 transactional, 5 control
+//	    23     4  lastOffsetDelta       recordCount - 1
+//	    27     8  baseTimestamp         timestamp of the first record
+//	    35     8  maxTimestamp
+//	    43     8  producerId
+//	    51     2  producerEpoch
+//	    53     4  baseSequence
+//	    57     4  recordCount
+//	    61     …  records (compressed as a whole when codec != 0)
+//
+// Each record: length varint, attributes int8, timestampDelta varlong,
+// offsetDelta varint, keyLength varint (-1 null), key, valueLength varint
+// (-1 null), value, headerCount varint, then per header keyLength varint,
+// key, valueLength varint (-1 null), value. Varints are zig-zag encoded.
+//
+// The base offset and leader epoch precede the CRC, so patching them keeps
+// the producer's CRC valid. Batches never straddle segments.
+//
+// # .index: offset index, 8-byte entries
+//
+//	offset  size  field
+//	     0     4  relativeOffset  last offset of a batch - segment base
+//	     4     4  position        byte position of that batch in the .log
+//
+// An entry is added for a batch when more than index.interval.bytes were
+// appended since the previous entry. Entries strictly increase in both
+// fields. Lookup: the last entry with relativeOffset <= target - base gives
+// a position at or before the batch holding target; batch headers are then
+// walked forward.
+//
+// # .timeindex: time index, 12-byte entries
+//
+//	offset  size  field
+//	     0     8  timestamp       largest timestamp seen so far in the segment
+//	     8     4  relativeOffset  offset of the record holding it - segment base
+//
+// An entry is added together with each offset index entry, and once more
+// when the segment is rolled or closed, whenever the segment's largest
+// timestamp grew since the last entry. So the last entry of an inactive
+// segment holds its largest timestamp.
+//
+// klog writes index files append-only without preallocation; entries are
+// kept in memory for every segment (8 and 12 bytes per index.interval.bytes
+// of log) and written to the files when the segment is flushed, rolled or
+// closed. Zero-filled trailing entries (a preallocated file) are accepted on
+// open and rewritten compactly.
+//
+// # leader-epoch-checkpoint
+//
+//	0                  version
+//	2                  number of entries
+//	0 0                epoch startOffset
+//	3 1200
+//
+// # partition.metadata
+//
+//	version: 0
+//	topic_id: AQIDBAUGBwgJCgsMDQ4PEA     16-byte topic ID, base64url without padding
+//
+// # recovery-point-offset-checkpoint, log-start-offset-checkpoint
+//
+//	0                  version
+//	2                  number of entries
+//	orders 0 1500      topic partition offset
+//	orders 1 1432
+//
+// Text files end every line with "\n". Every checkpoint file is replaced
+// atomically: written to "<name>.tmp", fsynced, renamed over the old file,
+// and the directory fsynced.
+//
+// # Appending
+//
+// Append validates every batch of the call before changing anything: length
+// within the bytes given and <= max.message.bytes (else ErrMessageTooLarge),
+// magic 2, CRC, recordCount > 0 and lastOffsetDelta == recordCount-1. For
+// uncompressed batches each record is parsed (without allocation) and the
+// offset deltas must run 0..n-1 and fill the batch exactly; compressed
+// batches are not decompressed. CreateTime timestamps (per record when
+// uncompressed, the header's base and max timestamps when compressed) must
+// lie within message.timestamp.before.max.ms / after.max.ms of now
+// (ErrInvalidTimestamp); -1 (no timestamp) is accepted. An uncompressed
+// batch whose header maxTimestamp disagrees with its records is corrected
+// (and its CRC recomputed). With LogAppendTime the header gets maxTimestamp
+// = now and the timestamp-type bit, and a new CRC. Any invalid batch fails
+// the whole call; nothing is written.
+//
+// Valid batches are patched in place and written with one Write call.
+// Before the write the active segment is rolled when the append would make
+// it exceed segment.bytes, when it is older than segment.ms minus
+// segment.jitter.ms (measured from the first batch's max timestamp, or the
+// segment's creation when that is -1), when an index would exceed
+// segment.index.bytes, or when an offset would not fit a relative index
+// entry.
+//
+// # Flushing and durability
+//
+// As in Kafka, data is left to the page cache by default. A segment is
+// fsynced (log and both indexes) when it is rolled, every flush.messages
+// records, when flush.ms has passed since the last flush (checked by
+// Manager.Maintain) and on Close. The recovery point is the log end offset
+// at the last complete flush; Manager.Checkpoint persists it.
+//
+// A failed write or fsync is sticky: the Log refuses every later write
+// with an *IOError wrapping the first failure, and an fsync is never
+// retried. Reads keep working. Reopening recovers from what is on disk.
+//
+// # Recovery
+//
+// On open, segments that may hold offsets at or above the recovery point —
+// all of them after an unclean shutdown without checkpoint — are re-read
+// batch by batch: header sanity, offsets not going backwards, CRC. The
+// first bad or incomplete batch ends the log: the segment is truncated
+// there, later segments are deleted, and the indexes are rebuilt. Other
+// segments keep their index files if they are consistent with the log
+// (ordered, inside the file, matching batch boundaries) and are rebuilt
+// otherwise. Damage to the bytes before the CRC that keeps offsets
+// increasing (the low bytes of baseOffset, partitionLeaderEpoch) cannot be
+// detected, as in Kafka. Recovered segments are fsynced before use. After
+// Manager.Close wrote the clean-shutdown marker no segment is re-scanned on
+// the next open; the marker is removed once the logs are open.
+//
+// # Retention and deletion
+//
+// ApplyRetention deletes leading, inactive segments whose largest timestamp
+// is older than retention.ms, then as many leading segments as keep the log
+// within retention.bytes, and segments wholly below the log start offset
+// (SetStartOffset, i.e. DeleteRecords). The log start offset moves to the
+// first remaining segment when that is higher. Files are unlinked at once
+// (file.delete.delay.ms is not applied); readers that pinned a segment keep
+// reading it and the files are closed when the last reader is done.
+//
+// # Concurrency
+//
+// One writer at a time (Log.mu). Readers take no Log lock: they load the
+// immutable segment list, the end offset and a segment's visible size
+// atomically, and pin the segment with a reference count. Read, Offsets and
+// OffsetForTimestamp therefore never wait for a write to finish. Truncate
+// rewrites the active segment in place; callers must not read above the
+// truncation point while it runs (the replication layer only truncates
+// above the high watermark, which bounds consumer reads).
+package log
