@@ -157,3 +157,42 @@ func TestProduceFailures(t *testing.T) {
 		t.Errorf("bad JSON: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+func TestProduceStreamsLargeInput(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "bulk", 3)
+	const n = 30000 // more than the producer's buffered-records bound
+	var in strings.Builder
+	for i := range n {
+		fmt.Fprintf(&in, "key-%d|value-%d\n", i, i)
+	}
+	mustRun(t, b, in.String(), "produce", "bulk", "-K", "|", "-q", "-z", "zstd")
+	r := mustRun(t, b, "", "consume", "bulk", "-e", "-f", "%k\n")
+	if got := len(lines(r.stdout)); got != n {
+		t.Fatalf("consumed %d records, want %d", got, n)
+	}
+	// Records with the same key land on the same partition.
+	r = mustRun(t, b, "key-7|again\n", "produce", "bulk", "-K", "|")
+	first := mustRun(t, b, "", "consume", "bulk", "-e", "-f", "%k %p\n").stdout
+	var part string
+	for _, l := range lines(first) {
+		if strings.HasPrefix(l, "key-7 ") {
+			part = strings.TrimPrefix(l, "key-7 ")
+			break
+		}
+	}
+	if !strings.HasPrefix(r.stderr, "bulk["+part+"]@") {
+		t.Errorf("key-7 went to %q first, then %q", part, r.stderr)
+	}
+}
+
+func TestProduceLayoutTombstone(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "lt", 1)
+	mustRun(t, b, "a=\nb=x\n", "produce", "lt", "-f", `%k=%v\n`, "-Z", "-q")
+	r := mustRun(t, b, "", "consume", "lt", "-e", "-f", "json")
+	got := lines(r.stdout)
+	if len(got) != 2 || !strings.Contains(got[0], `"key":"a","value":null`) || !strings.Contains(got[1], `"key":"b","value":"x"`) {
+		t.Errorf("got %q", got)
+	}
+}
