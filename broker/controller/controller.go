@@ -1,0 +1,443 @@
+// Package controller runs klog's metadata quorum: a Raft group
+// (hashicorp/raft) whose state machine applies broker/metadata records
+// into the cluster image, plus the proposers that validate admin requests,
+// place replicas and turn them into records.
+//
+// # Storage and transport
+//
+// With a data directory, the Raft log and stable store are one bbolt file,
+// <data-dir>/raft/raft.db (raft-boltdb), and snapshots (the encoded image)
+// live in <data-dir>/raft/snapshots/. With no data directory everything is
+// in memory. A single node is a quorum of one: it bootstraps a one-voter
+// configuration on its first start only, and uses Raft's in-process
+// transport because it never talks to a peer. Setting Config.RaftAddr
+// selects the TCP transport on that address instead, which is what extra
+// voters need; the state machine and proposers do not change.
+//
+// # Startup
+//
+// A one-voter group elects itself after Raft's heartbeat timeout, so the
+// timeouts are the library's minimum for a single voter (see raftTimeouts).
+// On winning leadership the controller waits for the log to be applied,
+// then records itself as controller, sets a cluster ID on first start and
+// registers this node's broker; WaitReady returns once that is done.
+//
+// # Concurrency
+//
+// The image is published through an atomic pointer; Changed hands out a
+// channel closed on the next publish. Raft applies entries on one
+// goroutine, so records are validated against the image a second time,
+// in order, inside Apply: two concurrent creates of one topic cannot both
+// succeed. Goroutines: Raft's own (stopped by Shutdown), the leadership
+// loop and one waiter per in-flight proposal, all joined by Close.
+//
+// The package imports broker/metadata and broker/config; it must never
+// import partitions, the wire layer or storage of partition data.
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/metadata"
+)
+
+// Config configures a controller.
+type Config struct {
+	// NodeID is this node's ID, the Raft server ID and the broker ID.
+	NodeID int32
+	// DataDir holds the Raft state under DataDir/raft; "" keeps everything
+	// in memory.
+	DataDir string
+	// Logger receives the controller's and Raft's logs; nil discards them.
+	Logger *slog.Logger
+	// Broker holds the static broker configs (num.partitions and the
+	// other defaults); nil means all defaults.
+	Broker *config.Broker
+	// Self is this node's broker registration (host, port, rack); its ID
+	// is set to NodeID.
+	Self metadata.Broker
+	// RaftAddr, when set, is the TCP address Raft listens on and
+	// advertises; "" uses an in-process transport (one node only).
+	RaftAddr string
+	// ApplyTimeout bounds how long a proposal waits to enter the Raft
+	// log; 0 means 10s.
+	ApplyTimeout time.Duration
+}
+
+// Controller is one node's member of the metadata quorum.
+type Controller struct {
+	cfg   Config
+	log   *slog.Logger
+	raft  *raft.Raft
+	trans raft.Transport
+	bolt  *raftboltdb.BoltStore // nil in memory mode
+
+	img       atomic.Pointer[metadata.Image]
+	ready     atomic.Bool // this node leads and has finished its leader setup
+	closed    atomic.Bool
+	placement atomic.Int64 // rotating start index for replica placement
+
+	stop chan struct{} // closed by Close
+	wg   sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		changed chan struct{} // closed and replaced on every publish
+		closing bool          // set by Close; no new goroutines after it
+	}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// raftTimeouts returns the Raft timeouts. With one voter nobody else can
+// win an election, so the library minimum (5ms) is safe and makes the node
+// lead within 5–10ms of starting; groups with peers need room for network
+// round trips.
+func raftTimeouts(voters int) (heartbeat, election, lease time.Duration) {
+	if voters <= 1 {
+		return 5 * time.Millisecond, 5 * time.Millisecond, 5 * time.Millisecond
+	}
+	return 500 * time.Millisecond, 500 * time.Millisecond, 250 * time.Millisecond
+}
+
+// New opens the Raft stores, starts Raft and bootstraps a one-voter cluster
+// when there is no existing state. It returns without waiting for
+// leadership; see WaitReady.
+func New(cfg Config) (*Controller, error) {
+	if cfg.NodeID < 0 {
+		return nil, fmt.Errorf("controller: node id %d is negative", cfg.NodeID)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Broker == nil {
+		cfg.Broker = config.DefaultBroker()
+	}
+	if cfg.ApplyTimeout <= 0 {
+		cfg.ApplyTimeout = 10 * time.Second
+	}
+	cfg.Self.ID = cfg.NodeID
+	c := &Controller{cfg: cfg, log: cfg.Logger.With("component", "controller"), stop: make(chan struct{})}
+	c.mu.changed = make(chan struct{})
+	c.img.Store(metadata.Empty())
+
+	hlog := newRaftLogger(cfg.Logger)
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(strconv.Itoa(int(cfg.NodeID)))
+	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = raftTimeouts(1)
+	rc.Logger = hlog
+
+	var (
+		logs   raft.LogStore
+		stable raft.StableStore
+		snaps  raft.SnapshotStore
+		err    error
+	)
+	if cfg.DataDir == "" {
+		mem := raft.NewInmemStore()
+		logs, stable, snaps = mem, mem, raft.NewInmemSnapshotStore()
+	} else {
+		dir := filepath.Join(cfg.DataDir, "raft")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("controller: create raft dir: %w", err)
+		}
+		c.bolt, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+		if err != nil {
+			return nil, fmt.Errorf("controller: open raft log %s: %w", dir, err)
+		}
+		logs, stable = c.bolt, c.bolt
+		snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, 2, hlog)
+		if err != nil {
+			c.bolt.Close()
+			return nil, fmt.Errorf("controller: open raft snapshots %s: %w", dir, err)
+		}
+	}
+
+	addr := raft.ServerAddress("klog-node-" + strconv.Itoa(int(cfg.NodeID)))
+	if cfg.RaftAddr != "" {
+		adv, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+		if err != nil {
+			c.closeStores()
+			return nil, fmt.Errorf("controller: raft address %q: %w", cfg.RaftAddr, err)
+		}
+		tcp, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, hlog)
+		if err != nil {
+			c.closeStores()
+			return nil, fmt.Errorf("controller: raft transport: %w", err)
+		}
+		c.trans, addr = tcp, tcp.LocalAddr()
+	} else {
+		_, c.trans = raft.NewInmemTransport(addr)
+	}
+
+	existing, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil {
+		c.closeStores()
+		return nil, fmt.Errorf("controller: read raft state: %w", err)
+	}
+	if !existing {
+		boot := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: addr}}}
+		if err := raft.BootstrapCluster(rc, logs, stable, snaps, c.trans, boot); err != nil {
+			c.closeStores()
+			return nil, fmt.Errorf("controller: bootstrap: %w", err)
+		}
+	}
+	c.raft, err = raft.NewRaft(rc, &fsm{c: c}, logs, stable, snaps, c.trans)
+	if err != nil {
+		c.closeStores()
+		return nil, fmt.Errorf("controller: start raft: %w", err)
+	}
+	c.wg.Add(1)
+	go c.leadershipLoop()
+	return c, nil
+}
+
+// closeStores closes the transport and the bolt file.
+func (c *Controller) closeStores() error {
+	var errs []error
+	if cl, ok := c.trans.(interface{ Close() error }); ok && cl != nil {
+		errs = append(errs, cl.Close())
+	}
+	if c.bolt != nil {
+		errs = append(errs, c.bolt.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops Raft, waits for the controller's goroutines and closes the
+// stores. It is idempotent; in-flight proposals fail with ErrClosed.
+func (c *Controller) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.mu.closing = true
+		c.mu.Unlock()
+		c.closed.Store(true)
+		c.ready.Store(false)
+		close(c.stop)
+		err := c.raft.Shutdown().Error()
+		c.wg.Wait()
+		c.closeErr = errors.Join(err, c.closeStores())
+		c.notify()
+	})
+	return c.closeErr
+}
+
+// Image returns the current metadata image; it is never nil and must not
+// be modified.
+func (c *Controller) Image() *metadata.Image { return c.img.Load() }
+
+// Changed returns a channel that is closed when the image next changes (or
+// the controller's readiness changes). Call it again to wait again.
+func (c *Controller) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.changed
+}
+
+// publish makes img the current image and wakes waiters.
+func (c *Controller) publish(img *metadata.Image) {
+	c.img.Store(img)
+	c.notify()
+}
+
+func (c *Controller) notify() {
+	c.mu.Lock()
+	close(c.mu.changed)
+	c.mu.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// Ready reports whether this node is the active controller and has
+// finished taking office (cluster ID set, own broker registered).
+func (c *Controller) Ready() bool { return c.ready.Load() }
+
+// WaitReady waits until this node leads, its broker is registered and the
+// cluster ID is set, or ctx ends, or the controller closes.
+func (c *Controller) WaitReady(ctx context.Context) error {
+	for {
+		ch := c.Changed()
+		if c.closed.Load() {
+			return ErrClosed
+		}
+		if c.ready.Load() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("controller: wait ready: %w", ctx.Err())
+		}
+	}
+}
+
+// leadershipLoop takes office each time this node becomes leader.
+func (c *Controller) leadershipLoop() {
+	defer c.wg.Done()
+	leaderCh := c.raft.LeaderCh()
+	// Leadership may already have been won before the loop started
+	// listening; LeaderCh keeps the latest transition, so nothing is lost.
+	for {
+		select {
+		case <-c.stop:
+			return
+		case leader := <-leaderCh:
+			if !leader {
+				c.ready.Store(false)
+				c.notify()
+				continue
+			}
+			c.takeOffice(leaderCh)
+		}
+	}
+}
+
+// takeOffice brings the image up to date after winning leadership,
+// retrying with a bounded backoff until it succeeds, leadership is lost or
+// the controller stops.
+func (c *Controller) takeOffice(leaderCh <-chan bool) {
+	backoff := 5 * time.Millisecond
+	for {
+		err := c.setupLeader()
+		if err == nil {
+			c.ready.Store(true)
+			c.notify()
+			c.log.Debug("controller ready", "node", c.cfg.NodeID, "cluster", c.Image().ClusterID)
+			return
+		}
+		c.log.Warn("controller leader setup failed", "err", err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-c.stop:
+			t.Stop()
+			return
+		case leader := <-leaderCh:
+			t.Stop()
+			if !leader {
+				c.ready.Store(false)
+				c.notify()
+				return
+			}
+		case <-t.C:
+		}
+		backoff = min(backoff*2, time.Second)
+	}
+}
+
+// setupLeader waits until every committed entry is applied, then proposes
+// whatever the image lacks: this node as controller, a cluster ID and this
+// node's registration. The proposals go out together so Raft writes them in
+// one batch.
+func (c *Controller) setupLeader() error {
+	if err := c.raft.Barrier(c.cfg.ApplyTimeout).Error(); err != nil {
+		return fmt.Errorf("barrier: %w", err)
+	}
+	img := c.Image()
+	var recs []metadata.Record
+	if img.Controller != c.cfg.NodeID {
+		recs = append(recs, metadata.Record{Type: metadata.RecordSetController, SetController: &metadata.SetControllerRecord{ID: c.cfg.NodeID}})
+	}
+	if img.ClusterID == "" {
+		id, err := newClusterID()
+		if err != nil {
+			return err
+		}
+		recs = append(recs, metadata.Record{Type: metadata.RecordSetClusterID, SetClusterID: &metadata.SetClusterIDRecord{ClusterID: id}})
+	}
+	if b, ok := img.Brokers[c.cfg.NodeID]; !ok || b != c.cfg.Self {
+		recs = append(recs, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: c.cfg.Self}})
+	}
+	futures := make([]raft.ApplyFuture, 0, len(recs))
+	for _, r := range recs {
+		b, err := metadata.Encode(r)
+		if err != nil {
+			return err
+		}
+		futures = append(futures, c.raft.Apply(b, c.cfg.ApplyTimeout))
+	}
+	for i, f := range futures {
+		if err := f.Error(); err != nil {
+			return fmt.Errorf("%v: %w", recs[i].Type, err)
+		}
+		if res, ok := f.Response().(applyResult); ok && res.err != nil {
+			return fmt.Errorf("%v: %w", recs[i].Type, res.err)
+		}
+	}
+	return nil
+}
+
+// newClusterID returns a random cluster ID in the usual 22-character form.
+func newClusterID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate cluster id: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// propose appends a record to the Raft log and waits until it is applied.
+// The returned result carries the state machine's verdict in res.err.
+func (c *Controller) propose(ctx context.Context, rec metadata.Record) (applyResult, error) {
+	if c.closed.Load() {
+		return applyResult{}, ErrClosed
+	}
+	if c.raft.State() != raft.Leader {
+		return applyResult{}, ErrNotController
+	}
+	b, err := metadata.Encode(rec)
+	if err != nil {
+		return applyResult{}, fmt.Errorf("controller: %w", err)
+	}
+	timeout := c.cfg.ApplyTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, max(time.Until(dl), time.Millisecond))
+	}
+	c.mu.Lock()
+	if c.mu.closing {
+		c.mu.Unlock()
+		return applyResult{}, ErrClosed
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	f := c.raft.Apply(b, timeout)
+	done := make(chan struct{})
+	go func() {
+		defer c.wg.Done()
+		_ = f.Error() // Raft resolves every future, at the latest on Shutdown.
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, ctx.Err())
+	}
+	if err := f.Error(); err != nil {
+		switch {
+		case errors.Is(err, raft.ErrRaftShutdown):
+			return applyResult{}, ErrClosed
+		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+			errors.Is(err, raft.ErrLeadershipTransferInProgress):
+			return applyResult{}, ErrNotController
+		}
+		return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, err)
+	}
+	res, ok := f.Response().(applyResult)
+	if !ok {
+		return applyResult{}, fmt.Errorf("controller: %v: unexpected apply response %T", rec.Type, f.Response())
+	}
+	return res, nil
+}

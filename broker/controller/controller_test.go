@@ -1,0 +1,487 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/metadata"
+)
+
+// testLogWriter routes logs to t.Log.
+type testLogWriter struct{ t testing.TB }
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func testConfig(t testing.TB, dir string) Config {
+	return Config{
+		NodeID:  1,
+		DataDir: dir,
+		Logger:  slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Self:    metadata.Broker{Host: "127.0.0.1", Port: 9092},
+	}
+}
+
+// start opens a controller, waits until it is ready and closes it when the
+// test ends.
+func start(t testing.TB, cfg Config) *Controller {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestReadyImage(t *testing.T) {
+	for _, mode := range []string{"memory", "disk"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := ""
+			if mode == "disk" {
+				dir = t.TempDir()
+			}
+			begin := time.Now()
+			c := start(t, testConfig(t, dir))
+			t.Logf("%s: New+WaitReady took %v", mode, time.Since(begin))
+			img := c.Image()
+			if img.ClusterID == "" || len(img.ClusterID) != 22 {
+				t.Errorf("cluster id %q", img.ClusterID)
+			}
+			if img.Controller != 1 {
+				t.Errorf("controller %d", img.Controller)
+			}
+			if b := img.Brokers[1]; b != (metadata.Broker{ID: 1, Host: "127.0.0.1", Port: 9092}) {
+				t.Errorf("self registration %+v", b)
+			}
+		})
+	}
+}
+
+func TestTopicLifecycle(t *testing.T) {
+	c := start(t, testConfig(t, ""))
+	ctx := ctxT(t)
+	changed := c.Changed()
+	top, err := c.CreateTopic(ctx, TopicSpec{Name: "orders", Partitions: 3, ReplicationFactor: 1, Configs: map[string]string{"cleanup.policy": "compact"}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("Changed not closed after create")
+	}
+	if top.ID == ([16]byte{}) || len(top.Partitions) != 3 || top.Configs["cleanup.policy"] != "compact" {
+		t.Errorf("created %+v", top)
+	}
+	for i, p := range top.Partitions {
+		if p.Index != int32(i) || p.Leader != 1 || len(p.Replicas) != 1 || len(p.ISR) != 1 {
+			t.Errorf("partition %+v", p)
+		}
+	}
+	if got, ok := c.Image().TopicByID(top.ID); !ok || got.Name != "orders" {
+		t.Error("topic not found by id")
+	}
+
+	// Defaults come from the broker config.
+	def, err := c.CreateTopic(ctx, TopicSpec{Name: "defaults", Partitions: -1, ReplicationFactor: -1}, false)
+	if err != nil || len(def.Partitions) != 1 {
+		t.Fatalf("defaults: %v %+v", err, def)
+	}
+
+	// Validate-only writes nothing.
+	if _, err := c.CreateTopic(ctx, TopicSpec{Name: "dry", Partitions: 2, ReplicationFactor: 1}, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Image().Topic("dry"); ok {
+		t.Error("validate-only created the topic")
+	}
+
+	if err := c.CreatePartitions(ctx, "orders", 5, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.Image().Topics["orders"].Partitions); n != 5 {
+		t.Errorf("%d partitions after CreatePartitions", n)
+	}
+
+	v := "1000"
+	if err := c.AlterTopicConfigs(ctx, "orders", map[string]*string{"retention.ms": &v, "cleanup.policy": nil}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := c.Image().Topics["orders"].Configs; len(cfg) != 1 || cfg["retention.ms"] != "1000" {
+		t.Errorf("configs after incremental alter %v", cfg)
+	}
+	seg := "1048576"
+	if err := c.AlterTopicConfigs(ctx, "orders", map[string]*string{"segment.bytes": &seg, "flush.ms": nil}, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := c.Image().Topics["orders"].Configs; len(cfg) != 1 || cfg["segment.bytes"] != "1048576" {
+		t.Errorf("configs after replacing alter %v", cfg)
+	}
+
+	if err := c.DeleteTopic(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Image().Topic("orders"); ok {
+		t.Error("deleted topic still there")
+	}
+	if _, ok := c.Image().TopicByID(top.ID); ok {
+		t.Error("deleted topic id still there")
+	}
+}
+
+func TestErrors(t *testing.T) {
+	b, err := config.ParseBroker(map[string]string{"delete.topic.enable": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, "")
+	cfg.Broker = b
+	c := start(t, cfg)
+	ctx := ctxT(t)
+	if _, err := c.CreateTopic(ctx, TopicSpec{Name: "a.b", Partitions: 1, ReplicationFactor: 1}, false); err != nil {
+		t.Fatal(err)
+	}
+	bad := "nope"
+	for _, tc := range []struct {
+		name string
+		err  error
+		fn   func() error
+	}{
+		{"exists", ErrTopicExists, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "a.b", Partitions: 1, ReplicationFactor: 1}, false)
+			return err
+		}},
+		{"collision", ErrTopicCollision, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "a_b", Partitions: 1, ReplicationFactor: 1}, false)
+			return err
+		}},
+		{"collision is invalid topic", ErrInvalidTopic, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "a_b", Partitions: 1, ReplicationFactor: 1}, false)
+			return err
+		}},
+		{"bad name", ErrInvalidTopic, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "a b", Partitions: 1, ReplicationFactor: 1}, false)
+			return err
+		}},
+		{"long name", ErrInvalidTopic, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: strings.Repeat("x", 250), Partitions: 1, ReplicationFactor: 1}, false)
+			return err
+		}},
+		{"zero partitions", ErrInvalidPartitions, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 0, ReplicationFactor: 1}, false)
+			return err
+		}},
+		{"huge partitions", ErrInvalidPartitions, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 1 << 30, ReplicationFactor: 1}, false)
+			return err
+		}},
+		{"rf too large", ErrInvalidReplicationFactor, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 1, ReplicationFactor: 3}, false)
+			return err
+		}},
+		{"rf zero", ErrInvalidReplicationFactor, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 1, ReplicationFactor: 0}, false)
+			return err
+		}},
+		{"assignment with counts", ErrInvalidRequest, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1}}}, false)
+			return err
+		}},
+		{"assignment gap", ErrInvalidReplicaAssignment, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1}, 2: {1}}}, false)
+			return err
+		}},
+		{"assignment unknown broker", ErrInvalidReplicaAssignment, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {7}}}, false)
+			return err
+		}},
+		{"bad config value", ErrInvalidConfig, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"cleanup.policy": "shred"}}, false)
+			return err
+		}},
+		{"unknown config", config.ErrUnknownConfig, func() error {
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"log.retention.ms": "1"}}, false)
+			return err
+		}},
+		{"delete disabled", ErrTopicDeletionDisabled, func() error { return c.DeleteTopic(ctx, "a.b") }},
+		{"partitions unknown topic", ErrUnknownTopic, func() error { return c.CreatePartitions(ctx, "nope", 3, false) }},
+		{"partitions same", ErrInvalidPartitions, func() error { return c.CreatePartitions(ctx, "a.b", 1, false) }},
+		{"partitions fewer", ErrInvalidPartitions, func() error { return c.CreatePartitions(ctx, "a.b", 0, false) }},
+		{"alter unknown topic", ErrUnknownTopic, func() error { return c.AlterTopicConfigs(ctx, "nope", nil, true, false) }},
+		{"alter bad value", ErrInvalidConfig, func() error {
+			return c.AlterTopicConfigs(ctx, "a.b", map[string]*string{"retention.ms": &bad}, true, false)
+		}},
+		{"alter delete unknown", ErrInvalidConfig, func() error {
+			return c.AlterTopicConfigs(ctx, "a.b", map[string]*string{"bogus": nil}, true, false)
+		}},
+		{"pid block zero", ErrInvalidRequest, func() error { _, err := c.AllocateProducerIDs(ctx, 0); return err }},
+	} {
+		if err := tc.fn(); !errors.Is(err, tc.err) {
+			t.Errorf("%s: got %v, want %v", tc.name, err, tc.err)
+		}
+	}
+	if _, ok := c.Image().Topic("z"); ok {
+		t.Error("a failed create left a topic")
+	}
+}
+
+func TestConcurrentCreates(t *testing.T) {
+	c := start(t, testConfig(t, t.TempDir()))
+	ctx := ctxT(t)
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	ids := make([][16]byte, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			top, err := c.CreateTopic(ctx, TopicSpec{Name: "same", Partitions: int32(i + 1), ReplicationFactor: 1}, false)
+			errs[i] = err
+			if err == nil {
+				ids[i] = top.ID
+			}
+		}()
+	}
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if won >= 0 {
+				t.Fatalf("creates %d and %d both succeeded", won, i)
+			}
+			won = i
+		case !errors.Is(err, ErrTopicExists):
+			t.Errorf("create %d: %v", i, err)
+		}
+	}
+	if won < 0 {
+		t.Fatal("no create succeeded")
+	}
+	if got := c.Image().Topics["same"]; got.ID != ids[won] || len(got.Partitions) != won+1 {
+		t.Errorf("image holds %+v, winner was %d", got, won)
+	}
+
+	// Distinct names all succeed, with distinct IDs.
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = c.CreateTopic(ctx, TopicSpec{Name: fmt.Sprintf("t%d", i), Partitions: 1, ReplicationFactor: 1}, false)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("create t%d: %v", i, err)
+		}
+	}
+	if img := c.Image(); len(img.Topics) != n+1 || len(img.TopicIDs) != n+1 {
+		t.Errorf("%d topics, %d ids", len(img.Topics), len(img.TopicIDs))
+	}
+}
+
+func TestRestart(t *testing.T) {
+	for _, snapshot := range []bool{false, true} {
+		t.Run(fmt.Sprintf("snapshot=%v", snapshot), func(t *testing.T) {
+			dir := t.TempDir()
+			ctx := ctxT(t)
+			c, err := New(testConfig(t, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.WaitReady(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.CreateTopic(ctx, TopicSpec{Name: "keep", Partitions: 2, ReplicationFactor: 1, Configs: map[string]string{"retention.ms": "5"}}, false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.CreateTopic(ctx, TopicSpec{Name: "gone", Partitions: 1, ReplicationFactor: 1}, false); err != nil {
+				t.Fatal(err)
+			}
+			v := "compact"
+			if err := c.AlterTopicConfigs(ctx, "keep", map[string]*string{"cleanup.policy": &v}, true, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.DeleteTopic(ctx, "gone"); err != nil {
+				t.Fatal(err)
+			}
+			first, err := c.AllocateProducerIDs(ctx, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if snapshot {
+				if err := c.raft.Snapshot().Error(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := c.Image()
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatalf("second Close: %v", err)
+			}
+
+			c2 := start(t, testConfig(t, dir))
+			after := c2.Image()
+			if after.ClusterID != before.ClusterID {
+				t.Errorf("cluster id %q became %q", before.ClusterID, after.ClusterID)
+			}
+			keep, ok := after.Topic("keep")
+			if !ok || keep.ID != before.Topics["keep"].ID || len(keep.Partitions) != 2 ||
+				keep.Configs["retention.ms"] != "5" || keep.Configs["cleanup.policy"] != "compact" {
+				t.Errorf("keep after restart: %+v", keep)
+			}
+			if _, ok := after.Topic("gone"); ok {
+				t.Error("deleted topic came back")
+			}
+			second, err := c2.AllocateProducerIDs(ctx, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if second < first+1000 {
+				t.Errorf("producer id block %d overlaps the one at %d", second, first)
+			}
+			if _, err := c2.CreateTopic(ctx, TopicSpec{Name: "keep", Partitions: 1, ReplicationFactor: 1}, false); !errors.Is(err, ErrTopicExists) {
+				t.Errorf("recreate after restart: %v", err)
+			}
+		})
+	}
+}
+
+func TestClosed(t *testing.T) {
+	c := start(t, testConfig(t, ""))
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	if err := c.WaitReady(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("WaitReady after close: %v", err)
+	}
+	if _, err := c.CreateTopic(ctx, TopicSpec{Name: "x", Partitions: 1, ReplicationFactor: 1}, false); !errors.Is(err, ErrClosed) {
+		t.Errorf("CreateTopic after close: %v", err)
+	}
+	if _, err := c.AllocateProducerIDs(ctx, 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("AllocateProducerIDs after close: %v", err)
+	}
+	if c.Image() == nil {
+		t.Error("nil image after close")
+	}
+}
+
+func TestWaitReadyContext(t *testing.T) {
+	c, err := New(testConfig(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if c.Ready() {
+		return // already ready: nothing to cancel
+	}
+	if err := c.WaitReady(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitReady with cancelled context: %v", err)
+	}
+}
+
+func TestPlacementRotates(t *testing.T) {
+	c := start(t, testConfig(t, ""))
+	ctx := ctxT(t)
+	// Register two more brokers directly through the log, as joining
+	// nodes will.
+	for _, id := range []int32{2, 3} {
+		res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{
+			Broker: metadata.Broker{ID: id, Host: "127.0.0.1", Port: 9092 + id},
+		}})
+		if err != nil || res.err != nil {
+			t.Fatal(err, res.err)
+		}
+	}
+	leaders := map[int32]int{}
+	for i := range 3 {
+		top, err := c.CreateTopic(ctx, TopicSpec{Name: fmt.Sprintf("r%d", i), Partitions: 3, ReplicationFactor: 2}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range top.Partitions {
+			leaders[p.Leader]++
+			if len(p.Replicas) != 2 || p.Replicas[0] == p.Replicas[1] {
+				t.Errorf("replicas %v", p.Replicas)
+			}
+		}
+		if first := top.Partitions[0].Leader; first != int32(i%3)+1 {
+			t.Errorf("topic %d starts at broker %d", i, first)
+		}
+	}
+	for id := int32(1); id <= 3; id++ {
+		if leaders[id] != 3 {
+			t.Errorf("broker %d leads %d partitions, want 3", id, leaders[id])
+		}
+	}
+}
+
+func BenchmarkStartup(b *testing.B) {
+	for _, mode := range []string{"memory", "disk"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				dir := ""
+				if mode == "disk" {
+					dir = b.TempDir()
+				}
+				c, err := New(Config{NodeID: 1, DataDir: dir, Self: metadata.Broker{Host: "127.0.0.1", Port: 9092}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.WaitReady(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				c.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+func BenchmarkCreateTopic(b *testing.B) {
+	for _, mode := range []string{"memory", "disk"} {
+		b.Run(mode, func(b *testing.B) {
+			dir := ""
+			if mode == "disk" {
+				dir = b.TempDir()
+			}
+			c := start(b, Config{NodeID: 1, DataDir: dir, Self: metadata.Broker{Host: "127.0.0.1", Port: 9092}})
+			i := 0
+			for b.Loop() {
+				if _, err := c.CreateTopic(context.Background(), TopicSpec{Name: fmt.Sprintf("b%d", i), Partitions: 1, ReplicationFactor: 1}, false); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

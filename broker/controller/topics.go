@@ -1,0 +1,294 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/metadata"
+)
+
+// TopicSpec describes a topic to create.
+type TopicSpec struct {
+	Name string
+	// Partitions is the partition count; -1 uses num.partitions.
+	Partitions int32
+	// ReplicationFactor is the replica count; -1 uses
+	// default.replication.factor.
+	ReplicationFactor int16
+	// Assignment optionally places replicas by hand: partition index to
+	// broker IDs, leader first. Partitions and ReplicationFactor must then
+	// be -1.
+	Assignment map[int32][]int32
+	// Configs are the topic's config overrides.
+	Configs map[string]string
+}
+
+// CreateTopic validates spec, places its replicas and creates the topic.
+// With validateOnly nothing is written and the returned topic (with a zero
+// ID) shows what would be created.
+func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOnly bool) (*metadata.Topic, error) {
+	if err := metadata.ValidateTopicName(spec.Name); err != nil {
+		return nil, err
+	}
+	img := c.Image()
+	if _, ok := img.Topic(spec.Name); ok {
+		return nil, fmt.Errorf("%w: %q", ErrTopicExists, spec.Name)
+	}
+	if other, ok := img.CollidingTopic(spec.Name); ok {
+		return nil, fmt.Errorf("%w: %w: %q collides with %q", ErrInvalidTopic, ErrTopicCollision, spec.Name, other)
+	}
+	if err := validateConfigs(spec.Configs); err != nil {
+		return nil, err
+	}
+	var parts []metadata.Partition
+	var err error
+	if len(spec.Assignment) > 0 {
+		if spec.Partitions != -1 || spec.ReplicationFactor != -1 {
+			return nil, fmt.Errorf("%w: a replica assignment requires partitions and replication factor of -1", ErrInvalidRequest)
+		}
+		parts, err = manualPartitions(img, spec.Assignment)
+	} else {
+		parts, err = c.placeNew(img, spec.Partitions, spec.ReplicationFactor)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec := &metadata.CreateTopicRecord{
+		Name:       spec.Name,
+		Partitions: parts,
+		Configs:    maps.Clone(spec.Configs),
+		Internal:   metadata.IsInternalTopic(spec.Name),
+	}
+	if validateOnly {
+		return &metadata.Topic{Name: rec.Name, Partitions: rec.Partitions, Configs: rec.Configs, Internal: rec.Internal}, nil
+	}
+	id, err := metadata.NewTopicID(nil)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	rec.ID = id
+	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordCreateTopic, CreateTopic: rec})
+	if err != nil {
+		return nil, err
+	}
+	if res.err != nil {
+		return nil, res.err
+	}
+	t, ok := res.next.Topic(spec.Name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q vanished after creation", ErrUnknownTopic, spec.Name)
+	}
+	c.log.Info("topic created", "topic", spec.Name, "id", metadata.UUID(t.ID), "partitions", len(t.Partitions))
+	return t, nil
+}
+
+// DeleteTopic deletes a topic.
+func (c *Controller) DeleteTopic(ctx context.Context, name string) error {
+	if !c.cfg.Broker.Bool("delete.topic.enable") {
+		return ErrTopicDeletionDisabled
+	}
+	t, ok := c.Image().Topic(name)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordDeleteTopic, DeleteTopic: &metadata.DeleteTopicRecord{Name: name, ID: t.ID}})
+	if err != nil {
+		return err
+	}
+	if res.err == nil {
+		c.log.Info("topic deleted", "topic", name, "id", metadata.UUID(t.ID))
+	}
+	return res.err
+}
+
+// CreatePartitions grows a topic to total partitions, placing the new
+// ones with the replication factor of the existing ones.
+func (c *Controller) CreatePartitions(ctx context.Context, topic string, total int32, validateOnly bool) error {
+	img := c.Image()
+	t, ok := img.Topic(topic)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, topic)
+	}
+	cur := int32(len(t.Partitions))
+	switch {
+	case total == cur:
+		return fmt.Errorf("%w: topic already has %d partitions", ErrInvalidPartitions, cur)
+	case total < cur:
+		return fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d", ErrInvalidPartitions, cur, total)
+	case total > metadata.MaxPartitions:
+		return fmt.Errorf("%w: %d partitions is more than the maximum %d", ErrInvalidPartitions, total, metadata.MaxPartitions)
+	}
+	rf := 1
+	if cur > 0 {
+		rf = len(t.Partitions[0].Replicas)
+	}
+	added, err := c.place(img, cur, total-cur, rf)
+	if err != nil {
+		return err
+	}
+	if validateOnly {
+		return nil
+	}
+	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordCreatePartitions, CreatePartitions: &metadata.CreatePartitionsRecord{
+		Topic: topic, ID: t.ID, Partitions: added,
+	}})
+	if err != nil {
+		return err
+	}
+	return res.err
+}
+
+// AlterTopicConfigs changes a topic's config overrides. Incrementally, a
+// non-nil value sets a key and a nil value deletes it; otherwise the
+// non-nil entries replace all overrides.
+func (c *Controller) AlterTopicConfigs(ctx context.Context, topic string, set map[string]*string, incremental, validateOnly bool) error {
+	t, ok := c.Image().Topic(topic)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, topic)
+	}
+	rec := &metadata.AlterTopicConfigsRecord{Topic: topic, ID: t.ID, Replace: !incremental, Set: map[string]string{}}
+	names := slices.Sorted(maps.Keys(set))
+	for _, k := range names {
+		v := set[k]
+		if v == nil {
+			if !incremental {
+				continue
+			}
+			if _, ok := config.LookupTopic(k); !ok {
+				return fmt.Errorf("%w: %w: %q is not a topic config", ErrInvalidConfig, config.ErrUnknownConfig, k)
+			}
+			rec.Delete = append(rec.Delete, k)
+			continue
+		}
+		if err := config.ValidateTopicConfig(k, *v); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+		rec.Set[k] = *v
+	}
+	if validateOnly {
+		return nil
+	}
+	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordAlterTopicConfigs, AlterTopicConfigs: rec})
+	if err != nil {
+		return err
+	}
+	return res.err
+}
+
+// AllocateProducerIDs reserves a block of n producer IDs and returns the
+// first; the block is [first, first+n). Blocks never overlap, across
+// restarts included.
+func (c *Controller) AllocateProducerIDs(ctx context.Context, n int64) (first int64, err error) {
+	if n <= 0 || n > metadata.MaxProducerIDBlock {
+		return 0, fmt.Errorf("%w: producer id block of %d not in [1, %d]", ErrInvalidRequest, n, metadata.MaxProducerIDBlock)
+	}
+	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordAllocateProducerIDs, AllocateProducerIDs: &metadata.AllocateProducerIDsRecord{BlockSize: n}})
+	if err != nil {
+		return 0, err
+	}
+	if res.err != nil {
+		return 0, res.err
+	}
+	return res.prev.NextProducerID, nil
+}
+
+func validateConfigs(cfg map[string]string) error {
+	if err := config.ValidateTopicConfigs(cfg); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return nil
+}
+
+// placeNew resolves the defaults of a new topic's partition count and
+// replication factor and places its replicas.
+func (c *Controller) placeNew(img *metadata.Image, partitions int32, rf int16) ([]metadata.Partition, error) {
+	n := int64(partitions)
+	if partitions == -1 {
+		n = c.cfg.Broker.Int64("num.partitions")
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: number of partitions was set to an invalid non-positive value", ErrInvalidPartitions)
+	}
+	if n > metadata.MaxPartitions {
+		return nil, fmt.Errorf("%w: %d partitions is more than the maximum %d", ErrInvalidPartitions, n, metadata.MaxPartitions)
+	}
+	r := int64(rf)
+	if rf == -1 {
+		r = c.cfg.Broker.Int64("default.replication.factor")
+	}
+	if r <= 0 || r > math.MaxInt16 {
+		return nil, fmt.Errorf("%w: replication factor must be larger than 0", ErrInvalidReplicationFactor)
+	}
+	return c.place(img, 0, int32(n), int(r))
+}
+
+// place assigns replicas to count partitions starting at index first:
+// round-robin over the unfenced brokers in ID order, from a start that
+// rotates with each call, so leaders spread across brokers and topics.
+// The first replica leads and all replicas start in the ISR.
+func (c *Controller) place(img *metadata.Image, first, count int32, rf int) ([]metadata.Partition, error) {
+	var brokers []int32
+	for _, id := range img.SortedBrokerIDs() {
+		if !img.Brokers[id].Fenced {
+			brokers = append(brokers, id)
+		}
+	}
+	if rf > len(brokers) {
+		return nil, fmt.Errorf("%w: unable to replicate the partition %d time(s): the target replication factor of %d cannot be reached because only %d broker(s) are registered",
+			ErrInvalidReplicationFactor, rf, rf, len(brokers))
+	}
+	start := int(c.placement.Add(1)-1) % len(brokers)
+	if start < 0 {
+		start += len(brokers)
+	}
+	parts := make([]metadata.Partition, count)
+	for i := range parts {
+		p := int(first) + i
+		replicas := make([]int32, rf)
+		for j := range replicas {
+			replicas[j] = brokers[(start+p+j)%len(brokers)]
+		}
+		parts[i] = metadata.Partition{Index: int32(p), Leader: replicas[0], Replicas: replicas, ISR: slices.Clone(replicas)}
+	}
+	return parts, nil
+}
+
+// manualPartitions checks a manual assignment and turns it into
+// partitions.
+func manualPartitions(img *metadata.Image, assignment map[int32][]int32) ([]metadata.Partition, error) {
+	if len(assignment) > metadata.MaxPartitions {
+		return nil, fmt.Errorf("%w: %d partitions is more than the maximum %d", ErrInvalidPartitions, len(assignment), metadata.MaxPartitions)
+	}
+	idx := slices.Collect(maps.Keys(assignment))
+	sort.Slice(idx, func(i, j int) bool { return idx[i] < idx[j] })
+	parts := make([]metadata.Partition, 0, len(idx))
+	for i, p := range idx {
+		if int(p) != i {
+			return nil, fmt.Errorf("%w: partitions must be numbered 0 to %d without gaps; found %d", ErrInvalidReplicaAssignment, len(idx)-1, p)
+		}
+		replicas := assignment[p]
+		if len(replicas) == 0 {
+			return nil, fmt.Errorf("%w: partition %d has no replicas", ErrInvalidReplicaAssignment, p)
+		}
+		if len(replicas) != len(assignment[idx[0]]) {
+			return nil, fmt.Errorf("%w: all partitions must have the same number of replicas", ErrInvalidReplicaAssignment)
+		}
+		seen := map[int32]bool{}
+		for _, b := range replicas {
+			if seen[b] {
+				return nil, fmt.Errorf("%w: partition %d lists broker %d twice", ErrInvalidReplicaAssignment, p, b)
+			}
+			seen[b] = true
+			if _, ok := img.Brokers[b]; !ok {
+				return nil, fmt.Errorf("%w: partition %d names broker %d, which is not registered", ErrInvalidReplicaAssignment, p, b)
+			}
+		}
+		parts = append(parts, metadata.Partition{Index: p, Leader: replicas[0], Replicas: slices.Clone(replicas), ISR: slices.Clone(replicas)})
+	}
+	return parts, nil
+}
