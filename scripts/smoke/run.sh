@@ -12,6 +12,7 @@ bin=${1:?usage: run.sh path/to/klog}
 tests=(
   "kcat:$here/kcat.sh"
   "confluent-kafka-python:$here/confluent_kafka.sh"
+  "kafka-python:$here/kafka_python.sh"
   # --- kafkajs (npm) goes here once it is installed by scripts/test.sh ---
 )
 
