@@ -103,10 +103,14 @@ func TestConsumeCount(t *testing.T) {
 	if r.stdout != "v0\nv1\nv2\nv3\n" {
 		t.Errorf("-n 4 = %q", r.stdout)
 	}
-	// -n waits for records that arrive later.
-	r = mustRun(t, b, "", "consume", "count", "-o", "end", "-n", "0", "--timeout", "200ms")
-	if r.stdout != "" {
-		t.Errorf("idle timeout printed %q", r.stdout)
+	// -n and an upper bound: whichever comes first ends the consume.
+	r = mustRun(t, b, "", "consume", "count", "-o", "8:end", "-n", "5")
+	if r.stdout != "v8\nv9\n" {
+		t.Errorf("-o 8:end -n 5 = %q", r.stdout)
+	}
+	r = mustRun(t, b, "", "consume", "count", "-o", "2", "-n", "3", "-e")
+	if r.stdout != "v2\nv3\nv4\n" {
+		t.Errorf("-o 2 -n 3 = %q", r.stdout)
 	}
 }
 
@@ -114,9 +118,15 @@ func TestConsumeIdleTimeout(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b, "idle", 1)
 	seedNumbered(t, b, "idle", 0, 2, time.Now())
-	r := mustRun(t, b, "", "consume", "idle", "--timeout", "300ms")
+	// While records flow the idle timer does not fire...
+	r := mustRun(t, b, "", "consume", "idle", "-n", "2", "--timeout", "30s")
 	if r.stdout != "v0\nv1\n" {
 		t.Errorf("got %q", r.stdout)
+	}
+	// ...and with nothing to read it ends the consume cleanly.
+	r = mustRun(t, b, "", "consume", "idle", "-o", "end", "--timeout", "100ms")
+	if r.stdout != "" {
+		t.Errorf("idle exit printed %q", r.stdout)
 	}
 }
 
