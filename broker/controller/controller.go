@@ -18,9 +18,9 @@
 //
 // A one-voter group elects itself after Raft's heartbeat timeout, so the
 // timeouts are the library's minimum for a single voter (see raftTimeouts).
-// On winning leadership the controller waits for the log to be applied,
-// then records itself as controller, sets a cluster ID on first start and
-// registers this node's broker; WaitReady returns once that is done.
+// On winning leadership the controller records itself as controller, sets
+// a cluster ID on first start and registers this node's broker, in one
+// batch; WaitReady returns once that is applied.
 //
 // # Concurrency
 //
@@ -139,8 +139,12 @@ func New(cfg Config) (*Controller, error) {
 	hlog := newRaftLogger(cfg.Logger)
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(strconv.Itoa(int(cfg.NodeID)))
-	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = raftTimeouts(1)
+	const voters = 1 // more voters come with cluster membership
+	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = raftTimeouts(voters)
 	rc.Logger = hlog
+	// Pre-vote guards against disruptive candidates among peers; a lone
+	// voter has none, and skipping it saves a step before leading.
+	rc.PreVoteDisabled = voters <= 1
 
 	var (
 		logs   raft.LogStore
@@ -202,9 +206,33 @@ func New(cfg Config) (*Controller, error) {
 		c.closeStores()
 		return nil, fmt.Errorf("controller: start raft: %w", err)
 	}
+	if err := c.checkVoter(rc.LocalID); err != nil {
+		c.raft.Shutdown().Error()
+		c.closeStores()
+		return nil, err
+	}
 	c.wg.Add(1)
 	go c.leadershipLoop()
 	return c, nil
+}
+
+// checkVoter fails when this node is not a voter of the stored
+// configuration, which happens when a data directory is reused with another
+// node ID; such a node would wait for leadership forever.
+func (c *Controller) checkVoter(id raft.ServerID) error {
+	f := c.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("controller: read raft configuration: %w", err)
+	}
+	var ids []raft.ServerID
+	for _, s := range f.Configuration().Servers {
+		if s.ID == id && s.Suffrage == raft.Voter {
+			return nil
+		}
+		ids = append(ids, s.ID)
+	}
+	return fmt.Errorf("controller: node %s is not a voter of the stored raft configuration (voters %v); was %s written by another node?",
+		id, ids, c.cfg.DataDir)
 }
 
 // closeStores closes the transport and the bolt file.
@@ -338,18 +366,18 @@ func (c *Controller) takeOffice(leaderCh <-chan bool) {
 	}
 }
 
-// setupLeader waits until every committed entry is applied, then proposes
-// whatever the image lacks: this node as controller, a cluster ID and this
-// node's registration. The proposals go out together so Raft writes them in
-// one batch.
+// setupLeader proposes what taking office needs: this node as controller,
+// a cluster ID and this node's registration. All three are idempotent, so
+// they are proposed without first waiting for the log to be applied (the
+// image may be stale right after an election): a second SetClusterID is
+// rejected by the state machine and changes nothing. They go out together
+// so Raft writes them in one batch, and once they are applied the image
+// reflects every earlier entry.
 func (c *Controller) setupLeader() error {
-	if err := c.raft.Barrier(c.cfg.ApplyTimeout).Error(); err != nil {
-		return fmt.Errorf("barrier: %w", err)
-	}
 	img := c.Image()
-	var recs []metadata.Record
-	if img.Controller != c.cfg.NodeID {
-		recs = append(recs, metadata.Record{Type: metadata.RecordSetController, SetController: &metadata.SetControllerRecord{ID: c.cfg.NodeID}})
+	recs := []metadata.Record{
+		{Type: metadata.RecordSetController, SetController: &metadata.SetControllerRecord{ID: c.cfg.NodeID}},
+		{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: c.cfg.Self}},
 	}
 	if img.ClusterID == "" {
 		id, err := newClusterID()
@@ -357,9 +385,6 @@ func (c *Controller) setupLeader() error {
 			return err
 		}
 		recs = append(recs, metadata.Record{Type: metadata.RecordSetClusterID, SetClusterID: &metadata.SetClusterIDRecord{ClusterID: id}})
-	}
-	if b, ok := img.Brokers[c.cfg.NodeID]; !ok || b != c.cfg.Self {
-		recs = append(recs, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: c.cfg.Self}})
 	}
 	futures := make([]raft.ApplyFuture, 0, len(recs))
 	for _, r := range recs {
@@ -373,7 +398,8 @@ func (c *Controller) setupLeader() error {
 		if err := f.Error(); err != nil {
 			return fmt.Errorf("%v: %w", recs[i].Type, err)
 		}
-		if res, ok := f.Response().(applyResult); ok && res.err != nil {
+		res, ok := f.Response().(applyResult)
+		if ok && res.err != nil && !errors.Is(res.err, metadata.ErrClusterIDSet) {
 			return fmt.Errorf("%v: %w", recs[i].Type, res.err)
 		}
 	}

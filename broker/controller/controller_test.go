@@ -485,3 +485,61 @@ func BenchmarkCreateTopic(b *testing.B) {
 		})
 	}
 }
+
+func TestDataDirOfAnotherNode(t *testing.T) {
+	dir := t.TempDir()
+	c, err := New(testConfig(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, dir)
+	cfg.NodeID = 2
+	c2, err := New(cfg)
+	if err == nil {
+		c2.Close()
+		t.Fatal("node 2 started on node 1's data dir")
+	}
+	if !strings.Contains(err.Error(), "not a voter") {
+		t.Errorf("error %v", err)
+	}
+	// The directory is still usable by its node.
+	start(t, testConfig(t, dir))
+}
+
+func TestRaftLogsRouted(t *testing.T) {
+	var mu sync.Mutex
+	var buf strings.Builder
+	w := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	})
+	cfg := testConfig(t, "")
+	cfg.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := start(t, cfg)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	if !strings.Contains(out, "component=raft") {
+		t.Errorf("no raft logs at debug level:\n%s", out)
+	}
+
+	buf.Reset()
+	cfg.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c = start(t, cfg)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	out = buf.String()
+	mu.Unlock()
+	if strings.Contains(out, "level=DEBUG") || strings.Contains(out, "entering") || strings.Contains(out, "election") {
+		t.Errorf("routine raft logs at info level:\n%s", out)
+	}
+}

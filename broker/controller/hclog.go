@@ -30,10 +30,8 @@ func slogLevel(level hclog.Level) slog.Level {
 	switch level {
 	case hclog.Trace, hclog.Debug:
 		return slog.LevelDebug - 4
-	case hclog.Info, hclog.NoLevel:
+	case hclog.Info, hclog.Warn, hclog.NoLevel:
 		return slog.LevelDebug
-	case hclog.Warn:
-		return slog.LevelInfo
 	default:
 		return slog.LevelError
 	}
