@@ -1,0 +1,111 @@
+package broker
+
+// Produce (key 0), versions 3-13.
+//
+// Each partition's record batches (magic 2 only, as Kafka requires from v3)
+// are validated by the log — length, magic, CRC-32C, record count, offsets,
+// timestamps per message.timestamp.type, max.message.bytes — and appended
+// whole or not at all. acks=0 sends no response; acks=1 answers once the
+// leader appended; acks=-1 answers once the high watermark passed the
+// appended records, after checking min.insync.replicas against the ISR.
+// Version 13 names topics by id (KIP-516).
+//
+// Not implemented yet: idempotent sequence checks and transactional
+// produce (the transactions issue); records are appended as they come.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/metadata"
+)
+
+func handleProduce(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	img := n.ctrl.Image()
+	acks := req.Acks
+	validAcks := acks == 0 || acks == 1 || acks == -1
+
+	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		topic, topicErr := produceTopic(img, req.Version, rt)
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset = -1
+			sp.LogAppendTime = -1
+			sp.LogStartOffset = -1
+			switch {
+			case !validAcks:
+				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case topicErr != nil:
+				sp.ErrorCode = topicErr.Code
+			default:
+				n.produceOne(topic, acks, rp, &sp)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if acks == 0 {
+		return nil, nil
+	}
+	return resp, nil
+}
+
+// produceTopic resolves a produce request's topic by name, or by id from
+// version 13.
+func produceTopic(img *metadata.Image, version int16, rt *kmsg.ProduceRequestTopic) (*metadata.Topic, *kerr.Error) {
+	if version >= 13 {
+		t, ok := img.TopicByID(rt.TopicID)
+		if !ok {
+			return nil, kerr.UnknownTopicID
+		}
+		return t, nil
+	}
+	t, ok := img.Topic(rt.Topic)
+	if !ok {
+		return nil, kerr.UnknownTopicOrPartition
+	}
+	return t, nil
+}
+
+func (n *Node) produceOne(t *metadata.Topic, acks int16, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) {
+	if rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
+		sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		return
+	}
+	p := n.partition(t.Name, rp.Partition)
+	if p == nil || !p.IsLeader() {
+		sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return
+	}
+	if len(rp.Records) == 0 {
+		sp.ErrorCode = kerr.CorruptMessage.Code
+		return
+	}
+	if acks == -1 {
+		minISR := n.broker.TopicInt64(t.Configs, "min.insync.replicas")
+		if int64(len(t.Partitions[rp.Partition].ISR)) < minISR {
+			sp.ErrorCode = kerr.NotEnoughReplicas.Code
+			return
+		}
+	}
+	res, err := p.Append(rp.Records)
+	if err != nil {
+		sp.ErrorCode = errorCode(err)
+		sp.ErrorMessage = errorMessage(err)
+		return
+	}
+	sp.BaseOffset = res.FirstOffset
+	sp.LogAppendTime = res.LogAppendTime
+	sp.LogStartOffset = p.LogStartOffset()
+}

@@ -1,0 +1,228 @@
+package broker
+
+// Fetch (key 1), versions 4-18.
+//
+// Each partition returns whole record batches, byte for byte as stored,
+// from the batch holding the fetch offset up to the high watermark
+// (read_uncommitted) or the last stable offset (read_committed), bounded by
+// the partition's max bytes and the request's max bytes (capped by the
+// broker's fetch.max.bytes). As in Kafka (KIP-74), the first batch of the
+// first partition with data is returned even when it is larger than those
+// limits, so a consumer can always make progress. The request waits up to
+// MaxWaitMillis until MinBytes are available; any append to a fetched
+// partition wakes it. Versions 13+ name topics by id.
+//
+// Fetch sessions (KIP-227): klog answers every request in full and never
+// creates a session (it returns session id 0, which tells the client to
+// keep sending full requests); a request naming a session id gets
+// FETCH_SESSION_ID_NOT_FOUND so the client starts over sessionless.
+//
+// Not implemented yet: follower fetches (replication issue), preferred read
+// replicas (KIP-392), aborted transaction lists (transactions issue).
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/store/log"
+)
+
+// maxFetchWait bounds how long a fetch may long-poll whatever the client
+// asks for.
+const maxFetchWait = 30 * time.Second
+
+func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.FetchRequest)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+
+	if req.SessionID != 0 {
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return resp, nil
+	}
+	iso := partition.ReadUncommitted
+	if req.IsolationLevel == 1 {
+		iso = partition.ReadCommitted
+	}
+	maxBytes := int(req.MaxBytes)
+	if limit := int(n.broker.Int64("fetch.max.bytes")); maxBytes <= 0 || maxBytes > limit {
+		maxBytes = limit
+	}
+	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	if wait > maxFetchWait {
+		wait = maxFetchWait
+	}
+
+	var timer *time.Timer
+	var wake chan struct{}
+	buf := getBuf()
+	cc.release = func() { putBuf(buf) }
+	for {
+		*buf = (*buf)[:0]
+		total, stop := n.fillFetch(req, resp, iso, maxBytes, buf)
+		if stop || total >= int(req.MinBytes) || wait <= 0 {
+			return resp, nil
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+			wake = make(chan struct{}, 1)
+		}
+		registered := n.waitFetch(req, iso, wake)
+		if !registered {
+			continue // data arrived while we looked
+		}
+		select {
+		case <-wake:
+			n.unwaitFetch(req, wake)
+		case <-timer.C:
+			n.unwaitFetch(req, wake)
+			*buf = (*buf)[:0]
+			n.fillFetch(req, resp, iso, maxBytes, buf)
+			return resp, nil
+		case <-ctx.Done():
+			n.unwaitFetch(req, wake)
+			return resp, nil
+		}
+	}
+}
+
+// fillFetch (re)builds resp from the current state of every requested
+// partition, reading record data into buf. It returns the bytes of record
+// data gathered and whether the fetch must answer now (an error to report).
+func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso partition.Isolation, maxBytes int, buf *[]byte) (int, bool) {
+	img := n.ctrl.Image()
+	stop := false
+	type span struct{ t, p, start, end int }
+	var spans []span
+
+	resp.Topics = resp.Topics[:0]
+	for ti := range req.Topics {
+		rt := &req.Topics[ti]
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name := fetchTopicName(req, img, ti)
+		var topicErr *kerr.Error
+		if _, ok := img.Topic(name); !ok {
+			topicErr = kerr.UnknownTopicOrPartition
+			if req.Version >= 13 {
+				topicErr = kerr.UnknownTopicID
+			}
+		}
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, len(rt.Partitions))
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			if topicErr != nil {
+				sp.ErrorCode = topicErr.Code
+				stop = true
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			p := n.partition(name, rp.Partition)
+			switch {
+			case p == nil:
+				if t, _ := img.Topic(name); t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions) {
+					sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				} else {
+					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				}
+			case !p.IsLeader():
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			default:
+				if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
+					sp.ErrorCode = errorCode(err)
+					break
+				}
+				sp.HighWatermark = p.HighWatermark()
+				sp.LastStableOffset = p.LastStableOffset()
+				sp.LogStartOffset = p.LogStartOffset()
+				limit := int(rp.PartitionMaxBytes)
+				if remaining := maxBytes - len(*buf); remaining < limit {
+					limit = remaining
+				}
+				if limit <= 0 && len(*buf) > 0 {
+					break
+				}
+				start := len(*buf)
+				out, err := p.Read(*buf, rp.FetchOffset, limit, iso, len(*buf) == 0)
+				if err != nil {
+					sp.ErrorCode = errorCode(err)
+					if !errors.Is(err, log.ErrOffsetOutOfRange) {
+						n.logger.Warn("fetch read", "topic", name, "partition", rp.Partition, "err", err)
+					}
+					break
+				}
+				*buf = out
+				if len(out) > start {
+					spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, len(out)})
+				}
+			}
+			if sp.ErrorCode != 0 {
+				stop = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	// Slice the record data only now: buf may have moved while growing.
+	for _, s := range spans {
+		resp.Topics[s.t].Partitions[s.p].RecordBatches = (*buf)[s.start:s.end]
+	}
+	return len(*buf), stop
+}
+
+// waitFetch registers wake with every fetched partition. It reports false
+// when some partition already has data beyond its fetch offset.
+func (n *Node) waitFetch(req *kmsg.FetchRequest, iso partition.Isolation, wake chan struct{}) bool {
+	img := n.ctrl.Image()
+	for ti := range req.Topics {
+		for pi := range req.Topics[ti].Partitions {
+			rp := &req.Topics[ti].Partitions[pi]
+			p := n.partition(fetchTopicName(req, img, ti), rp.Partition)
+			if p == nil {
+				continue
+			}
+			if !p.Wait(wake, rp.FetchOffset, iso) {
+				n.unwaitFetch(req, wake)
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (n *Node) unwaitFetch(req *kmsg.FetchRequest, wake chan struct{}) {
+	img := n.ctrl.Image()
+	for ti := range req.Topics {
+		for pi := range req.Topics[ti].Partitions {
+			if p := n.partition(fetchTopicName(req, img, ti), req.Topics[ti].Partitions[pi].Partition); p != nil {
+				p.Unwait(wake)
+			}
+		}
+	}
+	select {
+	case <-wake:
+	default:
+	}
+}
+
+// fetchTopicName is the topic name of request topic ti, resolved by id for
+// versions 13+.
+func fetchTopicName(req *kmsg.FetchRequest, img *metadata.Image, ti int) string {
+	rt := &req.Topics[ti]
+	if req.Version >= 13 {
+		if t, ok := img.TopicByID(rt.TopicID); ok {
+			return t.Name
+		}
+		return ""
+	}
+	return rt.Topic
+}

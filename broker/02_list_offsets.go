@@ -1,0 +1,111 @@
+package broker
+
+// ListOffsets (key 2), versions 1-11.
+//
+// Special timestamps: -2 earliest (log start offset), -1 latest (high
+// watermark, or the last stable offset for read_committed), -3 the record
+// with the largest timestamp (KIP-734, v7+), -4 the local log start (v8+;
+// klog keeps every segment locally, so it equals the log start). -5 latest
+// tiered (v9+) and -6 earliest pending upload (v11+) return no offset (-1),
+// as Kafka does without tiered storage. Any other timestamp finds the first
+// offset whose timestamp is at or after it, through the time index; none
+// found returns offset -1.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/partition"
+)
+
+func handleListOffsets(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	img := n.ctrl.Image()
+	for ti := range req.Topics {
+		rt := &req.Topics[ti]
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t, topicOK := img.Topic(rt.Topic)
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			switch {
+			case !topicOK || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				p := n.partition(rt.Topic, rp.Partition)
+				if p == nil || !p.IsLeader() {
+					sp.ErrorCode = kerr.NotLeaderForPartition.Code
+					break
+				}
+				if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
+					sp.ErrorCode = errorCode(err)
+					break
+				}
+				if err := listOffset(p, req.IsolationLevel, rp.Timestamp, &sp); err != nil {
+					sp.ErrorCode = errorCode(err)
+				}
+			}
+			if req.Version == 0 && sp.ErrorCode == 0 && sp.Offset >= 0 {
+				sp.OldStyleOffsets = []int64{sp.Offset}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func listOffset(p *partition.Partition, isolation int8, ts int64, sp *kmsg.ListOffsetsResponseTopicPartition) error {
+	l := p.Log()
+	switch ts {
+	case -2, -4:
+		sp.Offset = p.LogStartOffset()
+	case -1:
+		sp.Offset = p.HighWatermark()
+		if isolation == 1 {
+			sp.Offset = p.LastStableOffset()
+		}
+		sp.LeaderEpoch = p.LeaderEpoch()
+		return nil
+	case -3:
+		maxTS, off := l.MaxTimestamp()
+		sp.Timestamp, sp.Offset = maxTS, off
+	case -5, -6:
+		return nil
+	default:
+		if ts < 0 {
+			return kerr.InvalidRequest
+		}
+		off, found, ok, err := l.OffsetForTimestamp(ts)
+		if err != nil {
+			return err
+		}
+		if !ok || off >= p.HighWatermark() {
+			return nil
+		}
+		sp.Offset, sp.Timestamp = off, found
+	}
+	if sp.Offset >= 0 {
+		sp.LeaderEpoch = epochForOffset(p, sp.Offset)
+	}
+	return nil
+}
+
+// epochForOffset is the leader epoch that wrote offset, from the log's
+// leader-epoch checkpoint.
+func epochForOffset(p *partition.Partition, offset int64) int32 {
+	epoch := int32(-1)
+	for _, e := range p.Log().LeaderEpochs() {
+		if e.StartOffset > offset {
+			break
+		}
+		epoch = e.Epoch
+	}
+	return epoch
+}

@@ -1,0 +1,156 @@
+package broker
+
+// Metadata (key 3), versions 0-13.
+//
+// Answers from the controller's current metadata image: brokers, cluster
+// id, controller, and for each requested topic (all topics when the list is
+// null, or empty before v1) its id, partitions, leaders, leader epochs,
+// replicas and ISR. Topics can be asked for by id from v10.
+//
+// Auto-creation, as Kafka does it: a topic requested by name that does not
+// exist is created with num.partitions and default.replication.factor when
+// the request allows it (always before v4) and auto.create.topics.enable is
+// true. Creation goes through the controller and the partitions are opened
+// before the answer, so the client sees a ready topic at once instead of
+// LEADER_NOT_AVAILABLE. Internal topics (names starting with "__") are never
+// auto-created by clients.
+//
+// Not implemented: authorized operations (klog has no ACLs); the fields
+// keep Kafka's "not requested" value.
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/metadata"
+)
+
+// autoCreateTimeout bounds the wait for a topic auto-created by Metadata.
+const autoCreateTimeout = 10 * time.Second
+
+func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	img := n.ctrl.Image()
+
+	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	allowAuto := (req.Version < 4 || req.AllowAutoTopicCreation) && n.broker.Bool("auto.create.topics.enable")
+
+	if !allTopics && allowAuto {
+		created := false
+		for _, rt := range req.Topics {
+			if rt.Topic == nil || *rt.Topic == "" {
+				continue
+			}
+			name := *rt.Topic
+			if _, ok := img.Topic(name); ok || strings.HasPrefix(name, "__") {
+				continue
+			}
+			if err := n.autoCreate(ctx, name); err == nil {
+				created = true
+			}
+		}
+		if created {
+			n.reconcile()
+			img = n.ctrl.Image()
+		}
+	}
+
+	resp.Brokers = metadataBrokers(img)
+	clusterID := img.ClusterID
+	resp.ClusterID = &clusterID
+	resp.ControllerID = img.Controller
+
+	if allTopics {
+		for _, name := range img.SortedTopicNames() {
+			t, _ := img.Topic(name)
+			resp.Topics = append(resp.Topics, metadataTopic(t))
+		}
+		return resp, nil
+	}
+	for _, rt := range req.Topics {
+		var t *metadata.Topic
+		var ok bool
+		if rt.Topic != nil {
+			t, ok = img.Topic(*rt.Topic)
+		} else {
+			t, ok = img.TopicByID(rt.TopicID)
+		}
+		if ok {
+			resp.Topics = append(resp.Topics, metadataTopic(t))
+			continue
+		}
+		st := kmsg.NewMetadataResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		switch {
+		case rt.Topic == nil:
+			st.ErrorCode = kerr.UnknownTopicID.Code
+		case metadata.ValidateTopicName(*rt.Topic) != nil:
+			st.ErrorCode = kerr.InvalidTopicException.Code
+		default:
+			st.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (n *Node) autoCreate(ctx context.Context, name string) error {
+	if metadata.ValidateTopicName(name) != nil {
+		return controller.ErrInvalidTopic
+	}
+	ctx, cancel := context.WithTimeout(ctx, autoCreateTimeout)
+	defer cancel()
+	_, err := n.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: -1, ReplicationFactor: -1}, false)
+	if err != nil && !errors.Is(err, controller.ErrTopicExists) {
+		n.logger.Warn("auto-create topic", "topic", name, "err", err)
+		return err
+	}
+	return nil
+}
+
+func metadataBrokers(img *metadata.Image) []kmsg.MetadataResponseBroker {
+	out := make([]kmsg.MetadataResponseBroker, 0, len(img.Brokers))
+	for _, id := range img.SortedBrokerIDs() {
+		b := img.Brokers[id]
+		if b.Fenced {
+			continue
+		}
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port = b.ID, b.Host, b.Port
+		if b.Rack != "" {
+			rack := b.Rack
+			mb.Rack = &rack
+		}
+		out = append(out, mb)
+	}
+	return out
+}
+
+func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
+	st := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	st.Topic = &name
+	st.TopicID = t.ID
+	st.IsInternal = t.Internal
+	st.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(t.Partitions))
+	for _, p := range t.Partitions {
+		sp := kmsg.NewMetadataResponseTopicPartition()
+		sp.Partition = p.Index
+		sp.Leader = p.Leader
+		sp.LeaderEpoch = p.LeaderEpoch
+		sp.Replicas = p.Replicas
+		sp.ISR = p.ISR
+		if p.Leader < 0 {
+			sp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		st.Partitions = append(st.Partitions, sp)
+	}
+	return st
+}

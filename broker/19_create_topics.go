@@ -1,0 +1,106 @@
+package broker
+
+// CreateTopics (key 19), versions 0-7.
+//
+// Each topic goes through the controller (validated against Kafka's name
+// rules, partition and replication factor limits and config definitions,
+// then committed to the metadata log). -1 partitions or replication factor
+// take num.partitions / default.replication.factor; a manual replica
+// assignment is honoured. ValidateOnly (v1+) checks without creating. From
+// v5 the response carries the resolved partition count, replication factor
+// and configs; v7 adds the topic id. A name repeated in one request fails
+// with INVALID_REQUEST, as in Kafka.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/controller"
+)
+
+func handleCreateTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	ctx, cancel := requestContext(ctx, req.TimeoutMillis)
+	defer cancel()
+
+	seen := make(map[string]int, len(req.Topics))
+	for _, rt := range req.Topics {
+		seen[rt.Topic]++
+	}
+	created := false
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		if seen[rt.Topic] > 1 {
+			st.ErrorCode = kerr.InvalidRequest.Code
+			msg := "topic " + rt.Topic + " appears more than once in the request"
+			st.ErrorMessage = &msg
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		spec := controller.TopicSpec{
+			Name:              rt.Topic,
+			Partitions:        rt.NumPartitions,
+			ReplicationFactor: rt.ReplicationFactor,
+			Configs:           make(map[string]string, len(rt.Configs)),
+		}
+		if len(rt.ReplicaAssignment) > 0 {
+			spec.Assignment = make(map[int32][]int32, len(rt.ReplicaAssignment))
+			for _, a := range rt.ReplicaAssignment {
+				spec.Assignment[a.Partition] = a.Replicas
+			}
+		}
+		for _, c := range rt.Configs {
+			if c.Value != nil {
+				spec.Configs[c.Name] = *c.Value
+			}
+		}
+		t, err := n.ctrl.CreateTopic(ctx, spec, req.ValidateOnly)
+		if err != nil {
+			st.ErrorCode = errorCode(err)
+			st.ErrorMessage = errorMessage(err)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		created = created || !req.ValidateOnly
+		st.TopicID = t.ID
+		st.NumPartitions = int32(len(t.Partitions))
+		if len(t.Partitions) > 0 {
+			st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
+		}
+		for _, v := range n.broker.TopicValues(t.Configs) {
+			c := kmsg.NewCreateTopicsResponseTopicConfig()
+			c.Name = v.Name
+			if !v.Null && !v.Sensitive {
+				value := v.Value
+				c.Value = &value
+			}
+			c.ReadOnly = v.ReadOnly
+			c.Source = int8(v.Source)
+			c.IsSensitive = v.Sensitive
+			st.Configs = append(st.Configs, c)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if created {
+		n.reconcile()
+	}
+	return resp, nil
+}
+
+// requestContext bounds an admin request by its timeout field, at least one
+// second and at most a minute.
+func requestContext(ctx context.Context, timeoutMillis int32) (context.Context, context.CancelFunc) {
+	d := time.Duration(timeoutMillis) * time.Millisecond
+	if d < time.Second {
+		d = time.Second
+	}
+	if d > time.Minute {
+		d = time.Minute
+	}
+	return context.WithTimeout(ctx, d)
+}

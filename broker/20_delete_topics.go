@@ -1,0 +1,85 @@
+package broker
+
+// DeleteTopics (key 20), versions 0-6.
+//
+// Topics are named (v0-5) or, from v6, named or identified by topic id.
+// Deletion is committed to the metadata log; every node then removes the
+// topic's partition directories. delete.topic.enable=false refuses with
+// TOPIC_DELETION_DISABLED. Internal topics cannot be deleted.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/metadata"
+)
+
+func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DeleteTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	ctx, cancel := requestContext(ctx, req.TimeoutMillis)
+	defer cancel()
+
+	type target struct {
+		name *string
+		id   [16]byte
+	}
+	var targets []target
+	if req.Version >= 6 {
+		for _, t := range req.Topics {
+			targets = append(targets, target{t.Topic, t.TopicID})
+		}
+	} else {
+		for _, name := range req.TopicNames {
+			name := name
+			targets = append(targets, target{name: &name})
+		}
+	}
+	img := n.ctrl.Image()
+	deleted := false
+	for _, tg := range targets {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = tg.name, tg.id
+		name := ""
+		if tg.name != nil {
+			name = *tg.name
+			if t, ok := img.Topic(name); ok {
+				st.TopicID = t.ID
+			}
+		} else if t, ok := img.TopicByID(tg.id); ok {
+			name = t.Name
+			st.Topic = &t.Name
+		} else {
+			st.ErrorCode = kerr.UnknownTopicID.Code
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		var err error
+		switch {
+		case !n.broker.Bool("delete.topic.enable"):
+			err = kerr.TopicDeletionDisabled
+		case isInternal(img, name):
+			err = kerr.InvalidRequest
+		default:
+			err = n.ctrl.DeleteTopic(ctx, name)
+		}
+		if err != nil {
+			st.ErrorCode = errorCode(err)
+			st.ErrorMessage = errorMessage(err)
+		} else {
+			deleted = true
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if deleted {
+		n.reconcile()
+	}
+	return resp, nil
+}
+
+func isInternal(img *metadata.Image, name string) bool {
+	t, ok := img.Topic(name)
+	return ok && t.Internal
+}

@@ -1,0 +1,69 @@
+package broker
+
+// InitProducerID (key 22), versions 0-5.
+//
+// Non-transactional (idempotent) producers get a fresh producer id at epoch
+// 0. Ids come from blocks the controller allocates through the metadata
+// log, so they are unique across restarts (and, later, across nodes).
+//
+// Not implemented yet (the transactions issue): transactional ids (answered
+// with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal,
+// rather than a half-working coordinator), epoch bumps
+// for an existing producer id (KIP-360), and broker-side sequence checks.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// producerIDBlock is how many producer ids one controller allocation hands
+// to a node.
+const producerIDBlock = 1000
+
+// producerIDs hands out producer ids from controller-allocated blocks.
+type producerIDs struct {
+	mu   sync.Mutex
+	next int64
+	end  int64 // exclusive
+}
+
+func handleInitProducerID(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.InitProducerIDRequest)
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if req.TransactionalID != nil {
+		// Fail fast and visibly instead of letting a client retry against
+		// a coordinator that does not exist yet.
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	}
+	id, err := n.nextProducerID(ctx)
+	if err != nil {
+		resp.ErrorCode = errorCode(err)
+		return resp, nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = id, 0
+	return resp, nil
+}
+
+func (n *Node) nextProducerID(ctx context.Context) (int64, error) {
+	p := &n.producerIDs
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next >= p.end {
+		ctx, cancel := requestContext(ctx, 10000)
+		defer cancel()
+		first, err := n.ctrl.AllocateProducerIDs(ctx, producerIDBlock)
+		if err != nil {
+			return 0, fmt.Errorf("allocate producer ids: %w", err)
+		}
+		p.next, p.end = first, first+producerIDBlock
+	}
+	id := p.next
+	p.next++
+	return id, nil
+}

@@ -1,0 +1,44 @@
+package broker
+
+// DescribeCluster (key 60), versions 0-2.
+//
+// Brokers, cluster id and controller from the metadata image. v1 adds the
+// endpoint type (1 = brokers, the only kind klog answers for); v2 adds
+// fenced brokers when asked.
+//
+// Not implemented: authorized operations (no ACLs).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleDescribeCluster(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DescribeClusterRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	if req.Version >= 1 && req.EndpointType != 1 {
+		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		return resp, nil
+	}
+	resp.EndpointType = 1
+	img := n.ctrl.Image()
+	resp.ClusterID = img.ClusterID
+	resp.ControllerID = img.Controller
+	for _, id := range img.SortedBrokerIDs() {
+		b := img.Brokers[id]
+		if b.Fenced && !req.IncludeFencedBrokers {
+			continue
+		}
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.Host, rb.Port = b.ID, b.Host, b.Port
+		rb.IsFenced = b.Fenced
+		if b.Rack != "" {
+			rack := b.Rack
+			rb.Rack = &rack
+		}
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	return resp, nil
+}

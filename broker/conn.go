@@ -1,0 +1,199 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
+)
+
+// Connections process requests one at a time, in order, as Kafka does: the
+// next request is read only after the previous one was handled. Responses
+// are written by a second goroutine so that writing a large fetch response
+// overlaps with reading and handling the next request.
+
+// maxQueuedResponses bounds the responses waiting to be written per
+// connection.
+const maxQueuedResponses = 4
+
+// maxPooledBuffer is the largest response buffer kept for reuse.
+const maxPooledBuffer = 16 << 20
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > maxPooledBuffer {
+		return
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
+}
+
+func (n *Node) acceptLoop() {
+	defer n.wg.Done()
+	for {
+		c, err := n.ln.Accept()
+		if err != nil {
+			if n.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			n.logger.Warn("accept", "err", err)
+			continue
+		}
+		n.mu.Lock()
+		if n.ctx.Err() != nil {
+			n.mu.Unlock()
+			c.Close()
+			return
+		}
+		n.mu.conns[c] = struct{}{}
+		n.mu.Unlock()
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.serveConn(c)
+			n.mu.Lock()
+			delete(n.mu.conns, c)
+			n.mu.Unlock()
+		}()
+	}
+}
+
+// clientConn is the per-connection state handlers may look at.
+type clientConn struct {
+	remote   string
+	clientID string
+	logger   *slog.Logger
+	// release, when set by a handler, is called once its response has
+	// been encoded: buffers the response pointed into go back to the pool.
+	release func()
+}
+
+func (n *Node) serveConn(nc net.Conn) {
+	defer nc.Close()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	cc := &clientConn{remote: nc.RemoteAddr().String()}
+	cc.logger = n.logger.With("remote", cc.remote)
+
+	out := make(chan *[]byte, maxQueuedResponses)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		failed := false
+		for b := range out {
+			if !failed {
+				if _, err := nc.Write(*b); err != nil {
+					failed = true
+					nc.Close() // unblocks the reader
+				}
+			}
+			putBuf(b)
+		}
+	}()
+	defer func() {
+		close(out)
+		<-writerDone
+	}()
+
+	br := bufio.NewReaderSize(nc, 64<<10)
+	var frameBuf []byte
+	for {
+		frame, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && n.ctx.Err() == nil {
+				cc.logger.Debug("closing connection", "err", err)
+			}
+			return
+		}
+		if cap(frame) <= 1<<20 {
+			frameBuf = frame // reuse modest buffers; let huge ones go
+		}
+		hdr, body, err := wire.ParseHeader(frame, headerIsFlexible)
+		if err != nil {
+			cc.logger.Debug("closing connection: bad request header", "err", err)
+			return
+		}
+		if hdr.ClientID != nil {
+			cc.clientID = *hdr.ClientID
+		}
+		resp, err := n.dispatch(n.ctx, cc, hdr, body)
+		if err != nil {
+			cc.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
+			return
+		}
+		if resp == nil {
+			if cc.release != nil {
+				cc.release()
+				cc.release = nil
+			}
+			continue // acks=0 produce: Kafka sends nothing back
+		}
+		b := getBuf()
+		*b = wire.AppendResponse(*b, hdr.CorrelationID, resp)
+		if cc.release != nil {
+			cc.release()
+			cc.release = nil
+		}
+		select {
+		case out <- b:
+		case <-n.ctx.Done():
+			putBuf(b)
+			return
+		}
+	}
+}
+
+// headerIsFlexible reports whether a request at key/version uses request
+// header v2. Unknown keys and versions parse as v1; dispatch rejects them.
+func headerIsFlexible(key, version int16) bool {
+	req := kmsg.RequestForKey(key)
+	if req == nil || version < 0 || version > req.MaxVersion() {
+		return false
+	}
+	req.SetVersion(version)
+	return req.IsFlexible()
+}
+
+// errUnsupported closes the connection: Kafka disconnects clients that send
+// an API key or version it does not serve (other than ApiVersions, which
+// gets an answer in version 0).
+var errUnsupported = errors.New("unsupported API key or version")
+
+// dispatch decodes a request body with kmsg, runs its handler and returns
+// the response; a nil response means "send nothing". An error closes the
+// connection. A panic in a handler is logged and closes only this
+// connection.
+func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, body []byte) (resp kmsg.Response, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cc.logger.Error("handler panic", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "panic", r, "stack", string(debug.Stack()))
+			resp, err = nil, fmt.Errorf("internal error handling %s", kmsg.NameForKey(hdr.Key))
+		}
+	}()
+	api, ok := lookupAPI(hdr.Key)
+	if !ok || hdr.Version < api.min || hdr.Version > api.max {
+		if hdr.Key == kmsg.ApiVersions.Int16() {
+			return n.apiVersionsUnsupported(), nil
+		}
+		return nil, fmt.Errorf("%w: key %d version %d", errUnsupported, hdr.Key, hdr.Version)
+	}
+	req := kmsg.RequestForKey(hdr.Key)
+	req.SetVersion(hdr.Version)
+	if err := req.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
+	}
+	return api.handle(n, ctx, cc, req)
+}

@@ -1,0 +1,65 @@
+package broker
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/store/log"
+)
+
+// errorCode maps an error from klog's packages to the Kafka error code
+// clients understand. Kafka error codes live only in the handlers; the
+// packages below return their own sentinel errors.
+func errorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	for _, m := range errorCodes {
+		if errors.Is(err, m.err) {
+			return m.code.Code
+		}
+	}
+	return kerr.UnknownServerError.Code
+}
+
+var errorCodes = []struct {
+	err  error
+	code *kerr.Error
+}{
+	{log.ErrCorruptMessage, kerr.CorruptMessage},
+	{log.ErrInvalidRecord, kerr.InvalidRecord},
+	{log.ErrMessageTooLarge, kerr.MessageTooLarge},
+	{log.ErrInvalidTimestamp, kerr.InvalidTimestamp},
+	{log.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
+	{log.ErrCorrupt, kerr.KafkaStorageError},
+	{log.ErrClosed, kerr.NotLeaderForPartition},
+	{partition.ErrNotLeader, kerr.NotLeaderForPartition},
+	{partition.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{partition.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
+	{partition.ErrClosed, kerr.NotLeaderForPartition},
+	{controller.ErrTopicExists, kerr.TopicAlreadyExists},
+	{controller.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	{controller.ErrInvalidTopic, kerr.InvalidTopicException},
+	{controller.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{controller.ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor},
+	{controller.ErrInvalidConfig, kerr.InvalidConfig},
+	{controller.ErrNotController, kerr.NotController},
+	{controller.ErrClosed, kerr.NotController},
+}
+
+// errorMessage is the message sent with an error code where the protocol
+// has room for one.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}
