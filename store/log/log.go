@@ -170,6 +170,18 @@ func (l *Log) load(opts Options) error {
 			}
 			return err
 		}
+		if n := len(segs); n > 0 && base < segs[n-1].next {
+			// Overlapping segments: keep the older data, drop the rest.
+			s.closeFiles()
+			l.logger.Warn("segment overlaps its predecessor, dropping it and later ones", "segment", base, "previous_end", segs[n-1].next)
+			if err := l.removeSegmentFiles(bases[i:]); err != nil {
+				for _, o := range segs {
+					o.closeFiles()
+				}
+				return err
+			}
+			break
+		}
 		segs = append(segs, s)
 		// A segment may hold offsets >= the recovery point unless the next
 		// segment starts at or below it.
@@ -183,15 +195,11 @@ func (l *Log) load(opts Options) error {
 		}
 		if truncated {
 			// Everything after a damaged segment is unreachable.
-			for _, later := range bases[i+1:] {
-				for _, ext := range []string{".log", ".index", ".timeindex"} {
-					if err := l.fs.Remove(path.Join(l.dir, segmentName(later, ext))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-						return fmt.Errorf("remove segment %d after damage: %w", later, err)
-					}
+			if err := l.removeSegmentFiles(bases[i+1:]); err != nil {
+				for _, o := range segs {
+					o.closeFiles()
 				}
-			}
-			if err := l.fs.SyncDir(l.dir); err != nil {
-				return fmt.Errorf("sync dir: %w", err)
+				return err
 			}
 			break
 		}
@@ -235,6 +243,24 @@ func (l *Log) load(opts Options) error {
 		}
 	}
 	l.rmu.epochs = append([]EpochEntry(nil), l.mu.epochs...)
+	return nil
+}
+
+// removeSegmentFiles deletes the files of segments that are not open.
+func (l *Log) removeSegmentFiles(bases []int64) error {
+	if len(bases) == 0 {
+		return nil
+	}
+	for _, b := range bases {
+		for _, ext := range []string{".log", ".index", ".timeindex"} {
+			if err := l.fs.Remove(path.Join(l.dir, segmentName(b, ext))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove segment %d: %w", b, err)
+			}
+		}
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("sync dir: %w", err)
+	}
 	return nil
 }
 

@@ -220,6 +220,9 @@ func (m *Manager) Logs() map[TopicPartition]*Log {
 func (m *Manager) Checkpoint() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.mu.closed {
+		return ErrClosed
+	}
 	return m.checkpointLocked()
 }
 

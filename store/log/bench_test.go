@@ -1,0 +1,95 @@
+package log
+
+import (
+	"testing"
+
+	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/vfs"
+)
+
+// benchBatch is 16 records of 1 KiB: a ~16 KiB batch.
+func benchBatch(clk *clock) []byte {
+	return logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(16, 1024)...)
+}
+
+func benchAppend(b *testing.B, fsys vfs.FS, dir string) {
+	clk := newClock()
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 64 << 20
+	l, err := Open(fsys, dir, cfg, Options{Now: clk.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	batch := benchBatch(clk)
+	b.SetBytes(int64(len(batch)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := l.Append(batch, 0); err != nil {
+			b.Fatal(err)
+		}
+		if l.EndOffset()%(1<<16) == 0 {
+			// Keep the in-memory file system bounded.
+			if _, err := l.ApplyRetention(clk.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	b.Run("os", func(b *testing.B) { benchAppend(b, vfs.OS(), b.TempDir()) })
+	b.Run("mem", func(b *testing.B) {
+		benchAppend(b, vfs.NewMem(), "/bench")
+	})
+}
+
+func BenchmarkRead(b *testing.B) {
+	for _, fs := range []struct {
+		name string
+		fs   func(b *testing.B) (vfs.FS, string)
+	}{
+		{"os", func(b *testing.B) (vfs.FS, string) { return vfs.OS(), b.TempDir() }},
+		{"mem", func(b *testing.B) (vfs.FS, string) { return vfs.NewMem(), "/bench" }},
+	} {
+		b.Run(fs.name, func(b *testing.B) {
+			fsys, dir := fs.fs(b)
+			clk := newClock()
+			cfg := DefaultConfig()
+			cfg.SegmentBytes = 16 << 20
+			l, err := Open(fsys, dir, cfg, Options{Now: clk.Now})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			batch := benchBatch(clk)
+			for range 2048 { // 32 MiB over 2 segments
+				if _, err := l.Append(batch, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			const fetch = 1 << 20
+			b.SetBytes(fetch)
+			b.ReportAllocs()
+			buf := make([]byte, 0, fetch+len(batch))
+			end := l.EndOffset()
+			off := int64(0)
+			b.ResetTimer()
+			for b.Loop() {
+				out, err := l.Read(buf[:0], off, fetch, end, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(out) == 0 {
+					off = 0
+					continue
+				}
+				off += int64(len(out)/len(batch)) * 16
+				if off >= end {
+					off = 0
+				}
+			}
+		})
+	}
+}
