@@ -74,7 +74,9 @@ func parseScanHeader(b []byte) (header, error) {
 	}
 	h.size = int(length) + batchOverhead
 	if h.magic != 2 {
-		return h, fmt.Errorf("%w: magic %d (only record batch v2 is supported)", ErrCorruptMessage, h.magic)
+		// A produce request may only carry magic 2 batches; anything else
+		// is rejected as an invalid record, not as corruption.
+		return h, fmt.Errorf("%w: magic %d (only record batch v2 is supported)", ErrInvalidRecord, h.magic)
 	}
 	if h.lastOffsetDelta < 0 {
 		return h, fmt.Errorf("%w: negative last offset delta %d", ErrCorruptMessage, h.lastOffsetDelta)

@@ -106,7 +106,7 @@
 //
 // Append validates every batch of the call before changing anything: length
 // within the bytes given and <= max.message.bytes (else ErrMessageTooLarge),
-// magic 2, CRC, recordCount > 0 and lastOffsetDelta == recordCount-1. For
+// magic 2 (else ErrInvalidRecord), CRC, recordCount > 0 and lastOffsetDelta == recordCount-1. For
 // uncompressed batches each record is parsed (without allocation) and the
 // offset deltas must run 0..n-1 and fill the batch exactly; compressed
 // batches are not decompressed. CreateTime timestamps (per record when

@@ -6,11 +6,11 @@ import (
 )
 
 // ErrCorruptMessage means a batch failed a structural check: truncated,
-// impossible length, unknown magic or a CRC mismatch. Kafka:
+// impossible length, malformed records or a CRC mismatch. Kafka:
 // CORRUPT_MESSAGE.
 var ErrCorruptMessage = errors.New("store/log: corrupt message")
 
-// ErrInvalidRecord means a batch is well formed but breaks a rule: no
+// ErrInvalidRecord means a batch breaks a rule: magic other than 2, no
 // records, record count and offset deltas disagree, or an unknown
 // compression codec. Kafka: INVALID_RECORD.
 var ErrInvalidRecord = errors.New("store/log: invalid record")

@@ -119,7 +119,7 @@ func TestValidation(t *testing.T) {
 		{"crc", corrupt, ErrCorruptMessage},
 		{"truncated", good[:len(good)-1], ErrCorruptMessage},
 		{"trailing bytes", append(append([]byte(nil), good...), 1, 2, 3), ErrCorruptMessage},
-		{"magic", badMagic, ErrCorruptMessage},
+		{"magic", badMagic, ErrInvalidRecord},
 		{"count", logtest.Batch(), ErrInvalidRecord},
 		{"offset delta", badDelta, ErrInvalidRecord},
 		{"too large", e.batch(3, 1000), ErrMessageTooLarge},
