@@ -303,11 +303,11 @@ func (r *recordReader) bytes(nullable bool) {
 }
 
 // firstRecordAtOrAfterFrom returns the offset delta and timestamp of the
-// first record with offset delta >= from in an uncompressed CreateTime batch
-// whose timestamp is >= ts. Malformed records end the search.
-func firstRecordAtOrAfterFrom(batch []byte, ts int64, from int32) (int32, int64, bool) {
-	baseTs := int64(binary.BigEndian.Uint64(batch[offBaseTimestamp:]))
-	b := batch[batchHeaderSize:]
+// first record with offset delta >= from and timestamp >= ts among the
+// uncompressed records of a CreateTime batch with base timestamp baseTs.
+// Malformed records end the search.
+func firstRecordAtOrAfterFrom(records []byte, baseTs, ts int64, from int32) (int32, int64, bool) {
+	b := records
 	for len(b) > 0 {
 		length, n := binary.Varint(b)
 		if n <= 0 || length < 0 || length > int64(len(b)-n) {

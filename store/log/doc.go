@@ -48,7 +48,10 @@
 // key, valueLength varint (-1 null), value. Varints are zig-zag encoded.
 //
 // The base offset and leader epoch precede the CRC, so patching them keeps
-// the producer's CRC valid. Batches never straddle segments.
+// the producer's CRC valid. Batches never straddle segments. Records stay
+// compressed on disk; only OffsetForTimestamp decompresses (gzip, snappy
+// raw or xerial-framed, lz4 frame, zstd; at most 64 MiB per batch) to
+// answer at record level.
 //
 // # .index: offset index, 8-byte entries
 //

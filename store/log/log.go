@@ -48,6 +48,8 @@ type Log struct {
 	}
 	// Readers of these use rmu, so Segments/LeaderEpochs do not wait on a
 	// long write.
+	dec decompressor
+
 	rmu struct {
 		sync.RWMutex
 		epochs []EpochEntry
@@ -809,9 +811,10 @@ func growLen(b []byte, n int) []byte {
 
 // OffsetForTimestamp returns the earliest offset whose record timestamp is
 // >= ts, with that timestamp; ok is false when no record qualifies.
-// Uncompressed CreateTime batches are resolved to the record; for
-// LogAppendTime and compressed batches the batch's first offset and max
-// timestamp stand for its records.
+// CreateTime batches are resolved to the record (compressed ones are
+// decompressed for this, up to 64 MiB); in LogAppendTime batches every
+// record has the batch's time, so the batch's first offset answers. A batch
+// that cannot be decompressed is answered the same way.
 func (l *Log) OffsetForTimestamp(ts int64) (int64, int64, bool, error) {
 	start := l.start.Load()
 	segs := l.segments()
@@ -849,7 +852,8 @@ func (l *Log) offsetForTimestampIn(s *segment, ts, start int64) (int64, int64, b
 			return 0, 0, false, err
 		}
 		if h.lastOffset() >= start && h.maxTimestamp >= ts {
-			if h.attributes&(attrCompressionMask|attrLogAppendTime) != 0 {
+			if h.attributes&attrLogAppendTime != 0 {
+				// Every record carries the batch's append time.
 				return max(h.baseOffset, start), h.maxTimestamp, true, nil
 			}
 			if cap(batch) < h.size {
@@ -859,9 +863,19 @@ func (l *Log) offsetForTimestampIn(s *segment, ts, start int64) (int64, int64, b
 			if err := readFull(s.log, batch, pos); err != nil {
 				return 0, 0, false, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
 			}
+			records := batch[batchHeaderSize:]
+			if codec := h.attributes & attrCompressionMask; codec != 0 {
+				dec, err := l.dec.decompress(codec, records)
+				if err != nil {
+					// Answer for the batch as a whole rather than fail.
+					l.logger.Warn("cannot decompress batch for a timestamp lookup", "offset", h.baseOffset, "err", err)
+					return max(h.baseOffset, start), h.maxTimestamp, true, nil
+				}
+				records = dec
+			}
 			// Records below the log start are skipped.
 			for d := int32(0); ; {
-				delta, rts, ok := firstRecordAtOrAfterFrom(batch, ts, d)
+				delta, rts, ok := firstRecordAtOrAfterFrom(records, h.baseTimestamp, ts, d)
 				if !ok {
 					break
 				}
@@ -1211,6 +1225,7 @@ func (l *Log) Close() error {
 		err = l.flushLocked()
 	}
 	l.mu.closed = true
+	l.dec.close()
 	for _, s := range l.segments() {
 		s.release()
 	}

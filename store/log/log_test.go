@@ -533,3 +533,45 @@ func TestTruncate(t *testing.T) {
 		t.Fatalf("append at %d", r.FirstOffset)
 	}
 }
+
+func TestOffsetForTimestampCompressed(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		codec int8
+		raw   bool
+	}{{"gzip", 1, false}, {"snappy-xerial", 2, false}, {"snappy-raw", 2, true}, {"lz4", 3, false}, {"zstd", 4, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			l := e.open(0)
+			defer l.Close()
+			t0 := e.clk.Ms()
+			recs := logtest.Values(4, 300)
+			for i := range recs {
+				recs[i].TimestampDelta = int64(10 * i)
+			}
+			mustAppend(t, l, e.batch(1, 10), 0)
+			mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: t0, Compression: c.codec, RawSnappy: c.raw}, recs...), 0)
+			off, ts, ok, err := l.OffsetForTimestamp(t0 + 15)
+			if err != nil || !ok || off != 3 || ts != t0+20 {
+				t.Fatalf("got %d@%d %v %v, want 3@+20", off, ts-t0, ok, err)
+			}
+			if _, err := l.Read(nil, 1, 1<<20, l.EndOffset(), false); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestOffsetForTimestampLogAppendTime(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.LogAppendTime = true
+	l := e.open(0)
+	defer l.Close()
+	mustAppend(t, l, e.batch(3, 10), 0)
+	e.clk.Advance(time.Second)
+	mustAppend(t, l, e.batch(3, 10), 0)
+	off, ts, ok, err := l.OffsetForTimestamp(e.clk.Ms() - 10)
+	if err != nil || !ok || off != 3 || ts != e.clk.Ms() {
+		t.Fatalf("got %d@%d %v %v", off, ts, ok, err)
+	}
+}

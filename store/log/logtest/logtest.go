@@ -15,6 +15,11 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"time"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/snappy/xerial"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 // Record is one record of a batch.
@@ -36,9 +41,11 @@ type Header struct {
 // non-transactional batch timestamped now, without producer ID.
 type Options struct {
 	BaseTimestamp int64 // ms; 0 means time.Now
-	// Compression is the codec in the attributes: 0 none, 1 gzip. Other
-	// codecs are not produced by this package.
+	// Compression is the codec: 0 none, 1 gzip, 2 snappy (xerial framed as
+	// the Java client writes it; unframed with RawSnappy), 3 lz4 (frame
+	// format), 4 zstd.
 	Compression   int8
+	RawSnappy     bool
 	LogAppendTime bool
 	Transactional bool
 	Control       bool
@@ -83,13 +90,7 @@ func BatchWith(o Options, records ...Record) []byte {
 		body = appendRecord(body, int32(i), r)
 		maxTs = max(maxTs, base+r.TimestampDelta)
 	}
-	if o.Compression == 1 {
-		var buf bytes.Buffer
-		w := gzip.NewWriter(&buf)
-		_, _ = w.Write(body)
-		_ = w.Close()
-		body = buf.Bytes()
-	}
+	body = compress(o, body)
 	var attrs uint16 = uint16(o.Compression) & 0x07
 	if o.LogAppendTime {
 		attrs |= 0x08
@@ -126,6 +127,37 @@ func BatchWith(o Options, records ...Record) []byte {
 // Reseal recomputes the CRC of a single batch after a test modified it.
 func Reseal(batch []byte) {
 	binary.BigEndian.PutUint32(batch[17:], crc32.Checksum(batch[21:], castagnoli))
+}
+
+func compress(o Options, body []byte) []byte {
+	var buf bytes.Buffer
+	switch o.Compression {
+	case 0:
+		return body
+	case 1:
+		w := gzip.NewWriter(&buf)
+		_, _ = w.Write(body)
+		_ = w.Close()
+	case 2:
+		if o.RawSnappy {
+			return s2.EncodeSnappy(nil, body)
+		}
+		return xerial.Encode(nil, body)
+	case 3:
+		w := lz4.NewWriter(&buf)
+		_, _ = w.Write(body)
+		_ = w.Close()
+	case 4:
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			panic(err) // only with invalid options, which are fixed here
+		}
+		defer enc.Close()
+		return enc.EncodeAll(body, nil)
+	default:
+		return body
+	}
+	return buf.Bytes()
 }
 
 func appendRecord(dst []byte, offsetDelta int32, r Record) []byte {
