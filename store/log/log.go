@@ -49,6 +49,9 @@ type Log struct {
 	// Readers of these use rmu, so Segments/LeaderEpochs do not wait on a
 	// long write.
 	dec decompressor
+	// epochsRebuilt is set during Open when recovery changed the epoch
+	// cache, so that it is written back.
+	epochsRebuilt bool
 
 	rmu struct {
 		sync.RWMutex
@@ -160,6 +163,14 @@ func (l *Log) load(opts Options) error {
 			}
 		}
 	}
+	// The epoch cache is read first: recovery extends it from the leader
+	// epochs of the batches it re-scans.
+	epochs, err := readEpochs(l.fs, path.Join(l.dir, LeaderEpochCheckpointFile))
+	if err != nil {
+		l.logger.Warn("leader epoch checkpoint unreadable, rebuilding from recovered batches", "err", err)
+		epochs, l.epochsRebuilt = nil, true
+	}
+	l.mu.epochs = epochs
 	now := l.now()
 	cfg := l.mu.cfg
 	var segs []*segment
@@ -231,15 +242,9 @@ func (l *Log) load(opts Options) error {
 	l.mu.recoveryPoint = end
 	l.mu.lastFlush = now
 
-	epochs, err := readEpochs(l.fs, path.Join(l.dir, LeaderEpochCheckpointFile))
-	if err != nil {
-		l.logger.Warn("leader epoch checkpoint unreadable, starting empty", "err", err)
-		epochs = nil
-	}
-	l.mu.epochs = epochs
 	changed := l.truncateEpochsFromEndLocked(end)
 	changed = l.truncateEpochsFromStartLocked(start) || changed
-	if changed || err != nil {
+	if changed || l.epochsRebuilt {
 		if err := l.writeEpochsLocked(); err != nil {
 			return err
 		}
@@ -324,7 +329,13 @@ func (l *Log) recoverSegment(s *segment, verify bool, cfg Config) (bool, error) 
 		l.logger.Warn("index inconsistent, rebuilding", "segment", s.base)
 	}
 	var good int64
-	good, l.mu.buf, err = s.scan(size, true, int64(cfg.IndexIntervalBytes), l.mu.buf)
+	good, l.mu.buf, err = s.scan(size, true, int64(cfg.IndexIntervalBytes), l.mu.buf, func(epoch int32, base int64) {
+		es := l.mu.epochs
+		if epoch >= 0 && (len(es) == 0 || epoch > es[len(es)-1].Epoch) {
+			l.mu.epochs = append(es, EpochEntry{Epoch: epoch, StartOffset: base})
+			l.epochsRebuilt = true
+		}
+	})
 	truncated := false
 	if err != nil {
 		if !errors.Is(err, errTornTail) {
@@ -337,6 +348,11 @@ func (l *Log) recoverSegment(s *segment, verify bool, cfg Config) (bool, error) 
 		truncated = true
 	}
 	s.size.Store(good)
+	// Like a cleanly closed segment, end the time index with the largest
+	// timestamp.
+	s.imu.Lock()
+	s.maybeAppendTimeLocked()
+	s.imu.Unlock()
 	if l.mu.buf, err = s.rewriteIndexesLocked(l.mu.buf); err != nil {
 		return false, err
 	}
@@ -1059,7 +1075,7 @@ func (l *Log) Truncate(offset int64) error {
 		return l.failLocked("sync", fmt.Errorf("sync segment %d: %w", s.base, err))
 	}
 	var good int64
-	good, l.mu.buf, err = s.scan(pos, false, int64(l.mu.cfg.IndexIntervalBytes), l.mu.buf)
+	good, l.mu.buf, err = s.scan(pos, false, int64(l.mu.cfg.IndexIntervalBytes), l.mu.buf, nil)
 	if err != nil {
 		return l.failLocked("read", err)
 	}

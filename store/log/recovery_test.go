@@ -302,3 +302,26 @@ func TestFlushMessages(t *testing.T) {
 		t.Fatalf("recovery point %d after flush.messages", l.RecoveryPoint())
 	}
 }
+
+func TestRecoveryRebuildsLeaderEpochs(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	mustAppend(t, l, e.batch(2, 10), 1)
+	mustAppend(t, l, e.batch(2, 10), 4)
+	mustAppend(t, l, e.batch(2, 10), 4)
+	mustAppend(t, l, e.batch(1, 10), 7)
+	_ = l.Close()
+	if err := e.fs.Remove("/data/t-0/" + LeaderEpochCheckpointFile); err != nil {
+		t.Fatal(err)
+	}
+	l = e.open(0) // unclean: everything re-scanned
+	defer l.Close()
+	want := []EpochEntry{{1, 0}, {4, 2}, {7, 6}}
+	if got := l.LeaderEpochs(); !equalEpochs(got, want) {
+		t.Fatalf("epochs %v", got)
+	}
+	b, err := readFile(e.fs, "/data/t-0/"+LeaderEpochCheckpointFile, 1000)
+	if err != nil || string(b) != "0\n3\n1 0\n4 2\n7 6\n" {
+		t.Fatalf("checkpoint not rewritten: %q %v", b, err)
+	}
+}

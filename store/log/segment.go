@@ -1,6 +1,7 @@
 package log
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -197,7 +198,10 @@ var errTornTail = errors.New("torn tail")
 // corrupt batch stops the walk with an error wrapping errTornTail (and the
 // reason). minBase is the smallest acceptable base offset of the first
 // batch.
-func (s *segment) scan(fileSize int64, verify bool, intervalBytes int64, buf []byte) (int64, []byte, error) {
+//
+// onBatch, when not nil, sees each good batch's partition leader epoch and
+// base offset (recovery rebuilds the leader epoch cache from them).
+func (s *segment) scan(fileSize int64, verify bool, intervalBytes int64, buf []byte, onBatch func(epoch int32, base int64)) (int64, []byte, error) {
 	s.imu.Lock()
 	s.imu.offsets, s.imu.times = s.imu.offsets[:0], s.imu.times[:0]
 	s.imu.Unlock()
@@ -241,6 +245,9 @@ func (s *segment) scan(fileSize int64, verify bool, intervalBytes int64, buf []b
 		// Gaps between batches are legal (compaction); the batch keeps its
 		// own base offset.
 		s.appendIndexesLocked(pos, &info, h.baseOffset, intervalBytes)
+		if onBatch != nil {
+			onBatch(int32(binary.BigEndian.Uint32(hdr[offLeaderEpoch:])), h.baseOffset)
+		}
 		pos += int64(h.size)
 	}
 	return pos, buf, nil
