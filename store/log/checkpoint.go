@@ -209,10 +209,11 @@ func readOffsetCheckpoint(fsys vfs.FS, name string) (map[TopicPartition]int64, e
 	return m, nil
 }
 
-// encodePartitionMetadata writes partition.metadata as Kafka does; the topic
-// ID is base64 URL encoding without padding.
+// encodePartitionMetadata writes partition.metadata as Kafka does: two
+// lines, the second without a final newline; the topic ID is base64 URL
+// encoding without padding.
 func encodePartitionMetadata(id [16]byte) []byte {
-	return []byte("version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]) + "\n")
+	return []byte("version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]))
 }
 
 func parsePartitionMetadata(b []byte) ([16]byte, error) {

@@ -101,7 +101,8 @@
 //	orders 0 1500      topic partition offset
 //	orders 1 1432
 //
-// Text files end every line with "\n". Every checkpoint file is replaced
+// Text files end every line with "\n", except partition.metadata, whose
+// last line has none. Every checkpoint file is replaced
 // atomically: written to "<name>.tmp", fsynced, renamed over the old file,
 // and the directory fsynced.
 //

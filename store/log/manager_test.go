@@ -42,7 +42,7 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta, _ := readFile(fsys, "/data/orders-3/"+PartitionMetadataFile, 100)
-	if string(meta) != "version: 0\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA\n" {
+	if string(meta) != "version: 0\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA" {
 		t.Fatalf("partition.metadata %q", meta)
 	}
 	// Unrelated entries are ignored on open.
