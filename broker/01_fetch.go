@@ -120,6 +120,9 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			// An empty record set, never a null one: librdkafka rejects
+			// a null set in a partition without an error.
+			sp.RecordBatches = []byte{}
 			if topicErr != nil {
 				sp.ErrorCode = topicErr.Code
 				stop = true

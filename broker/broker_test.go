@@ -281,7 +281,7 @@ func TestProduceRejectsInvalidBatches(t *testing.T) {
 		{"magic", badMagic, kerr.InvalidRecord},
 		{"too large", big, kerr.MessageTooLarge},
 		{"truncated", good[:len(good)-3], kerr.CorruptMessage},
-		{"empty", nil, kerr.CorruptMessage},
+		{"empty", nil, kerr.InvalidRecord},
 	}
 	for _, c := range cases {
 		p := produceRaw(ctx, t, cl, "t", 0, append([]byte(nil), c.batch...))
@@ -692,4 +692,3 @@ func TestRestartKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-

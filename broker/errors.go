@@ -50,6 +50,9 @@ var errorCodes = []struct {
 	{controller.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{controller.ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor},
 	{controller.ErrInvalidConfig, kerr.InvalidConfig},
+	{controller.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
+	{controller.ErrInvalidRequest, kerr.InvalidRequest},
+	{controller.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
 	{controller.ErrNotController, kerr.NotController},
 	{controller.ErrClosed, kerr.NotController},
 }

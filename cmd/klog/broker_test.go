@@ -16,6 +16,12 @@ func startBroker(t *testing.T) (bootstrap string) {
 	return brokertest.Start(t).Addr()
 }
 
+// startBrokerWith is startBroker with node options (broker configs).
+func startBrokerWith(t *testing.T, opts ...brokertest.Option) (bootstrap string) {
+	t.Helper()
+	return brokertest.Start(t, opts...).Addr()
+}
+
 // startKfake starts franz-go's kfake broker, for the CLI features whose
 // broker side klog does not have yet: consumer groups (-g) and
 // transactions. The consumer-groups and transactions issues move these

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // defaultMaxMessageBytes is the broker default of max.message.bytes; input
@@ -168,6 +170,11 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 	}
 	defer cl.Close()
 	details, err := topicPartitions(ctx, kadm.NewClient(cl), []string{o.topic})
+	if errors.Is(err, ErrTopicNotFound) {
+		// Like Kafka's own producers, ask the broker to create the topic;
+		// it does so when auto.create.topics.enable is true.
+		details, err = autoCreateTopic(ctx, cl, o.topic)
+	}
 	if err != nil {
 		return err
 	}
@@ -410,4 +417,28 @@ func (p *explicitTopicPartitioner) OnNewBatch() {
 	if nb, ok := p.inner.(kgo.TopicPartitionerOnNewBatch); ok {
 		nb.OnNewBatch()
 	}
+}
+
+// autoCreateTopic asks the cluster to auto-create topic through a Metadata
+// request that allows it, and returns the topic's details once it exists.
+func autoCreateTopic(ctx context.Context, cl *kgo.Client, topic string) (map[string]kadm.TopicDetail, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	req.AllowAutoTopicCreation = true
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	if len(resp.Topics) != 1 {
+		return nil, fmt.Errorf("topic %q: %w", topic, ErrTopicNotFound)
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return nil, fmt.Errorf("topic %q: %w (and the cluster does not auto-create topics)", topic, ErrTopicNotFound)
+		}
+		return nil, fmt.Errorf("topic %q: %w", topic, err)
+	}
+	return topicPartitions(ctx, kadm.NewClient(cl), []string{topic})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/klogdev/klog/broker/brokertest"
 	"slices"
 	"strings"
 	"testing"
@@ -128,7 +129,15 @@ func TestProduceFailures(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b, "small", 2)
 
-	r := klogRun(t, b, "x\n", "produce", "missing")
+	// A missing topic is auto-created, as Kafka's producers do, when the
+	// cluster allows it...
+	mustRun(t, b, "x\n", "produce", "fresh", "-q")
+	if r := mustRun(t, b, "", "consume", "fresh", "-e"); r.stdout != "x\n" {
+		t.Errorf("auto-created topic holds %q", r.stdout)
+	}
+	// ...and is an error naming the topic when it does not.
+	strict := startBrokerWith(t, brokertest.Config("auto.create.topics.enable", "false"))
+	r := klogRun(t, strict, "x\n", "produce", "missing")
 	if r.code != 1 || !strings.Contains(r.stderr, `"missing"`) {
 		t.Errorf("missing topic: exit %d, stderr %q", r.code, r.stderr)
 	}
