@@ -21,6 +21,11 @@ func errorCode(err error) int16 {
 	if errors.As(err, &ke) {
 		return ke.Code
 	}
+	var ioErr *log.IOError
+	if errors.As(err, &ioErr) {
+		// The log refuses appends after a write or fsync error.
+		return kerr.KafkaStorageError.Code
+	}
 	for _, m := range errorCodes {
 		if errors.Is(err, m.err) {
 			return m.code.Code
