@@ -54,16 +54,36 @@ func (n *Node) nextProducerID(ctx context.Context) (int64, error) {
 	p := &n.producerIDs
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.next >= p.end {
-		ctx, cancel := requestContext(ctx, 10000)
-		defer cancel()
-		first, err := n.ctrl.AllocateProducerIDs(ctx, producerIDBlock)
-		if err != nil {
-			return 0, fmt.Errorf("allocate producer ids: %w", err)
-		}
-		p.next, p.end = first, first+producerIDBlock
+	if err := n.refillProducerIDsLocked(ctx); err != nil {
+		return 0, err
 	}
 	id := p.next
 	p.next++
 	return id, nil
+}
+
+// prefetchProducerIDs allocates the first block when the node starts, so
+// that a producer's first InitProducerID does not wait for a Raft commit.
+func (n *Node) prefetchProducerIDs() {
+	defer n.wg.Done()
+	n.producerIDs.mu.Lock()
+	defer n.producerIDs.mu.Unlock()
+	if err := n.refillProducerIDsLocked(n.ctx); err != nil && n.ctx.Err() == nil {
+		n.logger.Warn("allocate producer ids", "err", err)
+	}
+}
+
+func (n *Node) refillProducerIDsLocked(ctx context.Context) error {
+	p := &n.producerIDs
+	if p.next < p.end {
+		return nil
+	}
+	ctx, cancel := requestContext(ctx, 10000)
+	defer cancel()
+	first, err := n.ctrl.AllocateProducerIDs(ctx, producerIDBlock)
+	if err != nil {
+		return fmt.Errorf("allocate producer ids: %w", err)
+	}
+	p.next, p.end = first, first+producerIDBlock
+	return nil
 }

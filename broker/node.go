@@ -161,10 +161,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.reconcile()
 
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.acceptLoop()
 	go n.watchMetadata()
 	go n.maintainLogs()
+	go n.prefetchProducerIDs()
 	logger.Info("node ready", "node", cfg.NodeID, "listen", ln.Addr().String(), "advertise", net.JoinHostPort(host, strconv.Itoa(int(port))))
 	return n, nil
 }

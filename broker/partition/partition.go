@@ -144,13 +144,19 @@ func (p *Partition) Append(batches []byte) (log.AppendResult, error) {
 	waiters := p.mu.waiters
 	p.mu.waiters = nil
 	p.mu.Unlock()
+	wake(waiters)
+	return res, nil
+}
+
+// wake signals each waiter without blocking; a waiter's channel has room
+// for one signal, and one is all it needs.
+func wake(waiters []chan<- struct{}) {
 	for _, w := range waiters {
 		select {
 		case w <- struct{}{}:
 		default:
 		}
 	}
-	return res, nil
 }
 
 // Read appends whole batches starting at offset to dst, up to the bound
@@ -216,10 +222,5 @@ func (p *Partition) Close() {
 	waiters := p.mu.waiters
 	p.mu.waiters = nil
 	p.mu.Unlock()
-	for _, w := range waiters {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
+	wake(waiters)
 }
