@@ -133,9 +133,30 @@ func (osFS) SyncDir(dir string) error {
 
 // osFile tracks the end of the file itself so that Write is a single pwrite
 // at the end while WriteAt stays usable (O_APPEND forbids WriteAt).
+//
+// Appends also reserve disk blocks ahead of the end of the file (see
+// preallocate), in steps that grow with the file from 64 KiB to 8 MiB, so a
+// small file wastes little and a large one allocates rarely.
 type osFile struct {
-	f   *os.File
-	end int64 // only touched by the single writer
+	f        *os.File
+	end      int64 // only touched by the single writer
+	reserved int64 // blocks are reserved up to here
+}
+
+const (
+	minReserve = 64 << 10
+	maxReserve = 8 << 20
+)
+
+func (o *osFile) reserve(upTo int64) {
+	if upTo <= o.reserved {
+		return
+	}
+	step := min(max(o.end, minReserve), maxReserve)
+	from := max(o.reserved, o.end)
+	n := max(upTo-from, step)
+	preallocate(o.f, from, n)
+	o.reserved = from + n
 }
 
 func (o *osFile) ReadAt(p []byte, off int64) (int, error) { return o.f.ReadAt(p, off) }
@@ -149,6 +170,7 @@ func (o *osFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (o *osFile) Write(p []byte) (int, error) {
+	o.reserve(o.end + int64(len(p)))
 	n, err := o.f.WriteAt(p, o.end)
 	o.end += int64(n)
 	return n, err
@@ -161,6 +183,7 @@ func (o *osFile) Truncate(size int64) error {
 		return err
 	}
 	o.end = size
+	o.reserved = 0 // truncation may have released the reservation
 	return nil
 }
 
