@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every smoke test against one "klog up --memory" node.
 #   scripts/smoke/run.sh path/to/klog
-# Prints one PASS/FAIL line per test; exits non-zero if any failed.
+# Prints one PASS/FAIL/SKIP line per test; exits non-zero if any failed. A test
+# that exits 77 is skipped (it prints its reason as a line starting "SKIP").
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
@@ -13,6 +14,8 @@ tests=(
   "kcat:$here/kcat.sh"
   "confluent-kafka-python:$here/confluent_kafka.sh"
   "kafka-python:$here/kafka_python.sh"
+  "confluent-kafka-python-groups:$here/confluent_kafka_groups.sh"
+  "confluent-kafka-python-kip848:$here/confluent_kafka_kip848.sh"
   # --- kafkajs (npm) goes here once it is installed by scripts/test.sh ---
 )
 
@@ -26,6 +29,7 @@ trap 'exit 130' INT TERM
 
 passed=0
 failed=0
+skipped=0
 if ! smoke_start_broker "$bin" "$work"; then
   echo "FAIL smoke: broker start"
   echo "smoke: 0 passed, 1 failed"
@@ -37,13 +41,18 @@ for t in "${tests[@]}"; do
   name=${t%%:*}
   cmd=${t#*:}
   start=$SECONDS
-  if BROKERS=$SMOKE_BROKERS "$cmd" >"$work/$name.log" 2>&1; then
-    sed 's/^/    /' "$work/$name.log"
+  rc=0
+  BROKERS=$SMOKE_BROKERS "$cmd" >"$work/$name.log" 2>&1 || rc=$?
+  sed 's/^/    /' "$work/$name.log"
+  if [ "$rc" -eq 0 ]; then
     echo "PASS smoke/$name ($((SECONDS - start))s)"
     passed=$((passed + 1))
+  elif [ "$rc" -eq 77 ]; then
+    reason=$(grep -m 1 '^SKIP' "$work/$name.log" | sed 's/^SKIP[^:]*: *//')
+    echo "SKIP smoke/$name (${reason:-no reason given})"
+    skipped=$((skipped + 1))
   else
-    sed 's/^/    /' "$work/$name.log"
-    echo "FAIL smoke/$name ($((SECONDS - start))s)"
+    echo "FAIL smoke/$name ($((SECONDS - start))s, exit $rc)"
     failed=$((failed + 1))
   fi
   if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
@@ -68,5 +77,5 @@ fi
 if [ "$failed" -gt 0 ] && [ "${KLOG_SMOKE_LOG:-0}" = 1 ]; then
   smoke_dump_broker_log "$work"
 fi
-echo "smoke: $passed passed, $failed failed"
+echo "smoke: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
