@@ -79,11 +79,22 @@ else
 fi
 
 # --- npm (JavaScript clients) ----------------------------------------------
-# >>> kafkajs: install nodejs/npm via apt above and run "npm ci" in
-# >>> scripts/smoke/js here, guarded by KLOG_SKIP_NPM; then add its smoke test
-# >>> to the list in scripts/smoke/run.sh.
+# kafkajs for scripts/smoke/kafkajs_groups.sh, pinned by package-lock.json in
+# the repo root and installed into node_modules/ there.
+install_npm() {
+  if ! command -v npm >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update -q &&
+      as_root apt-get install -y -q --no-install-recommends nodejs npm || return 1
+  fi
+  npm ci --no-audit --no-fund
+}
 if skipped "${KLOG_SKIP_NPM:-0}"; then
   skip deps/npm "KLOG_SKIP_NPM=1"
+elif [ ! -f package-lock.json ]; then
+  skip deps/npm "no package-lock.json"
+else
+  run_stage deps/npm install_npm
 fi
 
 # --- lint -----------------------------------------------------------------

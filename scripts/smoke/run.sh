@@ -16,7 +16,7 @@ tests=(
   "kafka-python:$here/kafka_python.sh"
   "confluent-kafka-python-groups:$here/confluent_kafka_groups.sh"
   "confluent-kafka-python-kip848:$here/confluent_kafka_kip848.sh"
-  # --- kafkajs (npm) goes here once it is installed by scripts/test.sh ---
+  "kafkajs-groups:$here/kafkajs_groups.sh"
 )
 
 work=$(mktemp -d)
