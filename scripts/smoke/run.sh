@@ -16,6 +16,7 @@ tests=(
   "kafka-python:$here/kafka_python.sh"
   "confluent-kafka-python-groups:$here/confluent_kafka_groups.sh"
   "confluent-kafka-python-kip848:$here/confluent_kafka_kip848.sh"
+  "kafka-python-groups:$here/kafka_python_groups.sh"
   "kafkajs-groups:$here/kafkajs_groups.sh"
 )
 
