@@ -1,0 +1,13 @@
+package group
+
+import "errors"
+
+// ErrClosed is returned when the coordinator has been closed.
+var ErrClosed = errors.New("group: coordinator closed")
+
+// ErrBadRecord is returned when a __consumer_offsets record cannot be decoded.
+var ErrBadRecord = errors.New("group: undecodable __consumer_offsets record")
+
+// ErrNotLoaded is returned by LoadPartition when the partition was unloaded
+// while it was being replayed.
+var ErrNotLoaded = errors.New("group: partition unloaded during load")

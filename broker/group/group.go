@@ -1,0 +1,313 @@
+package group
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupType says which protocol a group speaks.
+type groupType int8
+
+const (
+	typeClassic  groupType = iota // JoinGroup/SyncGroup, and simple commits
+	typeConsumer                  // ConsumerGroupHeartbeat (KIP-848)
+)
+
+func (t groupType) String() string {
+	if t == typeConsumer {
+		return "consumer"
+	}
+	return "classic"
+}
+
+// classicState is the state of a classic group.
+type classicState int8
+
+const (
+	stateEmpty classicState = iota
+	statePreparingRebalance
+	stateCompletingRebalance
+	stateStable
+	stateDead
+)
+
+func (s classicState) String() string {
+	switch s {
+	case stateEmpty:
+		return "Empty"
+	case statePreparingRebalance:
+		return "PreparingRebalance"
+	case stateCompletingRebalance:
+		return "CompletingRebalance"
+	case stateStable:
+		return "Stable"
+	default:
+		return "Dead"
+	}
+}
+
+// offset is one committed offset.
+type offset struct {
+	Offset          int64
+	LeaderEpoch     int32
+	Metadata        string
+	CommitTimestamp int64 // unix millis
+}
+
+// group is the state of one group, owned by its actor goroutine.
+type group struct {
+	c    *Coordinator
+	a    *actor
+	id   string
+	part int32
+	typ  groupType
+
+	// Classic protocol.
+	state          classicState
+	protocolType   string
+	protocol       string
+	generation     int32
+	leader         string
+	members        map[string]*member   // by member id
+	pending        map[string]time.Time // member ids handed out by MEMBER_ID_REQUIRED, until their deadline
+	statics        map[string]string    // instance id -> member id
+	stateTime      time.Time            // when the group entered its state
+	joinDeadline   time.Time            // PreparingRebalance: when the join phase ends
+	initialJoin    bool                 // joinDeadline is the initial rebalance delay
+	newDuringDelay bool                 // a member joined during the current initial delay
+	initialMax     time.Time            // the initial delay never extends past this
+	syncDeadline   time.Time            // CompletingRebalance: members that have not synced by then are removed
+
+	// Consumer protocol.
+	cg *consumerGroup
+
+	offsets        map[string]map[int32]offset
+	nextRetention  time.Time
+	loadedMetadata bool // replay saw a live GroupMetadataValue
+}
+
+func (c *Coordinator) newGroup(id string, part int32) *group {
+	return &group{
+		c:             c,
+		id:            id,
+		part:          part,
+		members:       make(map[string]*member),
+		pending:       make(map[string]time.Time),
+		statics:       make(map[string]string),
+		offsets:       make(map[string]map[int32]offset),
+		stateTime:     c.now(),
+		nextRetention: c.now().Add(c.cfg.OffsetsRetentionCheckInterval),
+	}
+}
+
+func (g *group) now() time.Time { return g.c.now() }
+
+// isEmptyShell reports a replayed group that has nothing left.
+func (g *group) isEmptyShell() bool {
+	return !g.loadedMetadata && len(g.offsets) == 0
+}
+
+// reapable reports that the group holds nothing worth keeping: its actor may
+// exit and the group be forgotten.
+func (g *group) reapable() bool {
+	if g.state == stateDead {
+		return true
+	}
+	if g.typ == typeConsumer {
+		return g.cg.empty() && len(g.offsets) == 0
+	}
+	return g.state == stateEmpty && len(g.members) == 0 && len(g.pending) == 0 &&
+		len(g.offsets) == 0 && g.generation == 0 && g.protocolType == ""
+}
+
+// setState moves a classic group to s.
+func (g *group) setState(s classicState) {
+	g.state = s
+	g.stateTime = g.now()
+}
+
+// nextDeadline returns the earliest deadline of the group.
+func (g *group) nextDeadline() (time.Time, bool) {
+	var next time.Time
+	add := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	add(g.nextRetention)
+	add(g.joinDeadline)
+	add(g.syncDeadline)
+	for _, d := range g.pending {
+		add(d)
+	}
+	for _, m := range g.members {
+		if m.joinCh == nil {
+			add(m.heartbeatDeadline)
+		}
+	}
+	if g.cg != nil {
+		g.cg.deadlines(add)
+	}
+	return next, !next.IsZero()
+}
+
+// tick runs every deadline that is due.
+func (g *group) tick() {
+	now := g.now()
+	if g.state == stateDead {
+		return
+	}
+	for id, d := range g.pending {
+		if !now.Before(d) {
+			delete(g.pending, id)
+			g.maybeCompleteJoin()
+		}
+	}
+	for _, m := range g.sortedMembers() {
+		if m.joinCh == nil && !m.heartbeatDeadline.IsZero() && !now.Before(m.heartbeatDeadline) {
+			g.c.log.Info("group member session expired", "group", g.id, "member", m.id)
+			g.removeMember(m, "session timeout")
+		}
+	}
+	if !g.syncDeadline.IsZero() && !now.Before(g.syncDeadline) {
+		g.syncExpired()
+	}
+	if !g.joinDeadline.IsZero() && !now.Before(g.joinDeadline) {
+		g.joinDue()
+	}
+	if g.cg != nil {
+		g.cg.tick(now)
+	}
+	if !now.Before(g.nextRetention) {
+		g.expireOffsets(now)
+		g.nextRetention = now.Add(g.c.cfg.OffsetsRetentionCheckInterval)
+	}
+}
+
+// shutdown answers every waiting request: the coordinator moved.
+func (g *group) shutdown() {
+	for _, m := range g.members {
+		m.answerJoin(joinResult{code: kerr.NotCoordinator.Code})
+		m.answerSync(syncResult{code: kerr.NotCoordinator.Code})
+	}
+}
+
+// replayOffset applies one replayed offset record (nil value: tombstone).
+func (g *group) replayOffset(topic string, part int32, v *kmsg.OffsetCommitValue) {
+	if v == nil {
+		g.deleteOffset(topic, part)
+		return
+	}
+	epoch := v.LeaderEpoch
+	if v.Version < 3 {
+		epoch = -1 // older values carry no leader epoch
+	}
+	g.setOffset(topic, part, offset{Offset: v.Offset, LeaderEpoch: epoch, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp})
+}
+
+func (g *group) setOffset(topic string, part int32, o offset) {
+	ps := g.offsets[topic]
+	if ps == nil {
+		ps = make(map[int32]offset)
+		g.offsets[topic] = ps
+	}
+	ps[part] = o
+}
+
+func (g *group) deleteOffset(topic string, part int32) {
+	ps := g.offsets[topic]
+	delete(ps, part)
+	if len(ps) == 0 {
+		delete(g.offsets, topic)
+	}
+}
+
+// replayMetadata applies one replayed GroupMetadataValue (nil: tombstone).
+func (g *group) replayMetadata(v *kmsg.GroupMetadataValue) {
+	clear(g.members)
+	clear(g.statics)
+	g.protocol, g.leader, g.protocolType, g.generation = "", "", "", 0
+	if v == nil {
+		g.loadedMetadata = false
+		return
+	}
+	g.loadedMetadata = true
+	g.protocolType = v.ProtocolType
+	g.generation = v.Generation
+	if v.Protocol != nil {
+		g.protocol = *v.Protocol
+	}
+	if v.Leader != nil {
+		g.leader = *v.Leader
+	}
+	if v.CurrentStateTimestamp > 0 {
+		g.stateTime = time.UnixMilli(v.CurrentStateTimestamp)
+	}
+	for _, vm := range v.Members {
+		m := &member{
+			id:               vm.MemberID,
+			clientID:         vm.ClientID,
+			clientHost:       vm.ClientHost,
+			sessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+			rebalanceTimeout: time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond,
+			protocolType:     v.ProtocolType,
+			protocols:        []protocol{{name: g.protocol, metadata: vm.Subscription}},
+			assignment:       vm.Assignment,
+		}
+		if m.rebalanceTimeout <= 0 {
+			m.rebalanceTimeout = m.sessionTimeout
+		}
+		if vm.InstanceID != nil {
+			id := *vm.InstanceID
+			m.instanceID = &id
+			g.statics[id] = m.id
+		}
+		g.members[m.id] = m
+	}
+}
+
+// afterLoad puts a replayed group in the state it is served from: Empty
+// without members, else Stable with fresh session timers (members resume by
+// heartbeating, or rejoin).
+func (g *group) afterLoad(now time.Time) {
+	if len(g.members) == 0 {
+		g.state = stateEmpty
+		return
+	}
+	g.state = stateStable
+	for _, m := range g.members {
+		m.heartbeatDeadline = now.Add(m.sessionTimeout)
+	}
+}
+
+// metadataRecord encodes the group's current classic metadata.
+func (g *group) metadataRecord() Record {
+	v := kmsg.NewGroupMetadataValue()
+	v.Version = groupValueVersion
+	v.ProtocolType = g.protocolType
+	v.Generation = g.generation
+	if g.protocol != "" || len(g.members) > 0 {
+		p := g.protocol
+		v.Protocol = &p
+	}
+	if g.leader != "" {
+		l := g.leader
+		v.Leader = &l
+	}
+	v.CurrentStateTimestamp = g.stateTime.UnixMilli()
+	for _, m := range g.sortedMembers() {
+		vm := kmsg.NewGroupMetadataValueMember()
+		vm.MemberID = m.id
+		vm.InstanceID = m.instanceID
+		vm.ClientID = m.clientID
+		vm.ClientHost = m.clientHost
+		vm.RebalanceTimeoutMillis = int32(m.rebalanceTimeout / time.Millisecond)
+		vm.SessionTimeoutMillis = int32(m.sessionTimeout / time.Millisecond)
+		vm.Subscription = m.metadataFor(g.protocol)
+		vm.Assignment = m.assignment
+		v.Members = append(v.Members, vm)
+	}
+	return Record{Key: groupKey(g.id), Value: v.AppendTo(nil)}
+}

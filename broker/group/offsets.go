@@ -1,0 +1,453 @@
+package group
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (c *Coordinator) topics() map[string]TopicInfo {
+	if c.cfg.Topics == nil {
+		return nil
+	}
+	return c.cfg.Topics()
+}
+
+// topicByID finds a topic by its id.
+func topicByID(topics map[string]TopicInfo, id [16]byte) (TopicInfo, bool) {
+	for _, t := range topics {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return TopicInfo{}, false
+}
+
+// OffsetCommit stores a group's offsets; they are durable in
+// __consumer_offsets before the answer.
+func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, rt := range req.Topics {
+		t := kmsg.OffsetCommitResponseTopic{Topic: rt.Topic, TopicID: rt.TopicID}
+		for _, rp := range rt.Partitions {
+			t.Partitions = append(t.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: rp.Partition})
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	setAll := func(code int16) {
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				resp.Topics[i].Partitions[j].ErrorCode = code
+			}
+		}
+	}
+	if req.Group == "" {
+		setAll(kerr.InvalidGroupID.Code)
+		return resp
+	}
+	topics := c.topics()
+	_, code := c.run(ctx, req.Group, req.Generation < 0, func(g *group) {
+		if g == nil {
+			setAll(kerr.IllegalGeneration.Code)
+			return
+		}
+		if code := g.validateCommit(req); code != 0 {
+			setAll(code)
+			return
+		}
+		now := g.now().UnixMilli()
+		type pending struct {
+			code  *int16
+			topic string
+			part  int32
+			o     offset
+		}
+		var ok []pending
+		var records []Record
+		for i, rt := range req.Topics {
+			name := rt.Topic
+			if req.Version >= 10 {
+				t, found := topicByID(topics, rt.TopicID)
+				if !found {
+					for j := range resp.Topics[i].Partitions {
+						resp.Topics[i].Partitions[j].ErrorCode = kerr.UnknownTopicID.Code
+					}
+					continue
+				}
+				name = t.Name
+			}
+			info, known := topics[name]
+			for j, rp := range rt.Partitions {
+				code := &resp.Topics[i].Partitions[j].ErrorCode
+				switch {
+				case topics != nil && (!known || rp.Partition < 0 || rp.Partition >= info.Partitions):
+					*code = kerr.UnknownTopicOrPartition.Code
+					continue
+				case rp.Metadata != nil && len(*rp.Metadata) > maxMetadataBytes:
+					*code = kerr.OffsetMetadataTooLarge.Code
+					continue
+				}
+				o := offset{Offset: rp.Offset, LeaderEpoch: -1, CommitTimestamp: now}
+				if req.Version >= 6 {
+					o.LeaderEpoch = rp.LeaderEpoch
+				}
+				if rp.Metadata != nil {
+					o.Metadata = *rp.Metadata
+				}
+				ok = append(ok, pending{code, name, rp.Partition, o})
+				records = append(records, offsetRecord(g.id, name, rp.Partition, o))
+			}
+		}
+		if err := g.a.append(records); err != nil {
+			code := appendErrorCode(err)
+			for _, p := range ok {
+				*p.code = code
+			}
+			return
+		}
+		for _, p := range ok {
+			g.setOffset(p.topic, p.part, p.o)
+		}
+	})
+	if code != 0 && code != errGroupMissing {
+		setAll(code)
+	}
+	return resp
+}
+
+// validateCommit checks who may commit: members of the current generation
+// (or member epoch), or anyone with a negative generation while the group
+// is empty.
+func (g *group) validateCommit(req *kmsg.OffsetCommitRequest) int16 {
+	if g.typ == typeConsumer {
+		return g.cg.validateCommit(req)
+	}
+	if g.state == stateDead {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if req.Generation < 0 && g.state == stateEmpty {
+		return 0
+	}
+	if req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil {
+		if code := g.validateMember(req.MemberID, req.InstanceID); code != 0 {
+			return code
+		}
+	} else if g.state != stateEmpty {
+		return kerr.UnknownMemberID.Code
+	}
+	if req.Generation != g.generation {
+		return kerr.IllegalGeneration.Code
+	}
+	if g.state == stateCompletingRebalance {
+		return kerr.RebalanceInProgress.Code
+	}
+	if m := g.members[req.MemberID]; m != nil {
+		m.heartbeatDeadline = g.now().Add(m.sessionTimeout)
+	}
+	return 0
+}
+
+// fetchTopic is one topic of an OffsetFetch; nil partitions means all.
+type fetchTopic struct {
+	name       string
+	id         [16]byte
+	partitions []int32
+}
+
+// fetchedTopic is the answer for one topic.
+type fetchedTopic struct {
+	name       string
+	id         [16]byte
+	code       int16 // for every partition
+	partitions []fetchedPartition
+}
+
+type fetchedPartition struct {
+	partition int32
+	o         offset
+	found     bool
+}
+
+// OffsetFetch returns committed offsets, for one group (v0-7) or many (v8+).
+func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version < 8 {
+		var topics []fetchTopic
+		if req.Topics != nil {
+			topics = []fetchTopic{}
+			for _, t := range req.Topics {
+				topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
+			}
+		}
+		res, code := c.fetchGroup(ctx, req.Group, nil, -1, topics, req.Version)
+		resp.ErrorCode = code
+		for _, t := range res {
+			rt := kmsg.OffsetFetchResponseTopic{Topic: t.name}
+			for _, p := range t.partitions {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.partition, -1, -1, t.code
+				md := p.o.Metadata
+				rp.Metadata = &md
+				if p.found {
+					rp.Offset, rp.LeaderEpoch = p.o.Offset, p.o.LeaderEpoch
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		if req.Version < 2 && code != 0 {
+			for i := range resp.Topics {
+				for j := range resp.Topics[i].Partitions {
+					resp.Topics[i].Partitions[j].ErrorCode = code
+				}
+			}
+		}
+		return resp
+	}
+	for _, rg := range req.Groups {
+		var topics []fetchTopic
+		if rg.Topics != nil {
+			topics = []fetchTopic{}
+			for _, t := range rg.Topics {
+				topics = append(topics, fetchTopic{name: t.Topic, id: t.TopicID, partitions: t.Partitions})
+			}
+		}
+		res, code := c.fetchGroup(ctx, rg.Group, rg.MemberID, rg.MemberEpoch, topics, req.Version)
+		og := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
+		for _, t := range res {
+			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.name, TopicID: t.id}
+			for _, p := range t.partitions {
+				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.partition, -1, -1, t.code
+				md := p.o.Metadata
+				rp.Metadata = &md
+				if p.found {
+					rp.Offset, rp.LeaderEpoch = p.o.Offset, p.o.LeaderEpoch
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			og.Topics = append(og.Topics, rt)
+		}
+		resp.Groups = append(resp.Groups, og)
+	}
+	return resp
+}
+
+// fetchGroup reads one group's offsets; topics nil means every topic.
+func (c *Coordinator) fetchGroup(ctx context.Context, id string, memberID *string, memberEpoch int32, topics []fetchTopic, version int16) ([]fetchedTopic, int16) {
+	if id == "" && version >= 8 {
+		return nil, kerr.InvalidGroupID.Code
+	}
+	var all map[string]TopicInfo
+	if version >= 10 {
+		all = c.topics()
+	}
+	var out []fetchedTopic
+	var groupCode int16
+	_, code := c.run(ctx, id, false, func(g *group) {
+		if g != nil && g.typ == typeConsumer && memberID != nil {
+			if code := g.cg.validateFetch(*memberID, memberEpoch); code != 0 {
+				groupCode = code
+				return
+			}
+		}
+		var offsets map[string]map[int32]offset
+		if g != nil {
+			offsets = g.offsets
+		}
+		if topics == nil {
+			names := make([]string, 0, len(offsets))
+			for name := range offsets {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				ft := fetchedTopic{name: name}
+				if version >= 10 {
+					ft.id = all[name].ID
+				}
+				parts := make([]int32, 0, len(offsets[name]))
+				for p := range offsets[name] {
+					parts = append(parts, p)
+				}
+				sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
+				for _, p := range parts {
+					ft.partitions = append(ft.partitions, fetchedPartition{partition: p, o: offsets[name][p], found: true})
+				}
+				out = append(out, ft)
+			}
+			return
+		}
+		for _, t := range topics {
+			ft := fetchedTopic{name: t.name, id: t.id}
+			name := t.name
+			if version >= 10 {
+				info, ok := topicByID(all, t.id)
+				if !ok {
+					ft.code = kerr.UnknownTopicID.Code
+				}
+				name = info.Name
+			}
+			for _, p := range t.partitions {
+				o, ok := offsets[name][p]
+				ft.partitions = append(ft.partitions, fetchedPartition{partition: p, o: o, found: ok && ft.code == 0})
+			}
+			out = append(out, ft)
+		}
+	})
+	if code != 0 && code != errGroupMissing {
+		return nil, code
+	}
+	return out, groupCode
+}
+
+// OffsetDelete deletes a group's offsets for topics it is not subscribed to.
+func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if req.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	}
+	_, code := c.run(ctx, req.Group, false, func(g *group) {
+		if g == nil || g.state == stateDead {
+			resp.ErrorCode = kerr.GroupIDNotFound.Code
+			return
+		}
+		subscribed, code := g.subscribedTopics()
+		if code != 0 {
+			resp.ErrorCode = code
+			return
+		}
+		type del struct {
+			topic string
+			part  int32
+		}
+		var dels []del
+		var records []Record
+		for _, rt := range req.Topics {
+			t := kmsg.OffsetDeleteResponseTopic{Topic: rt.Topic}
+			for _, rp := range rt.Partitions {
+				p := kmsg.OffsetDeleteResponseTopicPartition{Partition: rp.Partition}
+				if subscribed[rt.Topic] {
+					p.ErrorCode = kerr.GroupSubscribedToTopic.Code
+				} else if _, ok := g.offsets[rt.Topic][rp.Partition]; ok {
+					dels = append(dels, del{rt.Topic, rp.Partition})
+					records = append(records, offsetTombstone(g.id, rt.Topic, rp.Partition))
+				}
+				t.Partitions = append(t.Partitions, p)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		if err := g.a.append(records); err != nil {
+			resp.ErrorCode = appendErrorCode(err)
+			resp.Topics = nil
+			return
+		}
+		for _, d := range dels {
+			g.deleteOffset(d.topic, d.part)
+		}
+	})
+	if code != 0 && code != errGroupMissing {
+		resp.ErrorCode = code
+	}
+	return resp
+}
+
+// subscribedTopics returns the topics the group's members subscribe to; a
+// non-empty classic group that does not use the consumer protocol cannot
+// say, and answers NON_EMPTY_GROUP.
+func (g *group) subscribedTopics() (map[string]bool, int16) {
+	out := make(map[string]bool)
+	if g.typ == typeConsumer {
+		g.cg.subscribed(out)
+		return out, 0
+	}
+	if g.state == stateEmpty {
+		return out, 0
+	}
+	if g.protocolType != "consumer" {
+		return nil, kerr.NonEmptyGroup.Code
+	}
+	for _, m := range g.members {
+		var md kmsg.ConsumerMemberMetadata
+		if err := md.ReadFrom(m.metadataFor(g.protocol)); err != nil {
+			return nil, kerr.NonEmptyGroup.Code
+		}
+		for _, t := range md.Topics {
+			out[t] = true
+		}
+	}
+	return out, 0
+}
+
+// expireOffsets deletes offsets past offsets.retention: every offset of an
+// empty group (counted from when it became empty, or from the commit for
+// groups that never had members), and offsets of topics a non-empty group
+// no longer subscribes to (counted from the commit). An empty group left
+// without offsets is deleted.
+func (g *group) expireOffsets(now time.Time) {
+	retention := g.c.cfg.OffsetsRetention
+	empty := g.typ == typeClassic && g.state == stateEmpty || g.typ == typeConsumer && g.cg.empty()
+	var subscribed map[string]bool
+	if !empty {
+		var code int16
+		if subscribed, code = g.subscribedTopics(); code != 0 {
+			return // cannot tell which topics are unused
+		}
+		if g.typ == typeClassic && g.state != stateStable {
+			return
+		}
+	}
+	type key struct {
+		topic string
+		part  int32
+	}
+	var expired []key
+	var records []Record
+	for topic, parts := range g.offsets {
+		if subscribed[topic] {
+			continue
+		}
+		for p, o := range parts {
+			base := time.UnixMilli(o.CommitTimestamp)
+			if empty && g.typ == typeClassic && g.protocolType != "" {
+				base = g.stateTime
+			}
+			if !now.Before(base.Add(retention)) {
+				expired = append(expired, key{topic, p})
+				records = append(records, offsetTombstone(g.id, topic, p))
+			}
+		}
+	}
+	dead := empty && len(expired) == g.offsetCount()
+	if dead {
+		records = append(records, groupTombstone(g.id))
+	}
+	if len(records) == 0 {
+		return
+	}
+	if err := g.a.append(records); err != nil {
+		g.c.log.Warn("expire offsets", "group", g.id, "err", err)
+		return
+	}
+	for _, k := range expired {
+		g.deleteOffset(k.topic, k.part)
+	}
+	if len(expired) > 0 {
+		g.c.log.Info("expired offsets", "group", g.id, "count", len(expired))
+	}
+	if dead {
+		g.state = stateDead
+	}
+}
+
+func (g *group) offsetCount() int {
+	var n int
+	for _, ps := range g.offsets {
+		n += len(ps)
+	}
+	return n
+}
