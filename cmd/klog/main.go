@@ -96,6 +96,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newProduceCmd(g),
 		newConsumeCmd(g),
 		newTopicCmd(g),
+		newGroupCmd(g),
 		newUpCmd(g),
 	)
 	groupCommands(root)
