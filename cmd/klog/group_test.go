@@ -619,3 +619,35 @@ func TestCanonicalState(t *testing.T) {
 		t.Error("canonicalState accepted asleep")
 	}
 }
+
+// TestGroupLagAfterConsumeThroughMarkers: a klog consume -g that read to
+// the end leaves no lag, though the log ends with transaction markers.
+func TestGroupLagAfterConsumeThroughMarkers(t *testing.T) {
+	b := startKfake(t) // groups and transactions: see startKfake
+	createTopic(t, b, "marked", 1)
+	produceTxn(t, b, "marked", true, "c0", "c1")
+	produceTxn(t, b, "marked", false, "a0")
+
+	r := mustRun(t, b, "", "consume", "marked", "-g", "g-marked", "-e")
+	if r.stdout != "c0\nc1\n" {
+		t.Fatalf("consume -g = %q", r.stdout)
+	}
+	p := describeJSON(t, b, "g-marked").Groups[0].Partitions[0]
+	if p.HighWatermark != 5 || p.LastStableOffset != 5 || p.Committed == nil || *p.Committed != 5 || *p.Lag != 0 {
+		t.Errorf("after consuming to the end: %+v, want committed 5 and lag 0", p)
+	}
+
+	// Two more committed records: lag 3, the records and their marker.
+	produceTxn(t, b, "marked", true, "c2", "c3")
+	p = describeJSON(t, b, "g-marked").Groups[0].Partitions[0]
+	if *p.Lag != 3 {
+		t.Errorf("lag = %d after a committed transaction of two records, want 3", *p.Lag)
+	}
+	r = mustRun(t, b, "", "consume", "marked", "-g", "g-marked", "-e")
+	if r.stdout != "c2\nc3\n" {
+		t.Errorf("second consume -g = %q", r.stdout)
+	}
+	if p = describeJSON(t, b, "g-marked").Groups[0].Partitions[0]; *p.Lag != 0 {
+		t.Errorf("lag = %d after consuming again, want 0", *p.Lag)
+	}
+}
