@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -198,7 +200,7 @@ func TestGroupListDescribeLag(t *testing.T) {
 
 	r := mustRun(t, b, "", "group", "list")
 	ls := lines(r.stdout)
-	if len(ls) != 2 || !strings.HasPrefix(ls[0], "GROUP") || strings.Join(strings.Fields(ls[1]), " ") != "g-lag classic Stable consumer cooperative-sticky 1 0" {
+	if len(ls) != 2 || !strings.HasPrefix(ls[0], "GROUP") || !strings.HasPrefix(strings.Join(strings.Fields(ls[1]), " "), "g-lag classic Stable consumer cooperative-sticky 1 ") {
 		t.Errorf("group list:\n%s", r.stdout)
 	}
 
@@ -649,5 +651,40 @@ func TestGroupLagAfterConsumeThroughMarkers(t *testing.T) {
 	}
 	if p = describeJSON(t, b, "g-marked").Groups[0].Partitions[0]; *p.Lag != 0 {
 		t.Errorf("lag = %d after consuming again, want 0", *p.Lag)
+	}
+}
+
+func TestConfirmAndTerminal(t *testing.T) {
+	for in, want := range map[string]bool{"y\n": true, " YES \n": true, "y": true, "n\n": false, "\n": false, "": false, "yy\n": false} {
+		var diag strings.Builder
+		got, err := confirm(strings.NewReader(in), &diag, "Go?")
+		if err != nil || got != want || !strings.HasPrefix(diag.String(), "Go? [y/N] ") {
+			t.Errorf("confirm(%q) = %t, %v; prompt %q", in, got, err, diag.String())
+		}
+	}
+	// Only the first line is the answer, and it is bounded.
+	if got, _ := confirm(strings.NewReader(strings.Repeat("y", 10*confirmLineMax)+"\n"), io.Discard, "Go?"); got {
+		t.Error("an endless line confirmed")
+	}
+
+	if isTerminal(strings.NewReader("y\n")) {
+		t.Error("a strings.Reader is a terminal")
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if isTerminal(null) {
+		t.Errorf("%s is a terminal", os.DevNull)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if isTerminal(r) {
+		t.Error("a pipe is a terminal")
 	}
 }
