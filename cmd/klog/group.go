@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -312,6 +313,35 @@ func sortedAssignment(set kadm.TopicsSet) []assignedTopic {
 	return out
 }
 
+// completionTimeout bounds the broker round trip of a shell completion.
+const completionTimeout = 3 * time.Second
+
+// completeGroups completes group names from the live cluster; every
+// positional argument is a group, each named once.
+func completeGroups(g *globals, maxArgs int) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if maxArgs > 0 && len(args) >= maxArgs {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if err := g.resolve(cmd); err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+		defer cancel()
+		var names []cobra.Completion
+		_ = withAdmin(g, func(adm *kadm.Client) error {
+			listed, _ := adm.ListGroups(ctx)
+			for _, n := range listed.Groups() {
+				if strings.HasPrefix(n, toComplete) && !slices.Contains(args, n) {
+					names = append(names, n)
+				}
+			}
+			return nil
+		})
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // ---- group list ----
 
 // groupListJSON is the JSON output of group list.
@@ -511,7 +541,8 @@ stable offset (LSO) and lag.
 Lag is LSO minus the committed offset: what a read_committed consumer has
 left to read, never counting transaction markers. A partition without a
 committed offset shows "-" and its lag from the log start.`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		Args:              usageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: completeGroups(g, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGroupDescribe(cmd.Context(), g, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -853,7 +884,8 @@ first (--dry-run still previews).
 The preview (current -> new) is printed first. In a terminal klog asks before
 committing; --yes commits without asking. Without a terminal nothing is
 committed unless --yes is given.`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeGroups(g, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.group = args[0]
 			o.interactive = isTerminal(cmd.InOrStdin())
@@ -1129,7 +1161,8 @@ func newGroupDeleteCmd(g *globals) *cobra.Command {
 		Long: `Delete groups and their committed offsets. A group with members is not
 deleted (NON_EMPTY_GROUP). In a terminal klog asks first; --yes deletes
 without asking. Without a terminal nothing is deleted unless --yes is given.`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		Args:              usageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: completeGroups(g, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGroupDelete(cmd.Context(), g, args, yes, isTerminal(cmd.InOrStdin()), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

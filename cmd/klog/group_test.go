@@ -688,3 +688,28 @@ func TestConfirmAndTerminal(t *testing.T) {
 		t.Error("a pipe is a terminal")
 	}
 }
+
+func TestGroupCompletion(t *testing.T) {
+	b := startKfake(t)
+	createTopic(t, b, "comp", 1)
+	seedNumbered(t, b, "comp", 0, 1, time.Now())
+	emptyGroup(t, b, "orders", "comp", map[int32]int64{0: 1})
+	emptyGroup(t, b, "audit", "comp", map[int32]int64{0: 1})
+
+	r := mustRun(t, b, "", "__complete", "group", "describe", "")
+	if got := lines(r.stdout); len(got) != 3 || got[0] != "audit" || got[1] != "orders" {
+		t.Errorf("complete describe = %q", r.stdout)
+	}
+	r = mustRun(t, b, "", "__complete", "group", "delete", "audit", "")
+	if got := lines(r.stdout); len(got) != 2 || got[0] != "orders" {
+		t.Errorf("complete delete after audit = %q", r.stdout)
+	}
+	r = mustRun(t, b, "", "__complete", "group", "seek", "o")
+	if got := lines(r.stdout); len(got) != 2 || got[0] != "orders" {
+		t.Errorf("complete seek o = %q", r.stdout)
+	}
+	r = mustRun(t, b, "", "__complete", "group", "seek", "orders", "")
+	if got := lines(r.stdout); len(got) != 1 {
+		t.Errorf("complete seek after a group = %q", r.stdout)
+	}
+}
