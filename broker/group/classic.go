@@ -329,7 +329,9 @@ func (g *group) joinKnown(req *kmsg.JoinGroupRequest, ci clientInfo) (chan joinR
 	m := g.members[id]
 	switch g.state {
 	case statePreparingRebalance:
-		return g.updateMember(m, req), nil
+		ch := g.updateMember(m, req)
+		g.maybeCompleteJoin()
+		return ch, nil
 	case stateCompletingRebalance:
 		if m.matches(req.Protocols) {
 			r := g.currentJoin(m)

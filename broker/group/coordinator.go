@@ -222,13 +222,12 @@ func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
 	}
 	now := c.now()
 	n := 0
-	for id, g := range groups {
+	for _, g := range groups {
 		if g.isEmptyShell() {
 			continue
 		}
 		g.afterLoad(now)
 		c.startLocked(g)
-		_ = id
 		n++
 	}
 	ps.loading = false
@@ -347,7 +346,7 @@ func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(g
 	}
 }
 
-// groupIDs returns the ids of every group this node serves.
+// actors returns the actor of every group this node serves, by group id.
 func (c *Coordinator) actors() []*actor {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,0 +1,120 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock tests advance by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Advance(d time.Duration) {
+	f.mu.Lock()
+	f.now = f.now.Add(d)
+	f.mu.Unlock()
+}
+
+// memStore is an in-memory Store.
+type memStore struct {
+	mu    sync.Mutex
+	parts map[int32][]Record
+	fail  error // returned by Append when set
+}
+
+func newMemStore() *memStore { return &memStore{parts: make(map[int32][]Record)} }
+
+func (s *memStore) Append(ctx context.Context, p int32, records []Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.parts[p] = append(s.parts[p], records...)
+	return nil
+}
+
+func (s *memStore) Replay(ctx context.Context, p int32, fn func(Record) error) error {
+	s.mu.Lock()
+	records := append([]Record(nil), s.parts[p]...)
+	s.mu.Unlock()
+	for _, r := range records {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *memStore) records(p int32) []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Record(nil), s.parts[p]...)
+}
+
+var errInjected = errors.New("injected append failure")
+
+// testLogger routes logs to t.Log.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// newTestCoordinator returns a coordinator over a memStore with a fake
+// clock, leading every partition of a one-partition offsets topic.
+func newTestCoordinator(t *testing.T, mod func(*Config)) (*Coordinator, *memStore, *fakeClock) {
+	t.Helper()
+	store := newMemStore()
+	clock := newFakeClock()
+	cfg := Config{
+		Logger:                store.logger(t),
+		Store:                 store,
+		Partitions:            1,
+		Now:                   clock.Now,
+		InitialRebalanceDelay: 0,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c := New(cfg)
+	t.Cleanup(c.Close)
+	if err := c.LoadPartition(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	return c, store, clock
+}
+
+func (s *memStore) logger(t *testing.T) *slog.Logger { return testLogger(t) }
+
+// testCtx is a context bounded by the test's deadline, or a minute.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
