@@ -24,6 +24,7 @@ import (
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/group"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/store/log"
@@ -78,7 +79,10 @@ type Node struct {
 		conns map[net.Conn]struct{}
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
-	producerIDs producerIDs
+
+	groups       *group.Coordinator
+	groupsLoaded map[int32]bool // __consumer_offsets partitions loaded; guarded by reconcileMu
+	producerIDs  producerIDs
 }
 
 type partitionKey struct {
@@ -159,6 +163,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.groups = n.newGroupCoordinator()
+	n.groupsLoaded = make(map[int32]bool)
 	n.reconcile()
 
 	n.wg.Add(4)
@@ -212,6 +218,7 @@ func (n *Node) Close() error {
 		}
 		n.mu.Unlock()
 		n.wg.Wait()
+		n.groups.Close()
 		errs := []error{n.logs.Close(), n.ctrl.Close()}
 		n.closeErr = errors.Join(errs...)
 		close(n.done)
@@ -294,6 +301,7 @@ func (n *Node) reconcile() {
 	for _, key := range stale {
 		n.dropPartition(key)
 	}
+	n.reconcileGroups(img)
 }
 
 func (n *Node) dropPartition(key partitionKey) {

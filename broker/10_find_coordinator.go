@@ -1,0 +1,73 @@
+package broker
+
+// FindCoordinator (key 10), versions 0-6.
+//
+// Group keys (type 0) map to the leader of their __consumer_offsets
+// partition, abs(hash(group)) % partitions with Kafka's hash, so a group's
+// coordinator is the node holding its records. The first lookup creates
+// __consumer_offsets (offsets.topic.num.partitions partitions, compacted),
+// as Kafka does. Versions 4+ look up a batch of keys.
+//
+// Not implemented yet: transaction coordinators (type 1) answer
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal,
+// until klog has transactions; share groups (type 2) are not supported.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/group"
+)
+
+func handleFindCoordinator(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keys := req.CoordinatorKeys
+	if req.Version < 4 {
+		keys = []string{req.CoordinatorKey}
+	}
+	for _, key := range keys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key = key
+		c.NodeID, c.Port = -1, -1
+		if err := n.findCoordinator(ctx, req.CoordinatorType, key, &c); err != nil {
+			c.ErrorCode = errorCode(err)
+			c.ErrorMessage = errorMessage(err)
+		}
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	if req.Version < 4 {
+		c := resp.Coordinators[0]
+		resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
+		resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
+		resp.Coordinators = nil
+	}
+	return resp, nil
+}
+
+func (n *Node) findCoordinator(ctx context.Context, keyType int8, key string, c *kmsg.FindCoordinatorResponseCoordinator) error {
+	switch keyType {
+	case 0:
+	case 1:
+		return kerr.TransactionalIDAuthorizationFailed
+	default:
+		return kerr.InvalidRequest
+	}
+	if err := n.ensureOffsetsTopic(ctx); err != nil {
+		n.logger.Warn("find coordinator", "err", err)
+		return kerr.CoordinatorNotAvailable
+	}
+	t, ok := n.ctrl.Image().Topic(offsetsTopic)
+	if !ok || len(t.Partitions) == 0 {
+		return kerr.CoordinatorNotAvailable
+	}
+	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
+	b, ok := n.ctrl.Image().Brokers[p.Leader]
+	if !ok || p.Leader < 0 {
+		return kerr.CoordinatorNotAvailable
+	}
+	c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
+	return nil
+}

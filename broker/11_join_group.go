@@ -1,0 +1,18 @@
+package broker
+
+// JoinGroup (key 11), versions 0-9.
+//
+// Served by the group coordinator (broker/group): generations, member ids
+// with the MEMBER_ID_REQUIRED two-step join (v4+), leader election,
+// protocol selection, session and rebalance timeouts, static membership
+// (v5+, KIP-345). The request blocks until the rebalance completes.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleJoinGroup(n *Node, ctx context.Context, cc *clientConn, req kmsg.Request) (kmsg.Response, error) {
+	return n.groups.JoinGroup(cc.groupContext(ctx), req.(*kmsg.JoinGroupRequest)), nil
+}

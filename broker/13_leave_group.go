@@ -1,0 +1,16 @@
+package broker
+
+// LeaveGroup (key 13), versions 0-5.
+//
+// Served by the group coordinator (broker/group): one member (v0-2) or a
+// batch of members by member id or instance id (v3+, KIP-345).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleLeaveGroup(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+	return n.groups.LeaveGroup(ctx, req.(*kmsg.LeaveGroupRequest)), nil
+}

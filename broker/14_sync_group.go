@@ -1,0 +1,16 @@
+package broker
+
+// SyncGroup (key 14), versions 0-5.
+//
+// Served by the group coordinator (broker/group): the leader's assignment
+// is handed to every member of the generation.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleSyncGroup(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+	return n.groups.SyncGroup(ctx, req.(*kmsg.SyncGroupRequest)), nil
+}

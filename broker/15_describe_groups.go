@@ -1,0 +1,18 @@
+package broker
+
+// DescribeGroups (key 15), versions 0-6.
+//
+// Served by the group coordinator (broker/group): state, protocol and
+// members with their metadata and assignments.
+//
+// Not implemented: authorized operations (no ACLs).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleDescribeGroups(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+	return n.groups.DescribeGroups(ctx, req.(*kmsg.DescribeGroupsRequest)), nil
+}

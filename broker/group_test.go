@@ -1,0 +1,325 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klogdev/klog/broker/brokertest"
+)
+
+// produceN writes count records "0".."count-1" round-robin over the
+// topic's partitions and waits for all of them.
+func produceN(ctx context.Context, t *testing.T, n *brokertest.Node, topic string, count int) {
+	produceValues(ctx, t, n, topic, "", count)
+}
+
+// produceValues writes count records prefix+"0".. round-robin.
+func produceValues(ctx context.Context, t *testing.T, n *brokertest.Node, topic, prefix string, count int) {
+	t.Helper()
+	cl := n.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	for i := range count {
+		cl.Produce(ctx, &kgo.Record{Value: []byte(prefix + fmt.Sprint(i))}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				t.Errorf("produce: %v", err)
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ownership checks that each partition is owned by at most one member at a
+// time, from the members' assign/revoke callbacks.
+type ownership struct {
+	mu     sync.Mutex
+	t      *testing.T
+	owners map[int32]string
+}
+
+func (o *ownership) assigned(member string, parts map[string][]int32) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, ps := range parts {
+		for _, p := range ps {
+			if cur, ok := o.owners[p]; ok && cur != member {
+				o.t.Errorf("partition %d assigned to %s while %s still owns it", p, member, cur)
+			}
+			o.owners[p] = member
+		}
+	}
+}
+
+func (o *ownership) revoked(member string, parts map[string][]int32) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, ps := range parts {
+		for _, p := range ps {
+			if o.owners[p] == member {
+				delete(o.owners, p)
+			}
+		}
+	}
+}
+
+// groupMember is a kgo group consumer that records what it consumed and
+// commits on revoke, so a clean rebalance neither loses nor repeats records.
+type groupMember struct {
+	name string
+	cl   *kgo.Client
+}
+
+func startMember(t *testing.T, n *brokertest.Node, own *ownership, name, groupID, topic string, extra ...kgo.Opt) *groupMember {
+	m := &groupMember{name: name}
+	opts := append([]kgo.Opt{
+		kgo.ConsumerGroup(groupID),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, p map[string][]int32) { own.assigned(name, p) }),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, p map[string][]int32) {
+			if err := cl.CommitMarkedOffsets(ctx); err != nil {
+				t.Errorf("%s: commit on revoke: %v", name, err)
+			}
+			own.revoked(name, p)
+		}),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, p map[string][]int32) { own.revoked(name, p) }),
+		kgo.AutoCommitMarks(),
+		kgo.BlockRebalanceOnPoll(),
+		// Members learn of a rebalance from their heartbeat: a short
+		// interval keeps the tests quick.
+		kgo.HeartbeatInterval(100 * time.Millisecond),
+	}, extra...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(n.Addr())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cl = cl
+	return m
+}
+
+// poll consumes one batch of fetches, marks them, and returns the values.
+func (m *groupMember) poll(ctx context.Context, t *testing.T) []string {
+	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	fs := m.cl.PollFetches(ctx)
+	defer m.cl.AllowRebalance()
+	var out []string
+	fs.EachError(func(topic string, p int32, err error) {
+		if ctx.Err() == nil {
+			t.Errorf("%s: fetch %s/%d: %v", m.name, topic, p, err)
+		}
+	})
+	fs.EachRecord(func(r *kgo.Record) {
+		out = append(out, string(r.Value))
+		m.cl.MarkCommitRecords(r)
+	})
+	return out
+}
+
+func testGroupRebalance(t *testing.T, balancer kgo.GroupBalancer) {
+	ctx := testContext(t)
+	n := brokertest.Start(t)
+	adm := kadm.NewClient(n.Client())
+	if _, err := adm.CreateTopic(ctx, 6, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	const total = 600
+	produceN(ctx, t, n, "events", total)
+
+	own := &ownership{t: t, owners: map[int32]string{}}
+	seen := map[string]string{}
+	record := func(member string, values []string) {
+		for _, v := range values {
+			if prev, dup := seen[v]; dup {
+				t.Fatalf("record %s consumed by %s and again by %s", v, prev, member)
+			}
+			seen[v] = member
+		}
+	}
+	a := startMember(t, n, own, "a", "g", "events", kgo.Balancers(balancer))
+	defer a.cl.Close()
+	for len(seen) < total/3 {
+		record("a", a.poll(ctx, t))
+	}
+	b := startMember(t, n, own, "b", "g", "events", kgo.Balancers(balancer))
+	defer b.cl.Close()
+	deadline := time.Now().Add(45 * time.Second)
+	for len(seen) < total {
+		if time.Now().After(deadline) {
+			t.Fatalf("consumed %d of %d records", len(seen), total)
+		}
+		record("a", a.poll(ctx, t))
+		record("b", b.poll(ctx, t))
+	}
+	// Both members took part once the group settled.
+	waitFor(t, func() bool {
+		a.poll(ctx, t)
+		b.poll(ctx, t)
+		groups, err := adm.DescribeGroups(ctx, "g")
+		if err != nil {
+			return false
+		}
+		g := groups["g"]
+		return g.State == "Stable" && len(g.Members) == 2
+	})
+}
+
+func TestGroupEagerRebalance(t *testing.T) {
+	testGroupRebalance(t, kgo.RangeBalancer())
+}
+
+func TestGroupCooperativeRebalance(t *testing.T) {
+	testGroupRebalance(t, kgo.CooperativeStickyBalancer())
+}
+
+func TestGroupCommitResumeAcrossRestart(t *testing.T) {
+	ctx := testContext(t)
+	n := brokertest.Start(t, brokertest.DataDir(t.TempDir()))
+	adm := kadm.NewClient(n.Client())
+	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "resume"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(ctx, t, n, "resume", 90)
+	own := &ownership{t: t, owners: map[int32]string{}}
+	m := startMember(t, n, own, "m", "resumers", "resume")
+	got := 0
+	for got < 90 {
+		got += len(m.poll(ctx, t))
+	}
+	if err := m.cl.CommitMarkedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.cl.Close()
+
+	n.Restart()
+	adm = kadm.NewClient(n.Client())
+	var committed kadm.OffsetResponses
+	waitFor(t, func() bool {
+		var err error
+		committed, err = adm.FetchOffsets(ctx, "resumers")
+		return err == nil
+	})
+	total := int64(0)
+	committed.Each(func(o kadm.OffsetResponse) { total += o.At })
+	if total != 90 {
+		t.Fatalf("committed offsets after restart sum to %d, want 90: %v", total, committed)
+	}
+	produceValues(ctx, t, n, "resume", "new-", 9)
+	m = startMember(t, n, own, "m2", "resumers", "resume")
+	defer m.cl.Close()
+	var after []string
+	for len(after) < 9 {
+		after = append(after, m.poll(ctx, t)...)
+	}
+	for _, v := range after {
+		if !strings.HasPrefix(v, "new-") {
+			t.Fatalf("resumed consumer re-read %q, committed before the restart", v)
+		}
+	}
+	if len(after) != 9 {
+		t.Fatalf("resumed consumer saw %d records, want the 9 new ones", len(after))
+	}
+}
+
+func TestGroupStaticMemberRestartKeepsAssignment(t *testing.T) {
+	ctx := testContext(t)
+	n := brokertest.Start(t)
+	adm := kadm.NewClient(n.Client())
+	if _, err := adm.CreateTopic(ctx, 4, 1, nil, "static"); err != nil {
+		t.Fatal(err)
+	}
+	own := &ownership{t: t, owners: map[int32]string{}}
+	static := func(name, instance string) *groupMember {
+		return startMember(t, n, own, name, "statics", "static", kgo.InstanceID(instance), kgo.SessionTimeout(20*time.Second))
+	}
+	a := static("a", "inst-a")
+	b := static("b", "inst-b")
+	defer b.cl.Close()
+	var before kadm.DescribedGroup
+	waitFor(t, func() bool {
+		a.poll(ctx, t)
+		b.poll(ctx, t)
+		groups, err := adm.DescribeGroups(ctx, "statics")
+		if err != nil {
+			return false
+		}
+		before = groups["statics"]
+		return before.State == "Stable" && len(before.Members) == 2 && assignedCount(before) == 4
+	})
+	// A static member's close does not leave the group; the restart comes
+	// back under the same instance id within the session timeout.
+	a.cl.Close()
+	a = static("a2", "inst-a")
+	defer a.cl.Close()
+	waitFor(t, func() bool {
+		a.poll(ctx, t)
+		b.poll(ctx, t)
+		groups, err := adm.DescribeGroups(ctx, "statics")
+		if err != nil {
+			return false
+		}
+		g := groups["statics"]
+		return g.State == "Stable" && len(g.Members) == 2 && assignedCount(g) == 4
+	})
+	groups, err := adm.DescribeGroups(ctx, "statics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := groups["statics"]
+	if before.Protocol != after.Protocol || assignmentOf(before, "inst-a") != assignmentOf(after, "inst-a") || assignmentOf(before, "inst-b") != assignmentOf(after, "inst-b") {
+		t.Fatalf("assignment changed across a static restart:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+func assignedCount(g kadm.DescribedGroup) int {
+	n := 0
+	for _, m := range g.Members {
+		if c, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range c.Topics {
+				n += len(t.Partitions)
+			}
+		}
+	}
+	return n
+}
+
+func assignmentOf(g kadm.DescribedGroup, instance string) string {
+	for _, m := range g.Members {
+		if m.InstanceID != nil && *m.InstanceID == instance {
+			if c, ok := m.Assigned.AsConsumer(); ok {
+				return fmt.Sprint(c.Topics)
+			}
+		}
+	}
+	return ""
+}
+
+func TestGroupSessionTimeoutExpiresMember(t *testing.T) {
+	ctx := testContext(t)
+	n := brokertest.Start(t, brokertest.Config("group.min.session.timeout.ms", "500"))
+	adm := kadm.NewClient(n.Client())
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "expiry"); err != nil {
+		t.Fatal(err)
+	}
+	own := &ownership{t: t, owners: map[int32]string{}}
+	// A static member does not leave on close, so only its session timeout
+	// can remove it.
+	a := startMember(t, n, own, "a", "expirers", "expiry", kgo.InstanceID("gone"), kgo.SessionTimeout(time.Second), kgo.HeartbeatInterval(200*time.Millisecond))
+	waitFor(t, func() bool {
+		a.poll(ctx, t)
+		groups, err := adm.DescribeGroups(ctx, "expirers")
+		return err == nil && len(groups["expirers"].Members) == 1
+	})
+	a.cl.Close()
+	waitFor(t, func() bool {
+		groups, err := adm.DescribeGroups(ctx, "expirers")
+		return err == nil && len(groups["expirers"].Members) == 0 && groups["expirers"].State == "Empty"
+	})
+}

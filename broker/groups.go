@@ -1,0 +1,278 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/group"
+	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/store/log"
+)
+
+// offsetsTopic is the internal topic holding committed offsets and group
+// metadata, in Kafka's record schemas.
+const offsetsTopic = "__consumer_offsets"
+
+// newGroupCoordinator builds the node's group coordinator from the broker's
+// group.* and offsets.* configs.
+func (n *Node) newGroupCoordinator() *group.Coordinator {
+	b := n.broker
+	ms := func(name string) time.Duration { return time.Duration(b.Int64(name)) * time.Millisecond }
+	// Groups hash over the partitions the topic has, which may differ from
+	// today's offsets.topic.num.partitions if it changed since creation.
+	partitions := int32(b.Int64("offsets.topic.num.partitions"))
+	if t, ok := n.ctrl.Image().Topic(offsetsTopic); ok {
+		partitions = int32(len(t.Partitions))
+	}
+	return group.New(group.Config{
+		Logger:                        n.logger.With("component", "group"),
+		Store:                         groupStore{n},
+		Partitions:                    partitions,
+		Topics:                        n.groupTopics,
+		InitialRebalanceDelay:         ms("group.initial.rebalance.delay.ms"),
+		MinSessionTimeout:             ms("group.min.session.timeout.ms"),
+		MaxSessionTimeout:             ms("group.max.session.timeout.ms"),
+		MaxSize:                       int(b.Int64("group.max.size")),
+		OffsetsRetention:              time.Duration(b.Int64("offsets.retention.minutes")) * time.Minute,
+		OffsetsRetentionCheckInterval: ms("offsets.retention.check.interval.ms"),
+		ConsumerSessionTimeout:        ms("group.consumer.session.timeout.ms"),
+		ConsumerHeartbeatInterval:     ms("group.consumer.heartbeat.interval.ms"),
+		ConsumerAssignors:             splitList(b.String("group.consumer.assignors")),
+		ConsumerMaxSize:               int(b.Int64("group.consumer.max.size")),
+	})
+}
+
+// groupTopics lists the current topics for the coordinator.
+func (n *Node) groupTopics() map[string]group.TopicInfo {
+	img := n.ctrl.Image()
+	out := make(map[string]group.TopicInfo, len(img.Topics))
+	for name, t := range img.Topics {
+		out[name] = group.TopicInfo{Name: name, ID: t.ID, Partitions: int32(len(t.Partitions))}
+	}
+	return out
+}
+
+// ensureOffsetsTopic creates __consumer_offsets on first use, as Kafka
+// does when a client first looks for a group coordinator.
+func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
+	if _, ok := n.ctrl.Image().Topic(offsetsTopic); ok {
+		return nil
+	}
+	img := n.ctrl.Image()
+	rf := n.broker.Int64("offsets.topic.replication.factor")
+	if live := int64(len(img.Brokers)); rf > live {
+		rf = live
+	}
+	ctx, cancel := context.WithTimeout(ctx, autoCreateTimeout)
+	defer cancel()
+	_, err := n.ctrl.CreateTopic(ctx, controller.TopicSpec{
+		Name:              offsetsTopic,
+		Partitions:        int32(n.broker.Int64("offsets.topic.num.partitions")),
+		ReplicationFactor: int16(rf),
+		Configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"compression.type": "producer",
+			"segment.bytes":    n.broker.String("offsets.topic.segment.bytes"),
+		},
+	}, false)
+	if err != nil && !errors.Is(err, controller.ErrTopicExists) {
+		return fmt.Errorf("create %s: %w", offsetsTopic, err)
+	}
+	n.reconcile()
+	return nil
+}
+
+// reconcileGroups loads the coordinator state of every __consumer_offsets
+// partition this node leads and unloads the others. Called from reconcile.
+func (n *Node) reconcileGroups(img *metadata.Image) {
+	if n.ctx.Err() != nil {
+		return // closing: Close unloads everything
+	}
+	t, ok := img.Topic(offsetsTopic)
+	lead := make(map[int32]bool)
+	if ok {
+		for _, p := range t.Partitions {
+			if p.Leader == n.cfg.NodeID {
+				lead[p.Index] = true
+			}
+		}
+	}
+	for p := range n.groupsLoaded {
+		if !lead[p] {
+			delete(n.groupsLoaded, p)
+			n.groups.UnloadPartition(p)
+		}
+	}
+	for p := range lead {
+		if n.groupsLoaded[p] {
+			continue
+		}
+		n.groupsLoaded[p] = true
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			if err := n.groups.LoadPartition(n.ctx, p); err != nil && n.ctx.Err() == nil {
+				n.logger.Error("load group partition", "partition", p, "err", err)
+			}
+		}()
+	}
+}
+
+// groupStore keeps the coordinator's records in __consumer_offsets.
+type groupStore struct{ n *Node }
+
+func (s groupStore) partition(p int32) (*partition.Partition, error) {
+	part := s.n.partition(offsetsTopic, p)
+	if part == nil {
+		return nil, fmt.Errorf("%s-%d is not hosted here: %w", offsetsTopic, p, partition.ErrNotLeader)
+	}
+	return part, nil
+}
+
+// Append writes records as one uncompressed batch and returns once it is
+// committed (with one replica, once appended).
+func (s groupStore) Append(_ context.Context, p int32, records []group.Record) error {
+	part, err := s.partition(p)
+	if err != nil {
+		return err
+	}
+	_, err = part.Append(encodeBatch(records, time.Now().UnixMilli()))
+	return err
+}
+
+// Replay reads partition p from its log start to its high watermark.
+func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) error) error {
+	part, err := s.partition(p)
+	if err != nil {
+		return err
+	}
+	offset := part.LogStartOffset()
+	end := part.HighWatermark()
+	var buf []byte
+	for offset < end {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		buf, err = part.Read(buf[:0], offset, 1<<20, partition.ReadUncommitted, true)
+		if err != nil {
+			return fmt.Errorf("replay %s-%d at %d: %w", offsetsTopic, p, offset, err)
+		}
+		if len(buf) == 0 {
+			return nil
+		}
+		next, err := replayBatches(buf, offset, fn)
+		if err != nil {
+			return fmt.Errorf("replay %s-%d: %w", offsetsTopic, p, err)
+		}
+		offset = next
+	}
+	return nil
+}
+
+// replayBatches calls fn for every record at or after from in raw, and
+// returns the offset after the last batch.
+func replayBatches(raw []byte, from int64, fn func(group.Record) error) (int64, error) {
+	next := from
+	for len(raw) > 0 {
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(raw); err != nil {
+			return next, fmt.Errorf("%w: %v", log.ErrCorrupt, err)
+		}
+		size := int(b.Length) + 12
+		raw = raw[size:]
+		next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
+		if b.Attributes&0x20 != 0 { // control batch: no group records
+			continue
+		}
+		if b.Attributes&0x07 != 0 {
+			return next, fmt.Errorf("%w: compressed batch at offset %d in %s", log.ErrCorrupt, b.FirstOffset, offsetsTopic)
+		}
+		records := b.Records
+		for i := int32(0); i < b.NumRecords; i++ {
+			var r kmsg.Record
+			length, n := varint(records)
+			if n <= 0 || int(length) > len(records)-n {
+				return next, fmt.Errorf("%w: record %d of batch %d", log.ErrCorrupt, i, b.FirstOffset)
+			}
+			if err := r.ReadFrom(records[:n+int(length)]); err != nil {
+				return next, fmt.Errorf("%w: record %d of batch %d: %v", log.ErrCorrupt, i, b.FirstOffset, err)
+			}
+			records = records[n+int(length):]
+			if b.FirstOffset+int64(r.OffsetDelta) < from {
+				continue
+			}
+			if err := fn(group.Record{Key: r.Key, Value: r.Value}); err != nil {
+				return next, err
+			}
+		}
+	}
+	return next, nil
+}
+
+// varint decodes a zig-zag varint, returning the value and its length
+// (<= 0 on error).
+func varint(b []byte) (int64, int) {
+	var ux uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		ux |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return int64(ux>>1) ^ -int64(ux&1), i + 1
+		}
+	}
+	return 0, 0
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// encodeBatch builds an uncompressed v2 batch of records at base offset 0
+// (the log assigns the real one).
+func encodeBatch(records []group.Record, now int64) []byte {
+	var body []byte
+	for i, rec := range records {
+		r := kmsg.Record{OffsetDelta: int32(i), Key: rec.Key, Value: rec.Value}
+		// Length counts the bytes after itself: encode once with a
+		// one-byte zero length to measure them.
+		r.Length = int32(len(r.AppendTo(nil)) - 1)
+		body = r.AppendTo(body)
+	}
+	b := kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		LastOffsetDelta:      int32(len(records) - 1),
+		FirstTimestamp:       now,
+		MaxTimestamp:         now,
+		ProducerID:           -1,
+		ProducerEpoch:        -1,
+		FirstSequence:        -1,
+		NumRecords:           int32(len(records)),
+		Records:              body,
+	}
+	raw := b.AppendTo(nil)
+	// batchLength counts the bytes after itself; the CRC covers attributes
+	// to the end.
+	putUint32(raw[8:], uint32(len(raw)-12))
+	putUint32(raw[17:], crc32.Checksum(raw[21:], castagnoli))
+	return raw
+}
+
+func putUint32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+}
+
+// groupContext carries the client id and host a group member is shown
+// with (DescribeGroups), in Kafka's "/address" form.
+func (cc *clientConn) groupContext(ctx context.Context) context.Context {
+	host := cc.remote
+	if h, _, err := net.SplitHostPort(cc.remote); err == nil {
+		host = h
+	}
+	return group.WithClient(ctx, cc.clientID, "/"+host)
+}
