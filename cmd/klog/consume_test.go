@@ -152,7 +152,7 @@ func TestConsumeMissingTopic(t *testing.T) {
 }
 
 func TestConsumeGroup(t *testing.T) {
-	b := startKfake(t) // groups: see startKfake
+	b := startBroker(t)
 	createTopic(t, b, "grouped", 2)
 	seedNumbered(t, b, "grouped", 0, 3, time.Now())
 	seedNumbered(t, b, "grouped", 1, 2, time.Now())

@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The group tests run against kfake until klog's group coordinator lands:
-// see startKfake.
+// The group tests run against klog, except those that need transactions or
+// the KIP-848 consumer protocol: see startKfake.
 
 // waitFor polls cond until it holds, failing the test after a generous
 // bound. cond returns a description of what it saw, for the failure.
@@ -189,7 +189,7 @@ func describeJSON(t *testing.T, b string, groups ...string) groupDescribeJSON {
 }
 
 func TestGroupListDescribeLag(t *testing.T) {
-	b := startKfake(t)
+	b := startBroker(t)
 	createTopic(t, b, "lagged", 2)
 	seedNumbered(t, b, "lagged", 0, 10, time.Now())
 	seedNumbered(t, b, "lagged", 1, 3, time.Now())
@@ -378,7 +378,7 @@ func TestPartitionLag(t *testing.T) {
 }
 
 func TestGroupSeek(t *testing.T) {
-	b := startKfake(t)
+	b := startBroker(t)
 	createTopic(t, b, "seekt", 2)
 	base := time.Date(2024, 1, 15, 10, 0, 0, 0, time.UTC)
 	seedNumbered(t, b, "seekt", 0, 10, base)
@@ -462,7 +462,7 @@ func TestGroupSeek(t *testing.T) {
 }
 
 func TestGroupSeekAndDeleteRefusedWhileActive(t *testing.T) {
-	b := startKfake(t)
+	b := startBroker(t)
 	createTopic(t, b, "busy", 1)
 	seedNumbered(t, b, "busy", 0, 5, time.Now())
 	cl, stop := joinGroup(t, b, "g-busy", nil, "busy")
@@ -493,7 +493,7 @@ func TestGroupSeekAndDeleteRefusedWhileActive(t *testing.T) {
 }
 
 func TestGroupDelete(t *testing.T) {
-	b := startKfake(t)
+	b := startBroker(t)
 	createTopic(t, b, "del", 1)
 	seedNumbered(t, b, "del", 0, 2, time.Now())
 	emptyGroup(t, b, "g-del1", "del", map[int32]int64{0: 1})
@@ -538,7 +538,7 @@ func TestGroupDelete(t *testing.T) {
 
 // TestGroupConfirmPrompt drives the prompt a terminal user sees.
 func TestGroupConfirmPrompt(t *testing.T) {
-	b := startKfake(t)
+	b := startBroker(t)
 	createTopic(t, b, "ask", 1)
 	seedNumbered(t, b, "ask", 0, 4, time.Now())
 	emptyGroup(t, b, "g-ask", "ask", map[int32]int64{0: 4})
@@ -690,7 +690,7 @@ func TestConfirmAndTerminal(t *testing.T) {
 }
 
 func TestGroupCompletion(t *testing.T) {
-	b := startKfake(t)
+	b := startBroker(t)
 	createTopic(t, b, "comp", 1)
 	seedNumbered(t, b, "comp", 0, 1, time.Now())
 	emptyGroup(t, b, "orders", "comp", map[int32]int64{0: 1})
