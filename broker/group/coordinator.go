@@ -10,6 +10,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -315,9 +316,15 @@ func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(g
 	a.inflight++
 	c.mu.Unlock()
 
+	// started arbitrates between the actor running fn and the caller giving
+	// up: whoever swaps it first wins, so fn never writes into an answer the
+	// caller has already returned.
+	var started atomic.Int32
 	ran := make(chan struct{})
 	ev := func(g *group) {
-		fn(g)
+		if started.CompareAndSwap(0, 1) {
+			fn(g)
+		}
 		close(ran)
 	}
 	select {
@@ -335,14 +342,23 @@ func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(g
 		return a.done, 0
 	case <-a.done:
 		// The actor stopped with the event still queued or running.
+		if started.CompareAndSwap(0, 2) {
+			return nil, kerr.NotCoordinator.Code
+		}
+		<-ran // it ran to the end before the actor exited
+		return a.done, 0
+	case <-ctx.Done():
+		if started.CompareAndSwap(0, 2) {
+			return nil, kerr.RequestTimedOut.Code
+		}
+		// fn is running; it is bounded (appends time out), so wait for it.
 		select {
 		case <-ran:
 			return a.done, 0
-		default:
-			return nil, kerr.NotCoordinator.Code
+		case <-a.done:
+			<-ran
+			return a.done, 0
 		}
-	case <-ctx.Done():
-		return nil, kerr.RequestTimedOut.Code
 	}
 }
 
@@ -446,7 +462,7 @@ func (a *actor) append(records []Record) error {
 
 // appendErrorCode maps a failed append to the code clients retry on.
 func appendErrorCode(err error) int16 {
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, ErrNotLeader) {
 		return kerr.NotCoordinator.Code
 	}
 	return kerr.CoordinatorNotAvailable.Code

@@ -11,3 +11,9 @@ var ErrBadRecord = errors.New("group: undecodable __consumer_offsets record")
 // ErrNotLoaded is returned by LoadPartition when the partition was unloaded
 // while it was being replayed.
 var ErrNotLoaded = errors.New("group: partition unloaded during load")
+
+// ErrNotLeader is what a Store wraps when this node no longer leads the
+// __consumer_offsets partition it was asked to append to; requests then
+// answer NOT_COORDINATOR so clients find the new coordinator. Other append
+// errors answer COORDINATOR_NOT_AVAILABLE (retriable).
+var ErrNotLeader = errors.New("group: not the leader of the __consumer_offsets partition")

@@ -483,3 +483,62 @@ func runMember(ctx context.Context, c *Coordinator, group string, n int) error {
 	}
 	return ctx.Err()
 }
+
+// TestUnloadAnswersWaiters checks that a JoinGroup waiting for a rebalance
+// gets NOT_COORDINATOR when the partition is unloaded, and that a caller
+// that gives up gets an answer of its own.
+func TestUnloadAnswersWaiters(t *testing.T) {
+	c, _, _ := newTestCoordinator(t, func(cfg *Config) { cfg.InitialRebalanceDelay = time.Hour })
+	ctx := testCtx(t)
+	jreq := kmsg.NewPtrJoinGroupRequest()
+	jreq.Version = 3
+	jreq.Group, jreq.ProtocolType, jreq.SessionTimeoutMillis, jreq.RebalanceTimeoutMillis = "g", "consumer", 10000, 10000
+	jreq.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+
+	// The initial delay is an hour on the fake clock: the join waits.
+	short, cancel := context.WithCancel(ctx)
+	w := c.startJoin(short, jreq)
+	if _, ok := w.poll(); ok {
+		t.Fatal("join answered before the delay")
+	}
+	cancel()
+	if resp := w.wait(short); resp.ErrorCode != kerr.RebalanceInProgress.Code {
+		t.Fatalf("abandoned join = %s", errName(resp.ErrorCode))
+	}
+
+	w = c.startJoin(ctx, jreq)
+	done := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() { done <- w.wait(ctx) }()
+	c.UnloadPartition(0)
+	if resp := <-done; resp.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("join after unload = %s", errName(resp.ErrorCode))
+	}
+	if resp := c.JoinGroup(ctx, jreq); resp.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("join on unloaded partition = %s", errName(resp.ErrorCode))
+	}
+	c.Close()
+	if resp := c.JoinGroup(ctx, jreq); resp.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("join after close = %s", errName(resp.ErrorCode))
+	}
+}
+
+// TestAppendFailureKeepsState checks that nothing changes in memory when
+// the write to __consumer_offsets fails, and that ErrNotLeader answers
+// NOT_COORDINATOR.
+func TestAppendFailureKeepsState(t *testing.T) {
+	c, store, _ := newTestCoordinator(t, nil)
+	commitSimple(t, c, "g", "t", 0, 1)
+	store.mu.Lock()
+	store.fail = fmt.Errorf("append: %w", ErrNotLeader)
+	store.mu.Unlock()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version = 8
+	req.Group, req.Generation = "g", -1
+	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 9}}}}
+	if code := c.OffsetCommit(testCtx(t), req).Topics[0].Partitions[0].ErrorCode; code != kerr.NotCoordinator.Code {
+		t.Fatalf("commit with failing store = %s", errName(code))
+	}
+	if s := c.Snapshot(); len(s) != 1 || s[0].Offsets[0].Offset != 1 {
+		t.Fatalf("offset changed after a failed append: %+v", s)
+	}
+}
