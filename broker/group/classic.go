@@ -550,12 +550,31 @@ func (g *group) completeJoin() {
 		return
 	}
 	g.joinDeadline, g.initialJoin = time.Time{}, false
+	// Dynamic members that did not rejoin leave; static members stay (their
+	// session timeout decides whether they are gone).
 	for _, m := range g.sortedMembers() {
-		if m.joinCh == nil {
+		if m.joinCh == nil && m.instanceID == nil {
 			g.dropMember(m)
 		}
 	}
 	now := g.now()
+	// The leader must be a member that joined this round.
+	if l := g.members[g.leader]; l == nil || l.joinCh == nil {
+		g.leader = ""
+		for _, m := range g.sortedMembers() {
+			if m.joinCh != nil {
+				g.leader = m.id
+				break
+			}
+		}
+		if g.leader == "" && len(g.members) > 0 {
+			// Only static members that have not rejoined: wait for them
+			// or for their sessions to end.
+			g.leader = g.sortedMembers()[0].id
+			g.joinDeadline = now.Add(g.maxRebalanceTimeout())
+			return
+		}
+	}
 	g.generation++
 	if len(g.members) == 0 {
 		g.protocol, g.leader = "", ""
@@ -566,9 +585,6 @@ func (g *group) completeJoin() {
 		return
 	}
 	g.protocol = g.selectProtocol()
-	if g.members[g.leader] == nil {
-		g.leader = g.sortedMembers()[0].id
-	}
 	g.setState(stateCompletingRebalance)
 	g.syncDeadline = now.Add(g.maxRebalanceTimeout())
 	for _, m := range g.sortedMembers() {
