@@ -37,8 +37,19 @@
 // caused it is answered. LoadPartition replays a partition: the latest value
 // of a key wins and a tombstone deletes it. Groups that use the consumer
 // protocol keep their membership in memory only (their offsets are
-// persisted); after a coordinator move their members rejoin with epoch 0
-// and get the same target assignment back.
+// persisted): after a coordinator move, a member's heartbeat answers
+// UNKNOWN_MEMBER_ID and it rejoins with epoch 0.
+//
+// # Not implemented
+//
+//   - Transactional offset commits; OffsetFetch's RequireStable is accepted
+//     and answered from committed offsets.
+//   - Records of consumer-protocol groups (their schemas are not in kmsg).
+//   - Online migration of a non-empty group between the classic and the
+//     consumer protocol: JoinGroup on a non-empty consumer group answers
+//     INCONSISTENT_GROUP_PROTOCOL, ConsumerGroupHeartbeat on a non-empty
+//     classic group GROUP_ID_NOT_FOUND. Empty groups switch freely.
+//   - Rack-aware assignment; SubscribedTopicRegex uses Go's RE2 syntax.
 //
 // This package imports nothing from broker/ above it; Kafka error codes are
 // the wire answers it builds with kerr.
