@@ -1,6 +1,6 @@
 package broker
 
-// OffsetCommit (key 8), versions 0-9.
+// OffsetCommit (key 8), versions 0-10 (v10 names topics by id).
 //
 // Served by the group coordinator (broker/group): commits are written to
 // __consumer_offsets before the answer; group members' commits are checked

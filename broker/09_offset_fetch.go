@@ -1,6 +1,6 @@
 package broker
 
-// OffsetFetch (key 9), versions 0-9.
+// OffsetFetch (key 9), versions 0-10.
 //
 // Served by the group coordinator (broker/group): one group (v0-7) or many
 // (v8+), all partitions when none are named (v2+), RequireStable (v7+).

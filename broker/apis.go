@@ -28,8 +28,8 @@ func apiTable() []api {
 		{kmsg.Fetch, 4, 18, handleFetch},
 		{kmsg.ListOffsets, 1, 11, handleListOffsets},
 		{kmsg.Metadata, 0, 13, handleMetadata},
-		{kmsg.OffsetCommit, 0, 9, handleOffsetCommit},
-		{kmsg.OffsetFetch, 0, 9, handleOffsetFetch},
+		{kmsg.OffsetCommit, 0, 10, handleOffsetCommit},
+		{kmsg.OffsetFetch, 0, 10, handleOffsetFetch},
 		{kmsg.FindCoordinator, 0, 6, handleFindCoordinator},
 		{kmsg.JoinGroup, 0, 9, handleJoinGroup},
 		{kmsg.Heartbeat, 0, 4, handleHeartbeat},
@@ -48,6 +48,8 @@ func apiTable() []api {
 		{kmsg.IncrementalAlterConfigs, 0, 1, handleIncrementalAlterConfigs},
 		{kmsg.OffsetDelete, 0, 0, handleOffsetDelete},
 		{kmsg.DescribeCluster, 0, 2, handleDescribeCluster},
+		{kmsg.ConsumerGroupHeartbeat, 0, 1, handleConsumerGroupHeartbeat},
+		{kmsg.ConsumerGroupDescribe, 0, 1, handleConsumerGroupDescribe},
 	}
 }
 

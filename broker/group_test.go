@@ -323,3 +323,46 @@ func TestGroupSessionTimeoutExpiresMember(t *testing.T) {
 		return err == nil && len(groups["expirers"].Members) == 0 && groups["expirers"].State == "Empty"
 	})
 }
+func TestGroupConsumerProtocol(t *testing.T) {
+	ctx := testContext(t)
+	n := brokertest.Start(t, brokertest.Config("group.consumer.heartbeat.interval.ms", "100"))
+	adm := kadm.NewClient(n.Client())
+	if _, err := adm.CreateTopic(ctx, 4, 1, nil, "next"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(ctx, t, n, "next", 40)
+	own := &ownership{t: t, owners: map[int32]string{}}
+	// KIP-848: kgo speaks the consumer protocol with ServerSideBalancer.
+	next := []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer())}
+	a := startMember(t, n, own, "a", "g848", "next", next...)
+	defer a.cl.Close()
+	got := 0
+	for got < 40 {
+		got += len(a.poll(ctx, t))
+	}
+	b := startMember(t, n, own, "b", "g848", "next", next...)
+	waitFor(t, func() bool {
+		a.poll(ctx, t)
+		b.poll(ctx, t)
+		described, err := adm.DescribeConsumerGroups(ctx, "g848")
+		if err != nil {
+			return false
+		}
+		g := described["g848"]
+		if len(g.Members) != 2 {
+			return false
+		}
+		for _, m := range g.Members {
+			if len(m.Assignment.Topics()) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	b.cl.Close() // leaves with epoch -1
+	waitFor(t, func() bool {
+		a.poll(ctx, t)
+		described, err := adm.DescribeConsumerGroups(ctx, "g848")
+		return err == nil && len(described["g848"].Members) == 1
+	})
+}

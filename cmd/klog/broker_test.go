@@ -23,8 +23,8 @@ func startBrokerWith(t *testing.T, opts ...brokertest.Option) (bootstrap string)
 }
 
 // startKfake starts franz-go's kfake broker, for the CLI features whose
-// broker side klog does not have yet: transactions and the KIP-848 consumer
-// group protocol. Their issues move these tests to startBroker.
+// broker side klog does not have yet: transactions. The transactions issue
+// moves these tests to startBroker.
 func startKfake(t *testing.T) (bootstrap string) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))

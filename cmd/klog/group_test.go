@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The group tests run against klog, except those that need transactions or
-// the KIP-848 consumer protocol: see startKfake.
+// The group tests run against klog, except those that need transactions:
+// see startKfake.
 
 // waitFor polls cond until it holds, failing the test after a generous
 // bound. cond returns a description of what it saw, for the failure.
@@ -578,7 +578,7 @@ func TestGroupConfirmPrompt(t *testing.T) {
 
 // TestGroupConsumerProtocol covers groups whose broker assigns partitions.
 func TestGroupConsumerProtocol(t *testing.T) {
-	b := startKfake(t)
+	b := startBroker(t)
 	createTopic(t, b, "nextgen", 2)
 	seedNumbered(t, b, "nextgen", 0, 3, time.Now())
 	seedNumbered(t, b, "nextgen", 1, 3, time.Now())

@@ -1,0 +1,16 @@
+package broker
+
+// ConsumerGroupDescribe (key 69), versions 0-1.
+//
+// Served by the group coordinator (broker/group): KIP-848 groups with their
+// epochs, assignor, members, and current and target assignments.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleConsumerGroupDescribe(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+	return n.groups.ConsumerGroupDescribe(ctx, req.(*kmsg.ConsumerGroupDescribeRequest)), nil
+}
