@@ -23,6 +23,9 @@ type GroupSnapshot struct {
 	Partition    int32 // __consumer_offsets partition
 	Members      []MemberSnapshot
 	Offsets      []OffsetSnapshot
+	// Pending are transactional offsets waiting for their transaction to
+	// end; OffsetFetch does not show them.
+	Pending []PendingOffsetSnapshot
 }
 
 // MemberSnapshot is one member of a GroupSnapshot.
@@ -110,6 +113,7 @@ func (g *group) snapshot() GroupSnapshot {
 		a, b := s.Offsets[i], s.Offsets[j]
 		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
 	})
+	s.Pending = g.pendingSnapshot()
 	return s
 }
 
@@ -226,10 +230,19 @@ func (g *group) delete() int16 {
 	if g.typ == typeConsumer && !g.cg.empty() || g.typ == typeClassic && g.state != stateEmpty {
 		return kerr.NonEmptyGroup.Code
 	}
+	// Partitions with only pending transactional offsets get a tombstone
+	// too: replaying it drops them, as this deletion does.
 	var records []Record
+	tombstoned := make(map[topicPartition]bool)
 	for topic, parts := range g.offsets {
 		for p := range parts {
+			tombstoned[topicPartition{topic, p}] = true
 			records = append(records, offsetTombstone(g.id, topic, p))
+		}
+	}
+	for _, tp := range g.pendingPartitions() {
+		if !tombstoned[tp] {
+			records = append(records, offsetTombstone(g.id, tp.topic, tp.part))
 		}
 	}
 	records = append(records, groupTombstone(g.id))
@@ -237,6 +250,8 @@ func (g *group) delete() int16 {
 		return appendErrorCode(err)
 	}
 	clear(g.offsets)
+	clear(g.offsetSeq)
+	clear(g.txnOffsets)
 	g.state = stateDead
 	return 0
 }

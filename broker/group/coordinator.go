@@ -23,7 +23,9 @@ type Store interface {
 	// committed (acks=all).
 	Append(ctx context.Context, partition int32, records []Record) error
 	// Replay calls fn with every record of partition p from log start to the
-	// high watermark, in order.
+	// high watermark, in order, including the records of transactional
+	// batches and the COMMIT/ABORT markers of control batches, flagged as
+	// the Record doc says.
 	Replay(ctx context.Context, partition int32, fn func(Record) error) error
 }
 
@@ -122,6 +124,10 @@ type Coordinator struct {
 		closed bool
 		parts  map[int32]*partState
 		groups map[string]*actor
+		// txnGroups indexes, by producer id, the groups that may hold
+		// pending transactional offsets of that producer (entries may be
+		// stale; CompleteTransaction finds the groups through it).
+		txnGroups map[int64]map[string]struct{}
 	}
 	wg sync.WaitGroup
 }
@@ -129,6 +135,9 @@ type Coordinator struct {
 // partState is one __consumer_offsets partition this node leads.
 type partState struct {
 	loading bool
+	// completions are the transaction markers CompleteTransaction reported
+	// while the partition was loading, by producer id (true: commit).
+	completions map[int64]bool
 }
 
 // New returns a coordinator that leads no partition yet; call LoadPartition
@@ -138,6 +147,7 @@ func New(cfg Config) *Coordinator {
 	c := &Coordinator{cfg: cfg, log: cfg.Logger}
 	c.mu.parts = make(map[int32]*partState)
 	c.mu.groups = make(map[string]*actor)
+	c.mu.txnGroups = make(map[int64]map[string]struct{})
 	return c
 }
 
@@ -152,6 +162,7 @@ func (c *Coordinator) Close() {
 		delete(c.mu.groups, id)
 	}
 	clear(c.mu.parts)
+	clear(c.mu.txnGroups)
 	c.mu.Unlock()
 	for _, a := range actors {
 		a.cancel()
@@ -188,9 +199,20 @@ func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
 		}
 		return g
 	}
-	var records, skipped int
+	// open indexes, by producer id, the replayed groups with pending
+	// offsets of that producer.
+	open := make(map[int64]map[string]struct{})
+	var records, skipped, markers int
 	err := c.cfg.Store.Replay(ctx, p, func(r Record) error {
 		records++
+		if r.Control {
+			markers++
+			for id := range open[r.ProducerID] {
+				groups[id].completeTxn(r.ProducerID, r.Commit)
+			}
+			delete(open, r.ProducerID)
+			return nil
+		}
 		d, ok, err := decodeRecord(r)
 		if err != nil {
 			return err
@@ -200,9 +222,16 @@ func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
 			return nil
 		}
 		g := get(d.group)
-		if d.isOffset {
+		switch {
+		case d.isOffset && r.Transactional:
+			g.replayTxnOffset(r.ProducerID, d.topic, d.part, d.offset)
+			if open[r.ProducerID] == nil {
+				open[r.ProducerID] = make(map[string]struct{})
+			}
+			open[r.ProducerID][g.id] = struct{}{}
+		case d.isOffset:
 			g.replayOffset(d.topic, d.part, d.offset)
-		} else {
+		default:
 			g.replayMetadata(d.meta)
 		}
 		return nil
@@ -221,18 +250,32 @@ func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
 	if c.mu.closed || c.mu.parts[p] != ps {
 		return fmt.Errorf("load __consumer_offsets-%d: %w", p, ErrNotLoaded)
 	}
+	// Markers written while the partition was replayed: a marker the replay
+	// already saw finds nothing left to complete.
+	for pid, commit := range ps.completions {
+		for id := range open[pid] {
+			groups[id].completeTxn(pid, commit)
+		}
+		delete(open, pid)
+	}
+	ps.completions = nil
 	now := c.now()
-	n := 0
+	n, pending := 0, 0
 	for _, g := range groups {
 		if g.isEmptyShell() {
 			continue
+		}
+		for pid := range g.txnOffsets {
+			c.noteTxnGroupLocked(pid, g.id)
+			pending++
 		}
 		g.afterLoad(now)
 		c.startLocked(g)
 		n++
 	}
 	ps.loading = false
-	c.log.Info("loaded __consumer_offsets partition", "partition", p, "records", records, "skipped", skipped, "groups", n)
+	c.log.Info("loaded __consumer_offsets partition", "partition", p, "records", records, "skipped", skipped,
+		"markers", markers, "groups", n, "groups_in_transactions", pending)
 	return nil
 }
 
@@ -242,6 +285,7 @@ func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
 func (c *Coordinator) UnloadPartition(p int32) {
 	c.mu.Lock()
 	delete(c.mu.parts, p)
+	c.forgetTxnGroupsLocked(p)
 	var stopped []*actor
 	for id, a := range c.mu.groups {
 		if a.part == p {

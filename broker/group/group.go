@@ -84,6 +84,9 @@ type group struct {
 	cg *consumerGroup
 
 	offsets        map[string]map[int32]offset
+	offsetSeq      map[topicPartition]uint64 // append order of each committed offset
+	txnOffsets     map[int64]map[topicPartition]txnOffset
+	seq            uint64 // last append order handed out
 	nextRetention  time.Time
 	loadedMetadata bool // replay saw a live GroupMetadataValue
 }
@@ -97,6 +100,8 @@ func (c *Coordinator) newGroup(id string, part int32) *group {
 		pending:       make(map[string]time.Time),
 		statics:       make(map[string]string),
 		offsets:       make(map[string]map[int32]offset),
+		offsetSeq:     make(map[topicPartition]uint64),
+		txnOffsets:    make(map[int64]map[topicPartition]txnOffset),
 		stateTime:     c.now(),
 		nextRetention: c.now().Add(c.cfg.OffsetsRetentionCheckInterval),
 	}
@@ -106,7 +111,7 @@ func (g *group) now() time.Time { return g.c.now() }
 
 // isEmptyShell reports a replayed group that has nothing left.
 func (g *group) isEmptyShell() bool {
-	return !g.loadedMetadata && len(g.offsets) == 0
+	return !g.loadedMetadata && len(g.offsets) == 0 && len(g.txnOffsets) == 0
 }
 
 // reapable reports that the group holds nothing worth keeping: its actor may
@@ -114,6 +119,9 @@ func (g *group) isEmptyShell() bool {
 func (g *group) reapable() bool {
 	if g.state == stateDead {
 		return true
+	}
+	if len(g.txnOffsets) > 0 {
+		return false
 	}
 	if g.typ == typeConsumer {
 		return g.cg.empty() && len(g.offsets) == 0
@@ -200,14 +208,34 @@ func (g *group) replayOffset(topic string, part int32, v *kmsg.OffsetCommitValue
 		g.deleteOffset(topic, part)
 		return
 	}
+	g.setOffset(topic, part, valueOffset(v))
+}
+
+// valueOffset converts a replayed offset value.
+func valueOffset(v *kmsg.OffsetCommitValue) offset {
 	epoch := v.LeaderEpoch
 	if v.Version < 3 {
 		epoch = -1 // older values carry no leader epoch
 	}
-	g.setOffset(topic, part, offset{Offset: v.Offset, LeaderEpoch: epoch, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp})
+	return offset{Offset: v.Offset, LeaderEpoch: epoch, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp}
 }
 
+// setOffset stores a committed offset, the latest written to the log.
 func (g *group) setOffset(topic string, part int32, o offset) {
+	g.setOffsetSeq(topic, part, o, g.nextSeq())
+}
+
+// nextSeq returns the append order of the next record the group writes or
+// replays: the group's records are appended one request at a time by its
+// actor and replayed in log order, so this order is their log order.
+func (g *group) nextSeq() uint64 {
+	g.seq++
+	return g.seq
+}
+
+// setOffsetSeq stores a committed offset written at append order seq.
+func (g *group) setOffsetSeq(topic string, part int32, o offset, seq uint64) {
+	g.offsetSeq[topicPartition{topic, part}] = seq
 	ps := g.offsets[topic]
 	if ps == nil {
 		ps = make(map[int32]offset)
@@ -216,7 +244,17 @@ func (g *group) setOffset(topic string, part int32, o offset) {
 	ps[part] = o
 }
 
+// deleteOffset deletes a committed offset and every pending transactional
+// offset of the partition, as replaying its tombstone does.
 func (g *group) deleteOffset(topic string, part int32) {
+	tp := topicPartition{topic, part}
+	delete(g.offsetSeq, tp)
+	for pid, pending := range g.txnOffsets {
+		delete(pending, tp)
+		if len(pending) == 0 {
+			delete(g.txnOffsets, pid)
+		}
+	}
 	ps := g.offsets[topic]
 	delete(ps, part)
 	if len(ps) == 0 {

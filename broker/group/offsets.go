@@ -169,9 +169,13 @@ type fetchedPartition struct {
 	partition int32
 	o         offset
 	found     bool
+	code      int16 // UNSTABLE_OFFSET_COMMIT, else the topic's code
 }
 
 // OffsetFetch returns committed offsets, for one group (v0-7) or many (v8+).
+// With RequireStable (v7+), a partition with pending transactional offsets
+// of the group answers UNSTABLE_OFFSET_COMMIT (the client retries until the
+// transaction ends); without it, pending offsets are simply not visible.
 func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version < 8 {
@@ -182,13 +186,16 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 				topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
 			}
 		}
-		res, code := c.fetchGroup(ctx, req.Group, nil, -1, topics, req.Version)
+		res, code := c.fetchGroup(ctx, req.Group, nil, -1, topics, req.Version, req.RequireStable)
 		resp.ErrorCode = code
 		for _, t := range res {
 			rt := kmsg.OffsetFetchResponseTopic{Topic: t.name}
 			for _, p := range t.partitions {
 				rp := kmsg.NewOffsetFetchResponseTopicPartition()
 				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.partition, -1, -1, t.code
+				if p.code != 0 {
+					rp.ErrorCode = p.code
+				}
 				md := p.o.Metadata
 				rp.Metadata = &md
 				if p.found {
@@ -215,13 +222,16 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 				topics = append(topics, fetchTopic{name: t.Topic, id: t.TopicID, partitions: t.Partitions})
 			}
 		}
-		res, code := c.fetchGroup(ctx, rg.Group, rg.MemberID, rg.MemberEpoch, topics, req.Version)
+		res, code := c.fetchGroup(ctx, rg.Group, rg.MemberID, rg.MemberEpoch, topics, req.Version, req.RequireStable)
 		og := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
 		for _, t := range res {
 			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.name, TopicID: t.id}
 			for _, p := range t.partitions {
 				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.partition, -1, -1, t.code
+				if p.code != 0 {
+					rp.ErrorCode = p.code
+				}
 				md := p.o.Metadata
 				rp.Metadata = &md
 				if p.found {
@@ -237,7 +247,7 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 }
 
 // fetchGroup reads one group's offsets; topics nil means every topic.
-func (c *Coordinator) fetchGroup(ctx context.Context, id string, memberID *string, memberEpoch int32, topics []fetchTopic, version int16) ([]fetchedTopic, int16) {
+func (c *Coordinator) fetchGroup(ctx context.Context, id string, memberID *string, memberEpoch int32, topics []fetchTopic, version int16, requireStable bool) ([]fetchedTopic, int16) {
 	if id == "" && version >= 8 {
 		return nil, kerr.InvalidGroupID.Code
 	}
@@ -258,6 +268,14 @@ func (c *Coordinator) fetchGroup(ctx context.Context, id string, memberID *strin
 		if g != nil {
 			offsets = g.offsets
 		}
+		// stable withholds the offset of a partition with a pending
+		// transactional commit when the client asked for stable offsets.
+		stable := func(fp fetchedPartition, topic string) fetchedPartition {
+			if requireStable && g != nil && g.hasPending(topic, fp.partition) {
+				fp.o, fp.found, fp.code = offset{}, false, kerr.UnstableOffsetCommit.Code
+			}
+			return fp
+		}
 		if topics == nil {
 			names := make([]string, 0, len(offsets))
 			for name := range offsets {
@@ -275,7 +293,7 @@ func (c *Coordinator) fetchGroup(ctx context.Context, id string, memberID *strin
 				}
 				sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 				for _, p := range parts {
-					ft.partitions = append(ft.partitions, fetchedPartition{partition: p, o: offsets[name][p], found: true})
+					ft.partitions = append(ft.partitions, stable(fetchedPartition{partition: p, o: offsets[name][p], found: true}, name))
 				}
 				out = append(out, ft)
 			}
@@ -293,7 +311,11 @@ func (c *Coordinator) fetchGroup(ctx context.Context, id string, memberID *strin
 			}
 			for _, p := range t.partitions {
 				o, ok := offsets[name][p]
-				ft.partitions = append(ft.partitions, fetchedPartition{partition: p, o: o, found: ok && ft.code == 0})
+				fp := fetchedPartition{partition: p, o: o, found: ok && ft.code == 0}
+				if ft.code == 0 {
+					fp = stable(fp, name)
+				}
+				ft.partitions = append(ft.partitions, fp)
 			}
 			out = append(out, ft)
 		}
@@ -333,7 +355,7 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 				p := kmsg.OffsetDeleteResponseTopicPartition{Partition: rp.Partition}
 				if subscribed[rt.Topic] {
 					p.ErrorCode = kerr.GroupSubscribedToTopic.Code
-				} else if _, ok := g.offsets[rt.Topic][rp.Partition]; ok {
+				} else if _, ok := g.offsets[rt.Topic][rp.Partition]; ok || g.hasPending(rt.Topic, rp.Partition) {
 					dels = append(dels, del{rt.Topic, rp.Partition})
 					records = append(records, offsetTombstone(g.id, rt.Topic, rp.Partition))
 				}
@@ -422,7 +444,7 @@ func (g *group) expireOffsets(now time.Time) {
 			}
 		}
 	}
-	dead := empty && len(expired) == g.offsetCount()
+	dead := empty && len(expired) == g.offsetCount() && len(g.txnOffsets) == 0
 	if dead {
 		records = append(records, groupTombstone(g.id))
 	}

@@ -8,7 +8,33 @@ import (
 )
 
 // Record is one __consumer_offsets record; a nil Value is a tombstone.
-type Record struct{ Key, Value []byte }
+//
+// The coordinator writes only Key and Value (Store.Append and
+// TxnStore.AppendTransactional ignore the other fields). Store.Replay fills
+// the rest so that the transaction structure of the log is visible:
+//
+//   - a record of an ordinary batch: Key, Value; Transactional and Control
+//     false (ProducerID is then ignored, whatever the batch carried);
+//   - a record of a transactional batch (attributes bit 4 set, bit 5 clear):
+//     Key, Value, Transactional true and ProducerID the batch's producer id.
+//     Records of transactions that were later aborted are delivered too:
+//     the coordinator drops them at their marker;
+//   - a control batch (attributes bit 5): one Record per control record
+//     whose type is COMMIT (1) or ABORT (0), with Control true, Commit true
+//     for COMMIT, ProducerID the batch's producer id, and Key/Value the
+//     control record's raw key and value (informational; may be nil).
+//     Control records of other types are not delivered.
+//
+// Records are delivered in log order, from the log start offset to the high
+// watermark; markers must come at their place in that order.
+type Record struct {
+	Key, Value []byte
+
+	ProducerID    int64 // producer of a transactional record or marker
+	Transactional bool  // the record is part of ProducerID's transaction
+	Control       bool  // a transaction marker of ProducerID (Key/Value informational)
+	Commit        bool  // with Control: COMMIT (true) or ABORT (false)
+}
 
 // Versions klog writes; replay reads every version kmsg knows.
 const (
