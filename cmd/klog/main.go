@@ -97,6 +97,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newConsumeCmd(g),
 		newTopicCmd(g),
 		newGroupCmd(g),
+		newTxnCmd(g),
 		newUpCmd(g),
 	)
 	groupCommands(root)

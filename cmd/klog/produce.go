@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -42,6 +43,8 @@ type produceOptions struct {
 	acks        string   // --acks
 	quiet       bool     // -q
 	maxBytes    int      // --max-message-bytes
+	txnID       string   // --txn-id: produce everything in one transaction
+	txnTimeout  time.Duration
 }
 
 func newProduceCmd(g *globals) *cobra.Command {
@@ -58,7 +61,13 @@ Input formats (-f):
   (none)   one record per line; -k sets a fixed key, -K SEP splits "key SEP value"
   json     klog's lossless JSON lines (docs/records-json.md); a "partition"
            field is honoured unless -p is given
-  LAYOUT   a franz-go record reader layout, e.g. '%k %v\n'`,
+  LAYOUT   a franz-go record reader layout, e.g. '%k %v\n'
+
+With --txn-id every record goes into one transaction of that transactional
+id, committed at the end of the input. Bad input, a failed record or an
+interrupt (SIGINT) abort the transaction instead, so read_committed consumers
+see all of the records or none; the exit status is then 1, as it is when the
+commit fails. See docs/txn.md.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.topic = args[0]
@@ -77,6 +86,8 @@ Input formats (-f):
 	f.StringVar(&o.acks, "acks", "all", "required acks: all|1|0 (1 and 0 disable idempotence)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not report where records landed")
 	f.IntVar(&o.maxBytes, "max-message-bytes", defaultMaxMessageBytes, "largest record (and input line) accepted")
+	f.StringVar(&o.txnID, "txn-id", "", "produce all records in one transaction with this transactional id")
+	f.DurationVar(&o.txnTimeout, "txn-timeout", time.Minute, "transaction timeout with --txn-id: the broker aborts a transaction open longer")
 	return cmd
 }
 
@@ -124,6 +135,15 @@ func (o *produceOptions) producerOpts() ([]kgo.Opt, error) {
 	}
 	if o.format != "" && o.keySep != "" {
 		return nil, usagef("-K only applies to line input, not -f")
+	}
+	if o.txnID != "" {
+		if o.acks != "all" && o.acks != "-1" {
+			return nil, usagef("--txn-id needs --acks all (transactions are idempotent)")
+		}
+		if o.txnTimeout <= 0 {
+			return nil, usagef("--txn-timeout %v: must be positive", o.txnTimeout)
+		}
+		opts = append(opts, kgo.TransactionalID(o.txnID), kgo.TransactionTimeout(o.txnTimeout))
 	}
 	opts = append(opts,
 		kgo.RecordPartitioner(explicitPartitioner{inner: kgo.StickyKeyPartitioner(nil)}),
@@ -184,6 +204,21 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 	}
 
 	rep := &produceReport{w: diag, quiet: o.quiet}
+	prepare := func(r *kgo.Record) error {
+		r.Topic = o.topic
+		r.Offset = 0
+		if o.partition >= 0 {
+			r.Partition = o.partition
+		}
+		r.Headers = append(r.Headers, headers...)
+		if r.Partition >= numPartitions {
+			return fmt.Errorf("partition %d: %w (topic %q has %d)", r.Partition, ErrPartitionNotFound, o.topic, numPartitions)
+		}
+		return nil
+	}
+	if o.txnID != "" {
+		return runProduceTxn(ctx, cl, o.txnID, src, prepare, rep)
+	}
 	var n int64
 	for {
 		r, err := src.next()
@@ -197,14 +232,8 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 			_ = cl.Flush(ctx)
 			return fmt.Errorf("input record %d: %w", n, err)
 		}
-		r.Topic = o.topic
-		r.Offset = 0
-		if o.partition >= 0 {
-			r.Partition = o.partition
-		}
-		r.Headers = append(r.Headers, headers...)
-		if r.Partition >= numPartitions {
-			rep.fail(n, fmt.Errorf("partition %d: %w (topic %q has %d)", r.Partition, ErrPartitionNotFound, o.topic, numPartitions))
+		if err := prepare(r); err != nil {
+			rep.fail(n, err)
 			continue
 		}
 		idx := n
