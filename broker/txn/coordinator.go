@@ -1,0 +1,634 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Store persists and replays the records of __transaction_state partitions
+// (implemented by the broker over its partitions).
+type Store interface {
+	// Append writes records as one batch to partition p and returns once
+	// committed (acks=all).
+	Append(ctx context.Context, partition int32, records []Record) error
+	// Replay calls fn with every record of partition p from log start to the
+	// high watermark, in order.
+	Replay(ctx context.Context, partition int32, fn func(Record) error) error
+}
+
+// TopicPartition names one partition of a topic.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// Markers writes transaction markers (implemented by the broker).
+type Markers interface {
+	// WriteMarkers appends a commit or abort marker for pid/epoch to every
+	// partition and returns when all are written. The coordinator retries
+	// failures (bounded backoff) until it succeeds or the coordinator is
+	// unloaded.
+	WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []TopicPartition) error
+}
+
+// TopicInfo is what the coordinator needs to know of a topic.
+type TopicInfo struct {
+	Name       string
+	ID         [16]byte
+	Partitions int32
+}
+
+// Config configures a Coordinator. Zero durations and sizes take Kafka's
+// defaults.
+type Config struct {
+	Logger         *slog.Logger
+	Store          Store
+	Markers        Markers
+	ProducerIDs    func(ctx context.Context) (int64, error) // next unused producer id (controller-allocated blocks)
+	Partitions     int32                                    // transaction.state.log.num.partitions (50)
+	Topics         func() map[string]TopicInfo              // to validate AddPartitionsToTxn; nil = no validation
+	GroupPartition func(group string) TopicPartition        // the __consumer_offsets partition of a group
+	Now            func() time.Time                         // nil = time.Now
+
+	MaxTimeout                time.Duration // transaction.max.timeout.ms (900000)
+	AbortTimedOutInterval     time.Duration // transaction.abort.timed.out.transaction.cleanup.interval.ms (10000)
+	TransactionalIDExpiration time.Duration // transactional.id.expiration.ms (604800000)
+}
+
+// Bounds of the coordinator's queues and waits.
+const (
+	// eventQueue is the capacity of each transactional id's event channel;
+	// senders wait (bounded by their context) when it is full.
+	eventQueue = 16
+	// appendTimeout bounds one write to __transaction_state.
+	appendTimeout = 30 * time.Second
+	// producerIDTimeout bounds the allocation of a producer id.
+	producerIDTimeout = 30 * time.Second
+	// markerTimeout bounds one WriteMarkers call; a call that times out is
+	// retried.
+	markerTimeout = 30 * time.Second
+	// Backoff between marker (and completion) retries.
+	minRetryBackoff = 20 * time.Millisecond
+	maxRetryBackoff = 5 * time.Second
+)
+
+func (cfg *Config) defaults() {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Partitions <= 0 {
+		cfg.Partitions = 50
+	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = 15 * time.Minute
+	}
+	if cfg.AbortTimedOutInterval <= 0 {
+		cfg.AbortTimedOutInterval = 10 * time.Second
+	}
+	if cfg.TransactionalIDExpiration <= 0 {
+		cfg.TransactionalIDExpiration = 7 * 24 * time.Hour
+	}
+	if cfg.GroupPartition == nil {
+		cfg.GroupPartition = func(group string) TopicPartition {
+			return TopicPartition{Topic: "__consumer_offsets", Partition: PartitionFor(group, 50)}
+		}
+	}
+}
+
+// Coordinator coordinates the transactional ids whose __transaction_state
+// partitions this node leads. It is safe for concurrent use.
+//
+// Lock order: Coordinator.mu is a leaf; it is never held while sending to
+// or waiting on an actor, nor during I/O.
+type Coordinator struct {
+	cfg Config
+	log *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		parts  map[int32]*partState
+		txns   map[string]*actor
+	}
+	wg      sync.WaitGroup
+	stop    chan struct{} // closed by Close: stops the abort ticker
+	backoff time.Duration // first retry backoff; tests shorten it
+}
+
+// partState is one __transaction_state partition this node leads.
+type partState struct {
+	loading bool
+	epoch   int32 // coordinator epoch: the partition's leader epoch
+}
+
+// New returns a coordinator that leads no partition yet; call LoadPartition
+// for each __transaction_state partition this node leads. It starts the
+// goroutine that aborts timed-out transactions and expires transactional
+// ids every AbortTimedOutInterval; Close stops it.
+func New(cfg Config) *Coordinator {
+	cfg.defaults()
+	c := &Coordinator{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), backoff: minRetryBackoff}
+	c.mu.parts = make(map[int32]*partState)
+	c.mu.txns = make(map[string]*actor)
+	c.wg.Add(1)
+	go c.ticker()
+	return c
+}
+
+// Close stops every actor, marker writer and timer; it returns when all
+// goroutines have exited. Requests after Close answer
+// COORDINATOR_NOT_AVAILABLE.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		c.wg.Wait()
+		return
+	}
+	c.mu.closed = true
+	close(c.stop)
+	actors := make([]*actor, 0, len(c.mu.txns))
+	for id, a := range c.mu.txns {
+		actors = append(actors, a)
+		delete(c.mu.txns, id)
+	}
+	clear(c.mu.parts)
+	c.mu.Unlock()
+	for _, a := range actors {
+		a.cancel()
+	}
+	c.wg.Wait()
+}
+
+func (c *Coordinator) now() time.Time { return c.cfg.Now() }
+
+// ticker runs tick every AbortTimedOutInterval until Close.
+func (c *Coordinator) ticker() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.cfg.AbortTimedOutInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.AbortTimedOutInterval)
+			c.tick(ctx)
+			cancel()
+		}
+	}
+}
+
+// tick makes every transactional id check its timeout and expiration
+// against the clock now, and waits until each did (bounded by ctx). Tests
+// with a fake clock call it after advancing.
+func (c *Coordinator) tick(ctx context.Context) {
+	for _, a := range c.actors() {
+		_ = c.send(ctx, a, func(a *actor) { a.tick() })
+	}
+}
+
+// LoadPartition is LoadPartitionEpoch with coordinator epoch 0.
+func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
+	return c.LoadPartitionEpoch(ctx, p, 0)
+}
+
+// LoadPartitionEpoch makes this node serve the transactional ids of
+// __transaction_state partition p, whose leader epoch is coordinatorEpoch
+// (it is sent with every marker so partition leaders reject markers of an
+// older coordinator). It replays the partition, then serves the ids:
+// transactions found in PrepareCommit or PrepareAbort are completed (their
+// markers written again), Ongoing ones keep their timeout. While it runs,
+// requests for those ids answer COORDINATOR_LOAD_IN_PROGRESS.
+func (c *Coordinator) LoadPartitionEpoch(ctx context.Context, p int32, coordinatorEpoch int32) error {
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	if ps, ok := c.mu.parts[p]; ok && ps.epoch >= coordinatorEpoch {
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	c.UnloadPartition(p) // a newer epoch: start over
+
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	ps := &partState{loading: true, epoch: coordinatorEpoch}
+	c.mu.parts[p] = ps
+	c.mu.Unlock()
+
+	metas := make(map[string]*meta)
+	var records, skipped int
+	err := c.cfg.Store.Replay(ctx, p, func(r Record) error {
+		records++
+		id, m, ok, err := decodeRecord(r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			skipped++
+			return nil
+		}
+		if m == nil {
+			delete(metas, id)
+			return nil
+		}
+		metas[id] = m
+		return nil
+	})
+	if err != nil {
+		c.mu.Lock()
+		if c.mu.parts[p] == ps {
+			delete(c.mu.parts, p)
+		}
+		c.mu.Unlock()
+		return fmt.Errorf("load __transaction_state-%d: %w", p, err)
+	}
+
+	c.mu.Lock()
+	if c.mu.closed || c.mu.parts[p] != ps {
+		c.mu.Unlock()
+		return fmt.Errorf("load __transaction_state-%d: %w", p, ErrNotLoaded)
+	}
+	var resume []*actor
+	for _, m := range metas {
+		if m.state == StateDead {
+			continue
+		}
+		a := c.startLocked(m, p, coordinatorEpoch)
+		if m.state == StatePrepareCommit || m.state == StatePrepareAbort {
+			resume = append(resume, a)
+		}
+	}
+	ps.loading = false
+	c.mu.Unlock()
+	c.log.Info("loaded __transaction_state partition", "partition", p, "records", records, "skipped", skipped,
+		"transactional_ids", len(metas), "completing", len(resume))
+	for _, a := range resume {
+		// The actor has not run yet; sending cannot fail but for an unload.
+		_ = c.send(ctx, a, func(a *actor) {
+			if a.m.state == StatePrepareCommit || a.m.state == StatePrepareAbort {
+				a.startMarkers()
+			}
+		})
+	}
+	return nil
+}
+
+// UnloadPartition stops serving the transactional ids of partition p (this
+// node lost its leadership): their actors and marker writers stop and
+// waiting requests get NOT_COORDINATOR. It returns when they have exited.
+func (c *Coordinator) UnloadPartition(p int32) {
+	c.mu.Lock()
+	delete(c.mu.parts, p)
+	var stopped []*actor
+	for id, a := range c.mu.txns {
+		if a.part == p {
+			stopped = append(stopped, a)
+			delete(c.mu.txns, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, a := range stopped {
+		a.cancel()
+	}
+	for _, a := range stopped {
+		<-a.done
+	}
+}
+
+// startLocked starts the actor of m. c.mu must be held.
+func (c *Coordinator) startLocked(m *meta, part, coordinatorEpoch int32) *actor {
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &actor{
+		c:      c,
+		id:     m.id,
+		part:   part,
+		epoch:  coordinatorEpoch,
+		m:      m,
+		events: make(chan func(*actor), eventQueue),
+		ctx:    ctx,
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	a.snap = a.snapshot()
+	c.mu.txns[m.id] = a
+	c.wg.Add(1)
+	go a.loop()
+	return a
+}
+
+// lookup returns the actor of id, creating one with an unpersisted Empty
+// state when create is set. A nil actor and nil error means the id is
+// unknown.
+func (c *Coordinator) lookup(id string, create bool) (*actor, error) {
+	p := PartitionFor(id, c.cfg.Partitions)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return nil, ErrCoordinatorNotAvailable
+	}
+	ps, ok := c.mu.parts[p]
+	switch {
+	case !ok:
+		return nil, ErrNotCoordinator
+	case ps.loading:
+		return nil, ErrLoadInProgress
+	}
+	a := c.mu.txns[id]
+	if a == nil && create {
+		a = c.startLocked(newMeta(id, -1, 0, c.now()), p, ps.epoch)
+	}
+	if a != nil {
+		a.inflight++
+	}
+	return a, nil
+}
+
+// run routes fn to the actor of id and waits until it ran. With create
+// unset and an unknown id, fn does not run and run returns (false, nil).
+func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(a *actor)) (bool, error) {
+	a, err := c.lookup(id, create)
+	if err != nil || a == nil {
+		return false, err
+	}
+	return true, c.sendCounted(ctx, a, fn)
+}
+
+// send runs fn on a's goroutine and waits for it.
+func (c *Coordinator) send(ctx context.Context, a *actor, fn func(a *actor)) error {
+	c.mu.Lock()
+	a.inflight++
+	c.mu.Unlock()
+	return c.sendCounted(ctx, a, fn)
+}
+
+// sendCounted is send for an event already counted in a.inflight.
+func (c *Coordinator) sendCounted(ctx context.Context, a *actor, fn func(a *actor)) error {
+	// started arbitrates between the actor running fn and the caller giving
+	// up: whoever swaps it first wins, so fn never writes into an answer the
+	// caller has already returned.
+	var started atomic.Int32
+	ran := make(chan struct{})
+	ev := func(a *actor) {
+		if started.CompareAndSwap(0, 1) {
+			fn(a)
+		}
+		close(ran)
+	}
+	select {
+	case a.events <- ev:
+	case <-a.done:
+		c.uncount(a)
+		return ErrNotCoordinator
+	case <-ctx.Done():
+		c.uncount(a)
+		return ErrTimedOut
+	}
+	select {
+	case <-ran:
+		return nil
+	case <-a.done:
+		if started.CompareAndSwap(0, 2) {
+			return ErrNotCoordinator
+		}
+		<-ran
+		return nil
+	case <-ctx.Done():
+		if started.CompareAndSwap(0, 2) {
+			return ErrTimedOut
+		}
+		// fn is running; it is bounded (appends time out), so wait for it.
+		<-ran
+		return nil
+	}
+}
+
+func (c *Coordinator) uncount(a *actor) {
+	c.mu.Lock()
+	a.inflight--
+	c.mu.Unlock()
+}
+
+// actors returns every actor, by transactional id.
+func (c *Coordinator) actors() []*actor {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*actor, 0, len(c.mu.txns))
+	for _, a := range c.mu.txns {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// actor is the goroutine that owns one transactional id.
+type actor struct {
+	c     *Coordinator
+	id    string
+	part  int32
+	epoch int32 // coordinator epoch
+	m     *meta // owned by the actor goroutine
+
+	events  chan func(*actor)
+	ctx     context.Context // canceled to stop the actor and its marker writer
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the goroutine and its marker writer have exited
+	writers sync.WaitGroup
+
+	inflight int         // events sent or being sent and not yet run; guarded by c.mu
+	snap     TxnSnapshot // the state after the last event; guarded by c.mu
+}
+
+func (a *actor) loop() {
+	defer a.c.wg.Done()
+	defer close(a.done)
+	defer a.writers.Wait()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case ev := <-a.events:
+			ev(a)
+			snap := a.snapshot()
+			a.c.mu.Lock()
+			a.inflight--
+			a.snap = snap
+			a.c.mu.Unlock()
+		}
+		if a.reapable() && a.tryReap() {
+			return
+		}
+	}
+}
+
+// reapable reports an id with nothing worth keeping: expired, or created by
+// an InitProducerID whose first record was never written.
+func (a *actor) reapable() bool {
+	return a.m.state == StateDead || (!a.m.persisted && !a.m.markers)
+}
+
+// tryReap removes the actor from the coordinator when no event is queued
+// or about to be.
+func (a *actor) tryReap() bool {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	if a.inflight > 0 || a.c.mu.txns[a.id] != a {
+		return false
+	}
+	delete(a.c.mu.txns, a.id)
+	a.cancel()
+	return true
+}
+
+func (a *actor) now() time.Time { return a.c.now() }
+
+// persist writes next to the log and, once committed, makes it the state.
+func (a *actor) persist(next *meta) error {
+	r := metaRecord(next)
+	if err := a.append(r); err != nil {
+		return err
+	}
+	next.persisted = true
+	a.m = next
+	return nil
+}
+
+// append writes one record to the id's partition.
+func (a *actor) append(r Record) error {
+	ctx, cancel := context.WithTimeout(a.ctx, appendTimeout)
+	defer cancel()
+	if err := a.c.cfg.Store.Append(ctx, a.part, []Record{r}); err != nil {
+		a.c.log.Warn("append to __transaction_state failed", "partition", a.part, "transactional_id", a.id, "err", err)
+		if errors.Is(err, ErrNotLeader) || errors.Is(err, context.Canceled) {
+			return fmt.Errorf("append for %q to __transaction_state-%d: %w: %w", a.id, a.part, ErrNotCoordinator, err)
+		}
+		return fmt.Errorf("append for %q to __transaction_state-%d: %w: %w", a.id, a.part, ErrCoordinatorNotAvailable, err)
+	}
+	return nil
+}
+
+// tick aborts a timed-out transaction and expires an unused id.
+func (a *actor) tick() {
+	now := a.now()
+	switch {
+	case a.m.timedOut(now):
+		a.c.log.Info("aborting timed-out transaction", "transactional_id", a.id, "producer_id", a.m.producerID,
+			"epoch", a.m.epoch, "timeout_ms", a.m.timeoutMillis)
+		if err := a.abortFenced(); err != nil {
+			a.c.log.Warn("abort of timed-out transaction failed", "transactional_id", a.id, "err", err)
+		}
+	case a.m.expired(now, a.c.cfg.TransactionalIDExpiration):
+		if err := a.append(tombstone(a.id)); err != nil {
+			a.c.log.Warn("expiring transactional id failed", "transactional_id", a.id, "err", err)
+			return
+		}
+		a.c.log.Info("transactional id expired", "transactional_id", a.id, "producer_id", a.m.producerID)
+		a.m.state = StateDead
+	}
+}
+
+// abortFenced aborts the Ongoing transaction with a bumped epoch (Kafka's
+// PrepareEpochFence): the producer is fenced and its data aborted.
+func (a *actor) abortFenced() error {
+	next := a.m.toPrepare(false, a.m.fenceEpoch(), a.now())
+	if err := a.persist(next); err != nil {
+		a.m.failedFence = true
+		return err
+	}
+	a.m.failedFence = false
+	a.startMarkers()
+	return nil
+}
+
+// startMarkers starts the writer of the markers of the Prepare state.
+func (a *actor) startMarkers() {
+	m := a.m
+	a.m.markers = true
+	commit := m.state == StatePrepareCommit
+	pid, epoch, tps := m.producerID, m.epoch, m.sortedPartitions()
+	a.writers.Add(1)
+	go a.writeMarkers(pid, epoch, commit, tps)
+}
+
+// writeMarkers writes the markers until they are written or the actor
+// stops, then has the actor persist the Complete state, retrying that too.
+func (a *actor) writeMarkers(pid int64, epoch int16, commit bool, tps []TopicPartition) {
+	defer a.writers.Done()
+	backoff := a.c.backoff
+	wait := func() bool {
+		t := time.NewTimer(backoff)
+		defer t.Stop()
+		backoff = min(2*backoff, maxRetryBackoff)
+		select {
+		case <-t.C:
+			return true
+		case <-a.ctx.Done():
+			return false
+		}
+	}
+	for len(tps) > 0 {
+		ctx, cancel := context.WithTimeout(a.ctx, markerTimeout)
+		err := a.c.cfg.Markers.WriteMarkers(ctx, pid, epoch, commit, a.epoch, tps)
+		cancel()
+		if err == nil {
+			break
+		}
+		a.c.log.Warn("writing transaction markers failed; retrying", "transactional_id", a.id, "producer_id", pid,
+			"epoch", epoch, "commit", commit, "err", err)
+		if !wait() {
+			return
+		}
+	}
+	backoff = a.c.backoff
+	for {
+		var done bool
+		ran := make(chan struct{})
+		ev := func(a *actor) {
+			defer close(ran)
+			m := a.m
+			if m.producerID != pid || m.epoch != epoch || (m.state != StatePrepareCommit && m.state != StatePrepareAbort) {
+				done = true // nothing to complete any more
+				m.markers = false
+				return
+			}
+			if err := a.persist(m.toComplete(a.now())); err != nil {
+				a.c.log.Warn("completing transaction failed; retrying", "transactional_id", a.id, "err", err)
+				return
+			}
+			a.m.markers = false
+			done = true
+		}
+		a.c.mu.Lock()
+		a.inflight++
+		a.c.mu.Unlock()
+		select {
+		case a.events <- ev:
+		case <-a.ctx.Done():
+			a.c.uncount(a)
+			return
+		}
+		select {
+		case <-ran:
+		case <-a.ctx.Done():
+			return
+		}
+		if done || !wait() {
+			return
+		}
+	}
+}

@@ -1,0 +1,61 @@
+// Package txn is klog's transaction coordinator: it maps transactional ids
+// to producer ids and epochs, fences zombie producers, tracks the partitions
+// of each ongoing transaction, and ends transactions in two phases with
+// commit or abort markers written to every partition of the transaction.
+//
+// # Actors
+//
+// Each transactional id is one single-threaded actor: a goroutine that owns
+// the id's state and drains a bounded channel of events (requests, the
+// periodic timeout check, the completion of its markers). A transaction's
+// markers are written by a second goroutine owned by the actor, so requests
+// for the id keep being answered (CONCURRENT_TRANSACTIONS) while markers are
+// pending; when they are written, the actor persists the Complete state.
+// Every AbortTimedOutInterval the coordinator makes each actor abort an
+// Ongoing transaction older than its timeout (the epoch is bumped, so the
+// producer is fenced) and expire an id unused for
+// TransactionalIDExpiration.
+//
+// # States
+//
+// Kafka's state machine: Empty -> Ongoing (AddPartitionsToTxn,
+// AddOffsetsToTxn) -> PrepareCommit | PrepareAbort (EndTxn, timeout,
+// InitProducerID fencing an Ongoing transaction) -> CompleteCommit |
+// CompleteAbort (markers written) -> Ongoing (next transaction) or Empty
+// (InitProducerID bumps the epoch). PrepareEpochFence is the transient
+// abort with a bumped epoch; it is never written. Dead is an expired id,
+// written as a tombstone.
+//
+// # Persistence
+//
+// Every change is appended to the compacted internal topic
+// __transaction_state through Store (acks=all) before it takes effect and
+// before the request is answered, in Kafka's schemas (big endian):
+//
+//	key   = int16 version 0 | transactional id (int16 length + bytes)
+//	value = int16 version 1 | producer id int64 | producer epoch int16 |
+//	        timeout ms int32 | state int8 |
+//	        partitions (compact array, null when Empty) of
+//	          [topic (compact string), partition ids (compact int32 array), tags] |
+//	        last update ms int64 | start ms int64 (-1 when none) |
+//	        tagged fields: 0 previous producer id int64 (-1 omitted)
+//	no value: tombstone (the id expired)
+//
+// Value version 0 (the same fields, non-flexible) is read on replay.
+// LoadPartition replays a partition: the latest value of a key wins and a
+// tombstone deletes it; transactions found in PrepareCommit or PrepareAbort
+// have their markers written again and are completed, Ongoing ones keep
+// their timeout.
+//
+// # Not implemented
+//
+//   - Transaction version 2 (KIP-890 part 2): EndTxn is served up to v4 and
+//     the epoch is not bumped per transaction; v5 answers
+//     UNSUPPORTED_VERSION. AddPartitionsToTxn v4+ (batched, VerifyOnly) is
+//     served.
+//   - Producer id rotation is recorded in the previous producer id only;
+//     the next producer id and next epoch tagged fields are written as -1.
+//
+// This package imports nothing from broker/ above it; Kafka error codes are
+// the wire answers it builds with kerr, and Code maps its errors to them.
+package txn

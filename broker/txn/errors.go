@@ -1,0 +1,58 @@
+package txn
+
+import "errors"
+
+// ErrClosed is returned when the coordinator has been closed.
+var ErrClosed = errors.New("txn: coordinator closed")
+
+// ErrNotLoaded is returned by LoadPartition when the partition was unloaded
+// while it was being replayed.
+var ErrNotLoaded = errors.New("txn: partition unloaded during load")
+
+// ErrBadRecord is returned when a __transaction_state record cannot be
+// decoded.
+var ErrBadRecord = errors.New("txn: undecodable __transaction_state record")
+
+// ErrNotLeader is what a Store wraps when this node no longer leads the
+// __transaction_state partition it was asked to append to; requests then
+// answer NOT_COORDINATOR. Other append errors answer
+// COORDINATOR_NOT_AVAILABLE (retriable).
+var ErrNotLeader = errors.New("txn: not the leader of the __transaction_state partition")
+
+// ErrNotCoordinator means this node does not serve the transactional id's
+// __transaction_state partition (NOT_COORDINATOR).
+var ErrNotCoordinator = errors.New("txn: not the coordinator of the transactional id")
+
+// ErrLoadInProgress means the transactional id's partition is still being
+// replayed (COORDINATOR_LOAD_IN_PROGRESS).
+var ErrLoadInProgress = errors.New("txn: coordinator load in progress")
+
+// ErrCoordinatorNotAvailable means the coordinator is closed or could not
+// persist a change (COORDINATOR_NOT_AVAILABLE).
+var ErrCoordinatorNotAvailable = errors.New("txn: coordinator not available")
+
+// ErrInvalidTxnState means the transaction is not in a state that allows the
+// operation, e.g. a produce to a partition that is not part of the ongoing
+// transaction (INVALID_TXN_STATE).
+var ErrInvalidTxnState = errors.New("txn: invalid transaction state")
+
+// ErrProducerFenced means a newer producer with the same transactional id
+// has bumped the epoch (PRODUCER_FENCED).
+var ErrProducerFenced = errors.New("txn: producer fenced")
+
+// ErrInvalidProducerEpoch means the producer epoch is not the current one
+// (INVALID_PRODUCER_EPOCH).
+var ErrInvalidProducerEpoch = errors.New("txn: invalid producer epoch")
+
+// ErrInvalidProducerIDMapping means the producer id is not the one the
+// transactional id maps to, or the transactional id is unknown
+// (INVALID_PRODUCER_ID_MAPPING).
+var ErrInvalidProducerIDMapping = errors.New("txn: invalid producer id mapping")
+
+// ErrConcurrentTransactions means markers of the previous transaction are
+// still being written (CONCURRENT_TRANSACTIONS).
+var ErrConcurrentTransactions = errors.New("txn: concurrent transactions")
+
+// ErrTimedOut means the request gave up waiting for the transactional id's
+// actor (REQUEST_TIMED_OUT).
+var ErrTimedOut = errors.New("txn: request timed out")

@@ -1,0 +1,143 @@
+package txn
+
+import (
+	"maps"
+	"math"
+	"time"
+)
+
+// meta is the state of one transactional id, owned by its actor.
+type meta struct {
+	id             string
+	producerID     int64
+	prevProducerID int64 // the producer id before the last rotation, or -1
+	epoch          int16 // -1: no epoch handed out yet
+	lastEpoch      int16 // the epoch before the last bump by a KIP-360 retry, or -1
+	timeoutMillis  int32
+	state          State
+	start          int64 // unix millis the transaction started, -1 when none
+	lastUpdate     int64 // unix millis of the last state change
+	partitions     map[TopicPartition]struct{}
+
+	persisted   bool // a record of this id is in the log
+	markers     bool // a marker writer runs for the PrepareCommit/PrepareAbort
+	failedFence bool // an epoch fence was not persisted: do not bump again
+}
+
+func newMeta(id string, producerID int64, timeoutMillis int32, now time.Time) *meta {
+	return &meta{
+		id:             id,
+		producerID:     producerID,
+		prevProducerID: -1,
+		epoch:          -1,
+		lastEpoch:      -1,
+		timeoutMillis:  timeoutMillis,
+		state:          StateEmpty,
+		start:          -1,
+		lastUpdate:     now.UnixMilli(),
+		partitions:     make(map[TopicPartition]struct{}),
+	}
+}
+
+// clone returns a copy for a transition; it is applied once persisted.
+func (m *meta) clone() *meta {
+	n := *m
+	n.partitions = maps.Clone(m.partitions)
+	return &n
+}
+
+func (m *meta) sortedPartitions() []TopicPartition {
+	out := make([]TopicPartition, 0, len(m.partitions))
+	for tp := range m.partitions {
+		out = append(out, tp)
+	}
+	sortTopicPartitions(out)
+	return out
+}
+
+// epochExhausted reports an epoch that cannot be bumped again: the next
+// InitProducerID rotates to a new producer id.
+func epochExhausted(e int16) bool { return e >= math.MaxInt16-1 }
+
+// idle reports a state with no transaction in flight.
+func (m *meta) idle() bool {
+	return m.state == StateEmpty || m.state == StateCompleteCommit || m.state == StateCompleteAbort
+}
+
+// timedOut reports an Ongoing transaction past its timeout at now.
+func (m *meta) timedOut(now time.Time) bool {
+	return m.state == StateOngoing && !m.markers && m.start >= 0 &&
+		m.start+int64(m.timeoutMillis) < now.UnixMilli()
+}
+
+// expired reports an idle id unused for longer than exp at now.
+func (m *meta) expired(now time.Time, exp time.Duration) bool {
+	return m.persisted && m.idle() && m.lastUpdate+exp.Milliseconds() <= now.UnixMilli()
+}
+
+// toEmpty is the transition of InitProducerID on an idle id: a new epoch
+// (or a new producer id when rotate), no partitions.
+func (m *meta) toEmpty(producerID int64, epoch, lastEpoch int16, timeoutMillis int32, now time.Time) *meta {
+	n := m.clone()
+	if producerID != m.producerID {
+		n.prevProducerID = m.producerID
+	}
+	n.producerID, n.epoch, n.lastEpoch = producerID, epoch, lastEpoch
+	n.timeoutMillis = timeoutMillis
+	n.state = StateEmpty
+	n.start = -1
+	n.lastUpdate = now.UnixMilli()
+	clear(n.partitions)
+	return n
+}
+
+// toOngoing adds tps to the transaction, starting it if idle.
+func (m *meta) toOngoing(tps []TopicPartition, now time.Time) *meta {
+	n := m.clone()
+	if m.idle() {
+		n.start = now.UnixMilli()
+		clear(n.partitions)
+	}
+	for _, tp := range tps {
+		n.partitions[tp] = struct{}{}
+	}
+	n.state = StateOngoing
+	n.lastUpdate = now.UnixMilli()
+	return n
+}
+
+// toPrepare ends an Ongoing transaction: PrepareCommit or PrepareAbort at
+// epoch (the current one, or a fenced epoch).
+func (m *meta) toPrepare(commit bool, epoch int16, now time.Time) *meta {
+	n := m.clone()
+	n.state = StatePrepareAbort
+	if commit {
+		n.state = StatePrepareCommit
+	}
+	if epoch != m.epoch {
+		n.epoch, n.lastEpoch = epoch, -1
+	}
+	n.lastUpdate = now.UnixMilli()
+	return n
+}
+
+// toComplete follows a Prepare state once every marker is written.
+func (m *meta) toComplete(now time.Time) *meta {
+	n := m.clone()
+	n.state = StateCompleteAbort
+	if m.state == StatePrepareCommit {
+		n.state = StateCompleteCommit
+	}
+	clear(n.partitions)
+	n.lastUpdate = now.UnixMilli()
+	return n
+}
+
+// fenceEpoch returns the epoch an abort by the coordinator writes: one
+// above the current epoch, unless a previous fence failed to persist.
+func (m *meta) fenceEpoch() int16 {
+	if m.failedFence || m.epoch == math.MaxInt16 {
+		return m.epoch
+	}
+	return m.epoch + 1
+}
