@@ -31,8 +31,14 @@ type pendingWait struct {
 	sync *syncWait
 }
 
-func TestClassicDatadriven(t *testing.T) {
-	datadriven.Walk(t, "testdata/classic", func(t *testing.T, path string) {
+func TestClassicDatadriven(t *testing.T) { runClassicDatadriven(t, "testdata/classic") }
+
+// TestTxnDatadriven drives transactional offset commits of a classic group
+// with the same commands, plus txn-commit, end-txn, fence and reload.
+func TestTxnDatadriven(t *testing.T) { runClassicDatadriven(t, "testdata/txn") }
+
+func runClassicDatadriven(t *testing.T, dir string) {
+	datadriven.Walk(t, dir, func(t *testing.T, path string) {
 		var h *classicHarness
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			if d.Cmd == "new" {
@@ -272,18 +278,99 @@ func (h *classicHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings.
 			}
 		}
 	case "fetch":
+		// fetch [v=N] [stable] [t/0 t/1 ...]: every offset of g, or those
+		// partitions; stable sets RequireStable.
 		req := kmsg.NewPtrOffsetFetchRequest()
-		req.Version = 8
-		req.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g"}}
-		resp := h.c.OffsetFetch(ctx, req)
+		req.Version = int16(argInt(t, d, "v", 8))
+		req.RequireStable = hasArg(d, "stable")
+		var topics []kmsg.OffsetFetchRequestTopic
+		for _, a := range d.CmdArgs {
+			topic, p, ok := strings.Cut(a.Key, "/")
+			if !ok {
+				continue
+			}
+			part, _ := strconv.Atoi(p)
+			if n := len(topics); n > 0 && topics[n-1].Topic == topic {
+				topics[n-1].Partitions = append(topics[n-1].Partitions, int32(part))
+			} else {
+				topics = append(topics, kmsg.OffsetFetchRequestTopic{Topic: topic, Partitions: []int32{int32(part)}})
+			}
+		}
+		resp := h.c.OffsetFetch(ctx, h.fetchRequest(req, topics))
+		printPartition := func(topic string, part int32, off int64, code int16) {
+			if code != 0 {
+				fmt.Fprintf(out, " %s/%d=%s", topic, part, errName(code))
+				return
+			}
+			fmt.Fprintf(out, " %s/%d=%d", topic, part, off)
+		}
+		if req.Version < 8 {
+			fmt.Fprintf(out, "fetch %s", errName(resp.ErrorCode))
+			for _, rt := range resp.Topics {
+				for _, rp := range rt.Partitions {
+					printPartition(rt.Topic, rp.Partition, rp.Offset, rp.ErrorCode)
+				}
+			}
+			out.WriteString("\n")
+		}
 		for _, rg := range resp.Groups {
 			fmt.Fprintf(out, "fetch %s", errName(rg.ErrorCode))
 			for _, rt := range rg.Topics {
 				for _, rp := range rt.Partitions {
-					fmt.Fprintf(out, " %s/%d=%d", rt.Topic, rp.Partition, rp.Offset)
+					printPartition(rt.Topic, rp.Partition, rp.Offset, rp.ErrorCode)
 				}
 			}
 			out.WriteString("\n")
+		}
+	case "txn-commit":
+		// txn-commit <member|anon> pid=N [epoch=E] [v=3] [gen=G] t/0=5 ...:
+		// anon commits without member id and generation.
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version = int16(argInt(t, d, "v", 3))
+		req.TransactionalID = "tx-" + arg(d, "pid", "1")
+		req.Group = "g"
+		req.ProducerID = int64(argInt(t, d, "pid", 1))
+		req.ProducerEpoch = int16(argInt(t, d, "epoch", 0))
+		if name != "anon" {
+			req.MemberID = h.ids[name]
+			req.Generation = int32(argInt(t, d, "gen", int(h.gens[name])))
+			if i := arg(d, "instance", ""); i != "" {
+				req.InstanceID = strPtr(i)
+			}
+		}
+		for _, a := range d.CmdArgs {
+			topic, p, ok := strings.Cut(a.Key, "/")
+			if !ok {
+				continue
+			}
+			part, _ := strconv.Atoi(p)
+			off, _ := strconv.Atoi(a.Vals[0])
+			req.Topics = append(req.Topics, kmsg.TxnOffsetCommitRequestTopic{Topic: topic, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: int32(part), Offset: int64(off), LeaderEpoch: -1}}})
+		}
+		resp := h.c.TxnOffsetCommit(ctx, req)
+		for _, rt := range resp.Topics {
+			for _, rp := range rt.Partitions {
+				fmt.Fprintf(out, "%s: txn-commit %s/%d %s\n", name, rt.Topic, rp.Partition, errName(rp.ErrorCode))
+			}
+		}
+	case "end-txn":
+		// end-txn pid=N commit|abort: the broker writes the marker, then
+		// reports it.
+		pid := int64(argInt(t, d, "pid", 1))
+		commit := hasArg(d, "commit")
+		if !commit && !hasArg(d, "abort") {
+			t.Fatalf("%s: end-txn needs commit or abort", d.Pos)
+		}
+		h.store.marker(0, pid, commit)
+		h.c.CompleteTransaction(0, pid, commit)
+	case "fence":
+		// fence pid=N epoch=E: a newer epoch of the producer exists.
+		h.store.bumpEpoch(int64(argInt(t, d, "pid", 1)), int16(argInt(t, d, "epoch", 1)))
+	case "reload":
+		// The coordinator moves away and back: the partition is replayed.
+		h.c.UnloadPartition(0)
+		if err := h.c.LoadPartition(ctx, 0); err != nil {
+			t.Fatalf("%s: reload: %v", d.Pos, err)
 		}
 	default:
 		t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
@@ -364,11 +451,30 @@ func (h *classicHarness) printState(out *strings.Builder) {
 		for _, o := range s.Offsets {
 			fmt.Fprintf(out, "  offset %s/%d=%d\n", o.Topic, o.Partition, o.Offset)
 		}
+		for _, o := range s.Pending {
+			fmt.Fprintf(out, "  pending pid=%d %s/%d=%d\n", o.ProducerID, o.Topic, o.Partition, o.Offset)
+		}
 	}
 }
 
 // describeRecord renders a __consumer_offsets record for golden output.
 func describeRecord(t *testing.T, r Record, name func(string) string) string {
+	if r.Control {
+		marker := "ABORT"
+		if r.Commit {
+			marker = "COMMIT"
+		}
+		return fmt.Sprintf("marker pid=%d %s", r.ProducerID, marker)
+	}
+	prefix := ""
+	if r.Transactional {
+		prefix = fmt.Sprintf("txn pid=%d ", r.ProducerID)
+	}
+	return prefix + describeData(t, r, name)
+}
+
+// describeData renders a data record of __consumer_offsets.
+func describeData(t *testing.T, r Record, name func(string) string) string {
 	d, ok, err := decodeRecord(r)
 	if err != nil || !ok {
 		t.Fatalf("undecodable record: ok=%v err=%v", ok, err)
@@ -394,4 +500,19 @@ func describeRecord(t *testing.T, r Record, name func(string) string) string {
 		fmt.Fprintf(&b, " %s:%q", name(m.MemberID), m.Assignment)
 	}
 	return b.String()
+}
+
+// fetchRequest fills req for group g: the v0-7 layout or one v8+ group;
+// nil topics asks for every offset.
+func (h *classicHarness) fetchRequest(req *kmsg.OffsetFetchRequest, topics []kmsg.OffsetFetchRequestTopic) *kmsg.OffsetFetchRequest {
+	if req.Version < 8 {
+		req.Group, req.Topics = "g", topics
+		return req
+	}
+	rg := kmsg.OffsetFetchRequestGroup{Group: "g"}
+	for _, t := range topics {
+		rg.Topics = append(rg.Topics, kmsg.OffsetFetchRequestGroupTopic{Topic: t.Topic, Partitions: t.Partitions})
+	}
+	req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+	return req
 }

@@ -3,10 +3,13 @@ package group
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // fakeClock is a clock tests advance by hand.
@@ -31,14 +34,53 @@ func (f *fakeClock) Advance(d time.Duration) {
 	f.mu.Unlock()
 }
 
-// memStore is an in-memory Store.
+// memStore is an in-memory Store and TxnStore. Transactional appends are
+// checked against the highest epoch seen of their producer, as a
+// partition's producer state would.
 type memStore struct {
-	mu    sync.Mutex
-	parts map[int32][]Record
-	fail  error // returned by Append when set
+	mu     sync.Mutex
+	parts  map[int32][]Record
+	fail   error           // returned by Append when set
+	epochs map[int64]int16 // highest epoch of each transactional producer
 }
 
-func newMemStore() *memStore { return &memStore{parts: make(map[int32][]Record)} }
+func newMemStore() *memStore {
+	return &memStore{parts: make(map[int32][]Record), epochs: make(map[int64]int16)}
+}
+
+func (s *memStore) AppendTransactional(ctx context.Context, p int32, producerID int64, producerEpoch int16, records []Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if e, ok := s.epochs[producerID]; ok && producerEpoch < e {
+		return fmt.Errorf("producer %d epoch %d < %d: %w", producerID, producerEpoch, e, kerr.ProducerFenced)
+	}
+	s.epochs[producerID] = producerEpoch
+	for _, r := range records {
+		s.parts[p] = append(s.parts[p], Record{Key: r.Key, Value: r.Value, ProducerID: producerID, Transactional: true})
+	}
+	return nil
+}
+
+// marker appends a COMMIT or ABORT marker of producerID, as the broker
+// does before it calls CompleteTransaction.
+func (s *memStore) marker(p int32, producerID int64, commit bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parts[p] = append(s.parts[p], Record{ProducerID: producerID, Control: true, Commit: commit})
+}
+
+// bumpEpoch fences every epoch of producerID below epoch.
+func (s *memStore) bumpEpoch(producerID int64, epoch int16) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epochs[producerID] = epoch
+}
 
 func (s *memStore) Append(ctx context.Context, p int32, records []Record) error {
 	s.mu.Lock()
