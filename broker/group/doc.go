@@ -40,10 +40,23 @@
 // persisted): after a coordinator move, a member's heartbeat answers
 // UNKNOWN_MEMBER_ID and it rejoins with epoch 0.
 //
+// # Transactional offset commits
+//
+// TxnOffsetCommit writes offsets as one transactional batch of the
+// producer (through the TxnStore extension of Store) and keeps them pending
+// per producer: OffsetFetch does not show them, and with RequireStable it
+// answers UNSTABLE_OFFSET_COMMIT for their partitions. The broker writes the
+// transaction's COMMIT or ABORT marker into the group's partition and calls
+// CompleteTransaction: a commit makes each pending offset the committed one
+// unless a record later in the log already replaced it (the later record
+// wins, whichever kind), an abort drops them. A tombstone of a partition
+// drops its pending offsets too. Replay delivers transactional records and
+// markers in log order (see Record), so a load rebuilds what is still
+// pending and applies the rest at its markers; markers reported during a
+// load are applied when it ends.
+//
 // # Not implemented
 //
-//   - Transactional offset commits; OffsetFetch's RequireStable is accepted
-//     and answered from committed offsets.
 //   - Records of consumer-protocol groups (their schemas are not in kmsg).
 //   - Online migration of a non-empty group between the classic and the
 //     consumer protocol: JoinGroup on a non-empty consumer group answers
