@@ -108,6 +108,15 @@ type batchInfo struct {
 	// LogAppendTime; the last delta for compressed batches).
 	maxTsDelta int32
 	fixMaxTs   bool // uncompressed CreateTime batch whose header max timestamp was wrong
+
+	// Producer fields, for producer state.
+	producerID       int64 // -1 none
+	producerEpoch    int16
+	baseSequence     int32
+	transactional    bool
+	control          bool
+	marker           int8 // transaction marker type: -1 none, 0 abort, 1 commit
+	coordinatorEpoch int32
 }
 
 // validator checks appended batches; it keeps no state between calls other
@@ -189,6 +198,22 @@ func (v *validator) validateBatch(batch []byte, h *header) (batchInfo, error) {
 	}
 	if v.cfg.LogAppendTime {
 		info.maxTimestamp, info.maxTsDelta = v.now, 0
+	}
+	info.producerID = int64(binary.BigEndian.Uint64(batch[offProducerID:]))
+	info.producerEpoch = int16(binary.BigEndian.Uint16(batch[offProducerEpoch:]))
+	info.baseSequence = int32(binary.BigEndian.Uint32(batch[offBaseSequence:]))
+	info.transactional = h.attributes&attrTransactional != 0
+	info.control = h.attributes&attrControl != 0
+	info.marker = -1
+	if info.control && info.producerID >= 0 {
+		if codec != 0 {
+			return batchInfo{}, fmt.Errorf("%w: compressed control batch", ErrInvalidRecord)
+		}
+		typ, coordinatorEpoch, err := parseMarker(batch[batchHeaderSize:])
+		if err != nil {
+			return batchInfo{}, err
+		}
+		info.marker, info.coordinatorEpoch = typ, coordinatorEpoch
 	}
 	return info, nil
 }

@@ -19,6 +19,9 @@ type Config struct {
 	TimestampBeforeMaxMs int64 // message.timestamp.before.max.ms
 	TimestampAfterMaxMs  int64 // message.timestamp.after.max.ms
 	FileDeleteDelayMs    int64 // file.delete.delay.ms; accepted, deletion is immediate (see package doc)
+	// ProducerIDExpirationMs is producer.id.expiration.ms: a producer
+	// idle this long is forgotten (Manager.Maintain, Log.ExpireProducers).
+	ProducerIDExpirationMs int64
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -36,6 +39,8 @@ func DefaultConfig() Config {
 		TimestampBeforeMaxMs: math.MaxInt64,
 		TimestampAfterMaxMs:  3600000,
 		FileDeleteDelayMs:    60000,
+
+		ProducerIDExpirationMs: 86400000,
 	}
 }
 
@@ -76,6 +81,9 @@ func (c Config) sanitized() Config {
 	}
 	if c.TimestampAfterMaxMs < 0 {
 		c.TimestampAfterMaxMs = d.TimestampAfterMaxMs
+	}
+	if c.ProducerIDExpirationMs <= 0 {
+		c.ProducerIDExpirationMs = d.ProducerIDExpirationMs
 	}
 	return c
 }

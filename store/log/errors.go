@@ -51,3 +51,23 @@ func (e *IOError) Error() string {
 }
 
 func (e *IOError) Unwrap() error { return e.Err }
+
+// ErrOutOfOrderSequence means an idempotent batch's first sequence does
+// not follow the producer's last one (a gap, or a replay older than the
+// retained window), or a new producer epoch does not start at sequence 0.
+// Kafka: OUT_OF_ORDER_SEQUENCE_NUMBER.
+var ErrOutOfOrderSequence = errors.New("store/log: out of order sequence number")
+
+// ErrInvalidProducerEpoch means a batch or transaction marker carries a
+// producer epoch older than the one the log has seen for that producer.
+// Kafka: INVALID_PRODUCER_EPOCH.
+var ErrInvalidProducerEpoch = errors.New("store/log: invalid producer epoch")
+
+// ErrInvalidTxnState means a non-transactional batch arrived from a
+// producer whose transaction is still open. Kafka: INVALID_TXN_STATE.
+var ErrInvalidTxnState = errors.New("store/log: invalid transaction state")
+
+// ErrTransactionCoordinatorFenced means a transaction marker carries a
+// coordinator epoch older than the last one seen for that producer. Kafka:
+// TRANSACTION_COORDINATOR_FENCED.
+var ErrTransactionCoordinatorFenced = errors.New("store/log: transaction coordinator fenced")

@@ -33,6 +33,7 @@ type Log struct {
 	segs  atomic.Pointer[[]*segment] // immutable slice, replaced on change
 	end   atomic.Int64               // log end offset
 	start atomic.Int64               // log start offset
+	fuo   atomic.Int64               // first unstable offset, -1 none
 
 	mu struct {
 		sync.Mutex
@@ -44,7 +45,10 @@ type Log struct {
 		unflushedMsgs int64
 		lastFlush     time.Time
 		infos         []batchInfo // scratch for Append
-		buf           []byte      // scratch for index and recovery I/O
+		producers     producerState
+		pending       []pendingProducer // scratch for Append
+		events        []txnEvent        // scratch for Append
+		buf           []byte            // scratch for index and recovery I/O
 	}
 	// Readers of these use rmu, so Segments/LeaderEpochs do not wait on a
 	// long write.
@@ -80,6 +84,10 @@ type AppendResult struct {
 	MaxTimestamp  int64
 	Records       int
 	Bytes         int
+	// Duplicate is set when the batch repeated one of the producer's
+	// last five: nothing was appended, and the offsets (and max
+	// timestamp) are those of the original.
+	Duplicate bool
 }
 
 // SegmentInfo is a snapshot of one segment for observability.
@@ -154,7 +162,7 @@ func (l *Log) load(opts Options) error {
 			if ok {
 				bases = append(bases, b)
 			}
-		case strings.HasSuffix(n, ".index") || strings.HasSuffix(n, ".timeindex"):
+		case strings.HasSuffix(n, ".index") || strings.HasSuffix(n, ".timeindex") || strings.HasSuffix(n, ".txnindex"):
 			stem := n[:strings.LastIndexByte(n, '.')]
 			if _, ok := parseSegmentName(stem); ok && !exts[stem+".log"] {
 				if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
@@ -250,7 +258,10 @@ func (l *Log) load(opts Options) error {
 		}
 	}
 	l.rmu.epochs = append([]EpochEntry(nil), l.mu.epochs...)
-	return nil
+	if err := l.loadTxnIndexesLocked(); err != nil {
+		return err
+	}
+	return l.loadProducerStateLocked(now, true)
 }
 
 // removeSegmentFiles deletes the files of segments that are not open.
@@ -259,7 +270,7 @@ func (l *Log) removeSegmentFiles(bases []int64) error {
 		return nil
 	}
 	for _, b := range bases {
-		for _, ext := range []string{".log", ".index", ".timeindex"} {
+		for _, ext := range segmentExts {
 			if err := l.fs.Remove(path.Join(l.dir, segmentName(b, ext))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("remove segment %d: %w", b, err)
 			}
@@ -294,10 +305,13 @@ func (l *Log) openSegment(base int64, now time.Time) (*segment, error) {
 	for _, x := range []struct {
 		ext string
 		f   *vfs.File
-	}{{".index", &s.idx}, {".timeindex", &s.tidx}} {
+	}{{".index", &s.idx}, {".timeindex", &s.tidx}, {".txnindex", &s.txn}} {
 		f, err := l.fs.Open(s.path(x.ext))
 		if errors.Is(err, fs.ErrNotExist) {
 			f, err = l.fs.Create(s.path(x.ext))
+			if x.ext == ".txnindex" {
+				s.txnStale = true
+			}
 		}
 		if err != nil {
 			s.closeFiles()
@@ -328,6 +342,12 @@ func (l *Log) recoverSegment(s *segment, verify bool, cfg Config) (bool, error) 
 		}
 		l.logger.Warn("index inconsistent, rebuilding", "segment", s.base)
 	}
+	// The transaction index is rebuilt from producer state once every
+	// segment is recovered.
+	s.txnStale = true
+	s.imu.Lock()
+	s.imu.aborted = nil
+	s.imu.Unlock()
 	var good int64
 	good, l.mu.buf, err = s.scan(size, true, int64(cfg.IndexIntervalBytes), l.mu.buf, func(epoch int32, base int64) {
 		es := l.mu.epochs
@@ -525,6 +545,9 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
 	if total > math.MaxInt32 {
 		return AppendResult{}, fmt.Errorf("%w: append of %d bytes", ErrMessageTooLarge, total)
 	}
+	if dup, isDup, err := l.checkProducersLocked(infos, l.end.Load()); err != nil || isDup {
+		return dup, err
+	}
 	var records int64
 	for i := range infos {
 		records += int64(infos[i].records)
@@ -582,6 +605,7 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
 	seg.dirty = true
 	seg.size.Store(pos + int64(total))
 	l.end.Store(seg.next)
+	l.commitProducersLocked(seg)
 	l.mu.unflushedMsgs += records
 	if l.mu.unflushedMsgs >= cfg.FlushMessages {
 		if err := l.flushLocked(); err != nil {
@@ -635,6 +659,9 @@ func (l *Log) rollLocked(now time.Time, reason string) error {
 	if err := l.flushSegmentLocked(old); err != nil {
 		return err
 	}
+	if err := l.writeSnapshotLocked(old.next); err != nil {
+		return err
+	}
 	s, err := createSegment(l.fs, l.dir, old.next, now)
 	if err != nil {
 		return l.failLocked("create", err)
@@ -647,7 +674,9 @@ func (l *Log) rollLocked(now time.Time, reason string) error {
 	l.publish(segs)
 	l.mu.recoveryPoint = max(l.mu.recoveryPoint, old.next)
 	l.logger.Debug("rolled segment", "reason", reason, "old", old.base, "new", s.base)
-	return nil
+	// Snapshots of the last two segments are kept, so that truncation
+	// into the previous segment need not replay from the log start.
+	return l.deleteSnapshotsLocked(func(o int64) bool { return o < old.base })
 }
 
 func (l *Log) flushSegmentLocked(s *segment) error {
@@ -1080,6 +1109,16 @@ func (l *Log) Truncate(offset int64) error {
 		return l.failLocked("read", err)
 	}
 	s.size.Store(good)
+	s.imu.Lock()
+	kept := s.imu.aborted[:0]
+	for _, a := range s.imu.aborted {
+		if a.LastOffset < s.next {
+			kept = append(kept, a)
+		}
+	}
+	clear(s.imu.aborted[len(kept):])
+	s.imu.aborted = kept
+	s.imu.Unlock()
 	if l.mu.buf, err = s.rewriteIndexesLocked(l.mu.buf); err != nil {
 		return l.failLocked("write", err)
 	}
@@ -1093,7 +1132,14 @@ func (l *Log) Truncate(offset int64) error {
 	}
 	l.mu.recoveryPoint = min(l.mu.recoveryPoint, s.next)
 	if l.truncateEpochsFromEndLocked(s.next) {
-		return l.writeEpochsLocked()
+		if err := l.writeEpochsLocked(); err != nil {
+			return err
+		}
+	}
+	// Producer state is rebuilt from the latest snapshot the truncation
+	// left standing.
+	if err := l.loadProducerStateLocked(l.now(), false); err != nil {
+		return l.failLocked("read", err)
 	}
 	return nil
 }
@@ -1115,6 +1161,11 @@ func (l *Log) resetLocked(offset int64) error {
 	}
 	l.mu.recoveryPoint = offset
 	l.mu.epochs = nil
+	if err := l.deleteSnapshotsLocked(func(int64) bool { return true }); err != nil {
+		return err
+	}
+	l.mu.producers = newProducerState()
+	l.fuo.Store(-1)
 	return l.writeEpochsLocked()
 }
 
@@ -1122,7 +1173,7 @@ func (l *Log) resetLocked(offset int64) error {
 // readers keep their files until they finish.
 func (l *Log) dropSegmentsLocked(drop []*segment) error {
 	for _, s := range drop {
-		for _, ext := range []string{".log", ".index", ".timeindex"} {
+		for _, ext := range segmentExts {
 			if err := l.fs.Remove(s.path(ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return l.failLocked("remove", fmt.Errorf("remove segment %d: %w", s.base, err))
 			}
@@ -1170,6 +1221,10 @@ func (l *Log) deletePrefixLocked(del func(s, next *segment) bool) (int, error) {
 			l.start.Store(b)
 		}
 		if err := l.dropSegmentsLocked(segs[:n]); err != nil {
+			return 0, err
+		}
+		first := segs[n].base
+		if err := l.deleteSnapshotsLocked(func(o int64) bool { return o < first }); err != nil {
 			return 0, err
 		}
 	}
@@ -1239,6 +1294,10 @@ func (l *Log) Close() error {
 		act.imu.Unlock()
 		act.dirty = true
 		err = l.flushLocked()
+		if err == nil {
+			// A snapshot at the log end: the next open replays nothing.
+			err = l.writeSnapshotLocked(l.end.Load())
+		}
 	}
 	l.mu.closed = true
 	l.dec.close()

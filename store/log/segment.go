@@ -24,6 +24,7 @@ type segment struct {
 	log  vfs.File
 	idx  vfs.File
 	tidx vfs.File
+	txn  vfs.File // .txnindex
 
 	size atomic.Int64 // bytes of .log visible to readers
 	refs atomic.Int32 // 1 while part of the log, +1 per reader
@@ -32,6 +33,7 @@ type segment struct {
 		sync.RWMutex
 		offsets []offsetEntry
 		times   []timeEntry
+		aborted []AbortedTxn // the .txnindex entries
 	}
 
 	// Writer state (Log.mu).
@@ -43,6 +45,9 @@ type segment struct {
 	bytesSinceIndex int64
 	offsetsOnDisk   int // entries already written to .index
 	timesOnDisk     int // entries already written to .timeindex
+	abortedOnDisk   int // entries already written to .txnindex
+	txnUnsynced     bool
+	txnStale        bool // .txnindex must be rebuilt by recovery
 	dirty           bool
 }
 
@@ -71,11 +76,15 @@ func createSegment(fs vfs.FS, dir string, base int64, now time.Time) (*segment, 
 		s.closeFiles()
 		return nil, fmt.Errorf("create segment %d time index: %w", base, err)
 	}
+	if s.txn, err = fs.Create(s.path(".txnindex")); err != nil {
+		s.closeFiles()
+		return nil, fmt.Errorf("create segment %d transaction index: %w", base, err)
+	}
 	return s, nil
 }
 
 func (s *segment) closeFiles() {
-	for _, f := range []vfs.File{s.log, s.idx, s.tidx} {
+	for _, f := range []vfs.File{s.log, s.idx, s.tidx, s.txn} {
 		if f != nil {
 			_ = f.Close()
 		}
@@ -159,7 +168,28 @@ func (s *segment) writeIndexesLocked(buf []byte) ([]byte, error) {
 		}
 	}
 	s.timesOnDisk = nt
+	s.imu.RLock()
+	aborted := s.imu.aborted[s.abortedOnDisk:]
+	buf = appendAbortedTxns(buf[:0], aborted)
+	na := s.abortedOnDisk + len(aborted)
+	s.imu.RUnlock()
+	if len(buf) > 0 {
+		if _, err := s.txn.Write(buf); err != nil {
+			return buf, fmt.Errorf("write transaction index of segment %d: %w", s.base, err)
+		}
+		s.txnUnsynced = true
+	}
+	s.abortedOnDisk = na
 	return buf, nil
+}
+
+// addAbortedLocked records an aborted transaction whose marker lies in the
+// segment; it reaches the .txnindex with the next flush.
+func (s *segment) addAbortedLocked(a AbortedTxn) {
+	s.imu.Lock()
+	s.imu.aborted = append(s.imu.aborted, a)
+	s.imu.Unlock()
+	s.dirty = true
 }
 
 // flushLocked writes pending index entries and fsyncs all three files.
@@ -173,6 +203,12 @@ func (s *segment) flushLocked(buf []byte) ([]byte, error) {
 			return buf, fmt.Errorf("sync segment %d: %w", s.base, err)
 		}
 	}
+	if s.txnUnsynced {
+		if err := s.txn.Sync(); err != nil {
+			return buf, fmt.Errorf("sync segment %d transaction index: %w", s.base, err)
+		}
+		s.txnUnsynced = false
+	}
 	s.dirty = false
 	return buf, nil
 }
@@ -185,7 +221,10 @@ func (s *segment) rewriteIndexesLocked(buf []byte) ([]byte, error) {
 	if err := s.tidx.Truncate(0); err != nil {
 		return buf, fmt.Errorf("truncate time index of segment %d: %w", s.base, err)
 	}
-	s.offsetsOnDisk, s.timesOnDisk = 0, 0
+	if err := s.txn.Truncate(0); err != nil {
+		return buf, fmt.Errorf("truncate transaction index of segment %d: %w", s.base, err)
+	}
+	s.offsetsOnDisk, s.timesOnDisk, s.abortedOnDisk, s.txnUnsynced = 0, 0, 0, true
 	return s.writeIndexesLocked(buf)
 }
 

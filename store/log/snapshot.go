@@ -1,0 +1,383 @@
+package log
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"math"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Producer state snapshot layout (version 1), see the package doc.
+const (
+	snapshotVersion    = 1
+	snapshotHeaderSize = 10 // version int16, crc uint32, entry count int32
+	snapshotEntrySize  = 46
+	snapshotExt        = ".snapshot"
+	// maxSnapshotBytes bounds what is read back: over 1.4 million producers.
+	maxSnapshotBytes = 64 << 20
+)
+
+// encodeSnapshot serialises every producer entry, ordered by producer id.
+func encodeSnapshot(ps *producerState) []byte {
+	ids := make([]int64, 0, len(ps.byID))
+	for id := range ps.byID {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b := make([]byte, snapshotHeaderSize, snapshotHeaderSize+len(ids)*snapshotEntrySize)
+	binary.BigEndian.PutUint16(b, snapshotVersion)
+	binary.BigEndian.PutUint32(b[6:], uint32(len(ids)))
+	for _, id := range ids {
+		e := ps.byID[id]
+		m, ok := e.last()
+		if !ok {
+			m = batchMetadata{lastSeq: -1, lastOffset: -1, timestamp: e.lastTimestamp}
+		}
+		b = binary.BigEndian.AppendUint64(b, uint64(e.id))
+		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
+		b = binary.BigEndian.AppendUint32(b, uint32(m.lastSeq))
+		b = binary.BigEndian.AppendUint64(b, uint64(m.lastOffset))
+		b = binary.BigEndian.AppendUint32(b, uint32(m.offsetDelta))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.lastTimestamp))
+		b = binary.BigEndian.AppendUint32(b, uint32(e.coordinatorEpoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.txnFirstOffset))
+	}
+	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], castagnoli))
+	return b
+}
+
+// decodeSnapshot parses a snapshot file into producer entries, each
+// retaining its last batch only.
+func decodeSnapshot(b []byte) ([]producerEntry, error) {
+	if len(b) < snapshotHeaderSize {
+		return nil, fmt.Errorf("%w: snapshot of %d bytes", ErrCorrupt, len(b))
+	}
+	if v := int16(binary.BigEndian.Uint16(b)); v != snapshotVersion {
+		return nil, fmt.Errorf("%w: snapshot version %d", ErrCorrupt, v)
+	}
+	if want, got := binary.BigEndian.Uint32(b[2:]), crc32.Checksum(b[6:], castagnoli); want != got {
+		return nil, fmt.Errorf("%w: snapshot crc %08x, computed %08x", ErrCorrupt, want, got)
+	}
+	n := int32(binary.BigEndian.Uint32(b[6:]))
+	if n < 0 || int64(n)*snapshotEntrySize != int64(len(b)-snapshotHeaderSize) {
+		return nil, fmt.Errorf("%w: snapshot claims %d entries in %d bytes", ErrCorrupt, n, len(b))
+	}
+	es := make([]producerEntry, 0, n)
+	for p := snapshotHeaderSize; p < len(b); p += snapshotEntrySize {
+		e := newProducerEntry(int64(binary.BigEndian.Uint64(b[p:])))
+		e.epoch = int16(binary.BigEndian.Uint16(b[p+8:]))
+		m := batchMetadata{
+			lastSeq:     int32(binary.BigEndian.Uint32(b[p+10:])),
+			lastOffset:  int64(binary.BigEndian.Uint64(b[p+14:])),
+			offsetDelta: int32(binary.BigEndian.Uint32(b[p+22:])),
+			timestamp:   int64(binary.BigEndian.Uint64(b[p+26:])),
+		}
+		e.coordinatorEpoch = int32(binary.BigEndian.Uint32(b[p+34:]))
+		e.txnFirstOffset = int64(binary.BigEndian.Uint64(b[p+38:]))
+		if e.id < 0 || m.offsetDelta < 0 || e.txnFirstOffset < -1 {
+			return nil, fmt.Errorf("%w: snapshot entry for producer %d", ErrCorrupt, e.id)
+		}
+		if m.lastOffset >= 0 && m.lastSeq >= 0 {
+			m.firstSeq = decrementSequence(m.lastSeq, m.offsetDelta)
+			e.addBatch(e.epoch, m)
+		}
+		e.lastTimestamp = m.timestamp
+		es = append(es, e)
+	}
+	return es, nil
+}
+
+func snapshotPath(dir string, offset int64) string {
+	return path.Join(dir, segmentName(offset, snapshotExt))
+}
+
+// snapshotOffsetsLocked lists the offsets of the snapshot files, ascending.
+func (l *Log) snapshotOffsetsLocked() ([]int64, error) {
+	names, err := l.fs.List(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	var offs []int64
+	for _, n := range names {
+		if !strings.HasSuffix(n, snapshotExt) {
+			continue
+		}
+		if o, ok := parseSegmentName(strings.TrimSuffix(n, snapshotExt)); ok {
+			offs = append(offs, o)
+		}
+	}
+	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	return offs, nil
+}
+
+// writeSnapshotLocked durably writes the producer state as the snapshot at
+// offset, the offset of the next batch. A failure is sticky.
+func (l *Log) writeSnapshotLocked(offset int64) error {
+	if err := writeFileAtomic(l.fs, snapshotPath(l.dir, offset), encodeSnapshot(&l.mu.producers)); err != nil {
+		return l.failLocked("write", fmt.Errorf("producer snapshot %d: %w", offset, err))
+	}
+	return nil
+}
+
+// deleteSnapshotsLocked removes the snapshots whose offsets del selects.
+func (l *Log) deleteSnapshotsLocked(del func(offset int64) bool) error {
+	offs, err := l.snapshotOffsetsLocked()
+	if err != nil {
+		return l.failLocked("read", err)
+	}
+	removed := false
+	for _, o := range offs {
+		if !del(o) {
+			continue
+		}
+		if err := l.fs.Remove(snapshotPath(l.dir, o)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return l.failLocked("remove", fmt.Errorf("remove producer snapshot %d: %w", o, err))
+		}
+		removed = true
+	}
+	if removed {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return l.failLocked("sync", err)
+		}
+	}
+	return nil
+}
+
+// loadSnapshotLocked reads the latest readable snapshot at or below limit
+// into a fresh state, dropping producers expired at nowMs. Unreadable
+// snapshots are deleted. It returns the snapshot's offset, or -1 (and an
+// empty state) when there is none.
+func (l *Log) loadSnapshotLocked(limit, nowMs int64) (producerState, int64, error) {
+	ps := newProducerState()
+	offs, err := l.snapshotOffsetsLocked()
+	if err != nil {
+		return ps, -1, err
+	}
+	expiration := l.mu.cfg.ProducerIDExpirationMs
+	for i := len(offs) - 1; i >= 0; i-- {
+		o := offs[i]
+		if o > limit {
+			continue
+		}
+		b, err := readFile(l.fs, snapshotPath(l.dir, o), maxSnapshotBytes)
+		var es []producerEntry
+		if err == nil {
+			es, err = decodeSnapshot(b)
+		}
+		if err != nil {
+			l.logger.Warn("producer snapshot unreadable, deleting it", "offset", o, "err", err)
+			if rerr := l.fs.Remove(snapshotPath(l.dir, o)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				return ps, -1, fmt.Errorf("remove producer snapshot %d: %w", o, rerr)
+			}
+			continue
+		}
+		for i := range es {
+			e := &es[i]
+			if producerExpired(e, nowMs, expiration) {
+				continue
+			}
+			ps.put(*e)
+			if e.txnFirstOffset >= 0 {
+				ps.startTxn(e.id, e.txnFirstOffset)
+			}
+		}
+		return ps, o, nil
+	}
+	return ps, -1, nil
+}
+
+// segmentExts are the files of one segment.
+var segmentExts = []string{".log", ".index", ".timeindex", ".txnindex"}
+
+// loadTxnIndexesLocked reads the transaction index of every segment that
+// recovery did not mark for rebuilding; an unreadable one is marked.
+func (l *Log) loadTxnIndexesLocked() error {
+	for _, s := range l.segments() {
+		if s.txnStale {
+			continue
+		}
+		b, err := readAll(s.txn)
+		if err != nil {
+			return fmt.Errorf("read transaction index of segment %d: %w", s.base, err)
+		}
+		es, err := parseTxnIndex(b, s.base, s.next)
+		if err != nil {
+			l.logger.Warn("transaction index unreadable, rebuilding", "segment", s.base, "err", err)
+			s.txnStale = true
+			continue
+		}
+		s.imu.Lock()
+		s.imu.aborted = es
+		s.imu.Unlock()
+		s.abortedOnDisk = len(es)
+	}
+	return nil
+}
+
+// loadProducerStateLocked rebuilds producer state: snapshots beyond the
+// log end or below its first segment are deleted, the latest remaining one
+// is loaded and the batches after it are replayed. With rebuild, the
+// transaction indexes of segments marked stale are rebuilt as well, by
+// replaying from a snapshot at or below the oldest of them when that lies
+// before the latest snapshot.
+func (l *Log) loadProducerStateLocked(now time.Time, rebuild bool) error {
+	segs := l.segments()
+	end, first := l.end.Load(), segs[0].base
+	if err := l.deleteSnapshotsLocked(func(o int64) bool { return o > end || o < first }); err != nil {
+		return err
+	}
+	nowMs := now.UnixMilli()
+	ps, snap, err := l.loadSnapshotLocked(end, nowMs)
+	if err != nil {
+		return err
+	}
+	if snap < 0 {
+		snap = first
+	}
+	var stale []*segment
+	oldest := int64(math.MaxInt64)
+	if rebuild {
+		for _, s := range segs {
+			if s.txnStale {
+				stale = append(stale, s)
+				oldest = min(oldest, s.base)
+				s.imu.Lock()
+				s.imu.aborted = nil
+				s.imu.Unlock()
+			}
+		}
+	}
+	var collect func(*segment, AbortedTxn)
+	if len(stale) > 0 {
+		collect = func(s *segment, a AbortedTxn) {
+			if s.txnStale {
+				s.imu.Lock()
+				s.imu.aborted = append(s.imu.aborted, a)
+				s.imu.Unlock()
+			}
+		}
+	}
+	if oldest < snap {
+		early, from, err := l.loadSnapshotLocked(oldest, nowMs)
+		if err != nil {
+			return err
+		}
+		if from < 0 {
+			from = first
+		}
+		if err := l.replayLocked(&early, from, snap, collect); err != nil {
+			return err
+		}
+	}
+	if err := l.replayLocked(&ps, snap, end, collect); err != nil {
+		return err
+	}
+	for _, s := range stale {
+		if err := s.txn.Truncate(0); err != nil {
+			return fmt.Errorf("truncate transaction index of segment %d: %w", s.base, err)
+		}
+		s.abortedOnDisk, s.txnUnsynced = 0, true
+		if l.mu.buf, err = s.flushLocked(l.mu.buf); err != nil {
+			return err
+		}
+		s.txnStale = false
+	}
+	l.mu.producers = ps
+	l.fuo.Store(ps.firstUnstableOffset())
+	return nil
+}
+
+// maxReplayedControlBatch bounds the control batches recovery reads whole.
+const maxReplayedControlBatch = 64 << 10
+
+// replayLocked applies the batches with offsets in [from, to) to ps.
+// collect, when not nil, sees every aborted transaction completed, with the
+// segment holding its marker.
+func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segment, AbortedTxn)) error {
+	var hdr [batchHeaderSize]byte
+	for _, s := range l.segments() {
+		if s.next <= from {
+			continue
+		}
+		if s.base >= to {
+			break
+		}
+		limit := s.size.Load()
+		pos := int64(0)
+		if from > s.base {
+			p, _, ok, err := s.find(from, limit)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			pos = p
+		}
+		for pos+batchHeaderSize <= limit {
+			if err := readFull(s.log, hdr[:], pos); err != nil {
+				return fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
+			}
+			h, err := parseScanHeader(hdr[:])
+			if err != nil {
+				return fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
+			}
+			if h.baseOffset >= to {
+				return nil
+			}
+			if b, ok := l.replayedBatch(s, pos, &h, hdr[:]); ok && h.lastOffset() >= from {
+				if a, ok := ps.replayBatch(&b); ok && collect != nil {
+					collect(s, a)
+				}
+			}
+			pos += int64(h.size)
+		}
+	}
+	return nil
+}
+
+// replayedBatch decodes what producer state needs of the batch at pos; ok
+// is false for batches without producer id and for control batches that
+// are not transaction markers.
+func (l *Log) replayedBatch(s *segment, pos int64, h *header, hdr []byte) (producerBatch, bool) {
+	b := producerBatch{
+		producerID:    int64(binary.BigEndian.Uint64(hdr[offProducerID:])),
+		epoch:         int16(binary.BigEndian.Uint16(hdr[offProducerEpoch:])),
+		firstSeq:      int32(binary.BigEndian.Uint32(hdr[offBaseSequence:])),
+		firstOffset:   h.baseOffset,
+		lastOffset:    h.lastOffset(),
+		maxTimestamp:  h.maxTimestamp,
+		transactional: h.attributes&attrTransactional != 0,
+		marker:        -1,
+	}
+	if b.producerID < 0 {
+		return b, false
+	}
+	b.lastSeq = incrementSequence(b.firstSeq, h.lastOffsetDelta)
+	if h.attributes&attrControl == 0 {
+		return b, true
+	}
+	if h.attributes&attrCompressionMask != 0 || h.size > maxReplayedControlBatch {
+		return b, false
+	}
+	if cap(l.mu.buf) < h.size {
+		l.mu.buf = make([]byte, h.size)
+	}
+	buf := l.mu.buf[:h.size]
+	if err := readFull(s.log, buf, pos); err != nil {
+		l.logger.Warn("cannot read control batch", "offset", h.baseOffset, "err", err)
+		return b, false
+	}
+	typ, coordinatorEpoch, err := parseMarker(buf[batchHeaderSize:])
+	if err != nil || typ < 0 {
+		return b, false
+	}
+	b.marker, b.coordinatorEpoch = typ, coordinatorEpoch
+	return b, true
+}

@@ -1,0 +1,182 @@
+package log
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// txnEntrySize is the size of one .txnindex entry: version int16,
+// producerId int64, firstOffset int64, lastOffset int64, lastStableOffset
+// int64.
+const txnEntrySize = 34
+
+// AbortedTxn is one entry of a segment's transaction index: an aborted
+// transaction, from its first batch to its abort marker.
+type AbortedTxn struct {
+	ProducerID       int64
+	FirstOffset      int64
+	LastOffset       int64 // offset of the abort marker
+	LastStableOffset int64 // last stable offset when the marker was written
+}
+
+func appendAbortedTxns(dst []byte, es []AbortedTxn) []byte {
+	for _, e := range es {
+		dst = binary.BigEndian.AppendUint16(dst, 0)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.ProducerID))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.FirstOffset))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.LastOffset))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.LastStableOffset))
+	}
+	return dst
+}
+
+// parseTxnIndex decodes a .txnindex file of the segment [base, next).
+func parseTxnIndex(b []byte, base, next int64) ([]AbortedTxn, error) {
+	if len(b)%txnEntrySize != 0 {
+		return nil, fmt.Errorf("%w: transaction index size %d", ErrCorrupt, len(b))
+	}
+	var es []AbortedTxn
+	for i := 0; i < len(b); i += txnEntrySize {
+		if v := int16(binary.BigEndian.Uint16(b[i:])); v != 0 {
+			return nil, fmt.Errorf("%w: transaction index entry %d has version %d", ErrCorrupt, i/txnEntrySize, v)
+		}
+		e := AbortedTxn{
+			ProducerID:       int64(binary.BigEndian.Uint64(b[i+2:])),
+			FirstOffset:      int64(binary.BigEndian.Uint64(b[i+10:])),
+			LastOffset:       int64(binary.BigEndian.Uint64(b[i+18:])),
+			LastStableOffset: int64(binary.BigEndian.Uint64(b[i+26:])),
+		}
+		if e.FirstOffset > e.LastOffset || e.LastOffset < base || e.LastOffset >= next {
+			return nil, fmt.Errorf("%w: transaction index entry %d [%d, %d] outside segment [%d, %d)", ErrCorrupt, i/txnEntrySize, e.FirstOffset, e.LastOffset, base, next)
+		}
+		es = append(es, e)
+	}
+	return es, nil
+}
+
+// AbortedTransactions lists the aborted transactions overlapping [from,
+// upTo) — LastOffset >= from and FirstOffset < upTo — from the transaction
+// indexes of the segments holding from and after, stopping at the first
+// entry whose last stable offset reaches upTo (no later abort can overlap
+// the range). A read_committed fetch sends them so that clients drop
+// aborted batches. It takes no Log lock.
+func (l *Log) AbortedTransactions(from, upTo int64) []AbortedTxn {
+	var out []AbortedTxn
+	segs := l.segments()
+	for i := segmentFor(segs, from); i < len(segs); i++ {
+		s := segs[i]
+		s.imu.RLock()
+		done := false
+		for _, e := range s.imu.aborted {
+			if e.LastOffset >= from && e.FirstOffset < upTo {
+				out = append(out, e)
+			}
+			if e.LastStableOffset >= upTo {
+				done = true
+				break
+			}
+		}
+		s.imu.RUnlock()
+		if done {
+			break
+		}
+	}
+	return out
+}
+
+// Marker is the end of one producer's transaction.
+type Marker struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	Commit           bool
+	CoordinatorEpoch int32
+	Timestamp        int64 // ms; 0 means now
+}
+
+// controlRecordSize is the encoded size of a transaction marker record:
+// length 1, attributes 1, timestamp delta 1, offset delta 1, key length 1,
+// key 4, value length 1, value 6, header count 1.
+const controlRecordSize = 17
+
+// encodeMarker builds the control batch of a transaction marker.
+func encodeMarker(m Marker, ts int64) []byte {
+	b := make([]byte, batchHeaderSize, batchHeaderSize+controlRecordSize)
+	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(batchHeaderSize+controlRecordSize-batchOverhead))
+	binary.BigEndian.PutUint32(b[offLeaderEpoch:], 0xffffffff)
+	b[offMagic] = 2
+	binary.BigEndian.PutUint16(b[offAttributes:], attrTransactional|attrControl)
+	binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(ts))
+	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(ts))
+	binary.BigEndian.PutUint64(b[offProducerID:], uint64(m.ProducerID))
+	binary.BigEndian.PutUint16(b[offProducerEpoch:], uint16(m.ProducerEpoch))
+	binary.BigEndian.PutUint32(b[offBaseSequence:], 0xffffffff)
+	binary.BigEndian.PutUint32(b[offRecordCount:], 1)
+	typ := uint16(0)
+	if m.Commit {
+		typ = 1
+	}
+	b = binary.AppendVarint(b, controlRecordSize-1) // record length
+	b = append(b, 0)                                // attributes
+	b = binary.AppendVarint(b, 0)                   // timestamp delta
+	b = binary.AppendVarint(b, 0)                   // offset delta
+	b = binary.AppendVarint(b, 4)                   // key: version, type
+	b = binary.BigEndian.AppendUint16(b, 0)
+	b = binary.BigEndian.AppendUint16(b, typ)
+	b = binary.AppendVarint(b, 6) // value: version, coordinator epoch
+	b = binary.BigEndian.AppendUint16(b, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(m.CoordinatorEpoch))
+	b = binary.AppendVarint(b, 0) // headers
+	setCRC(b)
+	return b
+}
+
+// parseMarker reads the first record of an uncompressed control batch. It
+// returns the marker type (0 abort, 1 commit; -1 for other control types)
+// and the coordinator epoch.
+func parseMarker(records []byte) (int8, int32, error) {
+	length, n := binary.Varint(records)
+	if n <= 0 || length < 0 || length > int64(len(records)-n) {
+		return 0, 0, fmt.Errorf("%w: control record: bad length", ErrCorruptMessage)
+	}
+	r := recordReader{b: records[n : n+int(length)]}
+	r.byte()
+	r.varint()
+	r.varint()
+	klen := r.varint()
+	if r.bad || klen < 4 || klen > int64(len(r.b)) {
+		return 0, 0, fmt.Errorf("%w: control record key of %d bytes", ErrInvalidRecord, klen)
+	}
+	key := r.b[:klen]
+	r.b = r.b[klen:]
+	typ := int16(binary.BigEndian.Uint16(key[2:]))
+	if typ != 0 && typ != 1 {
+		return -1, 0, nil
+	}
+	vlen := r.varint()
+	if r.bad || vlen < 6 || vlen > int64(len(r.b)) {
+		return 0, 0, fmt.Errorf("%w: transaction marker value of %d bytes", ErrInvalidRecord, vlen)
+	}
+	return int8(typ), int32(binary.BigEndian.Uint32(r.b[2:])), nil
+}
+
+// AppendMarker writes a transaction marker for one producer: a control
+// batch (transactional and control attributes) holding one record whose key
+// is version 0 and type (0 abort, 1 commit) and whose value is version 0
+// and the coordinator epoch. It ends the producer's open transaction; an
+// abort adds an entry to the active segment's transaction index. A marker
+// for a producer without an open transaction is written all the same and
+// records nothing. It returns the marker's offset.
+func (l *Log) AppendMarker(m Marker, leaderEpoch int32) (int64, error) {
+	if m.ProducerID < 0 {
+		return 0, fmt.Errorf("%w: transaction marker without producer id", ErrInvalidRecord)
+	}
+	ts := m.Timestamp
+	if ts == 0 {
+		ts = l.now().UnixMilli()
+	}
+	res, err := l.Append(encodeMarker(m, ts), leaderEpoch)
+	if err != nil {
+		return 0, fmt.Errorf("append marker for producer %d: %w", m.ProducerID, err)
+	}
+	return res.FirstOffset, nil
+}
