@@ -1,0 +1,240 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock tests advance by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Advance(d time.Duration) {
+	f.mu.Lock()
+	f.now = f.now.Add(d)
+	f.mu.Unlock()
+}
+
+// memStore is an in-memory Store.
+type memStore struct {
+	mu    sync.Mutex
+	parts map[int32][]Record
+	fail  error // returned by Append when set
+}
+
+func newMemStore() *memStore { return &memStore{parts: make(map[int32][]Record)} }
+
+func (s *memStore) Append(ctx context.Context, p int32, records []Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.parts[p] = append(s.parts[p], records...)
+	return nil
+}
+
+func (s *memStore) Replay(ctx context.Context, p int32, fn func(Record) error) error {
+	s.mu.Lock()
+	records := append([]Record(nil), s.parts[p]...)
+	s.mu.Unlock()
+	for _, r := range records {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *memStore) records(p int32) []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Record(nil), s.parts[p]...)
+}
+
+func (s *memStore) setFail(err error) {
+	s.mu.Lock()
+	s.fail = err
+	s.mu.Unlock()
+}
+
+var errInjected = errors.New("injected failure")
+
+// fakeMarkers records marker writes; it can hold them or fail them.
+type fakeMarkers struct {
+	mu       sync.Mutex
+	held     chan struct{} // non-nil: writes wait until it is closed
+	fail     int           // the next fail writes fail
+	calls    []string
+	attempts int
+}
+
+func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, commit bool, coordinatorEpoch int32, tps []TopicPartition) error {
+	f.mu.Lock()
+	f.attempts++
+	if f.fail > 0 {
+		f.fail--
+		f.mu.Unlock()
+		return errInjected
+	}
+	held := f.held
+	f.mu.Unlock()
+	if held != nil {
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	kind := "abort"
+	if commit {
+		kind = "commit"
+	}
+	var parts []string
+	for _, tp := range tps {
+		parts = append(parts, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
+	}
+	f.mu.Lock()
+	f.calls = append(f.calls, fmt.Sprintf("marker %s pid=%d epoch=%d coordinator-epoch=%d %s", kind, pid, epoch, coordinatorEpoch, strings.Join(parts, ",")))
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fakeMarkers) hold() {
+	f.mu.Lock()
+	if f.held == nil {
+		f.held = make(chan struct{})
+	}
+	f.mu.Unlock()
+}
+
+func (f *fakeMarkers) release() {
+	f.mu.Lock()
+	if f.held != nil {
+		close(f.held)
+		f.held = nil
+	}
+	f.mu.Unlock()
+}
+
+func (f *fakeMarkers) takeCalls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.calls
+	f.calls = nil
+	return out
+}
+
+// testLogger routes logs to t.Log.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// testCtx is a context bounded by a minute.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitFor polls cond until it holds, failing the test after 20 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// testEnv is a coordinator over fakes, leading every partition.
+type testEnv struct {
+	t       *testing.T
+	c       *Coordinator
+	cfg     Config
+	store   *memStore
+	markers *fakeMarkers
+	clock   *fakeClock
+	nextPID int64
+	pidMu   sync.Mutex
+	epoch   int32 // coordinator epoch of the loaded partitions
+}
+
+func newTestEnv(t *testing.T, mod func(*Config)) *testEnv {
+	t.Helper()
+	e := &testEnv{t: t, store: newMemStore(), markers: &fakeMarkers{}, clock: newFakeClock(), nextPID: 1000}
+	e.cfg = Config{
+		Logger:     testLogger(t),
+		Store:      e.store,
+		Markers:    e.markers,
+		Partitions: 1,
+		Now:        e.clock.Now,
+		ProducerIDs: func(context.Context) (int64, error) {
+			e.pidMu.Lock()
+			defer e.pidMu.Unlock()
+			e.nextPID++
+			return e.nextPID - 1, nil
+		},
+		Topics: func() map[string]TopicInfo {
+			return map[string]TopicInfo{"foo": {Name: "foo", Partitions: 3}, "bar": {Name: "bar", Partitions: 1}}
+		},
+		GroupPartition: func(group string) TopicPartition {
+			return TopicPartition{Topic: "__consumer_offsets", Partition: PartitionFor(group, 50)}
+		},
+	}
+	if mod != nil {
+		mod(&e.cfg)
+	}
+	e.start()
+	t.Cleanup(func() { e.c.Close() })
+	return e
+}
+
+// start starts a coordinator and loads partition 0.
+func (e *testEnv) start() {
+	e.t.Helper()
+	e.c = New(e.cfg)
+	e.c.backoff = time.Millisecond
+	if err := e.c.LoadPartitionEpoch(context.Background(), 0, e.epoch); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// restart closes the coordinator and loads the partition in a new one at
+// the next coordinator epoch, as a new leader would.
+func (e *testEnv) restart() {
+	e.c.Close()
+	e.epoch++
+	e.start()
+}
