@@ -18,6 +18,9 @@ tests=(
   "confluent-kafka-python-kip848:$here/confluent_kafka_kip848.sh"
   "kafka-python-groups:$here/kafka_python_groups.sh"
   "kafkajs-groups:$here/kafkajs_groups.sh"
+  "confluent-kafka-python-txn:$here/confluent_kafka_txn.sh"
+  "kafkajs-txn:$here/kafkajs_txn.sh"
+  "librdkafka-2.11-kip848:$here/rdkafka_kip848.sh"
 )
 
 work=$(mktemp -d)
