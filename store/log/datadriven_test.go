@@ -3,6 +3,7 @@ package log
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,15 @@ import (
 //	segments                                  prints the segment table
 //	read offset=N [max-bytes=N] [bound=N] [min-one]
 //	epochs
+//	produce pid=N epoch=N seq=N [records=N] [txn]   an idempotent batch
+//	produce-multi pid=N epoch=N seq=N,N,...        several batches in one append
+//	marker pid=N epoch=N coord=N (commit|abort)
+//	producers                                 prints producer state
+//	unstable                                  prints FirstUnstableOffset
+//	aborted from=N to=N                       prints AbortedTransactions
+//	expire ms=N                               ExpireProducers(now, N ms)
+//	snapshots                                 lists the .snapshot files
+//	reopen                                    clean close and open
 //
 // Run with -rewrite to regenerate expectations.
 func TestDataDriven(t *testing.T) {
@@ -133,6 +143,76 @@ func TestDataDriven(t *testing.T) {
 					return "empty\n"
 				}
 				return sb.String()
+			case "produce":
+				var pid, epoch, seq int64
+				d.ScanArgs(t, "pid", &pid)
+				d.ScanArgs(t, "epoch", &epoch)
+				d.ScanArgs(t, "seq", &seq)
+				b := logtest.ProducerBatch(clk.Ms(), pid, int16(epoch), int32(seq), int(intArg("records", 1)), d.HasArg("txn"))
+				return appendResult(l.Append(b, 0))
+			case "produce-multi":
+				var pid, epoch int64
+				var seqs string
+				d.ScanArgs(t, "pid", &pid)
+				d.ScanArgs(t, "epoch", &epoch)
+				d.ScanArgs(t, "seq", &seqs)
+				var bs [][]byte
+				for _, sq := range strings.Split(seqs, ",") {
+					n, err := strconv.Atoi(sq)
+					if err != nil {
+						t.Fatal(err)
+					}
+					bs = append(bs, logtest.ProducerBatch(clk.Ms(), pid, int16(epoch), int32(n), 1, d.HasArg("txn")))
+				}
+				return appendResult(l.Append(logtest.Concat(bs...), 0))
+			case "marker":
+				var pid, epoch, coord int64
+				d.ScanArgs(t, "pid", &pid)
+				d.ScanArgs(t, "epoch", &epoch)
+				d.ScanArgs(t, "coord", &coord)
+				off, err := l.AppendMarker(Marker{ProducerID: pid, ProducerEpoch: int16(epoch), CoordinatorEpoch: int32(coord), Commit: d.HasArg("commit")}, 0)
+				return errOr(err, fmt.Sprintf("marker at %d\n", off))
+			case "producers":
+				var sb strings.Builder
+				for _, p := range l.Producers() {
+					fmt.Fprintf(&sb, "producer %d epoch=%d last-seq=%d coord=%d txn-start=%d ts=%+d\n", p.ProducerID, p.ProducerEpoch, p.LastSequence, p.CoordinatorEpoch, p.CurrentTxnStartOffset, p.LastTimestamp-newClock().Ms())
+				}
+				fmt.Fprintf(&sb, "first unstable %d\n", l.FirstUnstableOffset())
+				return sb.String()
+			case "unstable":
+				return fmt.Sprintf("first unstable %d\n", l.FirstUnstableOffset())
+			case "aborted":
+				var sb strings.Builder
+				for _, a := range l.AbortedTransactions(intArg("from", 0), intArg("to", l.EndOffset())) {
+					fmt.Fprintf(&sb, "aborted producer %d [%d, %d] lso %d\n", a.ProducerID, a.FirstOffset, a.LastOffset, a.LastStableOffset)
+				}
+				if sb.Len() == 0 {
+					return "none\n"
+				}
+				return sb.String()
+			case "expire":
+				n := l.ExpireProducers(clk.Now(), time.Duration(intArg("ms", 0))*time.Millisecond)
+				return fmt.Sprintf("expired %d\n", n)
+			case "snapshots":
+				names, err := fsys.List(dir)
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				var sb strings.Builder
+				for _, n := range names {
+					if strings.HasSuffix(n, ".snapshot") {
+						fmt.Fprintln(&sb, n)
+					}
+				}
+				if sb.Len() == 0 {
+					return "none\n"
+				}
+				return sb.String()
+			case "reopen":
+				if err := l.Close(); err != nil {
+					return "error: " + err.Error()
+				}
+				return open(intArg("recovery-point", 0))
 			case "epochs":
 				var sb strings.Builder
 				for _, e := range l.LeaderEpochs() {
@@ -148,6 +228,17 @@ func TestDataDriven(t *testing.T) {
 			_ = l.Close()
 		}
 	})
+}
+
+func appendResult(r AppendResult, err error) string {
+	if err != nil {
+		return "error: " + err.Error() + "\n"
+	}
+	dup := ""
+	if r.Duplicate {
+		dup = " duplicate"
+	}
+	return fmt.Sprintf("offsets %d-%d%s\n", r.FirstOffset, r.LastOffset, dup)
 }
 
 func describe(l *Log) string {

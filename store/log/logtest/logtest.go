@@ -184,6 +184,67 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
+// ProducerBatch returns an uncompressed batch of n records with 10-byte
+// values from producer pid (any id, 0 included) at epoch, starting at
+// sequence seq, timestamped ts (ms; 0 means now). transactional sets the
+// transactional attribute.
+func ProducerBatch(ts, pid int64, epoch int16, seq int32, n int, transactional bool) []byte {
+	b := BatchWith(Options{BaseTimestamp: ts, Transactional: transactional, ProducerID: 1, ProducerEpoch: epoch, BaseSequence: seq}, Values(n, 10)...)
+	binary.BigEndian.PutUint64(b[43:], uint64(pid))
+	Reseal(b)
+	return b
+}
+
+// Marker is a decoded transaction marker (the control record of a
+// transaction's end).
+type Marker struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	Commit           bool
+	CoordinatorEpoch int32
+}
+
+// ReadMarker decodes a control batch holding a transaction marker; ok is
+// false for any other batch.
+func ReadMarker(batch []byte) (Marker, bool) {
+	if len(batch) < 61 || batch[22]&0x20 == 0 || batch[22]&0x07 != 0 || RecordCount(batch) < 1 {
+		return Marker{}, false
+	}
+	rec := batch[61:]
+	length, n := binary.Varint(rec)
+	if n <= 0 || length < 0 || int(length) > len(rec)-n {
+		return Marker{}, false
+	}
+	rec = rec[n : n+int(length)]
+	if len(rec) < 1 {
+		return Marker{}, false
+	}
+	rec = rec[1:] // attributes
+	for range 2 { // timestamp delta, offset delta
+		if _, n := binary.Varint(rec); n > 0 {
+			rec = rec[n:]
+		} else {
+			return Marker{}, false
+		}
+	}
+	klen, n := binary.Varint(rec)
+	if n <= 0 || klen != 4 || len(rec) < n+4 {
+		return Marker{}, false
+	}
+	typ := binary.BigEndian.Uint16(rec[n+2:])
+	rec = rec[n+4:]
+	vlen, n := binary.Varint(rec)
+	if n <= 0 || vlen < 6 || len(rec) < n+6 || typ > 1 {
+		return Marker{}, false
+	}
+	return Marker{
+		ProducerID:       int64(binary.BigEndian.Uint64(batch[43:])),
+		ProducerEpoch:    int16(binary.BigEndian.Uint16(batch[51:])),
+		Commit:           typ == 1,
+		CoordinatorEpoch: int32(binary.BigEndian.Uint32(rec[n+2:])),
+	}, true
+}
+
 // Header fields of a stored batch, for assertions.
 
 // BaseOffset returns the batch's base offset.
@@ -197,6 +258,12 @@ func Size(b []byte) int { return int(binary.BigEndian.Uint32(b[8:])) + 12 }
 
 // RecordCount returns the number of records in the batch.
 func RecordCount(batch []byte) int { return int(binary.BigEndian.Uint32(batch[57:])) }
+
+// ProducerID returns the batch's producer id.
+func ProducerID(batch []byte) int64 { return int64(binary.BigEndian.Uint64(batch[43:])) }
+
+// BaseSequence returns the batch's base sequence.
+func BaseSequence(batch []byte) int32 { return int32(binary.BigEndian.Uint32(batch[53:])) }
 
 // MaxTimestamp returns the batch's max timestamp.
 func MaxTimestamp(batch []byte) int64 { return int64(binary.BigEndian.Uint64(batch[35:])) }
