@@ -387,6 +387,7 @@ func (c *Coordinator) sendCounted(ctx context.Context, a *actor, fn func(a *acto
 	ev := func(a *actor) {
 		if started.CompareAndSwap(0, 1) {
 			fn(a)
+			a.publish()
 		}
 		close(ran)
 	}
@@ -463,12 +464,8 @@ func (a *actor) loop() {
 		case <-a.ctx.Done():
 			return
 		case ev := <-a.events:
-			ev(a)
-			snap := a.snapshot()
-			a.c.mu.Lock()
-			a.inflight--
-			a.snap = snap
-			a.c.mu.Unlock()
+			ev(a) // publishes its effect before it answers
+			a.c.uncount(a)
 		}
 		if a.reapable() && a.tryReap() {
 			return
@@ -496,6 +493,15 @@ func (a *actor) tryReap() bool {
 }
 
 func (a *actor) now() time.Time { return a.c.now() }
+
+// publish makes the actor's state visible to Snapshot, ListTransactions
+// and DescribeTransactions. Every event calls it before it is answered.
+func (a *actor) publish() {
+	snap := a.snapshot()
+	a.c.mu.Lock()
+	a.snap = snap
+	a.c.mu.Unlock()
+}
 
 // persist writes next to the log and, once committed, makes it the state.
 func (a *actor) persist(next *meta) error {
@@ -600,6 +606,7 @@ func (a *actor) writeMarkers(pid int64, epoch int16, commit bool, tps []TopicPar
 		ran := make(chan struct{})
 		ev := func(a *actor) {
 			defer close(ran)
+			defer a.publish()
 			m := a.m
 			if m.producerID != pid || m.epoch != epoch || (m.state != StatePrepareCommit && m.state != StatePrepareAbort) {
 				done = true // nothing to complete any more
