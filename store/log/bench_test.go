@@ -1,6 +1,8 @@
 package log
 
 import (
+	"encoding/binary"
+
 	"testing"
 
 	"github.com/klogdev/klog/store/log/logtest"
@@ -91,5 +93,35 @@ func BenchmarkRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAppendIdempotent appends batches of one idempotent producer:
+// the steady state must not allocate.
+func BenchmarkAppendIdempotent(b *testing.B) {
+	clk := newClock()
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 64 << 20
+	l, err := Open(vfs.NewMem(), "/bench", cfg, Options{Now: clk.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	batch := logtest.ProducerBatch(clk.Ms(), 1, 0, 0, 16, false)
+	b.SetBytes(int64(len(batch)))
+	b.ReportAllocs()
+	seq := int32(0)
+	for b.Loop() {
+		binary.BigEndian.PutUint32(batch[53:], uint32(seq))
+		logtest.Reseal(batch)
+		if _, err := l.Append(batch, 0); err != nil {
+			b.Fatal(err)
+		}
+		seq = incrementSequence(seq, 16)
+		if l.EndOffset()%(1<<16) == 0 {
+			if _, err := l.ApplyRetention(clk.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

@@ -1,0 +1,253 @@
+package log
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"path"
+	"testing"
+	"time"
+
+	"github.com/klogdev/klog/store/log/logtest"
+)
+
+func TestSnapshotLayout(t *testing.T) {
+	ps := newProducerState()
+	e := newProducerEntry(7)
+	e.applyData(&producerBatch{producerID: 7, epoch: 3, firstSeq: 10, lastSeq: 14, firstOffset: 100, lastOffset: 104, maxTimestamp: 1234, transactional: true})
+	e.coordinatorEpoch = 9
+	ps.put(e)
+	m := newProducerEntry(2) // a producer known only from a marker
+	m.applyMarker(&producerBatch{producerID: 2, epoch: 1, marker: 1, coordinatorEpoch: 4, maxTimestamp: 55})
+	ps.put(m)
+	b := encodeSnapshot(&ps)
+
+	want := []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 2}
+	entry := func(pid int64, epoch int16, lastSeq int32, lastOff int64, delta int32, ts int64, coord int32, txn int64) {
+		want = binary.BigEndian.AppendUint64(want, uint64(pid))
+		want = binary.BigEndian.AppendUint16(want, uint16(epoch))
+		want = binary.BigEndian.AppendUint32(want, uint32(lastSeq))
+		want = binary.BigEndian.AppendUint64(want, uint64(lastOff))
+		want = binary.BigEndian.AppendUint32(want, uint32(delta))
+		want = binary.BigEndian.AppendUint64(want, uint64(ts))
+		want = binary.BigEndian.AppendUint32(want, uint32(coord))
+		want = binary.BigEndian.AppendUint64(want, uint64(txn))
+	}
+	entry(2, 1, -1, -1, 0, 55, 4, -1)
+	entry(7, 3, 14, 104, 4, 1234, 9, 100)
+	binary.BigEndian.PutUint32(want[2:], crc32.Checksum(want[6:], crc32.MakeTable(crc32.Castagnoli)))
+	if !bytes.Equal(b, want) {
+		t.Fatalf("snapshot bytes\n got %x\nwant %x", b, want)
+	}
+	if len(b) != snapshotHeaderSize+2*snapshotEntrySize {
+		t.Fatalf("size %d", len(b))
+	}
+
+	es, err := decodeSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[1].state() != e.state() || es[0].state() != m.state() {
+		t.Fatalf("round trip: %+v", es)
+	}
+	if got, ok := es[1].find(10, 14); !ok || got.firstOffset() != 100 || got.timestamp != 1234 {
+		t.Fatalf("retained batch %+v %v", got, ok)
+	}
+	for i := range b {
+		bad := bytes.Clone(b)
+		bad[i] ^= 0x40
+		if _, err := decodeSnapshot(bad); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("flipped byte %d: %v", i, err)
+		}
+	}
+	if _, err := decodeSnapshot(b[:len(b)-1]); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("short snapshot: %v", err)
+	}
+}
+
+func TestMarkerAndTxnIndexLayout(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 0, 2, 0, 3, true), 5)
+	off, err := l.AppendMarker(Marker{ProducerID: 0, ProducerEpoch: 2, CoordinatorEpoch: 6}, 5)
+	if err != nil || off != 3 {
+		t.Fatalf("marker at %d: %v", off, err)
+	}
+	bs := readAllBatches(t, l)
+	mk := bs[1]
+	if m, ok := logtest.ReadMarker(mk); !ok || m != (logtest.Marker{ProducerID: 0, ProducerEpoch: 2, CoordinatorEpoch: 6}) {
+		t.Fatalf("marker %+v %v", m, ok)
+	}
+	if attrs := binary.BigEndian.Uint16(mk[offAttributes:]); attrs != attrTransactional|attrControl {
+		t.Fatalf("attributes %x", attrs)
+	}
+	if logtest.BaseSequence(mk) != -1 || logtest.LeaderEpoch(mk) != 5 || logtest.MaxTimestamp(mk) != e.clk.Ms() {
+		t.Fatalf("marker header %x", mk[:batchHeaderSize])
+	}
+	if err := checkCRC(mk); err != nil {
+		t.Fatal(err)
+	}
+	// Record: key version 0 type 0 (abort), value version 0 epoch 6.
+	wantRec := []byte{32, 0, 0, 0, 8, 0, 0, 0, 0, 12, 0, 0, 0, 0, 0, 6, 0}
+	if !bytes.Equal(mk[batchHeaderSize:], wantRec) {
+		t.Fatalf("record %x", mk[batchHeaderSize:])
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := readFile(e.fs, path.Join("/data/t-0", segmentName(0, ".txnindex")), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{0, 0}
+	for _, v := range []int64{0, 0, 3, 4} {
+		want = binary.BigEndian.AppendUint64(want, uint64(v))
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatalf(".txnindex\n got %x\nwant %x", b, want)
+	}
+}
+
+func TestTxnIndexRebuiltWhenMissing(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.SegmentBytes = 200
+	l := e.open(0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 4, 0, 0, 1, true), 0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 5, 0, 0, 1, true), 0)
+	if _, err := l.AppendMarker(Marker{ProducerID: 4}, 0); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 5, 0, 1, 1, true), 0)
+	if _, err := l.AppendMarker(Marker{ProducerID: 5}, 0); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, e.batch(1, 10), 0)
+	want := l.AbortedTransactions(0, l.EndOffset())
+	if len(want) != 2 || len(l.Segments()) < 3 {
+		t.Fatalf("aborted %+v over %d segments", want, len(l.Segments()))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range l.Segments() {
+		name := path.Join("/data/t-0", segmentName(s.BaseOffset, ".txnindex"))
+		if err := e.fs.Remove(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l = e.open(1 << 40) // recovery point beyond the end: no segment is scanned
+	defer l.Close()
+	got := l.AbortedTransactions(0, l.EndOffset())
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("rebuilt %+v, want %+v", got, want)
+	}
+}
+
+func TestAppendValidatesProducersAsUnit(t *testing.T) {
+	tests := []struct {
+		name    string
+		batches [][]byte
+		err     error
+	}{
+		{"stale epoch second", [][]byte{logtest.ProducerBatch(testTs, 1, 1, 1, 1, false), logtest.ProducerBatch(testTs, 1, 0, 2, 1, false)}, ErrInvalidProducerEpoch},
+		{"gap second", [][]byte{logtest.ProducerBatch(testTs, 1, 1, 1, 1, false), logtest.ProducerBatch(testTs, 1, 1, 3, 1, false)}, ErrOutOfOrderSequence},
+		{"txn then plain", [][]byte{logtest.ProducerBatch(testTs, 1, 1, 1, 1, true), logtest.ProducerBatch(testTs, 1, 1, 2, 1, false)}, ErrInvalidTxnState},
+		{"other producer bad", [][]byte{logtest.ProducerBatch(testTs, 2, 0, 0, 1, false), logtest.ProducerBatch(testTs, 1, 0, 0, 1, false)}, ErrInvalidProducerEpoch},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			l := e.open(0)
+			defer l.Close()
+			mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 1, 1, 0, 1, false), 0)
+			before := l.Producers()
+			if _, err := l.Append(logtest.Concat(tc.batches...), 0); !errors.Is(err, tc.err) {
+				t.Fatalf("err %v, want %v", err, tc.err)
+			}
+			if l.EndOffset() != 1 || l.FirstUnstableOffset() != -1 {
+				t.Fatalf("end %d fuo %d", l.EndOffset(), l.FirstUnstableOffset())
+			}
+			if after := l.Producers(); len(after) != len(before) || after[0] != before[0] {
+				t.Fatalf("producers changed: %+v -> %+v", before, after)
+			}
+		})
+	}
+}
+
+func TestManagerMaintainExpiresProducers(t *testing.T) {
+	e := newEnv(t)
+	m, err := OpenManager(e.fs, "/data", ManagerOptions{Logger: testLogger(t), Now: e.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cfg := DefaultConfig()
+	cfg.ProducerIDExpirationMs = 1000
+	l, err := m.Create("t", 0, [16]byte{1}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 1, 0, 0, 1, false), 0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 2, 0, 0, 1, true), 0)
+	e.clk.Advance(999 * time.Millisecond)
+	m.Maintain(e.clk.Now())
+	if n := len(l.Producers()); n != 2 {
+		t.Fatalf("%d producers before expiry", n)
+	}
+	e.clk.Advance(time.Millisecond)
+	m.Maintain(e.clk.Now())
+	ps := l.Producers()
+	if len(ps) != 1 || ps[0].ProducerID != 2 {
+		t.Fatalf("after expiry: %+v", ps)
+	}
+	// An expired producer is unknown: any sequence is accepted again.
+	if _, err := l.Append(logtest.ProducerBatch(e.clk.Ms(), 1, 0, 7, 1, false), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestManagerRestartKeepsProducers(t *testing.T) {
+	for _, clean := range []bool{true, false} {
+		e := newEnv(t)
+		m, err := OpenManager(e.fs, "/data", ManagerOptions{Logger: testLogger(t), Now: e.clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := m.Create("t", 0, [16]byte{1}, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 1, 0, 0, 2, true), 0)
+		if err := l.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		want := l.Producers()
+		fsys := e.fs
+		if clean {
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			fsys = e.fs.CrashClone()
+			_ = m.Close()
+		}
+		m, err = OpenManager(fsys, "/data", ManagerOptions{Logger: testLogger(t), Now: e.clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l = m.Get("t", 0)
+		got := l.Producers()
+		if len(got) != 1 || got[0] != want[0] || l.FirstUnstableOffset() != 0 {
+			t.Fatalf("clean=%v: producers %+v want %+v, fuo %d", clean, got, want, l.FirstUnstableOffset())
+		}
+		r := mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 1, 0, 0, 2, true), 0)
+		if !r.Duplicate || r.FirstOffset != 0 || r.LastOffset != 1 {
+			t.Fatalf("clean=%v: replay %+v", clean, r)
+		}
+		_ = m.Close()
+	}
+}
+
+// testTs is the test clock's start (newClock), in ms.
+const testTs = 1_700_000_000_000
