@@ -361,7 +361,17 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 			m.names, bump = names, true
 		}
 	}
-	if req.SubscribedTopicRegex != nil && (m.regex == nil || *m.regex != *req.SubscribedTopicRegex) {
+	switch {
+	case req.SubscribedTopicRegex == nil:
+		// Unchanged since the last heartbeat.
+	case *req.SubscribedTopicRegex == "":
+		// An empty regex clears the regex subscription (KIP-848); it
+		// does not match every topic. librdkafka sends it alongside
+		// topic names.
+		if m.regex != nil {
+			m.regex, m.re, bump = nil, nil, true
+		}
+	case m.regex == nil || *m.regex != *req.SubscribedTopicRegex:
 		re, err := regexp.Compile(*req.SubscribedTopicRegex)
 		if err != nil {
 			return heartbeatResult{code: kerr.InvalidRegularExpression.Code, msg: err.Error()}

@@ -138,6 +138,9 @@ func (h *consumerHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings
 		if r := arg(d, "regex", ""); r != "" {
 			req.SubscribedTopicRegex = strPtr(r)
 		}
+		if hasArg(d, "empty-regex") {
+			req.SubscribedTopicRegex = strPtr("")
+		}
 		if a := arg(d, "assignor", ""); a != "" {
 			req.ServerAssignor = strPtr(a)
 		}
