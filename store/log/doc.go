@@ -15,6 +15,8 @@
 //	    00000000000000000000.log         segment data; name = 20-digit base offset
 //	    00000000000000000000.index       sparse offset index
 //	    00000000000000000000.timeindex   sparse time index
+//	    00000000000000000000.txnindex    aborted transactions whose marker is in the segment
+//	    00000000000000001200.snapshot    producer state before offset 1200
 //	    leader-epoch-checkpoint
 //	    partition.metadata
 //
@@ -82,6 +84,46 @@
 // closed. Zero-filled trailing entries (a preallocated file) are accepted on
 // open and rewritten compactly.
 //
+// # .txnindex: transaction index, 34-byte entries
+//
+//	offset  size  field
+//	     0     2  version           0
+//	     2     8  producerId
+//	    10     8  firstOffset       first batch of the aborted transaction
+//	    18     8  lastOffset        its abort marker (inside this segment)
+//	    26     8  lastStableOffset  first offset of the earliest other open
+//	                                transaction when the marker was written,
+//	                                else lastOffset + 1
+//
+// Every segment has the file (empty without aborts). Entries are kept in
+// memory and written with the other indexes. AbortedTransactions(from,
+// upTo) walks the segments from the one holding from and stops at the first
+// entry whose lastStableOffset >= upTo. Recovery rebuilds the file of every
+// re-scanned segment, and of any segment whose file is missing or invalid,
+// by replaying producer state.
+//
+// # .snapshot: producer state, version 1
+//
+//	offset  size  field
+//	     0     2  version           1
+//	     2     4  crc               CRC-32C of bytes 6..end
+//	     6     4  entryCount
+//	    10    46  entries, ordered by producerId:
+//	                 0  8  producerId
+//	                 8  2  producerEpoch
+//	                10  4  lastSequence       -1 when no batch is retained
+//	                14  8  lastOffset         last offset of that batch, -1 none
+//	                22  4  offsetDelta        its lastOffset - firstOffset
+//	                26  8  timestamp          last batch or marker max timestamp
+//	                34  4  coordinatorEpoch   -1 until a marker was written
+//	                38  8  currentTxnFirstOffset  -1 when no transaction is open
+//
+// The name is the offset of the next batch: the state holds every batch
+// below it. A snapshot is written (atomically, fsynced) when a segment
+// rolls, at the new segment's base, and by Close at the log end. Roll keeps
+// the snapshots of the last two segments; retention deletes those below the
+// first remaining segment; Truncate deletes those above the new end.
+//
 // # leader-epoch-checkpoint
 //
 //	0                  version
@@ -122,6 +164,39 @@
 // = now and the timestamp-type bit, and a new CRC. Any invalid batch fails
 // the whole call; nothing is written.
 //
+// Then producer state is checked for every batch with producerId >= 0
+// (batches without one skip it entirely). Per producer the log keeps the
+// epoch, the last five batches (first and last sequence, last offset,
+// offset delta, max timestamp), the last timestamp, the coordinator epoch
+// and the first offset of its open transaction. In call order:
+//
+//   - a data batch whose epoch and sequence range equal one of the five
+//     retained batches is a duplicate: nothing of the call is appended and
+//     the result carries the original offsets with Duplicate set;
+//   - an epoch below the producer's is ErrInvalidProducerEpoch;
+//   - a new epoch must start at sequence 0, and within an epoch a batch
+//     must start right after the last sequence (MaxInt32 wraps to 0), else
+//     ErrOutOfOrderSequence — except for a producer the log does not know
+//     (never seen, or expired), which may start anywhere;
+//   - a transactional batch opens a transaction (or continues the open
+//     one); a non-transactional batch while one is open is
+//     ErrInvalidTxnState;
+//   - a control batch holding a transaction marker (key: version int16 0,
+//     type int16 0 abort / 1 commit; value: version int16 0, coordinator
+//     epoch int32) must not have an older producer epoch
+//     (ErrInvalidProducerEpoch) or coordinator epoch
+//     (ErrTransactionCoordinatorFenced); it ends the open transaction and,
+//     for an abort, adds a .txnindex entry to the segment holding it. A
+//     marker for a producer without open transaction is written and
+//     records nothing. AppendMarker builds such a batch.
+//
+// Later batches of a call are checked against the state the earlier ones
+// leave; any failure fails the whole call. The state changes only once the
+// batches are written. FirstUnstableOffset is the first offset of the
+// earliest open transaction. ExpireProducers (Manager.Maintain, with
+// producer.id.expiration.ms) forgets producers idle that long, never one
+// with an open transaction.
+//
 // Valid batches are patched in place and written with one Write call.
 // Before the write the active segment is rolled when the append would make
 // it exceed segment.bytes, when it is older than segment.ms minus
@@ -156,6 +231,14 @@
 // detected, as in Kafka. Recovered segments are fsynced before use. After
 // Manager.Close wrote the clean-shutdown marker no segment is re-scanned on
 // the next open; the marker is removed once the logs are open.
+//
+// Producer state is then loaded from the latest readable snapshot at or
+// below the log end (snapshots beyond it are deleted, unreadable ones too)
+// and the batches after it are replayed, without checks; a clean Close's
+// snapshot at the log end means nothing is replayed. Transaction indexes to
+// rebuild are filled by the same replay, started earlier (from an older
+// snapshot or the first segment) when they lie before the snapshot.
+// Truncate reloads producer state the same way.
 //
 // # Retention and deletion
 //
