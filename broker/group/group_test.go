@@ -16,7 +16,8 @@ import (
 
 func TestPartitionFor(t *testing.T) {
 	// Expected values from Java's String.hashCode (s[0]*31^(n-1) + ... over
-	// UTF-16 code units, int32 overflow), masked with 0x7fffffff, mod 50.
+	// UTF-16 code units, int32 overflow), made non-negative with Kafka's
+	// Utils.abs, mod 50. "my-group" → 12 is what Kafka itself reports.
 	for _, tc := range []struct {
 		group string
 		want  int32
@@ -24,9 +25,9 @@ func TestPartitionFor(t *testing.T) {
 		{"", 0},
 		{"a", 47},                     // 97
 		{"group", 47},                 // 98629247
-		{"my-group", 36},              // -1906497762
+		{"my-group", 12},              // -1906497762
 		{"console-consumer-12345", 6}, // 158455506
-		{"polygenelubricants", 0},     // Integer.MIN_VALUE: the mask, not Math.abs
+		{"polygenelubricants", 0},     // Integer.MIN_VALUE: Utils.abs maps it to 0
 		{"é😀", 12},                    // a surrogate pair counts as two code units
 		{"klog-consumers", 45},        // 483754345
 	} {

@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
+	"unicode/utf16"
 )
 
 // Image is an immutable view of the cluster metadata. Nothing reachable
@@ -201,4 +203,26 @@ func (img *Image) CollidingTopic(name string) (string, bool) {
 // IsInternalTopic reports whether name is one of the internal topics.
 func IsInternalTopic(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state"
+}
+
+// CoordinatorPartition is the partition of an internal topic
+// (__consumer_offsets, __transaction_state) that holds key — a group id or
+// a transactional id — as Kafka computes it: Java's String.hashCode over
+// UTF-16 code units, made non-negative with Kafka's Utils.abs (which maps
+// Integer.MIN_VALUE to 0), modulo partitions.
+func CoordinatorPartition(key string, partitions int32) int32 {
+	if partitions <= 0 {
+		return 0
+	}
+	var h int32
+	for _, u := range utf16.Encode([]rune(key)) {
+		h = 31*h + int32(u)
+	}
+	switch {
+	case h == math.MinInt32:
+		h = 0
+	case h < 0:
+		h = -h
+	}
+	return h % partitions
 }
