@@ -56,11 +56,14 @@ as_root() {
 }
 
 # --- deps -----------------------------------------------------------------
-apt_packages=(kcat python3-confluent-kafka python3-kafka)
+# burrow and zookeeper (with java) for scripts/smoke/burrow.sh.
+apt_packages=(kcat python3-confluent-kafka python3-kafka burrow zookeeper)
 deps_missing() {
   command -v kcat >/dev/null || return 0
   [ -x /usr/bin/python3 ] || return 0
   /usr/bin/python3 -c 'import confluent_kafka, kafka' 2>/dev/null || return 0
+  [ -x /usr/bin/Burrow ] || return 0
+  [ -f /usr/share/java/zookeeper.jar ] || return 0
   return 1
 }
 install_apt() {

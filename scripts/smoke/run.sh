@@ -9,7 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 bin=${1:?usage: run.sh path/to/klog}
 
-# Tests in run order: name and command. Each gets BROKERS in its environment.
+# Tests in run order: name and command. Each gets BROKERS (the broker's
+# address) and KLOG_BIN (the klog binary) in its environment.
 tests=(
   "kcat:$here/kcat.sh"
   "confluent-kafka-python:$here/confluent_kafka.sh"
@@ -20,6 +21,7 @@ tests=(
   "kafkajs-groups:$here/kafkajs_groups.sh"
   "confluent-kafka-python-txn:$here/confluent_kafka_txn.sh"
   "kafkajs-txn:$here/kafkajs_txn.sh"
+  "burrow:$here/burrow.sh"
   "librdkafka-2.11-kip848:$here/rdkafka_kip848.sh"
 )
 
@@ -46,7 +48,7 @@ for t in "${tests[@]}"; do
   cmd=${t#*:}
   start=$SECONDS
   rc=0
-  BROKERS=$SMOKE_BROKERS "$cmd" >"$work/$name.log" 2>&1 || rc=$?
+  BROKERS=$SMOKE_BROKERS KLOG_BIN=$bin "$cmd" >"$work/$name.log" 2>&1 || rc=$?
   sed 's/^/    /' "$work/$name.log"
   if [ "$rc" -eq 0 ]; then
     echo "PASS smoke/$name ($((SECONDS - start))s)"
