@@ -118,9 +118,6 @@ func (n *Node) serveConn(nc net.Conn) {
 			}
 			return
 		}
-		if cap(frame) <= 1<<20 {
-			frameBuf = frame // reuse modest buffers; let huge ones go
-		}
 		hdr, body, err := wire.ParseHeader(frame, headerIsFlexible)
 		if err != nil {
 			cc.logger.Debug("closing connection: bad request header", "err", err)
@@ -130,6 +127,14 @@ func (n *Node) serveConn(nc net.Conn) {
 			cc.clientID = *hdr.ClientID
 		}
 		resp, err := n.dispatch(n.ctx, cc, hdr, body)
+		// kmsg decodes []byte fields as slices of the frame, and some
+		// handlers keep them (a group member's metadata and assignment),
+		// so a frame is reused only after a Produce, whose data the log
+		// copies out before it answers.
+		frameBuf = nil
+		if hdr.Key == kmsg.Produce.Int16() && cap(frame) <= 4<<20 {
+			frameBuf = frame
+		}
 		if err != nil {
 			cc.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
 			return

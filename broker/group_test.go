@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
 )
@@ -365,4 +367,91 @@ func TestGroupConsumerProtocol(t *testing.T) {
 		described, err := adm.DescribeConsumerGroups(ctx, "g848")
 		return err == nil && len(described["g848"].Members) == 1
 	})
+}
+
+// TestGroupKeepsMemberMetadataAcrossRequests: a member's protocol metadata
+// outlives the JoinGroup request that carried it. Later requests on the
+// same connection must not overwrite it (request bytes are not reused under
+// data a coordinator keeps).
+func TestGroupKeepsMemberMetadataAcrossRequests(t *testing.T) {
+	n := brokertest.Start(t)
+	metaFor := func(instance string) []byte { return []byte("metadata of " + instance + " that must survive") }
+	joinReq := func(instance, memberID string) *kmsg.JoinGroupRequest {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.MemberID = memberID
+		req.SetVersion(7)
+		req.Group = "keep"
+		req.SessionTimeoutMillis = 30000
+		req.RebalanceTimeoutMillis = 30000
+		req.ProtocolType = "consumer"
+		req.InstanceID = &instance
+		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: metaFor(instance)}}
+		return req
+	}
+	sendJoin := func(r *rawConn, instance, memberID string, corr int32) {
+		req := joinReq(instance, memberID)
+		r.send(req.Key(), req.Version, corr, req.IsFlexible(), req.AppendTo(nil))
+	}
+	recvJoin := func(r *rawConn) *kmsg.JoinGroupResponse {
+		t.Helper()
+		_, body, err := r.recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := kmsg.NewPtrJoinGroupResponse()
+		resp.SetVersion(7)
+		if err := resp.ReadFrom(body[1:]); err != nil { // after the flexible header's tags
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != 0 {
+			t.Fatalf("join: %v", kerr.ErrorForCode(resp.ErrorCode))
+		}
+		return resp
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "keep"
+	if _, err := fc.RequestWith(context.Background(), n.Client()); err != nil {
+		t.Fatal(err)
+	}
+
+	// a joins alone and leads; its SyncGroup goes over another connection,
+	// so that the next request on a's connection reuses the join's bytes.
+	a := dialRaw(t, n.Addr())
+	sendJoin(a, "a", "", 1)
+	joined := recvJoin(a)
+	syncConn := dialRaw(t, n.Addr())
+	instance := "a"
+	sg := kmsg.NewPtrSyncGroupRequest()
+	sg.SetVersion(3)
+	sg.Group, sg.Generation, sg.MemberID, sg.InstanceID = "keep", joined.Generation, joined.MemberID, &instance
+	sg.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: joined.MemberID, MemberAssignment: []byte("assignment")}}
+	syncConn.send(sg.Key(), sg.Version, 1, sg.IsFlexible(), sg.AppendTo(nil))
+	if _, _, err := syncConn.recv(); err != nil {
+		t.Fatal(err)
+	}
+
+	// a's connection carries a request of the same size as its join,
+	// full of other bytes: the join frame is 15 header bytes (flexible)
+	// plus its body, a Metadata v7 frame 14 plus 7 plus the topic name.
+	junk := kmsg.NewPtrMetadataRequest()
+	junk.SetVersion(7)
+	name := strings.Repeat("z", len(joinReq("a", "").AppendTo(nil))-6)
+	junk.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
+	a.send(junk.Key(), junk.Version, 3, false, junk.AppendTo(nil))
+	if _, _, err := a.recv(); err != nil {
+		t.Fatal(err)
+	}
+
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{"keep"}
+	described, err := dg.RequestWith(context.Background(), n.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(described.Groups) != 1 || len(described.Groups[0].Members) != 1 {
+		t.Fatalf("described %+v", described.Groups)
+	}
+	if got := described.Groups[0].Members[0].ProtocolMetadata; string(got) != string(metaFor("a")) {
+		t.Fatalf("member metadata became %q", got)
+	}
 }
