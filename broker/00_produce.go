@@ -13,8 +13,14 @@ package broker
 // klog accepts several batches for one partition in one request; Kafka
 // refuses that from v3 with INVALID_RECORD, but no client sends it.
 //
-// Not implemented yet: idempotent sequence checks and transactional
-// produce (the transactions issue); records are appended as they come.
+// Idempotent producers are deduplicated by the log (the last five batches
+// of each producer id; a retried batch is answered with its original
+// offsets), sequence gaps get OUT_OF_ORDER_SEQUENCE_NUMBER and stale epochs
+// INVALID_PRODUCER_EPOCH. A transactional produce is first verified with
+// the transaction coordinator (KIP-890 part 1): a partition not in the
+// producer's ongoing transaction is refused, so a late write of an ended
+// transaction cannot hang the LSO. Clients cannot write to internal
+// topics (INVALID_TOPIC_EXCEPTION).
 
 import (
 	"context"
@@ -23,9 +29,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/txn"
 )
 
-func handleProduce(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	img := n.ctrl.Image()
@@ -52,7 +59,7 @@ func handleProduce(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request)
 			case topicErr != nil:
 				sp.ErrorCode = topicErr.Code
 			default:
-				n.produceOne(topic, acks, rp, &sp)
+				n.produceOne(ctx, req.TransactionID, topic, acks, rp, &sp)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -81,9 +88,13 @@ func produceTopic(img *metadata.Image, version int16, rt *kmsg.ProduceRequestTop
 	return t, nil
 }
 
-func (n *Node) produceOne(t *metadata.Topic, acks int16, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) {
+func (n *Node) produceOne(ctx context.Context, txnID *string, t *metadata.Topic, acks int16, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) {
 	if rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 		sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		return
+	}
+	if t.Internal {
+		sp.ErrorCode = kerr.InvalidTopicException.Code
 		return
 	}
 	p := n.partition(t.Name, rp.Partition)
@@ -98,6 +109,12 @@ func (n *Node) produceOne(t *metadata.Topic, acks int16, rp *kmsg.ProduceRequest
 			return
 		}
 	}
+	if txnID != nil {
+		if code := n.verifyTransactional(ctx, *txnID, t.Name, rp); code != 0 {
+			sp.ErrorCode = code
+			return
+		}
+	}
 	res, err := p.Append(rp.Records)
 	if err != nil {
 		sp.ErrorCode = errorCode(err)
@@ -107,4 +124,22 @@ func (n *Node) produceOne(t *metadata.Topic, acks int16, rp *kmsg.ProduceRequest
 	sp.BaseOffset = res.FirstOffset
 	sp.LogAppendTime = res.LogAppendTime
 	sp.LogStartOffset = p.LogStartOffset()
+}
+
+// verifyTransactional asks the transaction coordinator whether the
+// producer of a transactional produce has this partition in its ongoing
+// transaction, and returns the Kafka error code when it has not.
+func (n *Node) verifyTransactional(ctx context.Context, txnID, topic string, rp *kmsg.ProduceRequestTopicPartition) int16 {
+	var b kmsg.RecordBatch
+	if err := b.ReadFrom(rp.Records); err != nil {
+		return kerr.CorruptMessage.Code
+	}
+	if b.Attributes&0x10 == 0 {
+		return kerr.InvalidRecord.Code // a transactional produce of non-transactional data
+	}
+	err := n.txns.VerifyPartition(ctx, txnID, b.ProducerID, b.ProducerEpoch, txn.TopicPartition{Topic: topic, Partition: rp.Partition})
+	if err != nil {
+		return txn.Code(err)
+	}
+	return 0
 }

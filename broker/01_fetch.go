@@ -17,8 +17,11 @@ package broker
 // keep sending full requests); a request naming a session id gets
 // FETCH_SESSION_ID_NOT_FOUND so the client starts over sessionless.
 //
+// read_committed fetches also carry the aborted transactions overlapping the
+// returned range, so clients drop the batches of aborted transactions.
+//
 // Not implemented yet: follower fetches (replication issue), preferred read
-// replicas (KIP-392), aborted transaction lists (transactions issue).
+// replicas (KIP-392).
 
 import (
 	"context"
@@ -166,6 +169,9 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 				*buf = out
 				if len(out) > start {
 					spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, len(out)})
+					if iso == partition.ReadCommitted {
+						sp.AbortedTransactions = abortedTransactions(p, rp.FetchOffset, sp.LastStableOffset)
+					}
 				}
 			}
 			if sp.ErrorCode != 0 {
@@ -228,4 +234,19 @@ func fetchTopicName(req *kmsg.FetchRequest, img *metadata.Image, ti int) string 
 		return ""
 	}
 	return rt.Topic
+}
+
+// abortedTransactions lists the aborted transactions overlapping
+// [from, upTo) in the fetch response's shape. A superset of the fetched
+// range is harmless: clients match them against the batches they got.
+func abortedTransactions(p *partition.Partition, from, upTo int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	aborted := p.Log().AbortedTransactions(from, upTo)
+	if len(aborted) == 0 {
+		return nil
+	}
+	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(aborted))
+	for i, a := range aborted {
+		out[i] = kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
+	}
+	return out
 }

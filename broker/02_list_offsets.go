@@ -1,6 +1,7 @@
 package broker
 
-// ListOffsets (key 2), versions 1-11.
+// ListOffsets (key 2), versions 0-11 (v0, which Kafka 4 dropped, stays for
+// older tools such as Burrow 1.2).
 //
 // Special timestamps: -2 earliest (log start offset), -1 latest (high
 // watermark, or the last stable offset for read_committed), -3 the record

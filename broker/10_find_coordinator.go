@@ -8,9 +8,8 @@ package broker
 // __consumer_offsets (offsets.topic.num.partitions partitions, compacted),
 // as Kafka does. Versions 4+ look up a batch of keys.
 //
-// Not implemented yet: transaction coordinators (type 1) answer
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal,
-// until klog has transactions; share groups (type 2) are not supported.
+// Transactional ids (type 1) map the same way to __transaction_state,
+// created on first use. Share groups (type 2) are not supported.
 
 import (
 	"context"
@@ -18,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/klogdev/klog/broker/group"
+	"github.com/klogdev/klog/broker/metadata"
 )
 
 func handleFindCoordinator(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
@@ -48,22 +47,25 @@ func handleFindCoordinator(n *Node, ctx context.Context, _ *clientConn, kreq kms
 }
 
 func (n *Node) findCoordinator(ctx context.Context, keyType int8, key string, c *kmsg.FindCoordinatorResponseCoordinator) error {
+	var topic string
+	var ensure func(context.Context) error
 	switch keyType {
 	case 0:
+		topic, ensure = offsetsTopic, n.ensureOffsetsTopic
 	case 1:
-		return kerr.TransactionalIDAuthorizationFailed
+		topic, ensure = txnTopic, n.ensureTxnTopic
 	default:
 		return kerr.InvalidRequest
 	}
-	if err := n.ensureOffsetsTopic(ctx); err != nil {
+	if err := ensure(ctx); err != nil {
 		n.logger.Warn("find coordinator", "err", err)
 		return kerr.CoordinatorNotAvailable
 	}
-	t, ok := n.ctrl.Image().Topic(offsetsTopic)
+	t, ok := n.ctrl.Image().Topic(topic)
 	if !ok || len(t.Partitions) == 0 {
 		return kerr.CoordinatorNotAvailable
 	}
-	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
+	p := t.Partitions[metadata.CoordinatorPartition(key, int32(len(t.Partitions)))]
 	b, ok := n.ctrl.Image().Brokers[p.Leader]
 	if !ok || p.Leader < 0 {
 		return kerr.CoordinatorNotAvailable

@@ -14,9 +14,9 @@ package broker
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -34,11 +34,12 @@ type producerIDs struct {
 func handleInitProducerID(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
-	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		// Fail fast and visibly instead of letting a client retry against
-		// a coordinator that does not exist yet.
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return n.txns.InitProducerID(ctx, req), nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if req.Version >= 3 && req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16-1 {
+		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1
 		return resp, nil
 	}
 	id, err := n.nextProducerID(ctx)

@@ -39,6 +39,10 @@ var errorCodes = []struct {
 	code *kerr.Error
 }{
 	{log.ErrCorruptMessage, kerr.CorruptMessage},
+	{log.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
+	{log.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
+	{log.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{log.ErrTransactionCoordinatorFenced, kerr.TransactionCoordinatorFenced},
 	{log.ErrInvalidRecord, kerr.InvalidRecord},
 	{log.ErrMessageTooLarge, kerr.MessageTooLarge},
 	{log.ErrInvalidTimestamp, kerr.InvalidTimestamp},

@@ -126,31 +126,73 @@ func (n *Node) reconcileGroups(img *metadata.Image) {
 	}
 }
 
-// groupStore keeps the coordinator's records in __consumer_offsets.
+// groupStore keeps the group coordinator's records in __consumer_offsets.
 type groupStore struct{ n *Node }
-
-func (s groupStore) partition(p int32) (*partition.Partition, error) {
-	part := s.n.partition(offsetsTopic, p)
-	if part == nil {
-		return nil, fmt.Errorf("%s-%d is not hosted here: %w", offsetsTopic, p, partition.ErrNotLeader)
-	}
-	return part, nil
-}
 
 // Append writes records as one uncompressed batch and returns once it is
 // committed (with one replica, once appended).
 func (s groupStore) Append(_ context.Context, p int32, records []group.Record) error {
-	part, err := s.partition(p)
+	kv := make([]internalRecord, len(records))
+	for i, r := range records {
+		kv[i] = internalRecord{key: r.Key, value: r.Value}
+	}
+	return s.n.appendInternal(offsetsTopic, p, kv, -1, -1)
+}
+
+// AppendTransactional writes offsets committed inside a producer's
+// transaction as a transactional batch of that producer.
+func (s groupStore) AppendTransactional(_ context.Context, p int32, producerID int64, producerEpoch int16, records []group.Record) error {
+	kv := make([]internalRecord, len(records))
+	for i, r := range records {
+		kv[i] = internalRecord{key: r.Key, value: r.Value}
+	}
+	return s.n.appendInternal(offsetsTopic, p, kv, producerID, producerEpoch)
+}
+
+// Replay reads partition p from its log start to its high watermark,
+// transactional records and markers included.
+func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) error) error {
+	return s.n.replayInternal(ctx, offsetsTopic, p, func(r internalRecord) error {
+		return fn(group.Record{Key: r.key, Value: r.value, ProducerID: r.producerID,
+			Transactional: r.transactional, Control: r.control, Commit: r.commit})
+	})
+}
+
+// internalRecord is one record of an internal topic as its coordinator
+// sees it.
+type internalRecord struct {
+	key, value    []byte
+	producerID    int64 // -1 unless transactional or a marker
+	transactional bool
+	control       bool // a transaction marker; commit tells which
+	commit        bool
+}
+
+func (n *Node) internalPartition(topic string, p int32) (*partition.Partition, error) {
+	part := n.partition(topic, p)
+	if part == nil || !part.IsLeader() {
+		return nil, fmt.Errorf("%s-%d is not led here: %w", topic, p, partition.ErrNotLeader)
+	}
+	return part, nil
+}
+
+// appendInternal writes records to an internal topic as one uncompressed
+// batch; with producerID >= 0 the batch is transactional for that producer
+// (no sequence numbers: only its epoch is checked, as for any coordinator
+// write).
+func (n *Node) appendInternal(topic string, p int32, records []internalRecord, producerID int64, producerEpoch int16) error {
+	part, err := n.internalPartition(topic, p)
 	if err != nil {
 		return err
 	}
-	_, err = part.Append(encodeBatch(records, time.Now().UnixMilli()))
+	_, err = part.Append(encodeBatch(records, producerID, producerEpoch, time.Now().UnixMilli()))
 	return err
 }
 
-// Replay reads partition p from its log start to its high watermark.
-func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) error) error {
-	part, err := s.partition(p)
+// replayInternal calls fn for every record of an internal topic partition
+// from its log start to its high watermark.
+func (n *Node) replayInternal(ctx context.Context, topic string, p int32, fn func(internalRecord) error) error {
+	part, err := n.internalPartition(topic, p)
 	if err != nil {
 		return err
 	}
@@ -163,14 +205,14 @@ func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) e
 		}
 		buf, err = part.Read(buf[:0], offset, 1<<20, partition.ReadUncommitted, true)
 		if err != nil {
-			return fmt.Errorf("replay %s-%d at %d: %w", offsetsTopic, p, offset, err)
+			return fmt.Errorf("replay %s-%d at %d: %w", topic, p, offset, err)
 		}
 		if len(buf) == 0 {
 			return nil
 		}
 		next, err := replayBatches(buf, offset, fn)
 		if err != nil {
-			return fmt.Errorf("replay %s-%d: %w", offsetsTopic, p, err)
+			return fmt.Errorf("replay %s-%d: %w", topic, p, err)
 		}
 		offset = next
 	}
@@ -179,7 +221,7 @@ func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) e
 
 // replayBatches calls fn for every record at or after from in raw, and
 // returns the offset after the last batch.
-func replayBatches(raw []byte, from int64, fn func(group.Record) error) (int64, error) {
+func replayBatches(raw []byte, from int64, fn func(internalRecord) error) (int64, error) {
 	next := from
 	for len(raw) > 0 {
 		var b kmsg.RecordBatch
@@ -189,17 +231,16 @@ func replayBatches(raw []byte, from int64, fn func(group.Record) error) (int64, 
 		size := int(b.Length) + 12
 		raw = raw[size:]
 		next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
-		if b.Attributes&0x20 != 0 { // control batch: no group records
-			continue
-		}
 		if b.Attributes&0x07 != 0 {
-			return next, fmt.Errorf("%w: compressed batch at offset %d in %s", log.ErrCorrupt, b.FirstOffset, offsetsTopic)
+			return next, fmt.Errorf("%w: compressed batch at offset %d of an internal topic", log.ErrCorrupt, b.FirstOffset)
 		}
+		transactional := b.Attributes&0x10 != 0
+		control := b.Attributes&0x20 != 0
 		records := b.Records
 		for i := int32(0); i < b.NumRecords; i++ {
 			var r kmsg.Record
 			length, n := varint(records)
-			if n <= 0 || int(length) > len(records)-n {
+			if n <= 0 || length < 0 || int(length) > len(records)-n {
 				return next, fmt.Errorf("%w: record %d of batch %d", log.ErrCorrupt, i, b.FirstOffset)
 			}
 			if err := r.ReadFrom(records[:n+int(length)]); err != nil {
@@ -209,7 +250,19 @@ func replayBatches(raw []byte, from int64, fn func(group.Record) error) (int64, 
 			if b.FirstOffset+int64(r.OffsetDelta) < from {
 				continue
 			}
-			if err := fn(group.Record{Key: r.Key, Value: r.Value}); err != nil {
+			ir := internalRecord{key: r.Key, value: r.Value, producerID: -1}
+			if transactional {
+				ir.producerID, ir.transactional = b.ProducerID, true
+			}
+			if control {
+				// Control record key: version int16, type int16 (0 abort,
+				// 1 commit); other types carry no transaction end.
+				if len(r.Key) < 4 || (r.Key[3] != 0 && r.Key[3] != 1) || r.Key[2] != 0 {
+					continue
+				}
+				ir.control, ir.commit, ir.transactional = true, r.Key[3] == 1, false
+			}
+			if err := fn(ir); err != nil {
 				return next, err
 			}
 		}
@@ -233,11 +286,12 @@ func varint(b []byte) (int64, int) {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // encodeBatch builds an uncompressed v2 batch of records at base offset 0
-// (the log assigns the real one).
-func encodeBatch(records []group.Record, now int64) []byte {
+// (the log assigns the real one); producerID >= 0 makes it a transactional
+// batch of that producer, without sequence numbers.
+func encodeBatch(records []internalRecord, producerID int64, producerEpoch int16, now int64) []byte {
 	var body []byte
 	for i, rec := range records {
-		r := kmsg.Record{OffsetDelta: int32(i), Key: rec.Key, Value: rec.Value}
+		r := kmsg.Record{OffsetDelta: int32(i), Key: rec.key, Value: rec.value}
 		// Length counts the bytes after itself: encode once with a
 		// one-byte zero length to measure them.
 		r.Length = int32(len(r.AppendTo(nil)) - 1)
@@ -252,8 +306,13 @@ func encodeBatch(records []group.Record, now int64) []byte {
 		ProducerID:           -1,
 		ProducerEpoch:        -1,
 		FirstSequence:        -1,
+		Attributes:           0,
 		NumRecords:           int32(len(records)),
 		Records:              body,
+	}
+	if producerID >= 0 {
+		b.ProducerID, b.ProducerEpoch = producerID, producerEpoch
+		b.Attributes |= 0x10 // transactional
 	}
 	raw := b.AppendTo(nil)
 	// batchLength counts the bytes after itself; the CRC covers attributes

@@ -27,6 +27,7 @@ import (
 	"github.com/klogdev/klog/broker/group"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/vfs"
 )
@@ -82,6 +83,8 @@ type Node struct {
 
 	groups       *group.Coordinator
 	groupsLoaded map[int32]bool // __consumer_offsets partitions loaded; guarded by reconcileMu
+	txns         *txn.Coordinator
+	txnsLoaded   map[int32]int32 // __transaction_state partitions loaded, at coordinator epoch; guarded by reconcileMu
 	producerIDs  producerIDs
 }
 
@@ -165,6 +168,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.groups = n.newGroupCoordinator()
 	n.groupsLoaded = make(map[int32]bool)
+	n.txns = n.newTxnCoordinator()
+	n.txnsLoaded = make(map[int32]int32)
 	n.reconcile()
 
 	n.wg.Add(4)
@@ -218,6 +223,7 @@ func (n *Node) Close() error {
 		}
 		n.mu.Unlock()
 		n.wg.Wait()
+		n.txns.Close()
 		n.groups.Close()
 		errs := []error{n.logs.Close(), n.ctrl.Close()}
 		n.closeErr = errors.Join(errs...)
@@ -302,6 +308,7 @@ func (n *Node) reconcile() {
 		n.dropPartition(key)
 	}
 	n.reconcileGroups(img)
+	n.reconcileTxns(img)
 }
 
 func (n *Node) dropPartition(key partitionKey) {

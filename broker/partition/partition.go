@@ -204,9 +204,43 @@ func (p *Partition) Unwait(ch chan<- struct{}) {
 // HighWatermark is the offset below which records are committed.
 func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 
-// LastStableOffset is the offset below which no transaction is open. Until
-// transactions exist it equals the high watermark.
-func (p *Partition) LastStableOffset() int64 { return p.hw.Load() }
+// LastStableOffset is the offset below which no transaction is open: the
+// first offset of the earliest open transaction, capped by the high
+// watermark. With one replica a marker is committed as soon as it is
+// written, so an ended transaction stops holding the LSO at once; with
+// followers the log must keep counting it until the HW passes its marker.
+func (p *Partition) LastStableOffset() int64 {
+	hw := p.hw.Load()
+	if first := p.log.FirstUnstableOffset(); first >= 0 && first < hw {
+		return first
+	}
+	return hw
+}
+
+// AppendMarker writes a transaction marker (commit or abort) for a
+// producer as leader, then advances the high watermark and wakes fetches:
+// read_committed readers may now see past the transaction.
+func (p *Partition) AppendMarker(m log.Marker) (int64, error) {
+	if !p.leader.Load() {
+		return 0, ErrNotLeader
+	}
+	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		return 0, ErrClosed
+	}
+	offset, err := p.log.AppendMarker(m, p.leaderEpoch.Load())
+	if err != nil {
+		p.mu.Unlock()
+		return 0, err
+	}
+	p.hw.Store(p.log.EndOffset())
+	waiters := p.mu.waiters
+	p.mu.waiters = nil
+	p.mu.Unlock()
+	wake(waiters)
+	return offset, nil
+}
 
 // LogStartOffset is the first offset still in the log.
 func (p *Partition) LogStartOffset() int64 { return p.log.StartOffset() }

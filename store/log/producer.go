@@ -283,7 +283,11 @@ func (l *Log) checkProducersLocked(infos []batchInfo, first int64) (res AppendRe
 			}
 			continue
 		}
-		if c := l.mu.producers.byID[b.producerID]; c != nil && c.epoch == b.epoch {
+		// Coordinators write transactional records (offsets committed in
+		// a transaction) without sequence numbers: only the epoch is
+		// checked for them, as Kafka does for coordinator appends.
+		sequenced := b.firstSeq >= 0
+		if c := l.mu.producers.byID[b.producerID]; sequenced && c != nil && c.epoch == b.epoch {
 			if m, ok := c.find(b.firstSeq, b.lastSeq); ok {
 				return AppendResult{
 					FirstOffset: m.firstOffset(), LastOffset: m.lastOffset, LogAppendTime: -1,
@@ -299,10 +303,10 @@ func (l *Log) checkProducersLocked(infos []batchInfo, first int64) (res AppendRe
 		if b.epoch != e.epoch {
 			// A new epoch starts its sequences at 0, unless the producer
 			// is unknown (its state expired or was never seen).
-			if b.firstSeq != 0 && e.epoch != -1 {
+			if sequenced && b.firstSeq != 0 && e.epoch != -1 {
 				return AppendResult{}, false, fmt.Errorf("%w: producer %d new epoch %d starts at sequence %d (current epoch %d)", ErrOutOfOrderSequence, b.producerID, b.epoch, b.firstSeq, e.epoch)
 			}
-		} else if last := e.lastSeq(); p.committedEpoch != -1 && !inSequence(last, b.firstSeq) {
+		} else if last := e.lastSeq(); sequenced && p.committedEpoch != -1 && last >= 0 && !inSequence(last, b.firstSeq) {
 			return AppendResult{}, false, fmt.Errorf("%w: producer %d epoch %d sequence %d after %d", ErrOutOfOrderSequence, b.producerID, b.epoch, b.firstSeq, last)
 		}
 		if e.txnFirstOffset >= 0 && !b.transactional {

@@ -1,0 +1,50 @@
+package broker
+
+// DescribeProducers (key 61), version 0.
+//
+// For each partition this node leads: the producers in its producer state —
+// id, epoch, last sequence, last timestamp, coordinator epoch and the first
+// offset of the producer's open transaction (-1 if none).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleDescribeProducers(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DescribeProducersRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	img := n.ctrl.Image()
+	for _, rt := range req.Topics {
+		st := kmsg.NewDescribeProducersResponseTopic()
+		st.Topic = rt.Topic
+		t, topicOK := img.Topic(rt.Topic)
+		for _, index := range rt.Partitions {
+			sp := kmsg.NewDescribeProducersResponseTopicPartition()
+			sp.Partition = index
+			p := n.partition(rt.Topic, index)
+			switch {
+			case !topicOK || index < 0 || int(index) >= len(t.Partitions):
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case p == nil || !p.IsLeader():
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			default:
+				for _, ps := range p.Log().Producers() {
+					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+					ap.ProducerID = ps.ProducerID
+					ap.ProducerEpoch = int32(ps.ProducerEpoch)
+					ap.LastSequence = ps.LastSequence
+					ap.LastTimestamp = ps.LastTimestamp
+					ap.CoordinatorEpoch = ps.CoordinatorEpoch
+					ap.CurrentTxnStartOffset = ps.CurrentTxnStartOffset
+					sp.ActiveProducers = append(sp.ActiveProducers, ap)
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
