@@ -3,8 +3,6 @@ package main
 import (
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kfake"
-
 	"github.com/klogdev/klog/broker/brokertest"
 )
 
@@ -20,17 +18,4 @@ func startBroker(t *testing.T) (bootstrap string) {
 func startBrokerWith(t *testing.T, opts ...brokertest.Option) (bootstrap string) {
 	t.Helper()
 	return brokertest.Start(t, opts...).Addr()
-}
-
-// startKfake starts franz-go's kfake broker, for the CLI features whose
-// broker side klog does not have yet: transactions. The transactions issue
-// moves these tests to startBroker.
-func startKfake(t *testing.T) (bootstrap string) {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatalf("start kfake: %v", err)
-	}
-	t.Cleanup(c.Close)
-	return c.ListenAddrs()[0]
 }

@@ -17,9 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The group tests run against klog, except those that need transactions:
-// see startKfake.
-
 // waitFor polls cond until it holds, failing the test after a generous
 // bound. cond returns a description of what it saw, for the failure.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
@@ -331,7 +328,7 @@ func openTxn(t *testing.T, b, topic string, values ...string) {
 }
 
 func TestGroupLagCountsToLastStableOffset(t *testing.T) {
-	b := startKfake(t) // transactions: see startKfake
+	b := startBroker(t)
 	createTopic(t, b, "txlag", 1)
 	// Offsets 0-2 committed data, 3 the commit marker, 4-5 an open
 	// transaction: HW 6, LSO 4.
@@ -625,7 +622,7 @@ func TestCanonicalState(t *testing.T) {
 // TestGroupLagAfterConsumeThroughMarkers: a klog consume -g that read to
 // the end leaves no lag, though the log ends with transaction markers.
 func TestGroupLagAfterConsumeThroughMarkers(t *testing.T) {
-	b := startKfake(t) // groups and transactions: see startKfake
+	b := startBroker(t)
 	createTopic(t, b, "marked", 1)
 	produceTxn(t, b, "marked", true, "c0", "c1")
 	produceTxn(t, b, "marked", false, "a0")

@@ -15,11 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
-// txnBroker starts the broker the transaction command tests run against:
-// one that implements transactions (see startKfake).
+// txnBroker starts the broker the transaction command tests run against.
 func txnBroker(t *testing.T) string {
 	t.Helper()
-	return startKfake(t)
+	return startBroker(t)
 }
 
 // lockedBuffer is a bytes.Buffer safe for a writer and a concurrent reader.

@@ -36,7 +36,7 @@ func produceTxn(t *testing.T, b, topic string, commit bool, values ...string) {
 }
 
 func TestConsumeExitAtEndAfterTransactionMarkers(t *testing.T) {
-	b := startKfake(t) // transactions: see startKfake
+	b := startBroker(t)
 	createTopic(t, b, "txn", 1)
 	produceTxn(t, b, "txn", true, "c1", "c2")
 	produceTxn(t, b, "txn", false, "a1")
@@ -60,7 +60,7 @@ func TestConsumeExitAtEndAfterTransactionMarkers(t *testing.T) {
 }
 
 func TestConsumeInterrupted(t *testing.T) {
-	b := startKfake(t) // transactions: see startKfake
+	b := startBroker(t)
 	createTopic(t, b, "intr", 1)
 	seedNumbered(t, b, "intr", 0, 1, time.Now())
 	// A consume without bounds runs until interrupted; cancelling its
