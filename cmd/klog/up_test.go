@@ -13,7 +13,11 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/store/log/logtest"
 )
 
 // TestMain lets tests run this test binary as the klog command itself, so
@@ -145,4 +149,130 @@ func TestUpSurvivesSIGKILL(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "kept", Value: []byte("after")}).FirstErr(); err != nil {
 		t.Fatalf("append after recovery: %v", err)
 	}
+}
+
+// TestUpSIGKILLWithOpenTransaction: producer state and an open transaction
+// survive SIGKILL. After the restart a retried idempotent batch is still
+// recognised as a duplicate, and the open transaction is aborted by its
+// timeout, so the last stable offset catches up with the high watermark.
+func TestUpSIGKILLWithOpenTransaction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	args := []string{"--data-dir", dir, "--listen", "127.0.0.1:0",
+		"-X", "transaction.abort.timed.out.transaction.cleanup.interval.ms=100"}
+	p := startUp(t, args...)
+
+	adm := func(brokers string) *kadm.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return kadm.NewClient(cl)
+	}
+	if _, err := adm(p.brokers).CreateTopic(ctx, 1, 1, nil, "txlog"); err != nil {
+		t.Fatal(err)
+	}
+	// An idempotent batch, appended once.
+	raw, err := kgo.NewClient(kgo.SeedBrokers(p.brokers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, epoch := initIdempotent(ctx, t, raw)
+	batch := logtest.ProducerBatch(time.Now().UnixMilli(), pid, epoch, 0, 3, false)
+	if base := produceBatch(ctx, t, raw, "txlog", append([]byte(nil), batch...)); base != 0 {
+		t.Fatalf("first append at %d", base)
+	}
+	raw.Close()
+
+	// A transaction left open.
+	tx, err := kgo.NewClient(kgo.SeedBrokers(p.brokers), kgo.TransactionalID("left-open"),
+		kgo.TransactionTimeout(2*time.Second), kgo.DefaultProduceTopic("txlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte("open")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	tx.Close()
+	p.kill(t)
+
+	p = startUp(t, args...)
+	raw, err = kgo.NewClient(kgo.SeedBrokers(p.brokers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if base := produceBatch(ctx, t, raw, "txlog", append([]byte(nil), batch...)); base != 0 {
+		t.Fatalf("the retried batch after SIGKILL landed at %d: producer state was lost", base)
+	}
+	a := adm(p.brokers)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		lso, hw := latest(ctx, t, raw, "txlog", 1), latest(ctx, t, raw, "txlog", 0)
+		if lso == hw {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("LSO %d still behind HW %d: the open transaction was not aborted", lso, hw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	described, err := a.DescribeTransactions(ctx, "left-open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := described["left-open"].State; s != "CompleteAbort" {
+		t.Fatalf("transaction state after restart: %q", s)
+	}
+}
+
+func initIdempotent(ctx context.Context, t *testing.T, cl *kgo.Client) (int64, int16) {
+	t.Helper()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("InitProducerID: %v %v", err, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	return resp.ProducerID, resp.ProducerEpoch
+}
+
+// produceBatch sends one raw batch to partition 0 (by name and by id, for
+// whichever Produce version the client picks).
+func produceBatch(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, batch []byte) int64 {
+	t.Helper()
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = -1
+	req.TimeoutMillis = 10000
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, TopicID: topics[topic].ID, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: batch}}}}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		t.Fatalf("produce: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	return p.BaseOffset
+}
+
+// latest is the latest offset at an isolation level (0: HW, 1: LSO).
+func latest(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, isolation int8) int64 {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = isolation
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1, CurrentLeaderEpoch: -1}}}}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Topics[0].Partitions[0].Offset
 }
