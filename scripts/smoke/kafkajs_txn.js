@@ -192,6 +192,43 @@ async function sendOffsets(kafka, admin) {
   log(`send-offsets: ${n} records copied exactly once; group offsets at the end`)
 }
 
+// fencing: a second producer with the same transactional id fences the
+// first; the zombie's commit fails and read_committed sees only the new
+// producer's records.
+async function fencing(kafka, admin) {
+  const topic = 'smoke-kafkajs-fence' + RUN
+  const id = 'smoke-kafkajs-fence-id' + RUN
+  await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true })
+  const zombie = txnProducer(kafka, id)
+  await zombie.connect()
+  const fresh = txnProducer(kafka, id)
+  try {
+    const zt = await zombie.transaction()
+    await zt.send({ topic, messages: [{ partition: 0, value: 'zombie' }] })
+    await fresh.connect()
+    const ft = await fresh.transaction()
+    const ends = []
+    for (let p = 0; p < PARTITIONS; p++) ends.push({ partition: p, value: 'end' })
+    await ft.send({ topic, messages: [{ partition: 0, value: 'fresh' }].concat(ends) })
+    await ft.commit()
+    let fenced = null
+    try {
+      await zt.commit()
+    } catch (err) {
+      fenced = err
+    }
+    check(fenced !== null, 'the fenced producer committed its transaction')
+    check(/FENCED|EPOCH|INVALID_TXN_STATE|fenced|epoch/.test(String(fenced.type || '') + String(fenced.message || '')),
+      `the zombie's commit failed for another reason: ${fenced && (fenced.type || fenced.message)}`)
+    const rc = await readUntilEnds(kafka, topic, false)
+    check(JSON.stringify(rc) === JSON.stringify(['fresh']), `read_committed saw ${JSON.stringify(rc)}, want only the fresh producer's record`)
+    log(`fencing: the zombie's commit failed (${fenced.type || fenced.message}); read_committed sees only the fresh producer`)
+  } finally {
+    await zombie.disconnect().catch(() => {})
+    await fresh.disconnect()
+  }
+}
+
 async function main() {
   const brokers = process.argv[2]
   if (!brokers) {
@@ -208,6 +245,7 @@ async function main() {
   await admin.connect()
   try {
     await commitAbort(kafka, admin)
+    await fencing(kafka, admin)
     await sendOffsets(kafka, admin)
   } finally {
     await admin.disconnect()
