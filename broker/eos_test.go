@@ -30,7 +30,6 @@ func startCopier(t *testing.T, n *brokertest.Node, id string) *copier {
 		kgo.ConsumeTopics("in"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.RequireStableFetchOffsets(),
 		kgo.HeartbeatInterval(100*time.Millisecond),
 	)
 	if err != nil {

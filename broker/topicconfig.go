@@ -41,5 +41,6 @@ func (n *Node) logConfig(overrides map[string]string) log.Config {
 	cfg.LogAppendTime = strings.EqualFold(b.TopicString(overrides, "message.timestamp.type"), "LogAppendTime")
 	cfg.TimestampBeforeMaxMs = i64("message.timestamp.before.max.ms")
 	cfg.TimestampAfterMaxMs = i64("message.timestamp.after.max.ms")
+	cfg.ProducerIDExpirationMs = b.Int64("producer.id.expiration.ms")
 	return cfg
 }
