@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -306,7 +307,6 @@ func encodeBatch(records []internalRecord, producerID int64, producerEpoch int16
 		ProducerID:           -1,
 		ProducerEpoch:        -1,
 		FirstSequence:        -1,
-		Attributes:           0,
 		NumRecords:           int32(len(records)),
 		Records:              body,
 	}
@@ -317,13 +317,9 @@ func encodeBatch(records []internalRecord, producerID int64, producerEpoch int16
 	raw := b.AppendTo(nil)
 	// batchLength counts the bytes after itself; the CRC covers attributes
 	// to the end.
-	putUint32(raw[8:], uint32(len(raw)-12))
-	putUint32(raw[17:], crc32.Checksum(raw[21:], castagnoli))
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoli))
 	return raw
-}
-
-func putUint32(b []byte, v uint32) {
-	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
 }
 
 // groupContext carries the client id and host a group member is shown
