@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -118,7 +117,7 @@ func (m *cmember) subscribedTo(topics map[string]TopicInfo) map[string]bool {
 	}
 	if m.re != nil {
 		for n := range topics {
-			if !strings.HasPrefix(n, "__") && m.re.MatchString(n) {
+			if m.re.MatchString(n) {
 				out[n] = true
 			}
 		}
@@ -372,7 +371,9 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 			m.regex, m.re, bump = nil, nil, true
 		}
 	case m.regex == nil || *m.regex != *req.SubscribedTopicRegex:
-		re, err := regexp.Compile(*req.SubscribedTopicRegex)
+		// The regex must match a whole topic name, internal topics
+		// included, as Kafka resolves it.
+		re, err := regexp.Compile("^(?:" + *req.SubscribedTopicRegex + ")$")
 		if err != nil {
 			return heartbeatResult{code: kerr.InvalidRegularExpression.Code, msg: err.Error()}
 		}

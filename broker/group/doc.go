@@ -62,7 +62,10 @@
 //     consumer protocol: JoinGroup on a non-empty consumer group answers
 //     INCONSISTENT_GROUP_PROTOCOL, ConsumerGroupHeartbeat on a non-empty
 //     classic group GROUP_ID_NOT_FOUND. Empty groups switch freely.
-//   - Rack-aware assignment; SubscribedTopicRegex uses Go's RE2 syntax.
+//   - Rack-aware assignment.
+//
+// SubscribedTopicRegex is Go's RE2 syntax and must match a whole topic name;
+// internal topics are matched like any other.
 //
 // This package imports nothing from broker/ above it; Kafka error codes are
 // the wire answers it builds with kerr.
