@@ -1,0 +1,503 @@
+#!/usr/bin/python3
+"""Compatibility runner for confluent-kafka-python (librdkafka).
+
+Runs every scenario of the compat suite against BROKERS and prints one line
+per scenario on stdout:
+
+    RESULT confluent-kafka-python <scenario> PASS|FAIL|SKIP <detail>
+
+    /usr/bin/python3 scripts/compat/confluent_kafka.py BROKERS [scenario ...]
+
+Progress goes to stderr. Topic, group and transactional ids end in a per-run
+suffix, so reruns against one long-lived broker do not collide. Every wait
+polls for a condition and gives up at a deadline.
+"""
+
+import os
+import sys
+import time
+import traceback
+
+# This file's name shadows the confluent_kafka package: drop its directory
+# from the import path before importing the client.
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [d for d in sys.path if os.path.abspath(d or ".") != _here]
+
+from confluent_kafka import (  # noqa: E402
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+    libversion,
+    version,
+)
+from confluent_kafka.admin import (  # noqa: E402
+    AdminClient,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+)
+
+CLIENT = "confluent-kafka-python"
+STEP = 20.0  # seconds for any single wait
+RUN = "-%d" % (time.time_ns() // 1000000 % 100000000)
+
+
+class Failure(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def log(msg):
+    print("%s: %s" % (CLIENT, msg), file=sys.stderr, flush=True)
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def wait_for(cond, what, timeout=STEP):
+    """Polls cond() until it returns a true value; returns that value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise Failure("timed out after %.0fs waiting for %s" % (timeout, what))
+        time.sleep(0.05)
+
+
+def admin(brokers):
+    return AdminClient({"bootstrap.servers": brokers})
+
+
+def partition_count(a, topic):
+    t = a.list_topics(topic=topic, timeout=5).topics.get(topic)
+    if t is None or t.error is not None:
+        return 0
+    return len(t.partitions)
+
+
+def create_topic(brokers, topic, partitions, config=None):
+    a = admin(brokers)
+    fut = a.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1, config=config or {})])[topic]
+    fut.result(timeout=STEP)
+    wait_for(lambda: partition_count(a, topic) == partitions, "topic %s in the metadata" % topic)
+
+
+def producer(brokers, **conf):
+    c = {"bootstrap.servers": brokers, "linger.ms": 5}
+    c.update({k.replace("_", "."): v for k, v in conf.items()})
+    return Producer(c)
+
+
+def flush(p):
+    left = p.flush(STEP)
+    check(left == 0, "%d records not delivered within %.0fs" % (left, STEP))
+
+
+def produce_checked(p, topic, **kw):
+    """Produces one record and records its delivery error, if any."""
+    errors = []
+
+    def on_delivery(err, _msg):
+        if err is not None:
+            errors.append(err)
+
+    p.produce(topic, on_delivery=on_delivery, **kw)
+    return errors
+
+
+def read_all(brokers, topic, partitions, isolation="read_uncommitted"):
+    """Reads every partition of topic from the start until the position
+    reaches the end everywhere; returns the messages."""
+    c = Consumer(
+        {
+            "bootstrap.servers": brokers,
+            "group.id": "compat-ck-reader" + RUN,
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+        }
+    )
+    try:
+        tps = [TopicPartition(topic, p, 0) for p in range(partitions)]
+        c.assign(tps)
+        msgs = []
+        deadline = time.monotonic() + STEP
+        while True:
+            m = c.poll(0.2)
+            if m is not None:
+                if m.error():
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise KafkaException(m.error())
+                msgs.append(m)
+                continue
+            done = True
+            for tp in c.position([TopicPartition(topic, p) for p in range(partitions)]):
+                _, high = c.get_watermark_offsets(TopicPartition(topic, tp.partition), timeout=5)
+                if tp.offset < high:
+                    done = False
+            if done:
+                return msgs
+            if time.monotonic() > deadline:
+                raise Failure("%s reader of %s stuck at %s" % (isolation, topic, c.position(tps)))
+    finally:
+        c.close()
+
+
+def scenario_admin(brokers):
+    a = admin(brokers)
+    topic = "compat-ck-admin" + RUN
+    create_topic(brokers, topic, 3, {"retention.ms": "3600000"})
+    md = a.list_topics(timeout=5)
+    check(topic in md.topics, "list_topics does not list %s" % topic)
+    check(len(md.brokers) >= 1, "list_topics lists no broker")
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    cfg = a.describe_configs([res])[res].result(timeout=STEP)
+    check("retention.ms" in cfg and cfg["retention.ms"].value == "3600000",
+          "describe_configs retention.ms = %s" % (cfg.get("retention.ms") and cfg["retention.ms"].value))
+    # alter_configs (AlterConfigs) replaces the topic's whole override set.
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic, set_config={"retention.ms": "7200000", "cleanup.policy": "compact"})
+    a.alter_configs([res])[res].result(timeout=STEP)
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    cfg = a.describe_configs([res])[res].result(timeout=STEP)
+    check(cfg["retention.ms"].value == "7200000", "after alter_configs retention.ms = %s" % cfg["retention.ms"].value)
+    check(cfg["cleanup.policy"].value == "compact", "after alter_configs cleanup.policy = %s" % cfg["cleanup.policy"].value)
+    a.create_partitions([NewPartitions(topic, 4)])[topic].result(timeout=STEP)
+    wait_for(lambda: partition_count(a, topic) == 4, "4 partitions of %s in the metadata" % topic)
+    a.delete_topics([topic], operation_timeout=STEP)[topic].result(timeout=STEP)
+    wait_for(lambda: topic not in a.list_topics(timeout=5).topics, "%s to leave the metadata" % topic)
+    return "create (3 partitions, retention.ms), list, describe_configs, alter_configs, create_partitions to 4, delete"
+
+
+def scenario_produce_consume(brokers):
+    topic = "compat-ck-pc" + RUN
+    create_topic(brokers, topic, 2)
+    base = int(time.time() * 1000) - 3600 * 1000
+    want = []
+    p = producer(brokers, acks="all")
+    errors = []
+    for i in range(60):
+        key = None if i % 10 == 9 else ("key-%d" % i).encode()
+        value = None if i == 7 else ("value %d ✓" % i).encode()
+        headers = [("dup", b"one"), ("dup", b"two"), ("i", str(i).encode())] if i % 2 == 0 else []
+        if i % 3 == 0:
+            headers.append(("empty", b""))
+        ts = base + i * 1000
+        part = i % 2
+        errors += produce_checked(p, topic, key=key, value=value, headers=headers, timestamp=ts, partition=part)
+        want.append((part, key, value, headers, ts))
+    flush(p)
+    check(not errors, "delivery errors: %s" % errors[:3])
+    got = []
+    for m in read_all(brokers, topic, 2):
+        tstype, ts = m.timestamp()
+        check(tstype == 1, "record %s has timestamp type %d, want create time" % (m.key(), tstype))
+        hdrs = list(m.headers() or [])
+        got.append((m.partition(), m.key(), m.value(), hdrs, ts))
+    for part in (0, 1):
+        w = [r for r in want if r[0] == part]
+        g = [r for r in got if r[0] == part]
+        if w != g:
+            first = next((i for i, (a, b) in enumerate(zip(w, g)) if a != b), min(len(w), len(g)))
+            raise Failure("partition %d: %d records, want %d; first difference at %d: got %s want %s"
+                          % (part, len(g), len(w), first, g[first:first + 1], w[first:first + 1]))
+    return "%d records: keys (some null), a null value, duplicate and empty headers, explicit timestamps, 2 partitions" % len(got)
+
+
+def scenario_compression(brokers):
+    checked = []
+    for codec in ("gzip", "snappy", "lz4", "zstd"):
+        topic = "compat-ck-z-%s%s" % (codec, RUN)
+        create_topic(brokers, topic, 1)
+        p = producer(brokers, compression_type=codec, linger_ms=50)
+        values = [("%s record %d %s" % (codec, i, "x" * 50)).encode() for i in range(300)]
+        for v in values:
+            p.produce(topic, value=v, key=b"k")
+        flush(p)
+        got = [m.value() for m in read_all(brokers, topic, 1)]
+        check(got == values, "%s: consumed %d records differing from 300 produced (checked so far: %s)" % (codec, len(got), checked))
+        checked.append(codec)
+    return "codecs checked: %s (300 records each)" % " ".join(checked)
+
+
+def scenario_offsets_by_time(brokers):
+    topic = "compat-ck-time" + RUN
+    create_topic(brokers, topic, 1)
+    base = int(time.time() * 1000) - 3600 * 1000
+    p = producer(brokers)
+    for i in range(10):
+        p.produce(topic, value=b"t%d" % i, timestamp=base + i * 1000, partition=0)
+    flush(p)
+    c = Consumer({"bootstrap.servers": brokers, "group.id": "compat-ck-time" + RUN, "enable.auto.commit": False})
+    try:
+        cases = [(base - 5000, 0), (base, 0), (base + 4000, 4), (base + 4500, 5), (base + 9000, 9), (base + 60000, -1)]
+        for ts, want in cases:
+            r = c.offsets_for_times([TopicPartition(topic, 0, ts)], timeout=STEP)
+            check(r[0].error is None, "offsets_for_times(%d): %s" % (ts, r[0].error))
+            check(r[0].offset == want, "offsets_for_times(base+%d) = %d, want %d" % (ts - base, r[0].offset, want))
+    finally:
+        c.close()
+    return "offsets_for_times: before the first -> 0, exact -> 4, between -> 5, last -> 9, after the end -> -1"
+
+
+def group_consumer(brokers, group, name):
+    return Consumer(
+        {
+            "bootstrap.servers": brokers,
+            "group.id": group,
+            "client.id": name,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": 10000,
+            "heartbeat.interval.ms": 500,
+            "partition.assignment.strategy": "range",
+        }
+    )
+
+
+def scenario_group(brokers):
+    topic, group = "compat-ck-group" + RUN, "compat-ck-group" + RUN
+    create_topic(brokers, topic, 4)
+    n = 200
+    p = producer(brokers)
+    a, b = group_consumer(brokers, group, "a"), group_consumer(brokers, group, "b")
+    seen = {"a": [], "b": []}
+    members = {"a": a, "b": b}
+    try:
+        a.subscribe([topic])
+        b.subscribe([topic])
+
+        def split():
+            for name, c in members.items():
+                for m in c.consume(num_messages=100, timeout=0.1):
+                    if m.error():
+                        if m.error().code() != KafkaError._PARTITION_EOF:
+                            raise KafkaException(m.error())
+                        continue
+                    seen[name].append((m.partition(), m.offset(), m.value()))
+            sa, sb = a.assignment(), b.assignment()
+            return len(sa) == 2 and len(sb) == 2 and not set((t.partition for t in sa)) & set((t.partition for t in sb))
+
+        wait_for(split, "the group to split 4 partitions 2 + 2", 3 * STEP)
+        # Produce only once the split is done, so no record is read before
+        # a rebalance moves its partition (which would read it twice).
+        for i in range(n):
+            p.produce(topic, value=b"g%d" % i, partition=i % 4)
+        flush(p)
+        total = lambda: sum(len(v) for v in seen.values())  # noqa: E731
+
+        def all_read():
+            split()
+            return total() >= n
+
+        wait_for(all_read, "%d records read by two members" % n)
+        values = sorted(v for lst in seen.values() for (_, _, v) in lst)
+        check(values == sorted(b"g%d" % i for i in range(n)),
+              "two members read %d records (%d distinct), want %d once" % (len(values), len(set(values)), n))
+        for name, c in members.items():
+            c.commit(asynchronous=False)
+            owned = set(t.partition for t in c.assignment())
+            check(all(part in owned for (part, _, _) in seen[name]), "member %s read partitions it does not own" % name)
+        a_parts = sorted(t.partition for t in a.assignment())
+    finally:
+        a.close()
+        b.close()
+    # A restarted member resumes at the committed offsets.
+    for i in range(8):
+        p.produce(topic, value=b"late%d" % i, partition=i % 4)
+    flush(p)
+    c = group_consumer(brokers, group, "c")
+    got = []
+    try:
+        c.subscribe([topic])
+
+        def resumed():
+            for m in c.consume(num_messages=100, timeout=0.2):
+                if not m.error():
+                    got.append(m.value())
+            return len(got) >= 8
+
+        wait_for(resumed, "the restarted member to read 8 new records", 2 * STEP)
+        # Nothing older follows: drain until the position reaches the end.
+        end = {}
+        for part in range(4):
+            end[part] = c.get_watermark_offsets(TopicPartition(topic, part), timeout=5)[1]
+
+        def at_end():
+            for m in c.consume(num_messages=100, timeout=0.1):
+                if not m.error():
+                    got.append(m.value())
+            pos = c.position([TopicPartition(topic, q) for q in range(4)])
+            return all(tp.offset == end[tp.partition] for tp in pos)
+
+        wait_for(at_end, "the restarted member to reach the end")
+    finally:
+        c.close()
+    check(sorted(got) == sorted(b"late%d" % i for i in range(8)),
+          "restarted member read %s, want only the 8 records after the commit" % got[:12])
+    return "two members split 4 partitions (a had %s), %d records once; restarted member resumed at the committed offsets" % (a_parts, n)
+
+
+def scenario_idempotent(brokers):
+    topic = "compat-ck-idem" + RUN
+    create_topic(brokers, topic, 2)
+    n = 2000
+    p = producer(brokers, enable_idempotence=True, acks="all", max_in_flight_requests_per_connection=5)
+    errors = []
+    for i in range(n):
+        errors += produce_checked(p, topic, value=b"i%d" % i, partition=i % 2)
+        if i % 500 == 0:
+            p.poll(0)
+    flush(p)
+    check(not errors, "delivery errors: %s" % errors[:3])
+    got = read_all(brokers, topic, 2)
+    for part in (0, 1):
+        vals = [m.value() for m in got if m.partition() == part]
+        want = [b"i%d" % i for i in range(part, n, 2)]
+        check(vals == want, "partition %d holds %d records (%d distinct), want %d in order" % (part, len(vals), len(set(vals)), len(want)))
+    return "%d records on 2 partitions with enable.idempotence, each once and in order" % n
+
+
+def txn_producer(brokers, txn_id):
+    p = producer(brokers, transactional_id=txn_id, transaction_timeout_ms=60000)
+    p.init_transactions(STEP)
+    return p
+
+
+def scenario_transactions(brokers):
+    topic = "compat-ck-txn" + RUN
+    create_topic(brokers, topic, 2)
+    p = txn_producer(brokers, "compat-ck-txn" + RUN)
+    p.begin_transaction()
+    for i in range(50):
+        p.produce(topic, value=b"committed-%d" % i, partition=i % 2)
+    p.commit_transaction(STEP)
+    p.begin_transaction()
+    for i in range(50):
+        p.produce(topic, value=b"aborted-%d" % i, partition=i % 2)
+    flush(p)  # the aborted records reach the log
+    p.abort_transaction(STEP)
+    p.begin_transaction()
+    p.produce(topic, value=b"committed-last", partition=0)
+    p.commit_transaction(STEP)
+    rc = sorted(m.value() for m in read_all(brokers, topic, 2, "read_committed"))
+    want = sorted([b"committed-%d" % i for i in range(50)] + [b"committed-last"])
+    check(rc == want, "read_committed saw %d records (%d aborted), want the 51 committed"
+          % (len(rc), sum(1 for v in rc if v.startswith(b"aborted"))))
+    ru = read_all(brokers, topic, 2, "read_uncommitted")
+    check(len(ru) == 101, "read_uncommitted saw %d records, want 101" % len(ru))
+    return "commit 50, abort 50, commit 1: read_committed saw the 51 committed, read_uncommitted all 101"
+
+
+def scenario_consume_transform_produce(brokers):
+    src, dst, group = "compat-ck-ctp-in" + RUN, "compat-ck-ctp-out" + RUN, "compat-ck-ctp" + RUN
+    n = 200
+    create_topic(brokers, src, 2)
+    create_topic(brokers, dst, 2)
+    plain = producer(brokers)
+    for i in range(n):
+        plain.produce(src, key=str(i), value="in-%d" % i, partition=i % 2)
+    flush(plain)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": brokers,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed",
+            "session.timeout.ms": 10000,
+            "heartbeat.interval.ms": 500,
+        }
+    )
+    p = txn_producer(brokers, "compat-ck-ctp" + RUN)
+    consumer.subscribe([src])
+    processed = 0
+    aborted = False
+    deadline = time.monotonic() + 3 * STEP
+    try:
+        while processed < n:
+            check(time.monotonic() < deadline, "stuck after %d of %d records" % (processed, n))
+            batch = [m for m in consumer.consume(num_messages=50, timeout=0.5) if not m.error()]
+            if not batch:
+                continue
+            p.begin_transaction()
+            for m in batch:
+                p.produce(dst, key=m.key(), value=b"out-" + m.value()[3:], partition=m.partition())
+            offsets = consumer.position(consumer.assignment())
+            p.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), STEP)
+            if not aborted:
+                # The first batch is aborted: output and offsets roll back
+                # and the input is read again from the committed offsets.
+                aborted = True
+                p.abort_transaction(STEP)
+                for tp in consumer.committed(consumer.assignment(), timeout=STEP):
+                    consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else 0))
+                continue
+            p.commit_transaction(STEP)
+            processed += len(batch)
+        committed = consumer.committed([TopicPartition(src, q) for q in range(2)], timeout=STEP)
+        for tp in committed:
+            _, high = consumer.get_watermark_offsets(TopicPartition(src, tp.partition), timeout=5)
+            check(tp.offset == high, "group offset of %s[%d] = %d, want %d" % (src, tp.partition, tp.offset, high))
+    finally:
+        consumer.close()
+    out = sorted(m.value() for m in read_all(brokers, dst, 2, "read_committed"))
+    want = sorted(b"out-%d" % i for i in range(n))
+    check(out == want, "output holds %d records (%d distinct), want %d exactly once" % (len(out), len(set(out)), n))
+    return "%d records through send_offsets_to_transaction (first transaction aborted and replayed): output exactly once, group offsets at the end" % n
+
+
+SCENARIOS = [
+    ("admin", scenario_admin),
+    ("produce-consume", scenario_produce_consume),
+    ("compression", scenario_compression),
+    ("offsets-by-time", scenario_offsets_by_time),
+    ("group", scenario_group),
+    ("idempotent", scenario_idempotent),
+    ("transactions", scenario_transactions),
+    ("consume-transform-produce", scenario_consume_transform_produce),
+]
+
+
+def one_line(s):
+    return " ".join(str(s).split())[:300]
+
+
+def main(argv):
+    if len(argv) < 2:
+        print("usage: confluent_kafka.py BROKERS [scenario ...]", file=sys.stderr)
+        return 2
+    brokers, only = argv[1], set(argv[2:])
+    log("confluent-kafka-python %s, librdkafka %s" % (version()[0], libversion()[0]))
+    failed = 0
+    for name, fn in SCENARIOS:
+        if only and name not in only:
+            continue
+        start = time.monotonic()
+        log("--- " + name)
+        try:
+            detail, status = fn(brokers), "PASS"
+        except Skip as e:
+            detail, status = str(e), "SKIP"
+        except Failure as e:
+            detail, status = str(e), "FAIL"
+        except Exception as e:  # a client error is a scenario failure
+            traceback.print_exc(file=sys.stderr)
+            detail, status = "%s: %s" % (type(e).__name__, e), "FAIL"
+        if status == "FAIL":
+            failed += 1
+        log("%s: %s in %.1fs" % (name, status, time.monotonic() - start))
+        print("RESULT %s %s %s %s" % (CLIENT, name, status, one_line(detail) or "ok"), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
