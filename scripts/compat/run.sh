@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Runs klog's compatibility suite: the same scenarios with every client,
+# against any Kafka bootstrap address (klog, Kafka, another broker). Starts
+# nothing; point it at a running broker.
+#
+#   scripts/compat/run.sh BROKERS [client ...]
+#
+# Clients (default: all): franz-go sarama kafka-go kcat confluent-kafka-python
+# kafka-python kafkajs. Each runner prints "RESULT <client> <scenario>
+# PASS|FAIL|SKIP <detail>" lines; this script prints every line, then a
+# client × scenario matrix and "N passed, N failed, N skipped", and exits 1 if
+# any scenario failed. A client whose runner or library is missing has all its
+# scenarios SKIP with the reason. A scenario a runner did not report (it
+# crashed or timed out) is a FAIL.
+#
+# Environment:
+#   KLOG_COMPAT_TIMEOUT   seconds one client's runner may take (default 180)
+#   KLOG_COMPAT_VERBOSE=1 show every runner's stderr, not only on failure
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+brokers=${1:?usage: run.sh BROKERS [client ...]}
+shift
+runner_timeout=${KLOG_COMPAT_TIMEOUT:-180}
+
+scenarios=(admin produce-consume compression offsets-by-time group idempotent transactions consume-transform-produce)
+all_clients=(franz-go sarama kafka-go kcat confluent-kafka-python kafka-python kafkajs)
+if [ $# -gt 0 ]; then
+  clients=("$@")
+  for c in "${clients[@]}"; do
+    case " ${all_clients[*]} " in
+    *" $c "*) ;;
+    *)
+      echo "run.sh: unknown client $c (known: ${all_clients[*]})" >&2
+      exit 2
+      ;;
+    esac
+  done
+else
+  clients=("${all_clients[@]}")
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+
+declare -A status detail
+
+# record CLIENT SCENARIO STATUS DETAIL keeps the first result per cell.
+record() {
+  local key="$1/$2"
+  [ -n "${status[$key]:-}" ] && return 0
+  status[$key]=$3
+  detail[$key]=$4
+}
+
+# skip_all CLIENT REASON marks every scenario of CLIENT skipped.
+skip_all() {
+  local s
+  for s in "${scenarios[@]}"; do
+    record "$1" "$s" SKIP "$2"
+    echo "RESULT $1 $s SKIP $2"
+  done
+}
+
+# go_runner DIR builds the Go runner once into $work and prints its path.
+go_runner() {
+  local bin="$work/$1"
+  if [ ! -x "$bin" ]; then
+    (cd "$root" && go build -o "$bin" "./scripts/compat/$1") >"$work/build-$1.log" 2>&1 || return 1
+  fi
+  echo "$bin"
+}
+
+# runner_cmd CLIENT sets cmd (an array) or prints a reason and returns 1.
+runner_cmd() {
+  local c=$1 bin
+  cmd=()
+  case $c in
+  franz-go | sarama | kafka-go)
+    local dir=${c//-/}
+    if ! command -v go >/dev/null; then
+      echo "go is not installed"
+      return 1
+    fi
+    if ! bin=$(go_runner "$dir"); then
+      echo "go build ./scripts/compat/$dir failed: $(tr '\n' ' ' <"$work/build-$dir.log" | cut -c1-200)"
+      return 1
+    fi
+    cmd=("$bin" "$brokers")
+    ;;
+  kcat)
+    [ -f "$here/kcat.sh" ] || { echo "no runner scripts/compat/kcat.sh"; return 1; }
+    command -v kcat >/dev/null || { echo "kcat is not installed"; return 1; }
+    cmd=(bash "$here/kcat.sh" "$brokers")
+    ;;
+  confluent-kafka-python | kafka-python)
+    local file=confluent_kafka.py module=confluent_kafka
+    if [ "$c" = kafka-python ]; then file=kafka_python.py module=kafka; fi
+    [ -f "$here/$file" ] || { echo "no runner scripts/compat/$file"; return 1; }
+    [ -x /usr/bin/python3 ] || { echo "/usr/bin/python3 is not installed"; return 1; }
+    /usr/bin/python3 -c "import $module" 2>/dev/null || { echo "python module $module is not installed"; return 1; }
+    cmd=(/usr/bin/python3 "$here/$file" "$brokers")
+    ;;
+  kafkajs)
+    [ -f "$here/kafkajs.js" ] || { echo "no runner scripts/compat/kafkajs.js"; return 1; }
+    command -v node >/dev/null || { echo "node is not installed"; return 1; }
+    (cd "$root" && node -e 'require("kafkajs")') 2>/dev/null || { echo "kafkajs is not installed (npm ci)"; return 1; }
+    cmd=(node "$here/kafkajs.js" "$brokers")
+    ;;
+  esac
+}
+
+for c in "${clients[@]}"; do
+  echo "=== $c" >&2
+  # runner_cmd runs in this shell (not a $(...) subshell) so it sets cmd.
+  if ! runner_cmd "$c" >"$work/reason"; then
+    skip_all "$c" "$(cat "$work/reason")"
+    continue
+  fi
+  start=$SECONDS
+  rc=0
+  (cd "$root" && timeout -k 10 "$runner_timeout" "${cmd[@]}") >"$work/$c.out" 2>"$work/$c.err" || rc=$?
+  grep '^RESULT ' "$work/$c.out"
+  while read -r _ _ s st d; do
+    case $st in PASS | FAIL | SKIP) ;; *) continue ;; esac
+    record "$c" "$s" "$st" "$d"
+  done < <(grep '^RESULT ' "$work/$c.out")
+  missing=0
+  for s in "${scenarios[@]}"; do
+    if [ -z "${status[$c/$s]:-}" ]; then
+      why="runner exited $rc without a result"
+      [ "$rc" -eq 124 ] && why="runner timed out after ${runner_timeout}s without a result"
+      record "$c" "$s" FAIL "$why"
+      echo "RESULT $c $s FAIL $why"
+      missing=1
+    fi
+  done
+  shown=0
+  for s in "${scenarios[@]}"; do
+    [ "${status[$c/$s]}" = FAIL ] && shown=1
+  done
+  if [ "$shown" -eq 1 ] || [ "$missing" -eq 1 ] || [ "${KLOG_COMPAT_VERBOSE:-0}" = 1 ]; then
+    echo "----- $c stderr (last 60 lines, exit $rc) -----" >&2
+    tail -n 60 "$work/$c.err" >&2
+  fi
+  echo "$c: $((SECONDS - start))s, exit $rc" >&2
+done
+
+# The matrix: one row per client, one column per scenario.
+short() {
+  case $1 in
+  produce-consume) echo prod-cons ;;
+  offsets-by-time) echo by-time ;;
+  consume-transform-produce) echo c-t-p ;;
+  compression) echo compress ;;
+  idempotent) echo idempot ;;
+  transactions) echo txn ;;
+  *) echo "$1" ;;
+  esac
+}
+passed=0
+failed=0
+skipped=0
+echo
+printf '%-24s' client
+for s in "${scenarios[@]}"; do printf ' %-10s' "$(short "$s")"; done
+echo
+for c in "${clients[@]}"; do
+  printf '%-24s' "$c"
+  for s in "${scenarios[@]}"; do
+    st=${status[$c/$s]}
+    printf ' %-10s' "$st"
+    case $st in
+    PASS) passed=$((passed + 1)) ;;
+    FAIL) failed=$((failed + 1)) ;;
+    *) skipped=$((skipped + 1)) ;;
+    esac
+  done
+  echo
+done
+echo "columns: ${scenarios[*]}"
+echo "compat: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
