@@ -85,11 +85,6 @@ func runOne(parent context.Context, e *env, s scenario) (detail string, err erro
 	return s.run(ctx, e)
 }
 
-// skipf returns an error that marks a scenario as skipped with a reason.
-func skipf(format string, args ...any) error {
-	return fmt.Errorf(format+": %w", append(args, errSkip)...)
-}
-
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if s == "" {

@@ -130,11 +130,17 @@ func admin(ctx context.Context, e *env) (string, error) {
 		return "", fmt.Errorf("list topics: %d partitions, want 3", td.NumPartitions)
 	}
 	checkConfig := func(want string) error {
-		entries, err := adm.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
+		res, err := adm.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic}}, sarama.DescribeConfigsOptions{IncludeSynonyms: true})
 		if err != nil {
 			return fmt.Errorf("describe configs: %w", err)
 		}
-		for _, c := range entries {
+		if len(res) != 1 {
+			return fmt.Errorf("describe configs: %d resources in answer", len(res))
+		}
+		if res[0].ErrorCode != sarama.ErrNoError {
+			return fmt.Errorf("describe configs: %w: %s", res[0].ErrorCode, res[0].ErrorMsg)
+		}
+		for _, c := range res[0].Configs {
 			if c.Name == "retention.ms" {
 				if c.Value != want {
 					return fmt.Errorf("retention.ms is %q, want %q", c.Value, want)
