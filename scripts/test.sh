@@ -4,9 +4,10 @@
 #   scripts/test.sh
 #
 # Stages, in order: deps, gofmt, vet, staticcheck, go test -race, build,
-# smoke (real clients against "klog up"). Every stage prints a PASS or FAIL
-# line; the script goes on after a failure where later stages still make
-# sense and exits non-zero if any stage failed.
+# smoke (real clients against "klog up"), compat (the client × scenario
+# matrix of scripts/compat/run.sh against "klog up --memory"). Every stage
+# prints a PASS or FAIL line; the script goes on after a failure where later
+# stages still make sense and exits non-zero if any stage failed.
 #
 # For local runs, skip stages with environment variables (CI runs them all):
 #   KLOG_SKIP_APT=1          do not apt-get the client packages
@@ -15,6 +16,7 @@
 #   KLOG_SKIP_STATICCHECK=1  skip staticcheck only
 #   KLOG_SKIP_GOTEST=1       skip go test
 #   KLOG_SKIP_SMOKE=1        skip the smoke tests
+#   KLOG_SKIP_COMPAT=1       skip the compat matrix
 # Other knobs:
 #   KLOG_GOTEST_TIMEOUT      go test -timeout (default 15m)
 #   KLOG_GOTEST_PKGS         packages for go test (default ./...)
@@ -151,6 +153,41 @@ elif [ "$built" -ne 1 ]; then
   echo "smoke: not run, klog did not build"
 else
   run_stage smoke timeout 600 scripts/smoke/run.sh "$klog_bin"
+fi
+
+# --- compat -----------------------------------------------------------------
+# Every client runner of scripts/compat/ against one fresh node; prints the
+# client × scenario matrix.
+run_compat() {
+  local dir rc=0
+  dir=$(mktemp -d)
+  # shellcheck source=smoke/lib.sh
+  source "$root/scripts/smoke/lib.sh"
+  if ! smoke_start_broker "$klog_bin" "$dir"; then
+    rm -rf "$dir"
+    return 1
+  fi
+  echo "compat: broker ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
+  timeout -k 10 1200 scripts/compat/run.sh "$SMOKE_BROKERS" || rc=$?
+  if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
+    echo "compat: the broker died during the run"
+    smoke_dump_broker_log "$dir"
+    rc=1
+  elif ! smoke_stop_broker; then
+    smoke_dump_broker_log "$dir"
+    rc=1
+  fi
+  rm -rf "$dir"
+  return "$rc"
+}
+if skipped "${KLOG_SKIP_COMPAT:-0}"; then
+  skip compat "KLOG_SKIP_COMPAT=1"
+elif [ "$built" -ne 1 ]; then
+  stage compat
+  fail compat 0
+  echo "compat: not run, klog did not build"
+else
+  run_stage compat run_compat
 fi
 
 echo
