@@ -5,8 +5,9 @@
 #
 # Stages, in order: deps, gofmt, vet, staticcheck, go test -race, build,
 # smoke (real clients against "klog up"), compat (the client × scenario
-# matrix of scripts/compat/run.sh against "klog up --memory"). Every stage
-# prints a PASS or FAIL line; the script goes on after a failure where later
+# matrix of scripts/compat/run.sh against "klog up --memory"), kgo-suite
+# (franz-go's own kgo integration tests, scripts/compat/kgo-suite.sh, against
+# "klog up --memory"). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
 # stages still make sense and exits non-zero if any stage failed.
 #
 # For local runs, skip stages with environment variables (CI runs them all):
@@ -17,6 +18,7 @@
 #   KLOG_SKIP_GOTEST=1       skip go test
 #   KLOG_SKIP_SMOKE=1        skip the smoke tests
 #   KLOG_SKIP_COMPAT=1       skip the compat matrix
+#   KLOG_SKIP_KGO_SUITE=1    skip franz-go's kgo integration suite
 # Other knobs:
 #   KLOG_GOTEST_TIMEOUT      go test -timeout (default 15m)
 #   KLOG_GOTEST_PKGS         packages for go test (default ./...)
@@ -188,6 +190,43 @@ elif [ "$built" -ne 1 ]; then
   echo "compat: not run, klog did not build"
 else
   run_stage compat run_compat
+fi
+
+# --- kgo-suite ---------------------------------------------------------------
+# franz-go's own integration tests (package kgo) against one fresh node; the
+# settings and exclusions are in scripts/compat/kgo-suite.sh.
+run_kgo_suite() {
+  local dir rc=0
+  dir=$(mktemp -d)
+  # shellcheck source=smoke/lib.sh
+  source "$root/scripts/smoke/lib.sh"
+  if ! smoke_start_broker "$klog_bin" "$dir"; then
+    rm -rf "$dir"
+    return 1
+  fi
+  echo "kgo-suite: broker ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
+  KGO_SUITE_TIMEOUT=10m timeout -k 10 720 scripts/compat/kgo-suite.sh "$SMOKE_BROKERS" || rc=$?
+  if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
+    echo "kgo-suite: the broker died during the run"
+    smoke_dump_broker_log "$dir"
+    rc=1
+  elif ! smoke_stop_broker; then
+    smoke_dump_broker_log "$dir"
+    rc=1
+  elif [ "$rc" -ne 0 ]; then
+    smoke_dump_broker_log "$dir"
+  fi
+  rm -rf "$dir"
+  return "$rc"
+}
+if skipped "${KLOG_SKIP_KGO_SUITE:-0}"; then
+  skip kgo-suite "KLOG_SKIP_KGO_SUITE=1"
+elif [ "$built" -ne 1 ]; then
+  stage kgo-suite
+  fail kgo-suite 0
+  echo "kgo-suite: not run, klog did not build"
+else
+  run_stage kgo-suite run_kgo_suite
 fi
 
 echo

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# franz-go's own kgo integration test suite against any broker.
+#
+#   scripts/compat/kgo-suite.sh BROKERS
+#
+# Runs "go test github.com/twmb/franz-go/pkg/kgo" from klog's module (so the
+# franz-go version is the one in go.mod; the go tool builds the package's
+# tests from the module cache) with KGO_SEEDS=BROKERS. Prints go test's
+# output and exits with go test's status; it also fails when a test the
+# suite did not exclude below skipped itself (see "Unexpected skips").
+#
+# Settings (each can be overridden from the environment):
+#
+#   KGO_TEST_RF=1            replication factor of the suite's topics. A
+#                            single "klog up" node cannot place more replicas.
+#   KGO_TEST_RECORDS=100000  records each ETL test (TestGroupETL, TestTxnEtl)
+#                            pushes through its chain of consumers. The suite's
+#                            default of 500000 takes well over 10 minutes on a
+#                            2-core machine; 100000 still runs every group
+#                            protocol and balancer through many rebalances and
+#                            thousands of transactions, in about 3 minutes.
+#   KGO_TEST_UNSAFE=1        TestTxnEtl also uses EndBeginTxnUnsafe (a new
+#                            transaction begins before EndTxn has answered);
+#                            klog, like Kafka, serves that.
+#   KGO_LOG_LEVEL=none       the clients' own logging; at info the ETL tests
+#                            print millions of lines. Set info or debug to
+#                            investigate a failure.
+#   KGO_SUITE_TIMEOUT=10m    go test -timeout.
+#
+# Excluded tests (-skip), each for a feature klog does not have:
+#
+#   TestShareGroup, TestShareGroupETL, TestShareGroupAckOnClose,
+#   TestShareGroupOffsetsAdmin, TestConsumeRegexShareSkipsInternal:
+#       share groups (KIP-932, ShareFetch/ShareAcknowledge) are not
+#       implemented.
+#   TestSCRAMAuth, TestSCRAMAuthBadCredentials, TestOAuthAuth:
+#       klog has no SASL listener.
+#
+# Unexpected skips: the suite skips some tests by itself when the broker does
+# not advertise a feature (KIP-848 consumer groups, static membership, share
+# groups). klog serves those, so such a skip means klog stopped advertising
+# something: it fails this script instead of passing silently. The one
+# conditional skip allowed is TestIssueProduceBrokerTooOldFailsRecords, which
+# has nothing to test when the broker still takes Produce v2 (klog may serve
+# old versions for old clients).
+set -uo pipefail
+
+if [ $# -ne 1 ] || [ -z "$1" ]; then
+  echo "usage: $0 BROKERS" >&2
+  exit 2
+fi
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 2
+
+export KGO_SEEDS=$1
+export KGO_TEST_RF=${KGO_TEST_RF:-1}
+export KGO_TEST_RECORDS=${KGO_TEST_RECORDS:-100000}
+export KGO_TEST_UNSAFE=${KGO_TEST_UNSAFE:-1}
+export KGO_LOG_LEVEL=${KGO_LOG_LEVEL:-none}
+
+excluded='^(TestShareGroup|TestShareGroupETL|TestShareGroupAckOnClose|TestShareGroupOffsetsAdmin|TestConsumeRegexShareSkipsInternal|TestSCRAMAuth|TestSCRAMAuthBadCredentials|TestOAuthAuth)$'
+allowed_skip='TestIssueProduceBrokerTooOldFailsRecords'
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+echo "kgo-suite: KGO_SEEDS=$KGO_SEEDS KGO_TEST_RF=$KGO_TEST_RF KGO_TEST_RECORDS=$KGO_TEST_RECORDS KGO_TEST_UNSAFE=$KGO_TEST_UNSAFE KGO_LOG_LEVEL=$KGO_LOG_LEVEL" >&2
+start=$SECONDS
+go test -v -count=1 -timeout "${KGO_SUITE_TIMEOUT:-10m}" -skip "$excluded" \
+  github.com/twmb/franz-go/pkg/kgo 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+
+skips=$(grep -E '^[[:space:]]*--- SKIP: ' "$out" | grep -v -E -- "--- SKIP: ${allowed_skip}[ /]" || true)
+if [ -n "$skips" ]; then
+  echo "kgo-suite: tests skipped themselves; klog no longer serves what they need:" >&2
+  echo "$skips" >&2
+  [ "$rc" -ne 0 ] || rc=1
+fi
+passed=$(grep -c -E '^--- PASS: ' "$out" || true)
+failed=$(grep -c -E '^--- FAIL: ' "$out" || true)
+echo "kgo-suite: $passed top-level tests passed, $failed failed, in $((SECONDS - start))s (exit $rc)" >&2
+exit "$rc"
