@@ -60,12 +60,13 @@ as_root() {
 }
 
 # --- deps -----------------------------------------------------------------
-# burrow and zookeeper (with java) for scripts/smoke/burrow.sh.
-apt_packages=(kcat python3-confluent-kafka python3-kafka burrow zookeeper)
+# burrow and zookeeper (with java) for scripts/smoke/burrow.sh; the python
+# codec modules let kafka-python's compat runner check every codec.
+apt_packages=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard burrow zookeeper)
 deps_missing() {
   command -v kcat >/dev/null || return 0
   [ -x /usr/bin/python3 ] || return 0
-  /usr/bin/python3 -c 'import confluent_kafka, kafka' 2>/dev/null || return 0
+  /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4.frame, zstandard' 2>/dev/null || return 0
   [ -x /usr/bin/Burrow ] || return 0
   [ -f /usr/share/java/zookeeper.jar ] || return 0
   return 1
