@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/klogdev/klog/scripts/compat/harness"
 	"os"
 	"slices"
 	"strconv"
@@ -30,22 +31,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: franzgo BROKERS")
 		os.Exit(2)
 	}
-	if runAll(os.Args[1], []scenario{
-		{"admin", admin},
-		{"produce-consume", produceConsume},
-		{"compression", compression},
-		{"offsets-by-time", offsetsByTime},
-		{"group", group},
-		{"idempotent", idempotent},
-		{"transactions", transactions},
-		{"consume-transform-produce", consumeTransformProduce},
+	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+		{ID: "admin", Run: admin},
+		{ID: "produce-consume", Run: produceConsume},
+		{ID: "compression", Run: compression},
+		{ID: "offsets-by-time", Run: offsetsByTime},
+		{ID: "group", Run: group},
+		{ID: "idempotent", Run: idempotent},
+		{ID: "transactions", Run: transactions},
+		{ID: "consume-transform-produce", Run: consumeTransformProduce},
 	}) > 0 {
 		os.Exit(1)
 	}
 }
 
-func newClient(e *env, opts ...kgo.Opt) (*kgo.Client, error) {
-	opts = append([]kgo.Opt{kgo.SeedBrokers(e.brokers...)}, opts...)
+func newClient(e *harness.Env, opts ...kgo.Opt) (*kgo.Client, error) {
+	opts = append([]kgo.Opt{kgo.SeedBrokers(e.Brokers...)}, opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("new client: %w", err)
@@ -63,7 +64,7 @@ func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 	if err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	return waitFor(ctx, "topic "+topic+" has leaders", func() (bool, error) {
+	return harness.WaitFor(ctx, "topic "+topic+" has leaders", func() (bool, error) {
 		tds, err := adm.ListTopics(ctx, topic)
 		if err != nil {
 			return false, nil
@@ -81,14 +82,14 @@ func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 	})
 }
 
-func admin(ctx context.Context, e *env) (string, error) {
+func admin(ctx context.Context, e *harness.Env) (string, error) {
 	cl, err := newClient(e)
 	if err != nil {
 		return "", err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topic := e.name("admin", "t")
+	topic := e.Name("admin", "t")
 
 	if err := createTopic(ctx, adm, topic, 3, map[string]*string{"retention.ms": kadm.StringPtr("3600000")}); err != nil {
 		return "", err
@@ -146,7 +147,7 @@ func admin(ctx context.Context, e *env) (string, error) {
 	if cp, err := cps.On(topic, nil); err != nil || cp.Err != nil {
 		return "", fmt.Errorf("create partitions: %v %v", err, cp.Err)
 	}
-	if err := waitFor(ctx, "4 partitions in metadata", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "4 partitions in metadata", func() (bool, error) {
 		tds, err := adm.ListTopics(ctx, topic)
 		if err != nil {
 			return false, nil
@@ -163,7 +164,7 @@ func admin(ctx context.Context, e *env) (string, error) {
 	if dr, err := drs.On(topic, nil); err != nil || dr.Err != nil {
 		return "", fmt.Errorf("delete topic: %v %v", err, dr.Err)
 	}
-	if err := waitFor(ctx, "topic gone from metadata", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "topic gone from metadata", func() (bool, error) {
 		tds, err := adm.ListTopics(ctx)
 		if err != nil {
 			return false, nil
@@ -205,7 +206,7 @@ func sameRecord(a, b record) bool {
 
 // consumeN reads n records from the start of every partition of topic with
 // a direct (non-group) consumer.
-func consumeN(ctx context.Context, e *env, topic string, n int, opts ...kgo.Opt) ([]record, error) {
+func consumeN(ctx context.Context, e *harness.Env, topic string, n int, opts ...kgo.Opt) ([]record, error) {
 	opts = append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)
 	cl, err := newClient(e, opts...)
 	if err != nil {
@@ -228,14 +229,14 @@ func consumeN(ctx context.Context, e *env, topic string, n int, opts ...kgo.Opt)
 	return got, nil
 }
 
-func produceConsume(ctx context.Context, e *env) (string, error) {
+func produceConsume(ctx context.Context, e *harness.Env) (string, error) {
 	cl, err := newClient(e)
 	if err != nil {
 		return "", err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topic := e.name("pc", "t")
+	topic := e.Name("pc", "t")
 	if err := createTopic(ctx, adm, topic, 1, nil); err != nil {
 		return "", err
 	}
@@ -289,7 +290,7 @@ func produceConsume(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("%d records: keys, null key, headers incl. duplicate keys and empty value, explicit timestamps", len(want)), nil
 }
 
-func compression(ctx context.Context, e *env) (string, error) {
+func compression(ctx context.Context, e *harness.Env) (string, error) {
 	cl, err := newClient(e)
 	if err != nil {
 		return "", err
@@ -307,7 +308,7 @@ func compression(ctx context.Context, e *env) (string, error) {
 	}
 	var checked []string
 	for _, c := range codecs {
-		topic := e.name("comp", c.name)
+		topic := e.Name("comp", c.name)
 		if err := createTopic(ctx, adm, topic, 1, nil); err != nil {
 			return "", err
 		}
@@ -341,14 +342,14 @@ func compression(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("codecs %v, 50 records each", checked), nil
 }
 
-func offsetsByTime(ctx context.Context, e *env) (string, error) {
+func offsetsByTime(ctx context.Context, e *harness.Env) (string, error) {
 	cl, err := newClient(e)
 	if err != nil {
 		return "", err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topic := e.name("obt", "t")
+	topic := e.Name("obt", "t")
 	if err := createTopic(ctx, adm, topic, 1, nil); err != nil {
 		return "", err
 	}
@@ -401,7 +402,7 @@ type member struct {
 	}
 }
 
-func newMember(e *env, groupName, topic string) (*member, error) {
+func newMember(e *harness.Env, groupName, topic string) (*member, error) {
 	m := &member{}
 	m.mu.assigned = map[int32]bool{}
 	cl, err := newClient(e,
@@ -458,15 +459,15 @@ func (m *member) snapshot() (records []record, assigned []int32) {
 	return slices.Clone(m.mu.records), assigned
 }
 
-func group(ctx context.Context, e *env) (string, error) {
+func group(ctx context.Context, e *harness.Env) (string, error) {
 	cl, err := newClient(e)
 	if err != nil {
 		return "", err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topic := e.name("group", "t")
-	groupName := e.name("group", "g")
+	topic := e.Name("group", "t")
+	groupName := e.Name("group", "g")
 	const partitions = 4
 	if err := createTopic(ctx, adm, topic, partitions, nil); err != nil {
 		return "", err
@@ -489,7 +490,7 @@ func group(ctx context.Context, e *env) (string, error) {
 	// Both members must own a share of the partitions before anything is
 	// produced, so the records are split between them.
 	var split [2][]int32
-	if err := waitFor(ctx, "both members assigned", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "both members assigned", func() (bool, error) {
 		_, a := members[0].snapshot()
 		_, b := members[1].snapshot()
 		split = [2][]int32{a, b}
@@ -516,7 +517,7 @@ func group(ctx context.Context, e *env) (string, error) {
 	if err := produce(0, first); err != nil {
 		return "", fmt.Errorf("produce: %w", err)
 	}
-	if err := waitFor(ctx, "members consume the first records", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "members consume the first records", func() (bool, error) {
 		a, _ := members[0].snapshot()
 		b, _ := members[1].snapshot()
 		return len(a)+len(b) >= first, nil
@@ -589,14 +590,14 @@ func group(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("2 members split %v/%v, consumed %d+%d once, committed, restart resumed with %d new", split[0], split[1], counts[0], counts[1], second), nil
 }
 
-func idempotent(ctx context.Context, e *env) (string, error) {
+func idempotent(ctx context.Context, e *harness.Env) (string, error) {
 	cl, err := newClient(e, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.MaxBufferedRecords(1000))
 	if err != nil {
 		return "", err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topic := e.name("idem", "t")
+	topic := e.Name("idem", "t")
 	if err := createTopic(ctx, adm, topic, 3, nil); err != nil {
 		return "", err
 	}
@@ -638,8 +639,8 @@ func idempotent(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("%d records over 3 partitions landed once (producer id %d)", n, pids[0]), nil
 }
 
-func transactions(ctx context.Context, e *env) (string, error) {
-	topic := e.name("txn", "t")
+func transactions(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("txn", "t")
 	{
 		cl, err := newClient(e)
 		if err != nil {
@@ -651,7 +652,7 @@ func transactions(ctx context.Context, e *env) (string, error) {
 			return "", err
 		}
 	}
-	p, err := newClient(e, kgo.TransactionalID(e.name("txn", "id")), kgo.DefaultProduceTopic(topic))
+	p, err := newClient(e, kgo.TransactionalID(e.Name("txn", "id")), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		return "", err
 	}
@@ -699,9 +700,9 @@ func transactions(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("commit 10, abort 10, commit 10: read_committed saw 20, read_uncommitted %d", len(all)), nil
 }
 
-func consumeTransformProduce(ctx context.Context, e *env) (string, error) {
-	in, out := e.name("ctp", "in"), e.name("ctp", "out")
-	groupName := e.name("ctp", "g")
+func consumeTransformProduce(ctx context.Context, e *harness.Env) (string, error) {
+	in, out := e.Name("ctp", "in"), e.Name("ctp", "out")
+	groupName := e.Name("ctp", "g")
 	const n = 60
 	{
 		cl, err := newClient(e, kgo.DefaultProduceTopic(in))
@@ -724,8 +725,8 @@ func consumeTransformProduce(ctx context.Context, e *env) (string, error) {
 		}
 	}
 	sess, err := kgo.NewGroupTransactSession(
-		kgo.SeedBrokers(e.brokers...),
-		kgo.TransactionalID(e.name("ctp", "id")),
+		kgo.SeedBrokers(e.Brokers...),
+		kgo.TransactionalID(e.Name("ctp", "id")),
 		kgo.ConsumerGroup(groupName),
 		kgo.ConsumeTopics(in),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),

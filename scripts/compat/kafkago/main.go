@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/klogdev/klog/scripts/compat/harness"
 	"os"
 	"slices"
 	"strconv"
@@ -31,33 +32,33 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: kafkago BROKERS")
 		os.Exit(2)
 	}
-	noProducerState := func(what string) func(context.Context, *env) (string, error) {
-		return func(context.Context, *env) (string, error) {
-			return "", skipf("kafka-go's Writer has no %s producer", what)
+	noProducerState := func(what string) func(context.Context, *harness.Env) (string, error) {
+		return func(context.Context, *harness.Env) (string, error) {
+			return "", harness.Skipf("kafka-go's Writer has no %s producer", what)
 		}
 	}
-	if runAll(os.Args[1], []scenario{
-		{"admin", admin},
-		{"produce-consume", produceConsume},
-		{"compression", compression},
-		{"offsets-by-time", offsetsByTime},
-		{"group", group},
-		{"idempotent", noProducerState("idempotent")},
-		{"transactions", noProducerState("transactional")},
-		{"consume-transform-produce", noProducerState("transactional")},
+	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+		{ID: "admin", Run: admin},
+		{ID: "produce-consume", Run: produceConsume},
+		{ID: "compression", Run: compression},
+		{ID: "offsets-by-time", Run: offsetsByTime},
+		{ID: "group", Run: group},
+		{ID: "idempotent", Run: noProducerState("idempotent")},
+		{ID: "transactions", Run: noProducerState("transactional")},
+		{ID: "consume-transform-produce", Run: noProducerState("transactional")},
 	}) > 0 {
 		os.Exit(1)
 	}
 }
 
-func newClient(e *env) *kafka.Client {
-	return &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 10 * time.Second}
+func newClient(e *harness.Env) *kafka.Client {
+	return &kafka.Client{Addr: kafka.TCP(e.Brokers...), Timeout: 10 * time.Second}
 }
 
 // waitTopic waits until metadata lists every partition of topic with a
 // leader.
 func waitTopic(ctx context.Context, cl *kafka.Client, topic string, partitions int) error {
-	return waitFor(ctx, fmt.Sprintf("topic %s has %d partitions with leaders", topic, partitions), func() (bool, error) {
+	return harness.WaitFor(ctx, fmt.Sprintf("topic %s has %d partitions with leaders", topic, partitions), func() (bool, error) {
 		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 		if err != nil || len(md.Topics) != 1 || md.Topics[0].Error != nil || len(md.Topics[0].Partitions) != partitions {
 			return false, nil
@@ -71,7 +72,7 @@ func waitTopic(ctx context.Context, cl *kafka.Client, topic string, partitions i
 	})
 }
 
-func createTopic(ctx context.Context, e *env, topic string, partitions int, configs ...kafka.ConfigEntry) error {
+func createTopic(ctx context.Context, e *harness.Env, topic string, partitions int, configs ...kafka.ConfigEntry) error {
 	cl := newClient(e)
 	resp, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
 		Topic: topic, NumPartitions: partitions, ReplicationFactor: 1, ConfigEntries: configs,
@@ -85,9 +86,9 @@ func createTopic(ctx context.Context, e *env, topic string, partitions int, conf
 	return waitTopic(ctx, cl, topic, partitions)
 }
 
-func admin(ctx context.Context, e *env) (string, error) {
+func admin(ctx context.Context, e *harness.Env) (string, error) {
 	cl := newClient(e)
-	topic := e.name("admin", "t")
+	topic := e.Name("admin", "t")
 	if err := createTopic(ctx, e, topic, 3, kafka.ConfigEntry{ConfigName: "retention.ms", ConfigValue: "3600000"}); err != nil {
 		return "", err
 	}
@@ -154,7 +155,7 @@ func admin(ctx context.Context, e *env) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("delete topic: %w", err)
 	}
-	if err := waitFor(ctx, "topic gone from metadata", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "topic gone from metadata", func() (bool, error) {
 		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{})
 		if err != nil {
 			return false, nil
@@ -194,9 +195,9 @@ func sameRecord(a, b record) bool {
 	return a.key == b.key && a.value == b.value && a.ts == b.ts && slices.Equal(a.headers, b.headers)
 }
 
-func newWriter(e *env, topic string, codec compress.Compression) *kafka.Writer {
+func newWriter(e *harness.Env, topic string, codec compress.Compression) *kafka.Writer {
 	return &kafka.Writer{
-		Addr:         kafka.TCP(e.brokers...),
+		Addr:         kafka.TCP(e.Brokers...),
 		Topic:        topic,
 		Balancer:     &kafka.Hash{},
 		BatchTimeout: 10 * time.Millisecond,
@@ -207,9 +208,9 @@ func newWriter(e *env, topic string, codec compress.Compression) *kafka.Writer {
 }
 
 // consumePartition reads n records from the start of one partition.
-func consumePartition(ctx context.Context, e *env, topic string, partition, n int) ([]record, error) {
+func consumePartition(ctx context.Context, e *harness.Env, topic string, partition, n int) ([]record, error) {
 	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers:   e.brokers,
+		Brokers:   e.Brokers,
 		Topic:     topic,
 		Partition: partition,
 		MinBytes:  1,
@@ -228,8 +229,8 @@ func consumePartition(ctx context.Context, e *env, topic string, partition, n in
 	return got, nil
 }
 
-func produceConsume(ctx context.Context, e *env) (string, error) {
-	topic := e.name("pc", "t")
+func produceConsume(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("pc", "t")
 	if err := createTopic(ctx, e, topic, 1); err != nil {
 		return "", err
 	}
@@ -277,11 +278,11 @@ func produceConsume(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("%d records: keys, null key, headers incl. duplicate keys and empty value, explicit timestamps", len(want)), nil
 }
 
-func compression(ctx context.Context, e *env) (string, error) {
+func compression(ctx context.Context, e *harness.Env) (string, error) {
 	codecs := []compress.Compression{kafka.Gzip, kafka.Snappy, kafka.Lz4, kafka.Zstd}
 	var checked []string
 	for _, codec := range codecs {
-		topic := e.name("comp", codec.String())
+		topic := e.Name("comp", codec.String())
 		if err := createTopic(ctx, e, topic, 1); err != nil {
 			return "", err
 		}
@@ -312,8 +313,8 @@ func compression(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("codecs %v, 50 records each", checked), nil
 }
 
-func offsetsByTime(ctx context.Context, e *env) (string, error) {
-	topic := e.name("obt", "t")
+func offsetsByTime(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("obt", "t")
 	if err := createTopic(ctx, e, topic, 1); err != nil {
 		return "", err
 	}
@@ -374,9 +375,9 @@ type member struct {
 	}
 }
 
-func newMember(e *env, groupName, topic string) *member {
+func newMember(e *harness.Env, groupName, topic string) *member {
 	return &member{r: kafka.NewReader(kafka.ReaderConfig{
-		Brokers:           e.brokers,
+		Brokers:           e.Brokers,
 		GroupID:           groupName,
 		Topic:             topic,
 		MinBytes:          1,
@@ -453,9 +454,9 @@ func assignments(ctx context.Context, cl *kafka.Client, groupName, topic string)
 	return g.GroupState, parts, nil
 }
 
-func group(ctx context.Context, e *env) (string, error) {
-	topic := e.name("group", "t")
-	groupName := e.name("group", "g")
+func group(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("group", "t")
+	groupName := e.Name("group", "g")
 	const partitions = 4
 	if err := createTopic(ctx, e, topic, partitions); err != nil {
 		return "", err
@@ -473,7 +474,7 @@ func group(ctx context.Context, e *env) (string, error) {
 		wg.Go(func() { m.run(runCtx) })
 	}
 	var split [][]int
-	if err := waitFor(ctx, "group stable with both members assigned", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "group stable with both members assigned", func() (bool, error) {
 		for _, m := range members {
 			if _, err := m.snapshot(); err != nil {
 				return false, err
@@ -506,7 +507,7 @@ func group(ctx context.Context, e *env) (string, error) {
 	if err := produce(0, first); err != nil {
 		return "", fmt.Errorf("produce: %w", err)
 	}
-	if err := waitFor(ctx, "members consume the first records", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "members consume the first records", func() (bool, error) {
 		a, errA := members[0].snapshot()
 		b, errB := members[1].snapshot()
 		if err := errors.Join(errA, errB); err != nil {
@@ -562,7 +563,7 @@ func group(ctx context.Context, e *env) (string, error) {
 	runCtx2, stop2 := context.WithCancel(ctx)
 	defer stop2()
 	wg.Go(func() { m.run(runCtx2) })
-	if err := waitFor(ctx, "restarted member consumes the new records", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "restarted member consumes the new records", func() (bool, error) {
 		recs, err := m.snapshot()
 		if err != nil {
 			return false, err

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/klogdev/klog/scripts/compat/harness"
 	"os"
 	"slices"
 	"strconv"
@@ -40,15 +41,15 @@ func main() {
 		}
 		version = parsed
 	}
-	if runAll(os.Args[1], []scenario{
-		{"admin", admin},
-		{"produce-consume", produceConsume},
-		{"compression", compression},
-		{"offsets-by-time", offsetsByTime},
-		{"group", group},
-		{"idempotent", idempotent},
-		{"transactions", transactions},
-		{"consume-transform-produce", consumeTransformProduce},
+	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+		{ID: "admin", Run: admin},
+		{ID: "produce-consume", Run: produceConsume},
+		{ID: "compression", Run: compression},
+		{ID: "offsets-by-time", Run: offsetsByTime},
+		{ID: "group", Run: group},
+		{ID: "idempotent", Run: idempotent},
+		{ID: "transactions", Run: transactions},
+		{ID: "consume-transform-produce", Run: consumeTransformProduce},
 	}) > 0 {
 		os.Exit(1)
 	}
@@ -77,8 +78,8 @@ func config() *sarama.Config {
 
 // createTopic creates a topic and waits until its metadata lists every
 // partition with a leader.
-func createTopic(ctx context.Context, e *env, topic string, partitions int32, configs map[string]*string) error {
-	adm, err := sarama.NewClusterAdmin(e.brokers, config())
+func createTopic(ctx context.Context, e *harness.Env, topic string, partitions int32, configs map[string]*string) error {
+	adm, err := sarama.NewClusterAdmin(e.Brokers, config())
 	if err != nil {
 		return fmt.Errorf("new cluster admin: %w", err)
 	}
@@ -90,7 +91,7 @@ func createTopic(ctx context.Context, e *env, topic string, partitions int32, co
 }
 
 func waitTopic(ctx context.Context, adm sarama.ClusterAdmin, topic string, partitions int32) error {
-	return waitFor(ctx, fmt.Sprintf("topic %s has %d partitions with leaders", topic, partitions), func() (bool, error) {
+	return harness.WaitFor(ctx, fmt.Sprintf("topic %s has %d partitions with leaders", topic, partitions), func() (bool, error) {
 		md, err := adm.DescribeTopics([]string{topic})
 		if err != nil || len(md) != 1 || md[0].Err != sarama.ErrNoError || int32(len(md[0].Partitions)) != partitions {
 			return false, nil
@@ -104,13 +105,13 @@ func waitTopic(ctx context.Context, adm sarama.ClusterAdmin, topic string, parti
 	})
 }
 
-func admin(ctx context.Context, e *env) (string, error) {
-	adm, err := sarama.NewClusterAdmin(e.brokers, config())
+func admin(ctx context.Context, e *harness.Env) (string, error) {
+	adm, err := sarama.NewClusterAdmin(e.Brokers, config())
 	if err != nil {
 		return "", fmt.Errorf("new cluster admin: %w", err)
 	}
 	defer adm.Close()
-	topic := e.name("admin", "t")
+	topic := e.Name("admin", "t")
 	retention := "3600000"
 	if err := adm.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 3, ReplicationFactor: 1, ConfigEntries: map[string]*string{"retention.ms": &retention}}, false); err != nil {
 		return "", fmt.Errorf("create topic: %w", err)
@@ -180,7 +181,7 @@ func admin(ctx context.Context, e *env) (string, error) {
 	if err := adm.DeleteTopic(topic); err != nil {
 		return "", fmt.Errorf("delete topic: %w", err)
 	}
-	if err := waitFor(ctx, "topic gone from list", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "topic gone from list", func() (bool, error) {
 		topics, err := adm.ListTopics()
 		if err != nil {
 			return false, nil
@@ -223,10 +224,10 @@ func sameRecord(a, b record) bool {
 
 // consumeN reads n records from the start of every partition of topic with
 // partition consumers (no group).
-func consumeN(ctx context.Context, e *env, topic string, n int, isolation sarama.IsolationLevel) ([]record, error) {
+func consumeN(ctx context.Context, e *harness.Env, topic string, n int, isolation sarama.IsolationLevel) ([]record, error) {
 	cfg := config()
 	cfg.Consumer.IsolationLevel = isolation
-	c, err := sarama.NewConsumer(e.brokers, cfg)
+	c, err := sarama.NewConsumer(e.Brokers, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new consumer: %w", err)
 	}
@@ -279,12 +280,12 @@ func consumeN(ctx context.Context, e *env, topic string, n int, isolation sarama
 	return got, nil
 }
 
-func produceConsume(ctx context.Context, e *env) (string, error) {
-	topic := e.name("pc", "t")
+func produceConsume(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("pc", "t")
 	if err := createTopic(ctx, e, topic, 1, nil); err != nil {
 		return "", err
 	}
-	p, err := sarama.NewSyncProducer(e.brokers, config())
+	p, err := sarama.NewSyncProducer(e.Brokers, config())
 	if err != nil {
 		return "", fmt.Errorf("new producer: %w", err)
 	}
@@ -331,11 +332,11 @@ func produceConsume(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("%d records: keys, null key, headers incl. duplicate keys and empty value, explicit timestamps", len(want)), nil
 }
 
-func compression(ctx context.Context, e *env) (string, error) {
+func compression(ctx context.Context, e *harness.Env) (string, error) {
 	codecs := []sarama.CompressionCodec{sarama.CompressionGZIP, sarama.CompressionSnappy, sarama.CompressionLZ4, sarama.CompressionZSTD}
 	var checked []string
 	for _, codec := range codecs {
-		topic := e.name("comp", codec.String())
+		topic := e.Name("comp", codec.String())
 		if err := createTopic(ctx, e, topic, 1, nil); err != nil {
 			return "", err
 		}
@@ -343,7 +344,7 @@ func compression(ctx context.Context, e *env) (string, error) {
 		cfg.Producer.Compression = codec
 		cfg.Producer.Flush.Messages = 50
 		cfg.Producer.Flush.Frequency = 50 * time.Millisecond
-		p, err := sarama.NewSyncProducer(e.brokers, cfg)
+		p, err := sarama.NewSyncProducer(e.Brokers, cfg)
 		if err != nil {
 			return "", fmt.Errorf("%s: new producer: %w", codec, err)
 		}
@@ -373,12 +374,12 @@ func compression(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("codecs %v, 50 records each", checked), nil
 }
 
-func offsetsByTime(ctx context.Context, e *env) (string, error) {
-	topic := e.name("obt", "t")
+func offsetsByTime(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("obt", "t")
 	if err := createTopic(ctx, e, topic, 1, nil); err != nil {
 		return "", err
 	}
-	p, err := sarama.NewSyncProducer(e.brokers, config())
+	p, err := sarama.NewSyncProducer(e.Brokers, config())
 	if err != nil {
 		return "", fmt.Errorf("new producer: %w", err)
 	}
@@ -389,7 +390,7 @@ func offsetsByTime(ctx context.Context, e *env) (string, error) {
 			return "", fmt.Errorf("produce: %w", err)
 		}
 	}
-	cl, err := sarama.NewClient(e.brokers, config())
+	cl, err := sarama.NewClient(e.Brokers, config())
 	if err != nil {
 		return "", fmt.Errorf("new client: %w", err)
 	}
@@ -478,20 +479,20 @@ func (m *member) run(ctx context.Context, errs chan<- error) {
 	}
 }
 
-func newMember(e *env, groupName, topic string) (*member, error) {
+func newMember(e *harness.Env, groupName, topic string) (*member, error) {
 	cfg := config()
 	cfg.Consumer.Offsets.AutoCommit.Enable = false
 	cfg.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()}
-	cg, err := sarama.NewConsumerGroup(e.brokers, groupName, cfg)
+	cg, err := sarama.NewConsumerGroup(e.Brokers, groupName, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new consumer group: %w", err)
 	}
 	return &member{cg: cg, topic: topic}, nil
 }
 
-func group(ctx context.Context, e *env) (string, error) {
-	topic := e.name("group", "t")
-	groupName := e.name("group", "g")
+func group(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("group", "t")
+	groupName := e.Name("group", "g")
 	const partitions = 4
 	if err := createTopic(ctx, e, topic, partitions, nil); err != nil {
 		return "", err
@@ -512,7 +513,7 @@ func group(ctx context.Context, e *env) (string, error) {
 		wg.Go(func() { m.run(runCtx, errs) })
 	}
 	var split [2][]int32
-	if err := waitFor(ctx, "both members assigned", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "both members assigned", func() (bool, error) {
 		select {
 		case err := <-errs:
 			return false, err
@@ -531,7 +532,7 @@ func group(ctx context.Context, e *env) (string, error) {
 	produce := func(from, to int) error {
 		cfg := config()
 		cfg.Producer.Partitioner = sarama.NewManualPartitioner
-		p, err := sarama.NewSyncProducer(e.brokers, cfg)
+		p, err := sarama.NewSyncProducer(e.Brokers, cfg)
 		if err != nil {
 			return fmt.Errorf("new producer: %w", err)
 		}
@@ -546,7 +547,7 @@ func group(ctx context.Context, e *env) (string, error) {
 	if err := produce(0, first); err != nil {
 		return "", fmt.Errorf("produce: %w", err)
 	}
-	if err := waitFor(ctx, "members consume the first records", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "members consume the first records", func() (bool, error) {
 		a, _ := members[0].snapshot()
 		b, _ := members[1].snapshot()
 		return len(a)+len(b) >= first, nil
@@ -576,7 +577,7 @@ func group(ctx context.Context, e *env) (string, error) {
 		return "", fmt.Errorf("records not shared: members consumed %d and %d", counts[0], counts[1])
 	}
 
-	adm, err := sarama.NewClusterAdmin(e.brokers, config())
+	adm, err := sarama.NewClusterAdmin(e.Brokers, config())
 	if err != nil {
 		return "", fmt.Errorf("new cluster admin: %w", err)
 	}
@@ -605,7 +606,7 @@ func group(ctx context.Context, e *env) (string, error) {
 	runCtx2, stop2 := context.WithCancel(ctx)
 	defer stop2()
 	wg.Go(func() { m.run(runCtx2, errs) })
-	if err := waitFor(ctx, "restarted member consumes the new records", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "restarted member consumes the new records", func() (bool, error) {
 		select {
 		case err := <-errs:
 			return false, err
@@ -638,12 +639,12 @@ func idempotentConfig() *sarama.Config {
 	return cfg
 }
 
-func idempotent(ctx context.Context, e *env) (string, error) {
-	topic := e.name("idem", "t")
+func idempotent(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("idem", "t")
 	if err := createTopic(ctx, e, topic, 3, nil); err != nil {
 		return "", err
 	}
-	p, err := sarama.NewSyncProducer(e.brokers, idempotentConfig())
+	p, err := sarama.NewSyncProducer(e.Brokers, idempotentConfig())
 	if err != nil {
 		return "", fmt.Errorf("new producer: %w", err)
 	}
@@ -656,7 +657,7 @@ func idempotent(ctx context.Context, e *env) (string, error) {
 	if err := p.SendMessages(batch); err != nil {
 		return "", fmt.Errorf("produce: %w", err)
 	}
-	cl, err := sarama.NewClient(e.brokers, config())
+	cl, err := sarama.NewClient(e.Brokers, config())
 	if err != nil {
 		return "", fmt.Errorf("new client: %w", err)
 	}
@@ -694,12 +695,12 @@ func transactionalConfig(id string) *sarama.Config {
 	return cfg
 }
 
-func transactions(ctx context.Context, e *env) (string, error) {
-	topic := e.name("txn", "t")
+func transactions(ctx context.Context, e *harness.Env) (string, error) {
+	topic := e.Name("txn", "t")
 	if err := createTopic(ctx, e, topic, 2, nil); err != nil {
 		return "", err
 	}
-	p, err := sarama.NewSyncProducer(e.brokers, transactionalConfig(e.name("txn", "id")))
+	p, err := sarama.NewSyncProducer(e.Brokers, transactionalConfig(e.Name("txn", "id")))
 	if err != nil {
 		return "", fmt.Errorf("new transactional producer: %w", err)
 	}
@@ -810,9 +811,9 @@ func (t *transformer) state() (int, error) {
 	return t.mu.done, t.mu.err
 }
 
-func consumeTransformProduce(ctx context.Context, e *env) (string, error) {
-	in, out := e.name("ctp", "in"), e.name("ctp", "out")
-	groupName := e.name("ctp", "g")
+func consumeTransformProduce(ctx context.Context, e *harness.Env) (string, error) {
+	in, out := e.Name("ctp", "in"), e.Name("ctp", "out")
+	groupName := e.Name("ctp", "g")
 	const n = 30
 	for _, t := range []string{in, out} {
 		if err := createTopic(ctx, e, t, 2, nil); err != nil {
@@ -820,7 +821,7 @@ func consumeTransformProduce(ctx context.Context, e *env) (string, error) {
 		}
 	}
 	{
-		p, err := sarama.NewSyncProducer(e.brokers, config())
+		p, err := sarama.NewSyncProducer(e.Brokers, config())
 		if err != nil {
 			return "", fmt.Errorf("new producer: %w", err)
 		}
@@ -834,7 +835,7 @@ func consumeTransformProduce(ctx context.Context, e *env) (string, error) {
 			return "", fmt.Errorf("produce input: %w", err)
 		}
 	}
-	p, err := sarama.NewSyncProducer(e.brokers, transactionalConfig(e.name("ctp", "id")))
+	p, err := sarama.NewSyncProducer(e.Brokers, transactionalConfig(e.Name("ctp", "id")))
 	if err != nil {
 		return "", fmt.Errorf("new transactional producer: %w", err)
 	}
@@ -842,7 +843,7 @@ func consumeTransformProduce(ctx context.Context, e *env) (string, error) {
 	cfg := config()
 	cfg.Consumer.IsolationLevel = sarama.ReadCommitted
 	cfg.Consumer.Offsets.AutoCommit.Enable = false
-	cg, err := sarama.NewConsumerGroup(e.brokers, groupName, cfg)
+	cg, err := sarama.NewConsumerGroup(e.Brokers, groupName, cfg)
 	if err != nil {
 		return "", fmt.Errorf("new consumer group: %w", err)
 	}
@@ -863,7 +864,7 @@ func consumeTransformProduce(ctx context.Context, e *env) (string, error) {
 			}
 		}
 	})
-	if err := waitFor(ctx, "all input transformed", func() (bool, error) {
+	if err := harness.WaitFor(ctx, "all input transformed", func() (bool, error) {
 		select {
 		case err := <-consumeErr:
 			return false, err
@@ -894,7 +895,7 @@ func consumeTransformProduce(ctx context.Context, e *env) (string, error) {
 			return "", fmt.Errorf("output misses out-%d", i)
 		}
 	}
-	adm, err := sarama.NewClusterAdmin(e.brokers, config())
+	adm, err := sarama.NewClusterAdmin(e.Brokers, config())
 	if err != nil {
 		return "", fmt.Errorf("new cluster admin: %w", err)
 	}
