@@ -530,6 +530,56 @@ func partitionLag(committed *int64, logStart, lso int64) int64 {
 	return max(0, lso-from)
 }
 
+// exactLagLimit is the largest offset distance describe reads through to
+// count the records a read_committed consumer has left; beyond it, lag is the
+// offset distance (markers included), which is close at that size.
+const exactLagLimit = 10000
+
+// countRecords counts the records a read_committed consumer reads between
+// offsets from and to (exclusive): data of committed transactions and
+// non-transactional data, not markers and not aborted records. It reads
+// the range with control records kept, so it knows when it reached to even
+// when the range ends in a marker.
+func countRecords(ctx context.Context, g *globals, topic string, partition int32, from, to int64) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cl, err := g.newClient(
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+	)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var n int64
+	for {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := fs.Err0(); err != nil {
+			return 0, err
+		}
+		done := false
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset >= to {
+				done = true
+				return
+			}
+			if !r.Attrs.IsControl() {
+				n++
+			}
+			if r.Offset == to-1 {
+				done = true
+			}
+		})
+		if done {
+			return n, nil
+		}
+	}
+}
+
 func newGroupDescribeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe GROUP...",
@@ -538,9 +588,11 @@ func newGroupDescribeCmd(g *globals) *cobra.Command {
 and per partition the committed offset, log start, high watermark (HW), last
 stable offset (LSO) and lag.
 
-Lag is LSO minus the committed offset: what a read_committed consumer has
-left to read, never counting transaction markers. A partition without a
-committed offset shows "-" and its lag from the log start.`,
+Lag is what a read_committed consumer has left to read between its
+committed offset and the LSO, counted in records: transaction markers and
+aborted records are not counted (beyond 10,000 offsets, lag is the offset
+distance). A partition without a committed offset shows "-" and its lag
+from the log start.`,
 		Args:              usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: completeGroups(g, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -559,7 +611,7 @@ func runGroupDescribe(ctx context.Context, g *globals, names []string, out, diag
 		descs := make([]groupDescribe, 0, len(names))
 		failed := 0
 		for _, n := range names {
-			d := describeGroupOffsets(ctx, adm, infos[n])
+			d := describeGroupOffsets(ctx, g, adm, infos[n])
 			if d.Error != "" {
 				failed++
 				fmt.Fprintf(diag, "klog: group %q: %s\n", n, d.Error)
@@ -588,7 +640,7 @@ func runGroupDescribe(ctx context.Context, g *globals, names []string, out, diag
 
 // describeGroupOffsets adds committed offsets and lag to a group's
 // membership.
-func describeGroupOffsets(ctx context.Context, adm *kadm.Client, info groupInfo) groupDescribe {
+func describeGroupOffsets(ctx context.Context, g *globals, adm *kadm.Client, info groupInfo) groupDescribe {
 	d := groupDescribe{
 		Group:        info.Group,
 		Type:         info.Type,
@@ -659,6 +711,13 @@ func describeGroupOffsets(ctx context.Context, adm *kadm.Client, info groupInfo)
 			} else {
 				gp.LogStartOffset, gp.HighWatermark, gp.LastStableOffset = o.start, o.hw, o.lso
 				lag := partitionLag(gp.Committed, o.start, o.lso)
+				if lag > 0 && lag <= exactLagLimit {
+					// Count records, not offsets: transaction markers
+					// and aborted records are nothing to consume.
+					if n, err := countRecords(ctx, g, tp.Topic, p, o.lso-lag, o.lso); err == nil {
+						lag = n
+					}
+				}
 				gp.Lag = &lag
 				d.TotalLag += lag
 			}

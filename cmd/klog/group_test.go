@@ -636,11 +636,13 @@ func TestGroupLagAfterConsumeThroughMarkers(t *testing.T) {
 		t.Errorf("after consuming to the end: %+v, want committed 5 and lag 0", p)
 	}
 
-	// Two more committed records: lag 3, the records and their marker.
+	// An aborted transaction and then two committed records: lag 2, the
+	// records only, not their markers nor the aborted record.
+	produceTxn(t, b, "marked", false, "a1")
 	produceTxn(t, b, "marked", true, "c2", "c3")
 	p = describeJSON(t, b, "g-marked").Groups[0].Partitions[0]
-	if *p.Lag != 3 {
-		t.Errorf("lag = %d after a committed transaction of two records, want 3", *p.Lag)
+	if *p.Lag != 2 {
+		t.Errorf("lag = %d after an aborted record and a committed transaction of two, want 2", *p.Lag)
 	}
 	r = mustRun(t, b, "", "consume", "marked", "-g", "g-marked", "-e")
 	if r.stdout != "c2\nc3\n" {
