@@ -211,17 +211,10 @@ func TestUpSIGKILLWithOpenTransaction(t *testing.T) {
 		t.Fatalf("the retried batch after SIGKILL landed at %d: producer state was lost", base)
 	}
 	a := adm(p.brokers)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitFor(t, "the open transaction to be aborted (LSO = HW)", func() (bool, string) {
 		lso, hw := latest(ctx, t, raw, "txlog", 1), latest(ctx, t, raw, "txlog", 0)
-		if lso == hw {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("LSO %d still behind HW %d: the open transaction was not aborted", lso, hw)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return lso == hw, fmt.Sprintf("LSO %d, HW %d", lso, hw)
+	})
 	described, err := a.DescribeTransactions(ctx, "left-open")
 	if err != nil {
 		t.Fatal(err)
