@@ -137,7 +137,7 @@ func (s groupStore) Append(_ context.Context, p int32, records []group.Record) e
 	for i, r := range records {
 		kv[i] = internalRecord{key: r.Key, value: r.Value}
 	}
-	return s.n.appendInternal(offsetsTopic, p, kv, -1, -1)
+	return notLeaderAs(s.n.appendInternal(offsetsTopic, p, kv, -1, -1), group.ErrNotLeader)
 }
 
 // AppendTransactional writes offsets committed inside a producer's
@@ -147,16 +147,26 @@ func (s groupStore) AppendTransactional(_ context.Context, p int32, producerID i
 	for i, r := range records {
 		kv[i] = internalRecord{key: r.Key, value: r.Value}
 	}
-	return s.n.appendInternal(offsetsTopic, p, kv, producerID, producerEpoch)
+	return notLeaderAs(s.n.appendInternal(offsetsTopic, p, kv, producerID, producerEpoch), group.ErrNotLeader)
 }
 
 // Replay reads partition p from its log start to its high watermark,
 // transactional records and markers included.
 func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) error) error {
-	return s.n.replayInternal(ctx, offsetsTopic, p, func(r internalRecord) error {
+	return notLeaderAs(s.n.replayInternal(ctx, offsetsTopic, p, func(r internalRecord) error {
 		return fn(group.Record{Key: r.key, Value: r.value, ProducerID: r.producerID,
 			Transactional: r.transactional, Control: r.control, Commit: r.commit})
-	})
+	}), group.ErrNotLeader)
+}
+
+// notLeaderAs marks a lost partition leadership with a coordinator's own
+// sentinel, so the coordinator answers NOT_COORDINATOR and clients look for
+// the new one.
+func notLeaderAs(err, sentinel error) error {
+	if errors.Is(err, partition.ErrNotLeader) {
+		return fmt.Errorf("%w: %w", sentinel, err)
+	}
+	return err
 }
 
 // internalRecord is one record of an internal topic as its coordinator

@@ -128,16 +128,16 @@ func (s txnStore) Append(_ context.Context, p int32, records []txn.Record) error
 	for i, r := range records {
 		kv[i] = internalRecord{key: r.Key, value: r.Value}
 	}
-	return s.n.appendInternal(txnTopic, p, kv, -1, -1)
+	return notLeaderAs(s.n.appendInternal(txnTopic, p, kv, -1, -1), txn.ErrNotLeader)
 }
 
 func (s txnStore) Replay(ctx context.Context, p int32, fn func(txn.Record) error) error {
-	return s.n.replayInternal(ctx, txnTopic, p, func(r internalRecord) error {
+	return notLeaderAs(s.n.replayInternal(ctx, txnTopic, p, func(r internalRecord) error {
 		if r.control {
 			return nil
 		}
 		return fn(txn.Record{Key: r.key, Value: r.value})
-	})
+	}), txn.ErrNotLeader)
 }
 
 // txnMarkers writes transaction markers to the partitions of a transaction.
