@@ -42,5 +42,21 @@ func (n *Node) logConfig(overrides map[string]string) log.Config {
 	cfg.TimestampBeforeMaxMs = i64("message.timestamp.before.max.ms")
 	cfg.TimestampAfterMaxMs = i64("message.timestamp.after.max.ms")
 	cfg.ProducerIDExpirationMs = b.Int64("producer.id.expiration.ms")
+	cfg.CleanupPolicy = cleanupPolicy(b.TopicString(overrides, "cleanup.policy"))
 	return cfg
+}
+
+// cleanupPolicy parses cleanup.policy ("delete", "compact" or both, comma
+// separated; validated when set).
+func cleanupPolicy(v string) log.CleanupPolicy {
+	var p log.CleanupPolicy
+	for _, s := range strings.Split(v, ",") {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "delete":
+			p |= log.CleanupDelete
+		case "compact":
+			p |= log.CleanupCompact
+		}
+	}
+	return p
 }

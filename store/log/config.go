@@ -22,7 +22,30 @@ type Config struct {
 	// ProducerIDExpirationMs is producer.id.expiration.ms: a producer
 	// idle this long is forgotten (Manager.Maintain, Log.ExpireProducers).
 	ProducerIDExpirationMs int64
+	// CleanupPolicy is cleanup.policy. RetentionMs and RetentionBytes
+	// apply only when it includes CleanupDelete, as in Kafka: a log that
+	// is compacted only (__consumer_offsets, __transaction_state) never
+	// loses segments to their age or the log's size.
+	CleanupPolicy CleanupPolicy
 }
+
+// CleanupPolicy is a set of cleanup.policy values.
+type CleanupPolicy uint8
+
+const (
+	// CleanupDelete deletes old segments by retention.ms and
+	// retention.bytes ("delete").
+	CleanupDelete CleanupPolicy = 1 << iota
+	// CleanupCompact keeps at least the last record of every key
+	// ("compact").
+	CleanupCompact
+)
+
+// Delete reports whether retention by time and size applies.
+func (p CleanupPolicy) Delete() bool { return p&CleanupDelete != 0 }
+
+// Compact reports whether the log is compacted.
+func (p CleanupPolicy) Compact() bool { return p&CleanupCompact != 0 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
@@ -41,6 +64,7 @@ func DefaultConfig() Config {
 		FileDeleteDelayMs:    60000,
 
 		ProducerIDExpirationMs: 86400000,
+		CleanupPolicy:          CleanupDelete,
 	}
 }
 

@@ -244,7 +244,8 @@
 //
 // ApplyRetention deletes leading, inactive segments whose largest timestamp
 // is older than retention.ms, then as many leading segments as keep the log
-// within retention.bytes, and segments wholly below the log start offset
+// within retention.bytes — both only when cleanup.policy includes delete —
+// and, whatever the policy, segments wholly below the log start offset
 // (SetStartOffset, i.e. DeleteRecords). The log start offset moves to the
 // first remaining segment when that is higher. Files are unlinked at once
 // (file.delete.delay.ms is not applied); readers that pinned a segment keep

@@ -1238,8 +1238,9 @@ func (l *Log) deletePrefixLocked(del func(s, next *segment) bool) (int, error) {
 
 // ApplyRetention deletes old segments by retention.ms (a segment expires
 // when its largest timestamp is older than now - retention.ms) and by
-// retention.bytes, and segments wholly below the log start. The active
-// segment is never deleted. It returns how many segments went.
+// retention.bytes when the cleanup policy includes delete, and segments
+// wholly below the log start whatever the policy. The active segment is
+// never deleted. It returns how many segments went.
 func (l *Log) ApplyRetention(now time.Time) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -1257,9 +1258,13 @@ func (l *Log) ApplyRetention(now time.Time) (int, error) {
 	if cfg.RetentionBytes >= 0 {
 		excess = total - cfg.RetentionBytes
 	}
+	byRetention := cfg.CleanupPolicy.Delete()
 	return l.deletePrefixLocked(func(s, next *segment) bool {
 		if next.base <= start {
 			return true
+		}
+		if !byRetention {
+			return false
 		}
 		if cfg.RetentionMs >= 0 {
 			ts := s.maxTs

@@ -575,3 +575,61 @@ func TestOffsetForTimestampLogAppendTime(t *testing.T) {
 		t.Fatalf("got %d@%d %v %v", off, ts, ok, err)
 	}
 }
+
+// TestRetentionFollowsCleanupPolicy: retention.ms and retention.bytes delete
+// segments only where cleanup.policy includes delete; a compacted-only log
+// (the internal topics) keeps every segment, yet still drops those wholly
+// below its log start offset.
+func TestRetentionFollowsCleanupPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		policy  CleanupPolicy
+		deleted int
+	}{
+		{"delete", CleanupDelete, 4},
+		{"compact", CleanupCompact, 0},
+		{"compact,delete", CleanupCompact | CleanupDelete, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.cfg.SegmentBytes = 1000
+			e.cfg.RetentionMs = 10_000
+			e.cfg.RetentionBytes = 1
+			e.cfg.CleanupPolicy = tc.policy
+			l := e.open(0)
+			defer l.Close()
+			for range 5 {
+				mustAppend(t, l, e.batch(1, 800), 0)
+				e.clk.Advance(time.Hour)
+			}
+			// Any number of passes: the first deletes what retention
+			// allows, later ones nothing more.
+			for pass := range 3 {
+				n, err := l.ApplyRetention(e.clk.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := tc.deleted
+				if pass > 0 {
+					want = 0
+				}
+				if n != want {
+					t.Fatalf("pass %d deleted %d segments, want %d", pass, n, want)
+				}
+			}
+			if got, want := l.StartOffset(), int64(tc.deleted); got != want {
+				t.Fatalf("log start offset %d, want %d", got, want)
+			}
+			// DeleteRecords' log start offset is honoured whatever the policy.
+			if err := l.SetStartOffset(4); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.ApplyRetention(e.clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if first := l.Segments()[0].BaseOffset; first != 4 {
+				t.Fatalf("first segment at %d after log start 4", first)
+			}
+		})
+	}
+}
