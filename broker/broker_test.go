@@ -19,6 +19,7 @@ import (
 
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 )
 
@@ -29,12 +30,6 @@ func nameClient(n *brokertest.Node) *kgo.Client {
 	v.SetMaxKeyVersion(kmsg.Produce.Int16(), 12)
 	v.SetMaxKeyVersion(kmsg.Fetch.Int16(), 12)
 	return n.Client(kgo.MaxVersions(v))
-}
-
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func TestAPITableWithinKmsg(t *testing.T) {
@@ -50,7 +45,7 @@ func TestAPITableWithinKmsg(t *testing.T) {
 }
 
 func TestProduceConsumeRoundTrip(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t, brokertest.Config("num.partitions", "3"))
 	cl := n.Client(kgo.DefaultProduceTopic("orders"), kgo.ConsumeTopics("orders"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AllowAutoTopicCreation())
@@ -103,7 +98,7 @@ func TestProduceConsumeRoundTrip(t *testing.T) {
 }
 
 func TestApiVersions(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cl := n.Client()
 
@@ -199,7 +194,7 @@ func TestApiVersionsUnsupportedVersion(t *testing.T) {
 }
 
 func TestBadRequestsCloseOnlyThatConnection(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cases := map[string]func(r *rawConn){
 		"unknown key":         func(r *rawConn) { r.send(9999, 0, 1, false, nil) },
@@ -256,7 +251,7 @@ func produceRaw(ctx context.Context, t *testing.T, cl *kgo.Client, topic string,
 }
 
 func TestProduceRejectsInvalidBatches(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t, brokertest.Config("message.max.bytes", "2000"))
 	cl := nameClient(n)
 	adm := kadm.NewClient(cl)
@@ -305,7 +300,7 @@ func TestProduceRejectsInvalidBatches(t *testing.T) {
 }
 
 func TestMinInsyncReplicas(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cl := nameClient(n)
 	adm := kadm.NewClient(cl)
@@ -319,7 +314,7 @@ func TestMinInsyncReplicas(t *testing.T) {
 }
 
 func TestAcksZeroAndOne(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	for _, acks := range []kgo.Acks{kgo.NoAck(), kgo.LeaderAck()} {
 		cl := n.Client(kgo.RequiredAcks(acks), kgo.DisableIdempotentWrite(), kgo.DefaultProduceTopic("acks"), kgo.AllowAutoTopicCreation())
@@ -331,29 +326,18 @@ func TestAcksZeroAndOne(t *testing.T) {
 		}
 	}
 	adm := kadm.NewClient(n.Client())
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "200 records acknowledged on acks", func() (bool, string) {
 		offs, err := adm.ListEndOffsets(ctx, "acks")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		o, _ := offs.Lookup("acks", 0)
-		return o.Offset == 200
+		return o.Offset == 200, ""
 	})
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 30s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestFetchLongPollWakesOnAppend(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cl := nameClient(n)
 	adm := kadm.NewClient(cl)
@@ -406,7 +390,7 @@ func TestFetchLongPollWakesOnAppend(t *testing.T) {
 }
 
 func TestFetchErrors(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cl := nameClient(n)
 	adm := kadm.NewClient(cl)
@@ -443,7 +427,7 @@ func TestFetchErrors(t *testing.T) {
 }
 
 func TestFirstBatchReturnedEvenWhenLargerThanLimit(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cl := nameClient(n)
 	adm := kadm.NewClient(cl)
@@ -479,7 +463,7 @@ func TestFirstBatchReturnedEvenWhenLargerThanLimit(t *testing.T) {
 }
 
 func TestListOffsets(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cl := n.Client(kgo.DefaultProduceTopic("lo"), kgo.AllowAutoTopicCreation())
 	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
@@ -538,7 +522,7 @@ func TestListOffsets(t *testing.T) {
 }
 
 func TestTopicAdmin(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	adm := kadm.NewClient(n.Client())
 
@@ -636,7 +620,7 @@ func TestTopicAdmin(t *testing.T) {
 }
 
 func TestDescribeCluster(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	adm := kadm.NewClient(n.Client())
 	m, err := adm.BrokerMetadata(ctx)
@@ -649,7 +633,7 @@ func TestDescribeCluster(t *testing.T) {
 }
 
 func TestRestartKeepsData(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	dir := t.TempDir()
 	n := brokertest.Start(t, brokertest.DataDir(dir))
 	cl := n.Client(kgo.DefaultProduceTopic("durable"), kgo.AllowAutoTopicCreation())
@@ -697,7 +681,7 @@ func TestRestartKeepsData(t *testing.T) {
 // retention.bytes deletes whole old segments, advancing the log start offset
 // that clients see; what remains reads back in order.
 func TestRetentionThroughTheBroker(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cl := n.Client(kgo.DefaultProduceTopic("short"))
 	adm := kadm.NewClient(cl)
@@ -711,14 +695,14 @@ func TestRetentionThroughTheBroker(t *testing.T) {
 		}
 	}
 	var start int64
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "retention to move the log start of short", func() (bool, string) {
 		offs, err := adm.ListStartOffsets(ctx, "short")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		o, _ := offs.Lookup("short", 0)
 		start = o.Offset
-		return start > 0
+		return start > 0, ""
 	})
 	ends, err := adm.ListEndOffsets(ctx, "short")
 	if err != nil {

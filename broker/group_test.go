@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // produceN writes count records "0".."count-1" round-robin over the
@@ -126,7 +127,7 @@ func (m *groupMember) poll(ctx context.Context, t *testing.T) []string {
 }
 
 func testGroupRebalance(t *testing.T, balancer kgo.GroupBalancer) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	adm := kadm.NewClient(n.Client())
 	if _, err := adm.CreateTopic(ctx, 6, 1, nil, "events"); err != nil {
@@ -161,15 +162,15 @@ func testGroupRebalance(t *testing.T, balancer kgo.GroupBalancer) {
 		record("b", b.poll(ctx, t))
 	}
 	// Both members took part once the group settled.
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "group g Stable with both members", func() (bool, string) {
 		a.poll(ctx, t)
 		b.poll(ctx, t)
 		groups, err := adm.DescribeGroups(ctx, "g")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		g := groups["g"]
-		return g.State == "Stable" && len(g.Members) == 2
+		return g.State == "Stable" && len(g.Members) == 2, ""
 	})
 }
 
@@ -182,7 +183,7 @@ func TestGroupCooperativeRebalance(t *testing.T) {
 }
 
 func TestGroupCommitResumeAcrossRestart(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t, brokertest.DataDir(t.TempDir()))
 	adm := kadm.NewClient(n.Client())
 	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "resume"); err != nil {
@@ -203,10 +204,10 @@ func TestGroupCommitResumeAcrossRestart(t *testing.T) {
 	n.Restart()
 	adm = kadm.NewClient(n.Client())
 	var committed kadm.OffsetResponses
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "the committed offsets of resumers after the restart", func() (bool, string) {
 		var err error
 		committed, err = adm.FetchOffsets(ctx, "resumers")
-		return err == nil
+		return err == nil, ""
 	})
 	total := int64(0)
 	committed.Each(func(o kadm.OffsetResponse) { total += o.At })
@@ -231,7 +232,7 @@ func TestGroupCommitResumeAcrossRestart(t *testing.T) {
 }
 
 func TestGroupStaticMemberRestartKeepsAssignment(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	adm := kadm.NewClient(n.Client())
 	if _, err := adm.CreateTopic(ctx, 4, 1, nil, "static"); err != nil {
@@ -245,30 +246,30 @@ func TestGroupStaticMemberRestartKeepsAssignment(t *testing.T) {
 	b := static("b", "inst-b")
 	defer b.cl.Close()
 	var before kadm.DescribedGroup
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "statics Stable with both members and 4 partitions assigned", func() (bool, string) {
 		a.poll(ctx, t)
 		b.poll(ctx, t)
 		groups, err := adm.DescribeGroups(ctx, "statics")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		before = groups["statics"]
-		return before.State == "Stable" && len(before.Members) == 2 && assignedCount(before) == 4
+		return before.State == "Stable" && len(before.Members) == 2 && assignedCount(before) == 4, ""
 	})
 	// A static member's close does not leave the group; the restart comes
 	// back under the same instance id within the session timeout.
 	a.cl.Close()
 	a = static("a2", "inst-a")
 	defer a.cl.Close()
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "statics Stable again after inst-a restarted", func() (bool, string) {
 		a.poll(ctx, t)
 		b.poll(ctx, t)
 		groups, err := adm.DescribeGroups(ctx, "statics")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		g := groups["statics"]
-		return g.State == "Stable" && len(g.Members) == 2 && assignedCount(g) == 4
+		return g.State == "Stable" && len(g.Members) == 2 && assignedCount(g) == 4, ""
 	})
 	groups, err := adm.DescribeGroups(ctx, "statics")
 	if err != nil {
@@ -304,7 +305,7 @@ func assignmentOf(g kadm.DescribedGroup, instance string) string {
 }
 
 func TestGroupSessionTimeoutExpiresMember(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t, brokertest.Config("group.min.session.timeout.ms", "500"))
 	adm := kadm.NewClient(n.Client())
 	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "expiry"); err != nil {
@@ -314,19 +315,19 @@ func TestGroupSessionTimeoutExpiresMember(t *testing.T) {
 	// A static member does not leave on close, so only its session timeout
 	// can remove it.
 	a := startMember(t, n, own, "a", "expirers", "expiry", kgo.InstanceID("gone"), kgo.SessionTimeout(time.Second), kgo.HeartbeatInterval(200*time.Millisecond))
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "one member in expirers", func() (bool, string) {
 		a.poll(ctx, t)
 		groups, err := adm.DescribeGroups(ctx, "expirers")
-		return err == nil && len(groups["expirers"].Members) == 1
+		return err == nil && len(groups["expirers"].Members) == 1, ""
 	})
 	a.cl.Close()
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "expirers Empty after the session timeout", func() (bool, string) {
 		groups, err := adm.DescribeGroups(ctx, "expirers")
-		return err == nil && len(groups["expirers"].Members) == 0 && groups["expirers"].State == "Empty"
+		return err == nil && len(groups["expirers"].Members) == 0 && groups["expirers"].State == "Empty", ""
 	})
 }
 func TestGroupConsumerProtocol(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t, brokertest.Config("group.consumer.heartbeat.interval.ms", "100"))
 	adm := kadm.NewClient(n.Client())
 	if _, err := adm.CreateTopic(ctx, 4, 1, nil, "next"); err != nil {
@@ -343,29 +344,29 @@ func TestGroupConsumerProtocol(t *testing.T) {
 		got += len(a.poll(ctx, t))
 	}
 	b := startMember(t, n, own, "b", "g848", "next", next...)
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "both KIP-848 members in g848 with their assignments", func() (bool, string) {
 		a.poll(ctx, t)
 		b.poll(ctx, t)
 		described, err := adm.DescribeConsumerGroups(ctx, "g848")
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		g := described["g848"]
 		if len(g.Members) != 2 {
-			return false
+			return false, ""
 		}
 		for _, m := range g.Members {
 			if len(m.Assignment.Topics()) == 0 {
-				return false
+				return false, ""
 			}
 		}
-		return true
+		return true, ""
 	})
 	b.cl.Close() // leaves with epoch -1
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "g848 down to one member", func() (bool, string) {
 		a.poll(ctx, t)
 		described, err := adm.DescribeConsumerGroups(ctx, "g848")
-		return err == nil && len(described["g848"].Members) == 1
+		return err == nil && len(described["g848"].Members) == 1, ""
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 )
 
@@ -38,7 +39,7 @@ func initProducer(ctx context.Context, t *testing.T, cl *kgo.Client) (int64, int
 // wire: a replayed batch is answered with its original offsets and not
 // appended again, a skipped sequence and a stale epoch are refused.
 func TestIdempotentDedupeWindow(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	cl := nameClient(n)
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "idem"); err != nil {
@@ -127,7 +128,7 @@ func lastOffset(ctx context.Context, t *testing.T, n *brokertest.Node, topic str
 // only committed transactions; read_uncommitted consumers see everything;
 // the LSO holds back at an open transaction.
 func TestTransactionsCommitAbortReadCommitted(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	adm := kadm.NewClient(n.Client())
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "tx"); err != nil {
@@ -179,8 +180,8 @@ func TestTransactionsCommitAbortReadCommitted(t *testing.T) {
 	}
 	// EndTxn answers once the decision is logged; the markers that release
 	// the LSO follow, as in Kafka.
-	waitFor(t, func() bool {
-		return listOffset(ctx, t, n, "tx", 1) == listOffset(ctx, t, n, "tx", 0)
+	testkit.WaitFor(t, "the markers to release tx's LSO", func() (bool, string) {
+		return listOffset(ctx, t, n, "tx", 1) == listOffset(ctx, t, n, "tx", 0), ""
 	})
 }
 
@@ -206,7 +207,7 @@ func listOffset(ctx context.Context, t *testing.T, n *brokertest.Node, topic str
 // TestTransactionsZombieFencing: a second producer with the same
 // transactional id fences the first.
 func TestTransactionsZombieFencing(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
 	if _, err := kadm.NewClient(n.Client()).CreateTopic(ctx, 1, 1, nil, "fence"); err != nil {
 		t.Fatal(err)
@@ -243,7 +244,7 @@ func TestTransactionsZombieFencing(t *testing.T) {
 // TestTransactionTimeoutAborts: the coordinator aborts a transaction left
 // open past its timeout, and the LSO moves on.
 func TestTransactionTimeoutAborts(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	n := brokertest.Start(t, brokertest.Config("transaction.abort.timed.out.transaction.cleanup.interval.ms", "100"))
 	if _, err := kadm.NewClient(n.Client()).CreateTopic(ctx, 1, 1, nil, "slow"); err != nil {
 		t.Fatal(err)
@@ -255,8 +256,8 @@ func TestTransactionTimeoutAborts(t *testing.T) {
 	if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte("abandoned")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
-		return listOffset(ctx, t, n, "slow", 1) == listOffset(ctx, t, n, "slow", 0)
+	testkit.WaitFor(t, "the timed-out transaction to release slow's LSO", func() (bool, string) {
+		return listOffset(ctx, t, n, "slow", 1) == listOffset(ctx, t, n, "slow", 0), ""
 	})
 	if got := consumeAll(ctx, t, n, "slow", kgo.ReadCommitted()); len(got) != 0 {
 		t.Fatalf("read_committed saw %v from a timed-out transaction", got)

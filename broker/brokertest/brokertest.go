@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klogdev/klog/broker"
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // Option configures a test node.
@@ -48,7 +49,7 @@ func Start(t testing.TB, opts ...Option) *Node {
 	cfg := broker.Config{
 		Listen: "127.0.0.1:0",
 		Memory: true,
-		Logger: slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger: testkit.Logger(t, slog.LevelWarn),
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -104,11 +105,4 @@ func (n *Node) Client(opts ...kgo.Opt) *kgo.Client {
 	}
 	n.t.Cleanup(cl.Close)
 	return cl
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
-	return len(p), nil
 }

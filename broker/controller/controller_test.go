@@ -12,21 +12,14 @@ import (
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/internal/testkit"
 )
-
-// testLogWriter routes logs to t.Log.
-type testLogWriter struct{ t testing.TB }
-
-func (w testLogWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
 
 func testConfig(t testing.TB, dir string) Config {
 	return Config{
 		NodeID:  1,
 		DataDir: dir,
-		Logger:  slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Logger:  testkit.Logger(t, slog.LevelInfo),
 		Self:    metadata.Broker{Host: "127.0.0.1", Port: 9092},
 	}
 }

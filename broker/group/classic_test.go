@@ -11,6 +11,8 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // classicHarness drives one classic group "g" through datadriven commands.
@@ -153,7 +155,7 @@ func errName(code int16) string {
 func strPtr(s string) *string { return &s }
 
 func (h *classicHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	name := ""
 	if len(d.CmdArgs) > 0 && len(d.CmdArgs[0].Vals) == 0 {
 		name = d.CmdArgs[0].Key

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // consumerHarness drives consumer-protocol group "g": member ids are the
@@ -99,7 +101,7 @@ func formatAssignment(a assignment) string {
 }
 
 func (h *consumerHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	name := ""
 	if len(d.CmdArgs) > 0 && len(d.CmdArgs[0].Vals) == 0 {
 		name = d.CmdArgs[0].Key

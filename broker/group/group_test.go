@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 func TestPartitionFor(t *testing.T) {
@@ -136,9 +139,9 @@ func TestLoadPartition(t *testing.T) {
 	store.parts[0] = append(store.parts[0], empty.metadataRecord())
 	store.parts[0] = append(store.parts[0], Record{Key: []byte{0, 7}, Value: []byte{1}}) // unknown, skipped
 
-	c := New(Config{Logger: testLogger(t), Store: store, Partitions: 1, Now: clock.Now})
+	c := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: store, Partitions: 1, Now: clock.Now})
 	defer c.Close()
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 
 	// Not loaded yet: NOT_COORDINATOR.
 	hb := kmsg.NewPtrHeartbeatRequest()
@@ -225,9 +228,9 @@ func (s *blockingStore) Replay(ctx context.Context, p int32, fn func(Record) err
 
 func TestLoadInProgress(t *testing.T) {
 	bs := &blockingStore{memStore: newMemStore(), release: make(chan struct{}), started: make(chan struct{})}
-	c := New(Config{Logger: testLogger(t), Store: bs, Partitions: 1})
+	c := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: bs, Partitions: 1})
 	defer c.Close()
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	errc := make(chan error, 1)
 	go func() { errc <- c.LoadPartition(ctx, 0) }()
 	<-bs.started
@@ -252,7 +255,7 @@ func commitSimple(t *testing.T, c *Coordinator, group, topic string, part int32,
 	req.Version = 8
 	req.Group, req.Generation = group, -1
 	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: part, Offset: off}}}}
-	resp := c.OffsetCommit(testCtx(t), req)
+	resp := c.OffsetCommit(testkit.Context(t), req)
 	if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatalf("commit %s %s/%d: %s", group, topic, part, errName(code))
 	}
@@ -263,7 +266,7 @@ func TestOffsetRetention(t *testing.T) {
 		cfg.OffsetsRetention = time.Hour
 		cfg.OffsetsRetentionCheckInterval = time.Minute
 	})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	commitSimple(t, c, "g", "t", 0, 1)
 	clock.Advance(30 * time.Minute)
 	commitSimple(t, c, "g", "t", 1, 2)
@@ -298,7 +301,7 @@ func TestOffsetRetention(t *testing.T) {
 
 func TestOffsetDeleteAndDeleteGroups(t *testing.T) {
 	c, _, _ := newTestCoordinator(t, nil)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	commitSimple(t, c, "g", "t", 0, 1)
 	commitSimple(t, c, "g", "u", 0, 1)
 
@@ -351,7 +354,7 @@ func TestOffsetDeleteAndDeleteGroups(t *testing.T) {
 
 func TestListAndDescribe(t *testing.T) {
 	c, _, _ := newTestCoordinator(t, nil)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	commitSimple(t, c, "simple", "t", 0, 1)
 	jreq := kmsg.NewPtrJoinGroupRequest()
 	jreq.Version = 3
@@ -396,9 +399,9 @@ func TestListAndDescribe(t *testing.T) {
 // syncs, heartbeats and commits at once, with the real clock, for -race.
 func TestConcurrentGroups(t *testing.T) {
 	store := newMemStore()
-	c := New(Config{Logger: testLogger(t), Store: store, Partitions: 4})
+	c := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: store, Partitions: 4})
 	defer c.Close()
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	for p := int32(0); p < 4; p++ {
 		if err := c.LoadPartition(ctx, p); err != nil {
 			t.Fatal(err)
@@ -490,7 +493,7 @@ func runMember(ctx context.Context, c *Coordinator, group string, n int) error {
 // that gives up gets an answer of its own.
 func TestUnloadAnswersWaiters(t *testing.T) {
 	c, _, _ := newTestCoordinator(t, func(cfg *Config) { cfg.InitialRebalanceDelay = time.Hour })
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	jreq := kmsg.NewPtrJoinGroupRequest()
 	jreq.Version = 3
 	jreq.Group, jreq.ProtocolType, jreq.SessionTimeoutMillis, jreq.RebalanceTimeoutMillis = "g", "consumer", 10000, 10000
@@ -536,7 +539,7 @@ func TestAppendFailureKeepsState(t *testing.T) {
 	req.Version = 8
 	req.Group, req.Generation = "g", -1
 	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 9}}}}
-	if code := c.OffsetCommit(testCtx(t), req).Topics[0].Partitions[0].ErrorCode; code != kerr.NotCoordinator.Code {
+	if code := c.OffsetCommit(testkit.Context(t), req).Topics[0].Partitions[0].ErrorCode; code != kerr.NotCoordinator.Code {
 		t.Fatalf("commit with failing store = %s", errName(code))
 	}
 	if s := c.Snapshot(); len(s) != 1 || s[0].Offsets[0].Offset != 1 {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // fakeClock is a clock tests advance by hand.
@@ -115,19 +117,6 @@ func (s *memStore) records(p int32) []Record {
 
 var errInjected = errors.New("injected append failure")
 
-// testLogger routes logs to t.Log.
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(string(p))
-	return len(p), nil
-}
-
 // newTestCoordinator returns a coordinator over a memStore with a fake
 // clock, leading every partition of a one-partition offsets topic.
 func newTestCoordinator(t *testing.T, mod func(*Config)) (*Coordinator, *memStore, *fakeClock) {
@@ -152,11 +141,4 @@ func newTestCoordinator(t *testing.T, mod func(*Config)) (*Coordinator, *memStor
 	return c, store, clock
 }
 
-func (s *memStore) logger(t *testing.T) *slog.Logger { return testLogger(t) }
-
-// testCtx is a context bounded by the test's deadline, or a minute.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
+func (s *memStore) logger(t *testing.T) *slog.Logger { return testkit.Logger(t, slog.LevelDebug) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // txnCommit commits offsets of topic t in producer pid's transaction and
@@ -26,7 +29,7 @@ func txnCommit(t *testing.T, c *Coordinator, group string, pid int64, memberID s
 		rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitRequestTopicPartition{Partition: p, Offset: offsets[p], LeaderEpoch: -1})
 	}
 	req.Topics = []kmsg.TxnOffsetCommitRequestTopic{rt}
-	resp := c.TxnOffsetCommit(testCtx(t), req)
+	resp := c.TxnOffsetCommit(testkit.Context(t), req)
 	out := make(map[int32]int16)
 	for _, rp := range resp.Topics[0].Partitions {
 		out[rp.Partition] = rp.ErrorCode
@@ -41,7 +44,7 @@ func fetchStable(t *testing.T, c *Coordinator, group string, part int32) (int64,
 	req.Version = 8
 	req.RequireStable = true
 	req.Groups = []kmsg.OffsetFetchRequestGroup{{Group: group, Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{part}}}}}
-	resp := c.OffsetFetch(testCtx(t), req)
+	resp := c.OffsetFetch(testkit.Context(t), req)
 	if code := resp.Groups[0].ErrorCode; code != 0 {
 		return -1, code
 	}
@@ -56,7 +59,7 @@ func TestTxnConsumerGroupChecks(t *testing.T) {
 	c, _, _ := newTestCoordinator(t, func(cfg *Config) {
 		cfg.Topics = func() map[string]TopicInfo { return topics }
 	})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "cg", "m1", 0, 30000
 	hb.SubscribedTopicNames = []string{"t"}
@@ -132,9 +135,9 @@ func (s plainStore) Replay(ctx context.Context, p int32, fn func(Record) error) 
 }
 
 func TestTxnWithoutTxnStore(t *testing.T) {
-	c := New(Config{Logger: testLogger(t), Store: plainStore{newMemStore()}, Partitions: 1})
+	c := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: plainStore{newMemStore()}, Partitions: 1})
 	defer c.Close()
-	if err := c.LoadPartition(testCtx(t), 0); err != nil {
+	if err := c.LoadPartition(testkit.Context(t), 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := txnCommit(t, c, "g", 1, "", -1, map[int32]int64{0: 1})[0]; got != kerr.UnsupportedVersion.Code {
@@ -142,7 +145,7 @@ func TestTxnWithoutTxnStore(t *testing.T) {
 	}
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0}}}}
-	if got := c.TxnOffsetCommit(testCtx(t), req).Topics[0].Partitions[0].ErrorCode; got != kerr.InvalidGroupID.Code {
+	if got := c.TxnOffsetCommit(testkit.Context(t), req).Topics[0].Partitions[0].ErrorCode; got != kerr.InvalidGroupID.Code {
 		t.Fatalf("empty group id: %s", errName(got))
 	}
 }
@@ -172,7 +175,7 @@ func TestTxnAppendErrorCode(t *testing.T) {
 // marker brings nothing back.
 func TestTxnDeleteDropsPending(t *testing.T) {
 	c, store, _ := newTestCoordinator(t, nil)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	commitSimple(t, c, "g", "t", 0, 1)
 	if got := txnCommit(t, c, "g", 1, "", -1, map[int32]int64{0: 10, 1: 11, 2: 12}); got[0] != 0 || got[1] != 0 || got[2] != 0 {
 		t.Fatalf("txn commit: %v", got)
@@ -225,7 +228,7 @@ func TestTxnMarkerDuringLoad(t *testing.T) {
 	for _, replayed := range []bool{false, true} {
 		t.Run(fmt.Sprint("replayed=", replayed), func(t *testing.T) {
 			mem := newMemStore()
-			ctx := testCtx(t)
+			ctx := testkit.Context(t)
 			_ = mem.AppendTransactional(ctx, 0, 1, 0, []Record{offsetRecord("g", "t", 0, offset{Offset: 10, LeaderEpoch: -1})})
 			_ = mem.AppendTransactional(ctx, 0, 2, 0, []Record{offsetRecord("g", "t", 1, offset{Offset: 20, LeaderEpoch: -1})})
 			if replayed {
@@ -233,7 +236,7 @@ func TestTxnMarkerDuringLoad(t *testing.T) {
 				mem.marker(0, 2, false)
 			}
 			bs := &blockingStore{memStore: mem, release: make(chan struct{}), started: make(chan struct{})}
-			c := New(Config{Logger: testLogger(t), Store: bs, Partitions: 1})
+			c := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: bs, Partitions: 1})
 			defer c.Close()
 			errc := make(chan error, 1)
 			go func() { errc <- c.LoadPartition(ctx, 0) }()
@@ -263,7 +266,7 @@ func TestTxnMarkerDuringLoad(t *testing.T) {
 // marker of an unknown producer is harmless.
 func TestTxnReplayEdgeCases(t *testing.T) {
 	mem := newMemStore()
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	txn := func(pid int64, r Record) { _ = mem.AppendTransactional(ctx, 0, pid, 0, []Record{r}) }
 	txn(1, offsetRecord("g", "t", 0, offset{Offset: 10}))
 	txn(1, offsetRecord("g", "t", 1, offset{Offset: 11}))
@@ -275,7 +278,7 @@ func TestTxnReplayEdgeCases(t *testing.T) {
 	mem.marker(0, 1, true)
 	mem.marker(0, 2, true)
 
-	c := New(Config{Logger: testLogger(t), Store: mem, Partitions: 1})
+	c := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: mem, Partitions: 1})
 	defer c.Close()
 	if err := c.LoadPartition(ctx, 0); err != nil {
 		t.Fatal(err)
@@ -307,9 +310,9 @@ func TestTxnReplayEdgeCases(t *testing.T) {
 // one's is not.
 func TestTxnConcurrent(t *testing.T) {
 	store := newMemStore()
-	c := New(Config{Logger: testLogger(t), Store: store, Partitions: 3})
+	c := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: store, Partitions: 3})
 	defer c.Close()
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	for p := int32(0); p < 3; p++ {
 		if err := c.LoadPartition(ctx, p); err != nil {
 			t.Fatal(err)
@@ -362,7 +365,7 @@ func TestTxnConcurrent(t *testing.T) {
 		}
 	}
 	check(c, "live")
-	c2 := New(Config{Logger: testLogger(t), Store: store, Partitions: 3})
+	c2 := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: store, Partitions: 3})
 	defer c2.Close()
 	for p := int32(0); p < 3; p++ {
 		if err := c2.LoadPartition(ctx, p); err != nil {

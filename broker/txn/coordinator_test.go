@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 func initReq(id string, pid int64, epoch int16) *kmsg.InitProducerIDRequest {
@@ -28,7 +30,7 @@ func TestEpochExhaustionRotatesProducerID(t *testing.T) {
 	m.state = StateCompleteCommit
 	e.store.parts[0] = append(e.store.parts[0], metaRecord(m))
 	e.restart()
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 
 	resp := e.c.InitProducerID(ctx, initReq("t1", 500, math.MaxInt16-1))
 	if resp.ErrorCode != 0 || resp.ProducerID != 1000 || resp.ProducerEpoch != 0 {
@@ -47,7 +49,7 @@ func TestEpochExhaustionRotatesProducerID(t *testing.T) {
 
 func TestNotCoordinatorAndLoading(t *testing.T) {
 	e := newTestEnv(t, nil)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	e.c.UnloadPartition(0)
 	if got := e.c.InitProducerID(ctx, initReq("t1", -1, -1)).ErrorCode; got != kerr.NotCoordinator.Code {
 		t.Fatalf("unloaded: %s", errName(got))
@@ -105,7 +107,7 @@ func TestConcurrentProducers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	const producers, rounds = 8, 20
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -169,13 +171,13 @@ func TestConcurrentProducers(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	rwg.Wait()
-	waitFor(t, "all transactions complete", func() bool {
+	testkit.WaitFor(t, "all transactions complete", func() (bool, string) {
 		for _, s := range e.c.Snapshot() {
 			if s.State != "CompleteCommit" || s.MarkersPending {
-				return false
+				return false, ""
 			}
 		}
-		return true
+		return true, ""
 	})
 	if got := len(e.markers.takeCalls()); got != commits || commits != producers*rounds {
 		t.Fatalf("markers written %d times for %d commits", got, commits)

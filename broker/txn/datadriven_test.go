@@ -10,6 +10,8 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // harness drives a coordinator through datadriven commands. Producer ids
@@ -95,7 +97,7 @@ func (h *harness) id(d *datadriven.TestData) string {
 }
 
 func (h *harness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	c := h.e.c
 	id := h.id(d)
 	version := int16(argInt(t, d, "v", -1))
@@ -193,13 +195,13 @@ func (h *harness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder
 		h.e.store.setFail(nil)
 	case "wait":
 		want, _ := arg(d, "state")
-		waitFor(t, id+" "+want, func() bool {
+		testkit.WaitFor(t, id+" "+want, func() (bool, string) {
 			for _, s := range c.Snapshot() {
 				if s.TransactionalID == id {
-					return s.State == want && !s.MarkersPending
+					return s.State == want && !s.MarkersPending, ""
 				}
 			}
-			return false
+			return false, ""
 		})
 	case "advance":
 		h.e.clock.Advance(argDuration(t, d, "by", 0))

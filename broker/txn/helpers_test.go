@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // fakeClock is a clock tests advance by hand.
@@ -146,38 +148,6 @@ func (f *fakeMarkers) takeCalls() []string {
 	return out
 }
 
-// testLogger routes logs to t.Log.
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
-}
-
-// testCtx is a context bounded by a minute.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// waitFor polls cond until it holds, failing the test after 20 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // testEnv is a coordinator over fakes, leading every partition.
 type testEnv struct {
 	t       *testing.T
@@ -195,7 +165,7 @@ func newTestEnv(t *testing.T, mod func(*Config)) *testEnv {
 	t.Helper()
 	e := &testEnv{t: t, store: newMemStore(), markers: &fakeMarkers{}, clock: newFakeClock(), nextPID: 1000}
 	e.cfg = Config{
-		Logger:     testLogger(t),
+		Logger:     testkit.Logger(t, slog.LevelDebug),
 		Store:      e.store,
 		Markers:    e.markers,
 		Partitions: 1,

@@ -2,6 +2,7 @@ package log
 
 import (
 	"fmt"
+	"log/slog"
 	"path"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 	"github.com/klogdev/klog/store/vfs"
 )
@@ -53,7 +55,7 @@ func TestDataDriven(t *testing.T) {
 		const dir = "/data/t-0"
 		open := func(rp int64) string {
 			var err error
-			l, err = Open(fsys, dir, cfg, Options{Logger: testLogger(t), Now: clk.Now, RecoveryPoint: rp})
+			l, err = Open(fsys, dir, cfg, Options{Logger: testkit.Logger(t, slog.LevelDebug), Now: clk.Now, RecoveryPoint: rp})
 			if err != nil {
 				return "error: " + err.Error()
 			}

@@ -1,13 +1,12 @@
 package log
 
 import (
-	"bytes"
-	"context"
 	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 	"github.com/klogdev/klog/store/vfs"
 )
@@ -34,32 +33,6 @@ func (c *clock) Advance(d time.Duration) {
 
 func (c *clock) Ms() int64 { return c.Now().UnixMilli() }
 
-// testLogger routes log output to t.Log.
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(&tlogHandler{t: t})
-}
-
-type tlogHandler struct {
-	t     testing.TB
-	attrs []slog.Attr
-}
-
-func (h *tlogHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *tlogHandler) Handle(_ context.Context, r slog.Record) error {
-	var b bytes.Buffer
-	b.WriteString(r.Level.String() + " " + r.Message)
-	for _, a := range h.attrs {
-		b.WriteString(" " + a.String())
-	}
-	r.Attrs(func(a slog.Attr) bool { b.WriteString(" " + a.String()); return true })
-	h.t.Log(b.String())
-	return nil
-}
-func (h *tlogHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &tlogHandler{t: h.t, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
-}
-func (h *tlogHandler) WithGroup(string) slog.Handler { return h }
-
 type env struct {
 	t   testing.TB
 	fs  *vfs.MemFS
@@ -73,7 +46,7 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) open(rp int64) *Log {
 	e.t.Helper()
-	l, err := Open(e.fs, "/data/t-0", e.cfg, Options{Logger: testLogger(e.t), Now: e.clk.Now, RecoveryPoint: rp})
+	l, err := Open(e.fs, "/data/t-0", e.cfg, Options{Logger: testkit.Logger(e.t, slog.LevelDebug), Now: e.clk.Now, RecoveryPoint: rp})
 	if err != nil {
 		e.t.Fatalf("open: %v", err)
 	}

@@ -4,16 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 	"github.com/klogdev/klog/store/vfs"
 )
 
 func openManager(t *testing.T, fsys vfs.FS, clk *clock, cfg Config) *Manager {
 	t.Helper()
-	m, err := OpenManager(fsys, "/data", ManagerOptions{Logger: testLogger(t), Now: clk.Now, ConfigFor: func(string) Config { return cfg }})
+	m, err := OpenManager(fsys, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: clk.Now, ConfigFor: func(string) Config { return cfg }})
 	if err != nil {
 		t.Fatalf("open manager: %v", err)
 	}

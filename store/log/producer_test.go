@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"log/slog"
 	"path"
 	"testing"
 	"time"
 
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 )
 
@@ -177,7 +179,7 @@ func TestAppendValidatesProducersAsUnit(t *testing.T) {
 
 func TestManagerMaintainExpiresProducers(t *testing.T) {
 	e := newEnv(t)
-	m, err := OpenManager(e.fs, "/data", ManagerOptions{Logger: testLogger(t), Now: e.clk.Now})
+	m, err := OpenManager(e.fs, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: e.clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +212,7 @@ func TestManagerMaintainExpiresProducers(t *testing.T) {
 func TestManagerRestartKeepsProducers(t *testing.T) {
 	for _, clean := range []bool{true, false} {
 		e := newEnv(t)
-		m, err := OpenManager(e.fs, "/data", ManagerOptions{Logger: testLogger(t), Now: e.clk.Now})
+		m, err := OpenManager(e.fs, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: e.clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +234,7 @@ func TestManagerRestartKeepsProducers(t *testing.T) {
 			fsys = e.fs.CrashClone()
 			_ = m.Close()
 		}
-		m, err = OpenManager(fsys, "/data", ManagerOptions{Logger: testLogger(t), Now: e.clk.Now})
+		m, err = OpenManager(fsys, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: e.clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,10 @@ package log
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"testing"
 
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 	"github.com/klogdev/klog/store/vfs"
 )
@@ -215,7 +217,7 @@ func TestCrashDuringRollKeepsSyncedData(t *testing.T) {
 		mustAppend(t, l, e.batch(1, 100), 0)
 		crashed := e.fs.CrashClone()
 		end := l.EndOffset()
-		l2, err := Open(crashed, "/data/t-0", e.cfg, Options{Logger: testLogger(t), Now: e.clk.Now})
+		l2, err := Open(crashed, "/data/t-0", e.cfg, Options{Logger: testkit.Logger(t, slog.LevelDebug), Now: e.clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // brokerEnv makes the test binary act as a kfake broker on the given
@@ -45,22 +47,11 @@ func serveKfake(port string) int {
 	return 0
 }
 
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
 // runJSON runs kbench with args and decodes its one JSON line.
 func runJSON(t *testing.T, args ...string) (map[string]any, int) {
 	t.Helper()
 	var out bytes.Buffer
-	code := run(args, &out, testLogger(t))
+	code := run(args, &out, testkit.Logger(t, slog.LevelDebug))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 1 {
 		t.Fatalf("kbench printed %d lines, want 1: %q", len(lines), out.String())

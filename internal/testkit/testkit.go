@@ -1,0 +1,69 @@
+// Package testkit holds what klog's tests share below brokertest: waiting
+// on a condition and routing logs to the test. Every package's tests use
+// it, store/ included, so it imports nothing of klog.
+package testkit
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+// WaitTimeout bounds every WaitFor. It is generous: it only decides how
+// long a broken test takes to fail, never whether a working one passes.
+const WaitTimeout = 30 * time.Second
+
+// pollInterval is how often WaitFor checks its condition.
+const pollInterval = 5 * time.Millisecond
+
+// WaitFor polls cond until it reports true, and fails the test when it has
+// not after WaitTimeout. cond also says what it saw, which the failure
+// shows; return "" when there is nothing to tell. what names the awaited
+// state ("the group to be Stable").
+func WaitFor(t testing.TB, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(WaitTimeout)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		ok, seen := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			if seen == "" {
+				t.Fatalf("timed out after %v waiting for %s", WaitTimeout, what)
+			}
+			t.Fatalf("timed out after %v waiting for %s; last saw: %s", WaitTimeout, what, seen)
+		}
+		<-tick.C
+	}
+}
+
+// Logger returns a logger that writes records at level and above to t.Log.
+func Logger(t testing.TB, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(writer{t}, &slog.HandlerOptions{Level: level}))
+}
+
+// ContextTimeout bounds the context of Context.
+const ContextTimeout = time.Minute
+
+// Context returns a context cancelled when the test ends or after
+// ContextTimeout, whichever comes first, so no client call in a test can
+// hang it.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), ContextTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// writer turns each line the handler writes into one t.Log call.
+type writer struct{ t testing.TB }
+
+func (w writer) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
