@@ -140,10 +140,8 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 				} else {
 					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				}
-			case !p.IsLeader():
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			default:
-				if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
+				if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
 					sp.ErrorCode = errorCode(err)
 					break
 				}

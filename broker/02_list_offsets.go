@@ -40,11 +40,11 @@ func handleListOffsets(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Requ
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				p := n.partition(rt.Topic, rp.Partition)
-				if p == nil || !p.IsLeader() {
+				if p == nil {
 					sp.ErrorCode = kerr.NotLeaderForPartition.Code
 					break
 				}
-				if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
+				if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
 					sp.ErrorCode = errorCode(err)
 					break
 				}
