@@ -16,12 +16,20 @@
 // appends: SetLeaderState waits for an append in flight, and once it
 // returns no append under the old state can still happen.
 //
+// Handlers reach the log only through the partition, which applies the
+// read bounds: the records and aborted transactions of a fetch stop at the
+// high watermark (or the LSO for read_committed) taken once for the read,
+// timestamp lookups at the high watermark. The log itself stays private;
+// Snapshot gives inspection tools a plain copy of the offsets and the
+// leader state.
+//
 // # Locking
 //
 // Partition.mu serialises writers — appends, leader-state changes, Close —
 // and guards the registered fetch waiters. The leader state and the high
 // watermark are stored only with mu held and published atomically, so
-// reads (Read, the offsets, IsLeader, CheckLeader) never take mu. Lock
+// reads (Read, Fetch, the offsets, IsLeader, CheckLeader) never take mu;
+// Snapshot does, to see the offsets and the state between two writes. Lock
 // order: broker.Node.mu (the partition registry), then Partition.mu, then
 // store/log's Log.mu; fetch waiters are woken after mu is released.
 //

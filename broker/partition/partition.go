@@ -74,9 +74,6 @@ func (p *Partition) Index() int32 { return p.index }
 // TopicID is the id of the topic this replica belongs to.
 func (p *Partition) TopicID() [16]byte { return p.topicID }
 
-// Log is the underlying log, for inspection.
-func (p *Partition) Log() *log.Log { return p.log }
-
 // SetLeaderState replaces the leader state whole. It waits for an append in
 // flight: once it returns, every later append checks and stamps st.
 func (p *Partition) SetLeaderState(st LeaderState) {
