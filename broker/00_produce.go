@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
 )
 
@@ -102,12 +103,17 @@ func (n *Node) produceOne(ctx context.Context, txnID *string, t *metadata.Topic,
 		sp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
 	}
+	// min.insync.replicas is checked against the partition's ISR before
+	// the transaction check, and again as the batch is appended: the ISR
+	// may shrink in between.
+	var opts partition.AppendOptions
 	if acks == -1 {
 		minISR := n.broker.TopicInt64(t.Configs, "min.insync.replicas")
-		if int64(len(t.Partitions[rp.Partition].ISR)) < minISR {
+		if int64(len(p.LeaderState().ISR)) < minISR {
 			sp.ErrorCode = kerr.NotEnoughReplicas.Code
 			return
 		}
+		opts.MinInSyncReplicas = minISR
 	}
 	if txnID != nil {
 		if code := n.verifyTransactional(ctx, *txnID, t.Name, rp); code != 0 {
@@ -115,7 +121,7 @@ func (n *Node) produceOne(ctx context.Context, txnID *string, t *metadata.Topic,
 			return
 		}
 	}
-	res, err := p.Append(rp.Records)
+	res, err := p.AppendWith(rp.Records, opts)
 	if err != nil {
 		sp.ErrorCode = errorCode(err)
 		sp.ErrorMessage = errorMessage(err)

@@ -140,25 +140,20 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 				} else {
 					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				}
-			case !p.IsLeader():
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			default:
-				if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
+				if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
 					sp.ErrorCode = errorCode(err)
 					break
 				}
-				sp.HighWatermark = p.HighWatermark()
-				sp.LastStableOffset = p.LastStableOffset()
-				sp.LogStartOffset = p.LogStartOffset()
 				limit := int(rp.PartitionMaxBytes)
 				if remaining := maxBytes - len(*buf); remaining < limit {
 					limit = remaining
 				}
-				if limit <= 0 && len(*buf) > 0 {
-					break
-				}
+				// With no room left past the first data the partition
+				// reports its offsets only.
 				start := len(*buf)
-				out, err := p.Read(*buf, rp.FetchOffset, limit, iso, len(*buf) == 0)
+				res, err := p.Fetch(*buf, rp.FetchOffset, limit, iso, start == 0)
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 				if err != nil {
 					sp.ErrorCode = errorCode(err)
 					if !errors.Is(err, log.ErrOffsetOutOfRange) {
@@ -166,12 +161,10 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 					}
 					break
 				}
-				*buf = out
-				if len(out) > start {
-					spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, len(out)})
-					if iso == partition.ReadCommitted {
-						sp.AbortedTransactions = abortedTransactions(p, rp.FetchOffset, sp.LastStableOffset)
-					}
+				*buf = res.Records
+				if len(res.Records) > start {
+					spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, len(res.Records)})
+					sp.AbortedTransactions = abortedTransactions(res.AbortedTransactions)
 				}
 			}
 			if sp.ErrorCode != 0 {
@@ -236,11 +229,9 @@ func fetchTopicName(req *kmsg.FetchRequest, img *metadata.Image, ti int) string 
 	return rt.Topic
 }
 
-// abortedTransactions lists the aborted transactions overlapping
-// [from, upTo) in the fetch response's shape. A superset of the fetched
-// range is harmless: clients match them against the batches they got.
-func abortedTransactions(p *partition.Partition, from, upTo int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
-	aborted := p.Log().AbortedTransactions(from, upTo)
+// abortedTransactions puts the aborted transactions of a read_committed
+// read in the fetch response's shape.
+func abortedTransactions(aborted []log.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
 	if len(aborted) == 0 {
 		return nil
 	}

@@ -40,11 +40,11 @@ func handleListOffsets(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Requ
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				p := n.partition(rt.Topic, rp.Partition)
-				if p == nil || !p.IsLeader() {
+				if p == nil {
 					sp.ErrorCode = kerr.NotLeaderForPartition.Code
 					break
 				}
-				if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
+				if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
 					sp.ErrorCode = errorCode(err)
 					break
 				}
@@ -63,7 +63,6 @@ func handleListOffsets(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Requ
 }
 
 func listOffset(p *partition.Partition, isolation int8, ts int64, sp *kmsg.ListOffsetsResponseTopicPartition) error {
-	l := p.Log()
 	switch ts {
 	case -2, -4:
 		sp.Offset = p.LogStartOffset()
@@ -75,7 +74,7 @@ func listOffset(p *partition.Partition, isolation int8, ts int64, sp *kmsg.ListO
 		sp.LeaderEpoch = p.LeaderEpoch()
 		return nil
 	case -3:
-		maxTS, off := l.MaxTimestamp()
+		maxTS, off := p.MaxTimestamp()
 		sp.Timestamp, sp.Offset = maxTS, off
 	case -5, -6:
 		return nil
@@ -83,30 +82,17 @@ func listOffset(p *partition.Partition, isolation int8, ts int64, sp *kmsg.ListO
 		if ts < 0 {
 			return kerr.InvalidRequest
 		}
-		off, found, ok, err := l.OffsetForTimestamp(ts)
+		off, found, ok, err := p.OffsetForTimestamp(ts)
 		if err != nil {
 			return err
 		}
-		if !ok || off >= p.HighWatermark() {
+		if !ok {
 			return nil
 		}
 		sp.Offset, sp.Timestamp = off, found
 	}
 	if sp.Offset >= 0 {
-		sp.LeaderEpoch = epochForOffset(p, sp.Offset)
+		sp.LeaderEpoch = p.LeaderEpochOf(sp.Offset)
 	}
 	return nil
-}
-
-// epochForOffset is the leader epoch that wrote offset, from the log's
-// leader-epoch checkpoint.
-func epochForOffset(p *partition.Partition, offset int64) int32 {
-	epoch := int32(-1)
-	for _, e := range p.Log().LeaderEpochs() {
-		if e.StartOffset > offset {
-			break
-		}
-		epoch = e.Epoch
-	}
-	return epoch
 }

@@ -31,7 +31,7 @@ func handleDescribeProducers(n *Node, _ context.Context, _ *clientConn, kreq kms
 			case p == nil || !p.IsLeader():
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			default:
-				for _, ps := range p.Log().Producers() {
+				for _, ps := range p.Producers() {
 					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 					ap.ProducerID = ps.ProducerID
 					ap.ProducerEpoch = int32(ps.ProducerEpoch)

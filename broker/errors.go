@@ -52,6 +52,7 @@ var errorCodes = []struct {
 	{partition.ErrNotLeader, kerr.NotLeaderForPartition},
 	{partition.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
 	{partition.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
+	{partition.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{partition.ErrClosed, kerr.NotLeaderForPartition},
 	{controller.ErrTopicExists, kerr.TopicAlreadyExists},
 	{controller.ErrUnknownTopic, kerr.UnknownTopicOrPartition},

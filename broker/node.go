@@ -8,8 +8,9 @@
 // drives both dispatch and ApiVersions, so klog never advertises a version it
 // does not serve.
 //
-// Lock order: Node.mu (partition registry) before partition.Partition locks;
-// nothing holds Node.mu while calling into the controller.
+// Lock order: Node.mu (partition registry) before partition.Partition locks
+// (then store/log's); nothing holds Node.mu while calling into the
+// controller. Partitions get their leader state only from reconcile.
 package broker
 
 import (
@@ -256,7 +257,8 @@ func (n *Node) watchMetadata() {
 
 // reconcile makes the local partition registry match the metadata image:
 // creates logs for partitions this node replicates, removes those of
-// deleted topics, and applies config changes. It is idempotent.
+// deleted topics, and applies leader state and config changes. It is
+// idempotent.
 func (n *Node) reconcile() {
 	n.reconcileMu.Lock()
 	defer n.reconcileMu.Unlock()
@@ -274,7 +276,7 @@ func (n *Node) reconcile() {
 			want[key] = struct{}{}
 			if existing := n.partition(name, p.Index); existing != nil {
 				if existing.TopicID() == t.ID {
-					existing.SetLeader(p.Leader == n.cfg.NodeID, p.LeaderEpoch)
+					existing.SetLeaderState(leaderState(p))
 					existing.SetConfig(cfg)
 					continue
 				}
@@ -288,9 +290,10 @@ func (n *Node) reconcile() {
 				continue
 			}
 			part := partition.New(name, p.Index, t.ID, l, partition.Options{
-				Logger: n.logger.With("topic", name, "partition", p.Index),
+				ReplicaID: n.cfg.NodeID,
+				Logger:    n.logger.With("topic", name, "partition", p.Index),
 			})
-			part.SetLeader(p.Leader == n.cfg.NodeID, p.LeaderEpoch)
+			part.SetLeaderState(leaderState(p))
 			n.mu.Lock()
 			n.mu.parts[key] = part
 			n.mu.Unlock()
@@ -309,6 +312,17 @@ func (n *Node) reconcile() {
 	}
 	n.reconcileGroups(img)
 	n.reconcileTxns(img)
+}
+
+// leaderState is a partition's leader state as the metadata image has it.
+func leaderState(p metadata.Partition) partition.LeaderState {
+	return partition.LeaderState{
+		Leader:         p.Leader,
+		Epoch:          p.LeaderEpoch,
+		PartitionEpoch: p.PartitionEpoch,
+		Replicas:       p.Replicas,
+		ISR:            p.ISR,
+	}
 }
 
 func (n *Node) dropPartition(key partitionKey) {

@@ -1,18 +1,6 @@
-// Package partition is one replica of a topic partition: it wraps the
-// partition's log (store/log) with the offsets Kafka clients see — log start
-// offset, high watermark (HW), last stable offset (LSO) and log end offset
-// (LEO) — the leader epoch, and the "new data" signal that long-polling
-// fetches wait on.
-//
-// One writer appends under a mutex; readers never take it. With a single
-// replica the in-sync replica set is this node alone, so the high watermark
-// follows the log end offset on every append. Replication will move the HW
-// by the followers' fetch positions instead; the read bounds below already
-// distinguish HW (consumers) from LEO (followers).
 package partition
 
 import (
-	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -20,23 +8,12 @@ import (
 	"github.com/klogdev/klog/store/log"
 )
 
-// ErrNotLeader is returned when this replica is not the partition's leader.
-var ErrNotLeader = errors.New("partition: not the leader")
-
-// ErrFencedLeaderEpoch is returned when a request carries an older leader
-// epoch than this replica's.
-var ErrFencedLeaderEpoch = errors.New("partition: fenced leader epoch")
-
-// ErrUnknownLeaderEpoch is returned when a request carries a newer leader
-// epoch than this replica knows.
-var ErrUnknownLeaderEpoch = errors.New("partition: unknown leader epoch")
-
-// ErrClosed is returned after the partition was closed (its topic deleted).
-var ErrClosed = errors.New("partition: closed")
-
 // Options configures a partition.
 type Options struct {
-	Logger *slog.Logger
+	// ReplicaID is this node's broker id (node.id): the replica leads when
+	// its leader state names it.
+	ReplicaID int32
+	Logger    *slog.Logger
 }
 
 // Isolation selects the upper bound of a read.
@@ -53,29 +30,37 @@ const (
 
 // Partition is one local replica.
 type Partition struct {
-	topic   string
-	index   int32
-	topicID [16]byte
-	log     *log.Log
-	logger  *slog.Logger
+	topic     string
+	index     int32
+	topicID   [16]byte
+	replicaID int32
+	log       *log.Log
+	logger    *slog.Logger
 
-	leader      atomic.Bool
-	leaderEpoch atomic.Int32
-	hw          atomic.Int64
+	// state and hw are stored only with mu held, so a holder of mu sees
+	// them fixed; readers load them without it.
+	state atomic.Pointer[LeaderState]
+	hw    atomic.Int64
 
 	mu struct {
-		sync.Mutex // held while appending
+		sync.Mutex // held while appending and while the leader state changes
 		closed     bool
 		waiters    []chan<- struct{}
 	}
+
+	// beforeWrite, set only by tests, runs with mu held between the
+	// leadership check and the log write.
+	beforeWrite func()
 }
 
-// New wraps an open log.
+// New wraps an open log. The replica leads nothing until SetLeaderState.
 func New(topic string, index int32, topicID [16]byte, l *log.Log, opts Options) *Partition {
-	p := &Partition{topic: topic, index: index, topicID: topicID, log: l, logger: opts.Logger}
+	p := &Partition{topic: topic, index: index, topicID: topicID, replicaID: opts.ReplicaID, log: l, logger: opts.Logger}
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
+	st := noLeader
+	p.state.Store(&st)
 	p.hw.Store(l.EndOffset())
 	return p
 }
@@ -89,55 +74,117 @@ func (p *Partition) Index() int32 { return p.index }
 // TopicID is the id of the topic this replica belongs to.
 func (p *Partition) TopicID() [16]byte { return p.topicID }
 
-// Log is the underlying log, for inspection.
-func (p *Partition) Log() *log.Log { return p.log }
-
-// SetLeader records whether this replica leads and at which epoch.
-func (p *Partition) SetLeader(leader bool, epoch int32) {
-	p.leader.Store(leader)
-	p.leaderEpoch.Store(epoch)
+// SetLeaderState replaces the leader state whole. It waits for an append in
+// flight: once it returns, every later append checks and stamps st.
+func (p *Partition) SetLeaderState(st LeaderState) {
+	next := st.clone()
+	p.mu.Lock()
+	p.state.Store(&next)
+	p.mu.Unlock()
 }
 
+// LeaderState is the current leader state. Its slices must not be
+// modified.
+func (p *Partition) LeaderState() LeaderState { return *p.state.Load() }
+
 // IsLeader reports whether this replica leads the partition.
-func (p *Partition) IsLeader() bool { return p.leader.Load() }
+func (p *Partition) IsLeader() bool { return p.leads(p.state.Load()) }
 
 // LeaderEpoch is the current leader epoch.
-func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
+func (p *Partition) LeaderEpoch() int32 { return p.state.Load().Epoch }
 
-// SetConfig applies changed topic configs to the log.
-func (p *Partition) SetConfig(cfg log.Config) { p.log.SetConfig(cfg) }
+func (p *Partition) leads(st *LeaderState) bool { return st.Leader == p.replicaID }
 
-// CheckEpoch validates a client's view of the leader epoch; -1 skips the
-// check, as Kafka does.
-func (p *Partition) CheckEpoch(epoch int32) error {
-	if epoch < 0 {
-		return nil
-	}
-	cur := p.leaderEpoch.Load()
+// CheckLeader validates a client's view of the partition against one leader
+// state: ErrNotLeader unless this replica leads, then ErrFencedLeaderEpoch
+// or ErrUnknownLeaderEpoch when epoch is older or newer than the current
+// one. An epoch of -1 skips the epoch check, as Kafka does.
+func (p *Partition) CheckLeader(epoch int32) error {
+	st := p.state.Load()
 	switch {
-	case epoch < cur:
+	case !p.leads(st):
+		return ErrNotLeader
+	case epoch < 0:
+		return nil
+	case epoch < st.Epoch:
 		return ErrFencedLeaderEpoch
-	case epoch > cur:
+	case epoch > st.Epoch:
 		return ErrUnknownLeaderEpoch
 	}
 	return nil
 }
 
-// Append validates and appends batches as leader, advances the high
-// watermark and wakes waiting fetches.
+// SetConfig applies changed topic configs to the log.
+func (p *Partition) SetConfig(cfg log.Config) { p.log.SetConfig(cfg) }
+
+// AppendOptions are conditions an append requires of the leader state,
+// checked in the critical section that appends.
+type AppendOptions struct {
+	// MinInSyncReplicas refuses the append with ErrNotEnoughReplicas when
+	// the ISR is smaller: min.insync.replicas, for acks=-1 produces. Zero
+	// or less accepts any ISR.
+	MinInSyncReplicas int64
+}
+
+// Append validates and appends batches as leader, stamped with the leader
+// epoch, advances the high watermark and wakes waiting fetches.
 func (p *Partition) Append(batches []byte) (log.AppendResult, error) {
-	if !p.leader.Load() {
-		return log.AppendResult{}, ErrNotLeader
+	return p.AppendWith(batches, AppendOptions{})
+}
+
+// AppendWith is Append refused, with nothing written, unless the leader
+// state meets opts.
+func (p *Partition) AppendWith(batches []byte, opts AppendOptions) (log.AppendResult, error) {
+	var res log.AppendResult
+	err := p.writeAsLeader(opts, func(epoch int32) error {
+		var err error
+		res, err = p.log.Append(batches, epoch)
+		return err
+	})
+	return res, err
+}
+
+// AppendMarker writes a transaction marker (commit or abort) for a
+// producer as leader, then advances the high watermark and wakes fetches:
+// read_committed readers may now see past the transaction.
+func (p *Partition) AppendMarker(m log.Marker) (int64, error) {
+	var offset int64
+	err := p.writeAsLeader(AppendOptions{}, func(epoch int32) error {
+		var err error
+		offset, err = p.log.AppendMarker(m, epoch)
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
+	return offset, nil
+}
+
+// writeAsLeader calls write with mu held, once this replica is checked to
+// lead and to meet opts, with the leader epoch to stamp: the check and the
+// write see the same leader state. After a successful write the high
+// watermark moves and fetches wake.
+func (p *Partition) writeAsLeader(opts AppendOptions, write func(epoch int32) error) error {
 	p.mu.Lock()
-	if p.mu.closed {
-		p.mu.Unlock()
-		return log.AppendResult{}, ErrClosed
+	st := p.state.Load()
+	var err error
+	switch {
+	case !p.leads(st):
+		err = ErrNotLeader
+	case p.mu.closed:
+		err = ErrClosed
+	case int64(len(st.ISR)) < opts.MinInSyncReplicas:
+		err = ErrNotEnoughReplicas
 	}
-	res, err := p.log.Append(batches, p.leaderEpoch.Load())
+	if err == nil {
+		if p.beforeWrite != nil {
+			p.beforeWrite()
+		}
+		err = write(st.Epoch)
+	}
 	if err != nil {
 		p.mu.Unlock()
-		return res, err
+		return err
 	}
 	// A single in-sync replica: HW is the log end offset.
 	p.hw.Store(p.log.EndOffset())
@@ -145,7 +192,7 @@ func (p *Partition) Append(batches []byte) (log.AppendResult, error) {
 	p.mu.waiters = nil
 	p.mu.Unlock()
 	wake(waiters)
-	return res, nil
+	return nil
 }
 
 // wake signals each waiter without blocking; a waiter's channel has room
@@ -209,37 +256,14 @@ func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 // watermark. With one replica a marker is committed as soon as it is
 // written, so an ended transaction stops holding the LSO at once; with
 // followers the log must keep counting it until the HW passes its marker.
-func (p *Partition) LastStableOffset() int64 {
-	hw := p.hw.Load()
+func (p *Partition) LastStableOffset() int64 { return p.lastStable(p.hw.Load()) }
+
+// lastStable is the last stable offset under high watermark hw.
+func (p *Partition) lastStable(hw int64) int64 {
 	if first := p.log.FirstUnstableOffset(); first >= 0 && first < hw {
 		return first
 	}
 	return hw
-}
-
-// AppendMarker writes a transaction marker (commit or abort) for a
-// producer as leader, then advances the high watermark and wakes fetches:
-// read_committed readers may now see past the transaction.
-func (p *Partition) AppendMarker(m log.Marker) (int64, error) {
-	if !p.leader.Load() {
-		return 0, ErrNotLeader
-	}
-	p.mu.Lock()
-	if p.mu.closed {
-		p.mu.Unlock()
-		return 0, ErrClosed
-	}
-	offset, err := p.log.AppendMarker(m, p.leaderEpoch.Load())
-	if err != nil {
-		p.mu.Unlock()
-		return 0, err
-	}
-	p.hw.Store(p.log.EndOffset())
-	waiters := p.mu.waiters
-	p.mu.waiters = nil
-	p.mu.Unlock()
-	wake(waiters)
-	return offset, nil
 }
 
 // LogStartOffset is the first offset still in the log.
