@@ -74,6 +74,7 @@ func TestKafkaDefaults(t *testing.T) {
 		"socket.request.max.bytes":        "104857600",
 		"log.segment.bytes":               "1073741824",
 		"message.max.bytes":               "1048588",
+		"fetch.max.bytes":                 "57671680",
 	} {
 		if got, _ := b.Get(name); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)

@@ -333,6 +333,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt, between(1, math.MaxInt16))},
 	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether topics may be deleted.",
 		Validate: validator(TypeBoolean)},
+	{Name: "fetch.max.bytes", Type: TypeInt, Default: "57671680", ReadOnly: true, Doc: "Largest response a fetch request gets, whatever the client asks for (the first batch is returned even when larger).",
+		Validate: validator(TypeInt, atLeast(1024))},
 	{Name: "group.initial.rebalance.delay.ms", Type: TypeInt, Default: "0", ReadOnly: true, Doc: "Time the coordinator waits for more members before the first rebalance of a new group. klog defaults to 0 (Kafka: 3000) so that tests and local consumers start at once.",
 		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "group.consumer.assignors", Type: TypeList, Default: "uniform,range", ReadOnly: true, Doc: "Server-side assignors of consumer-protocol (KIP-848) groups; the first is the default.",
