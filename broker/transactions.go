@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/broker/controller"
-	"github.com/klogdev/klog/broker/group"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/store/log"
@@ -44,7 +43,7 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 			if t, ok := n.ctrl.Image().Topic(offsetsTopic); ok {
 				parts = int32(len(t.Partitions))
 			}
-			return txn.TopicPartition{Topic: offsetsTopic, Partition: group.PartitionFor(g, parts)}
+			return txn.TopicPartition{Topic: offsetsTopic, Partition: metadata.CoordinatorPartition(g, parts)}
 		},
 		MaxTimeout:                ms("transaction.max.timeout.ms"),
 		AbortTimedOutInterval:     ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"),

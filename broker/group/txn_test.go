@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/metadata"
 )
 
 // txnCommit commits offsets of topic t in producer pid's transaction and
@@ -324,7 +326,7 @@ func TestTxnConcurrent(t *testing.T) {
 			defer wg.Done()
 			group := fmt.Sprintf("group-%d", i%3)
 			pid := int64(100 + i)
-			part := PartitionFor(group, 3)
+			part := metadata.CoordinatorPartition(group, 3)
 			for r := 1; r <= rounds; r++ {
 				req := kmsg.NewPtrTxnOffsetCommitRequest()
 				req.Version = 3

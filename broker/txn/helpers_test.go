@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/klogdev/klog/broker/metadata"
 )
 
 // fakeClock is a clock tests advance by hand.
@@ -210,7 +212,7 @@ func newTestEnv(t *testing.T, mod func(*Config)) *testEnv {
 			return map[string]TopicInfo{"foo": {Name: "foo", Partitions: 3}, "bar": {Name: "bar", Partitions: 1}}
 		},
 		GroupPartition: func(group string) TopicPartition {
-			return TopicPartition{Topic: "__consumer_offsets", Partition: PartitionFor(group, 50)}
+			return TopicPartition{Topic: "__consumer_offsets", Partition: metadata.CoordinatorPartition(group, 50)}
 		},
 	}
 	if mod != nil {
