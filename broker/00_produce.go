@@ -103,8 +103,8 @@ func (n *Node) produceOne(ctx context.Context, txnID *string, t *metadata.Topic,
 		return
 	}
 	if acks == -1 {
-		minISR := n.broker.TopicInt64(t.Configs, "min.insync.replicas")
-		if int64(len(t.Partitions[rp.Partition].ISR)) < minISR {
+		minISR := n.topicConfig(t).MinInsyncReplicas
+		if len(t.Partitions[rp.Partition].ISR) < int(minISR) {
 			sp.ErrorCode = kerr.NotEnoughReplicas.Code
 			return
 		}

@@ -53,7 +53,7 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 		iso = partition.ReadCommitted
 	}
 	maxBytes := int(req.MaxBytes)
-	if limit := int(n.broker.Int64("fetch.max.bytes")); maxBytes <= 0 || maxBytes > limit {
+	if limit := int(n.settings().FetchMaxBytes); maxBytes <= 0 || maxBytes > limit {
 		maxBytes = limit
 	}
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond

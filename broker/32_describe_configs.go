@@ -39,7 +39,7 @@ func handleDescribeConfigs(n *Node, _ context.Context, _ *clientConn, kreq kmsg.
 				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				break
 			}
-			values = n.broker.TopicValues(t.Configs)
+			values = n.broker.Load().TopicValues(t.Configs)
 		case resourceBroker:
 			if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(n.cfg.NodeID)) {
 				sr.ErrorCode = kerr.InvalidRequest.Code
@@ -47,7 +47,7 @@ func handleDescribeConfigs(n *Node, _ context.Context, _ *clientConn, kreq kmsg.
 				sr.ErrorMessage = &msg
 				break
 			}
-			values = n.broker.BrokerValues()
+			values = n.broker.Load().BrokerValues()
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			msg := "klog describes topic (2) and broker (4) resources only"

@@ -64,7 +64,7 @@ func (n *Node) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterCon
 		case 1: // DELETE
 			set[c.Name] = nil
 		case 2, 3: // APPEND, SUBTRACT on list configs
-			cur := n.broker.TopicString(t.Configs, c.Name)
+			cur, _ := n.broker.Load().TopicValue(t.Configs, c.Name)
 			items := splitList(cur)
 			var arg []string
 			if c.Value != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"net"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,11 +27,10 @@ const offsetsTopic = "__consumer_offsets"
 // newGroupCoordinator builds the node's group coordinator from the broker's
 // group.* and offsets.* configs.
 func (n *Node) newGroupCoordinator() *group.Coordinator {
-	b := n.broker
-	ms := func(name string) time.Duration { return time.Duration(b.Int64(name)) * time.Millisecond }
+	s := n.settings()
 	// Groups hash over the partitions the topic has, which may differ from
 	// today's offsets.topic.num.partitions if it changed since creation.
-	partitions := int32(b.Int64("offsets.topic.num.partitions"))
+	partitions := s.OffsetsTopic.Partitions
 	if t, ok := n.ctrl.Image().Topic(offsetsTopic); ok {
 		partitions = int32(len(t.Partitions))
 	}
@@ -38,16 +39,16 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 		Store:                         groupStore{n},
 		Partitions:                    partitions,
 		Topics:                        n.groupTopics,
-		InitialRebalanceDelay:         ms("group.initial.rebalance.delay.ms"),
-		MinSessionTimeout:             ms("group.min.session.timeout.ms"),
-		MaxSessionTimeout:             ms("group.max.session.timeout.ms"),
-		MaxSize:                       int(b.Int64("group.max.size")),
-		OffsetsRetention:              time.Duration(b.Int64("offsets.retention.minutes")) * time.Minute,
-		OffsetsRetentionCheckInterval: ms("offsets.retention.check.interval.ms"),
-		ConsumerSessionTimeout:        ms("group.consumer.session.timeout.ms"),
-		ConsumerHeartbeatInterval:     ms("group.consumer.heartbeat.interval.ms"),
-		ConsumerAssignors:             splitList(b.String("group.consumer.assignors")),
-		ConsumerMaxSize:               int(b.Int64("group.consumer.max.size")),
+		InitialRebalanceDelay:         s.Group.InitialRebalanceDelay,
+		MinSessionTimeout:             s.Group.MinSessionTimeout,
+		MaxSessionTimeout:             s.Group.MaxSessionTimeout,
+		MaxSize:                       int(s.Group.MaxSize),
+		OffsetsRetention:              s.Group.OffsetsRetention,
+		OffsetsRetentionCheckInterval: s.Group.OffsetsRetentionCheckInterval,
+		ConsumerSessionTimeout:        s.Group.ConsumerSessionTimeout,
+		ConsumerHeartbeatInterval:     s.Group.ConsumerHeartbeatInterval,
+		ConsumerAssignors:             slices.Clone(s.Group.ConsumerAssignors),
+		ConsumerMaxSize:               int(s.Group.ConsumerMaxSize),
 	})
 }
 
@@ -68,20 +69,21 @@ func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
 		return nil
 	}
 	img := n.ctrl.Image()
-	rf := n.broker.Int64("offsets.topic.replication.factor")
-	if live := int64(len(img.Brokers)); rf > live {
-		rf = live
+	s := n.settings().OffsetsTopic
+	rf := s.ReplicationFactor
+	if live := len(img.Brokers); int(rf) > live {
+		rf = int16(live)
 	}
 	ctx, cancel := context.WithTimeout(ctx, autoCreateTimeout)
 	defer cancel()
 	_, err := n.ctrl.CreateTopic(ctx, controller.TopicSpec{
 		Name:              offsetsTopic,
-		Partitions:        int32(n.broker.Int64("offsets.topic.num.partitions")),
-		ReplicationFactor: int16(rf),
+		Partitions:        s.Partitions,
+		ReplicationFactor: rf,
 		Configs: map[string]string{
 			"cleanup.policy":   "compact",
 			"compression.type": "producer",
-			"segment.bytes":    n.broker.String("offsets.topic.segment.bytes"),
+			"segment.bytes":    strconv.Itoa(int(s.SegmentBytes)),
 		},
 	}, false)
 	if err != nil && !errors.Is(err, controller.ErrTopicExists) {

@@ -20,6 +20,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klogdev/klog/broker/config"
@@ -58,7 +59,13 @@ type Config struct {
 type Node struct {
 	cfg    Config
 	logger *slog.Logger
-	broker *config.Broker
+	// broker holds the broker configs by name and typed (Settings). A
+	// dynamic change would parse a new one and swap it; request paths
+	// read it once per use through settings.
+	broker atomic.Pointer[config.Broker]
+	// topics holds every topic's typed configs, resolved again by
+	// reconcile on each metadata change; see topicConfig.
+	topics atomic.Pointer[topicConfigs]
 	ctrl   *controller.Controller
 	logs   *log.Manager
 	ln     net.Listener
@@ -108,10 +115,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, logger: logger, broker: brokerCfg, done: make(chan struct{})}
+	n := &Node{cfg: cfg, logger: logger, done: make(chan struct{})}
+	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
 	n.mu.conns = make(map[net.Conn]struct{})
-	n.maxRequestBytes = int32(brokerCfg.Int64("socket.request.max.bytes"))
+	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -240,6 +248,9 @@ func (n *Node) partition(topic string, index int32) *partition.Partition {
 	return p
 }
 
+// settings returns the node's typed broker settings.
+func (n *Node) settings() *config.Settings { return n.broker.Load().Settings() }
+
 // watchMetadata reconciles local partitions with each new metadata image.
 func (n *Node) watchMetadata() {
 	defer n.wg.Done()
@@ -263,9 +274,12 @@ func (n *Node) reconcile() {
 	img := n.ctrl.Image()
 
 	want := make(map[partitionKey]struct{})
+	resolved := make(topicConfigs, len(img.Topics))
 	for _, name := range img.SortedTopicNames() {
 		t, _ := img.Topic(name)
-		cfg := n.topicLogConfig(name)
+		tc := n.resolveTopicConfig(t.Configs)
+		resolved[name] = resolvedTopic{meta: t, cfg: tc}
+		cfg := n.logConfig(tc)
 		for _, p := range t.Partitions {
 			if !contains(p.Replicas, n.cfg.NodeID) {
 				continue
@@ -296,6 +310,7 @@ func (n *Node) reconcile() {
 			n.mu.Unlock()
 		}
 	}
+	n.topics.Store(&resolved)
 	n.mu.RLock()
 	var stale []partitionKey
 	for key := range n.mu.parts {
@@ -327,7 +342,7 @@ func (n *Node) dropPartition(key partitionKey) {
 // maintainLogs runs retention, time-based rolls and timed flushes.
 func (n *Node) maintainLogs() {
 	defer n.wg.Done()
-	interval := time.Duration(n.broker.Int64("log.retention.check.interval.ms")) * time.Millisecond
+	interval := n.settings().LogRetentionCheckInterval
 	// Rolls and flushes by time need a finer tick than retention; one
 	// second matches Kafka's scheduler granularity for flush.ms closely
 	// enough for a development broker.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+	"strconv"
 
 	"github.com/klogdev/klog/broker/controller"
 	"github.com/klogdev/klog/broker/metadata"
@@ -18,9 +18,8 @@ const txnTopic = "__transaction_state"
 
 // newTxnCoordinator builds the node's transaction coordinator.
 func (n *Node) newTxnCoordinator() *txn.Coordinator {
-	b := n.broker
-	ms := func(name string) time.Duration { return time.Duration(b.Int64(name)) * time.Millisecond }
-	partitions := int32(b.Int64("transaction.state.log.num.partitions"))
+	s := n.settings()
+	partitions := s.TransactionStateTopic.Partitions
 	if t, ok := n.ctrl.Image().Topic(txnTopic); ok {
 		partitions = int32(len(t.Partitions))
 	}
@@ -39,15 +38,15 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 			return out
 		},
 		GroupPartition: func(g string) txn.TopicPartition {
-			parts := int32(b.Int64("offsets.topic.num.partitions"))
+			parts := n.settings().OffsetsTopic.Partitions
 			if t, ok := n.ctrl.Image().Topic(offsetsTopic); ok {
 				parts = int32(len(t.Partitions))
 			}
 			return txn.TopicPartition{Topic: offsetsTopic, Partition: metadata.CoordinatorPartition(g, parts)}
 		},
-		MaxTimeout:                ms("transaction.max.timeout.ms"),
-		AbortTimedOutInterval:     ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
-		TransactionalIDExpiration: ms("transactional.id.expiration.ms"),
+		MaxTimeout:                s.Transaction.MaxTimeout,
+		AbortTimedOutInterval:     s.Transaction.AbortTimedOutInterval,
+		TransactionalIDExpiration: s.Transaction.TransactionalIDExpiration,
 	})
 }
 
@@ -57,21 +56,22 @@ func (n *Node) ensureTxnTopic(ctx context.Context) error {
 	if _, ok := n.ctrl.Image().Topic(txnTopic); ok {
 		return nil
 	}
-	rf := n.broker.Int64("transaction.state.log.replication.factor")
-	if live := int64(len(n.ctrl.Image().Brokers)); rf > live {
-		rf = live
+	s := n.settings().TransactionStateTopic
+	rf := s.ReplicationFactor
+	if live := len(n.ctrl.Image().Brokers); int(rf) > live {
+		rf = int16(live)
 	}
 	ctx, cancel := context.WithTimeout(ctx, autoCreateTimeout)
 	defer cancel()
 	_, err := n.ctrl.CreateTopic(ctx, controller.TopicSpec{
 		Name:              txnTopic,
-		Partitions:        int32(n.broker.Int64("transaction.state.log.num.partitions")),
-		ReplicationFactor: int16(rf),
+		Partitions:        s.Partitions,
+		ReplicationFactor: rf,
 		Configs: map[string]string{
 			"cleanup.policy":      "compact",
 			"compression.type":    "uncompressed",
-			"min.insync.replicas": fmt.Sprint(min(rf, n.broker.Int64("transaction.state.log.min.isr"))),
-			"segment.bytes":       n.broker.String("transaction.state.log.segment.bytes"),
+			"min.insync.replicas": strconv.Itoa(int(min(int32(rf), s.MinISR))),
+			"segment.bytes":       strconv.Itoa(int(s.SegmentBytes)),
 		},
 	}, false)
 	if err != nil && !errors.Is(err, controller.ErrTopicExists) {

@@ -7,23 +7,26 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Type is a config's type as reported by DescribeConfigs (ConfigType).
-type Type int
+// Type is a config's type as reported by DescribeConfigs
+// (kmsg.ConfigType).
+type Type int8
 
 // Config types, numbered as in DescribeConfigs.
 const (
-	TypeUnknown  Type = 0
-	TypeBoolean  Type = 1
-	TypeString   Type = 2
-	TypeInt      Type = 3
-	TypeShort    Type = 4
-	TypeLong     Type = 5
-	TypeDouble   Type = 6
-	TypeList     Type = 7
-	TypeClass    Type = 8
-	TypePassword Type = 9
+	TypeUnknown  = Type(kmsg.ConfigTypeUnknown)
+	TypeBoolean  = Type(kmsg.ConfigTypeBoolean)
+	TypeString   = Type(kmsg.ConfigTypeString)
+	TypeInt      = Type(kmsg.ConfigTypeInt)
+	TypeShort    = Type(kmsg.ConfigTypeShort)
+	TypeLong     = Type(kmsg.ConfigTypeLong)
+	TypeDouble   = Type(kmsg.ConfigTypeDouble)
+	TypeList     = Type(kmsg.ConfigTypeList)
+	TypeClass    = Type(kmsg.ConfigTypeClass)
+	TypePassword = Type(kmsg.ConfigTypePassword)
 )
 
 // String returns the lower-case type name used in docs ("long", "list").
