@@ -88,11 +88,13 @@ type Node struct {
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
 
-	groups       *group.Coordinator
-	groupsLoaded map[int32]bool // __consumer_offsets partitions loaded; guarded by reconcileMu
-	txns         *txn.Coordinator
-	txnsLoaded   map[int32]int32 // __transaction_state partitions loaded, at coordinator epoch; guarded by reconcileMu
-	producerIDs  producerIDs
+	// offsets and txnState describe the coordinators' internal topics,
+	// __consumer_offsets and __transaction_state.
+	offsets     *internalTopic
+	txnState    *internalTopic
+	groups      *group.Coordinator
+	txns        *txn.Coordinator
+	producerIDs producerIDs
 }
 
 type partitionKey struct {
@@ -174,10 +176,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.offsets = n.newOffsetsTopic()
+	n.txnState = n.newTxnStateTopic()
 	n.groups = n.newGroupCoordinator()
-	n.groupsLoaded = make(map[int32]bool)
 	n.txns = n.newTxnCoordinator()
-	n.txnsLoaded = make(map[int32]int32)
 	n.reconcile()
 
 	n.wg.Add(4)
@@ -322,8 +324,8 @@ func (n *Node) reconcile() {
 	for _, key := range stale {
 		n.dropPartition(key)
 	}
-	n.reconcileGroups(img)
-	n.reconcileTxns(img)
+	n.reconcileInternalTopic(img, n.offsets)
+	n.reconcileInternalTopic(img, n.txnState)
 }
 
 func (n *Node) dropPartition(key partitionKey) {
