@@ -76,7 +76,7 @@ func TestSettingsDefaults(t *testing.T) {
 		TimestampBeforeMaxMs: math.MaxInt64,
 		TimestampAfterMaxMs:  math.MaxInt64,
 	}
-	if got := topic(t, b, nil); got != wantTopic {
+	if got := topic(t, b, nil); !reflect.DeepEqual(got, wantTopic) {
 		t.Errorf("default topic\n got %+v\nwant %+v", got, wantTopic)
 	}
 }
