@@ -108,12 +108,12 @@ func (n *Node) produceOne(ctx context.Context, txnID *string, t *metadata.Topic,
 	// may shrink in between.
 	var opts partition.AppendOptions
 	if acks == -1 {
-		minISR := n.broker.TopicInt64(t.Configs, "min.insync.replicas")
-		if int64(len(p.LeaderState().ISR)) < minISR {
+		minISR := n.topicConfig(t).MinInsyncReplicas
+		if len(p.LeaderState().ISR) < int(minISR) {
 			sp.ErrorCode = kerr.NotEnoughReplicas.Code
 			return
 		}
-		opts.MinInSyncReplicas = minISR
+		opts.MinInSyncReplicas = int64(minISR)
 	}
 	if txnID != nil {
 		if code := n.verifyTransactional(ctx, *txnID, t.Name, rp); code != 0 {

@@ -40,6 +40,12 @@ import (
 // asks for.
 const maxFetchWait = 30 * time.Second
 
+// Isolation levels of Fetch and ListOffsets requests (kmsg names none).
+const (
+	isolationReadUncommitted int8 = 0
+	isolationReadCommitted   int8 = 1
+)
+
 func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FetchRequest)
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
@@ -49,11 +55,11 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 		return resp, nil
 	}
 	iso := partition.ReadUncommitted
-	if req.IsolationLevel == 1 {
+	if req.IsolationLevel == isolationReadCommitted {
 		iso = partition.ReadCommitted
 	}
 	maxBytes := int(req.MaxBytes)
-	if limit := int(n.broker.Int64("fetch.max.bytes")); maxBytes <= 0 || maxBytes > limit {
+	if limit := int(n.settings().FetchMaxBytes); maxBytes <= 0 || maxBytes > limit {
 		maxBytes = limit
 	}
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond

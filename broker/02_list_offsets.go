@@ -68,7 +68,7 @@ func listOffset(p *partition.Partition, isolation int8, ts int64, sp *kmsg.ListO
 		sp.Offset = p.LogStartOffset()
 	case -1:
 		sp.Offset = p.HighWatermark()
-		if isolation == 1 {
+		if isolation == isolationReadCommitted {
 			sp.Offset = p.LastStableOffset()
 		}
 		sp.LeaderEpoch = p.LeaderEpoch()

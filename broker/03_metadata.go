@@ -40,7 +40,7 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 	img := n.ctrl.Image()
 
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
-	allowAuto := (req.Version < 4 || req.AllowAutoTopicCreation) && n.broker.Bool("auto.create.topics.enable")
+	allowAuto := (req.Version < 4 || req.AllowAutoTopicCreation) && n.settings().AutoCreateTopics
 
 	if !allTopics && allowAuto {
 		created := false

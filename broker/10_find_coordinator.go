@@ -16,8 +16,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/klogdev/klog/broker/metadata"
 )
 
 func handleFindCoordinator(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
@@ -46,27 +44,33 @@ func handleFindCoordinator(n *Node, ctx context.Context, _ *clientConn, kreq kms
 	return resp, nil
 }
 
+// Coordinator key types of FindCoordinator (kmsg names none).
+const (
+	coordinatorKeyGroup       int8 = 0
+	coordinatorKeyTransaction int8 = 1
+)
+
 func (n *Node) findCoordinator(ctx context.Context, keyType int8, key string, c *kmsg.FindCoordinatorResponseCoordinator) error {
-	var topic string
-	var ensure func(context.Context) error
+	var it *internalTopic
 	switch keyType {
-	case 0:
-		topic, ensure = offsetsTopic, n.ensureOffsetsTopic
-	case 1:
-		topic, ensure = txnTopic, n.ensureTxnTopic
+	case coordinatorKeyGroup:
+		it = n.offsets
+	case coordinatorKeyTransaction:
+		it = n.txnState
 	default:
 		return kerr.InvalidRequest
 	}
-	if err := ensure(ctx); err != nil {
+	if err := n.ensureInternalTopic(ctx, it); err != nil {
 		n.logger.Warn("find coordinator", "err", err)
 		return kerr.CoordinatorNotAvailable
 	}
-	t, ok := n.ctrl.Image().Topic(topic)
+	img := n.ctrl.Image()
+	t, ok := img.Topic(it.name)
 	if !ok || len(t.Partitions) == 0 {
 		return kerr.CoordinatorNotAvailable
 	}
-	p := t.Partitions[metadata.CoordinatorPartition(key, int32(len(t.Partitions)))]
-	b, ok := n.ctrl.Image().Brokers[p.Leader]
+	p := t.Partitions[it.partitionFor(img, n.settings(), key)]
+	b, ok := img.Brokers[p.Leader]
 	if !ok || p.Leader < 0 {
 		return kerr.CoordinatorNotAvailable
 	}

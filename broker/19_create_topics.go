@@ -72,7 +72,7 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		if len(t.Partitions) > 0 {
 			st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
 		}
-		for _, v := range n.broker.TopicValues(t.Configs) {
+		for _, v := range n.broker.Load().TopicValues(t.Configs) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()
 			c.Name = v.Name
 			if !v.Null && !v.Sensitive {

@@ -58,7 +58,7 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		}
 		var err error
 		switch {
-		case !n.broker.Bool("delete.topic.enable"):
+		case !n.settings().DeleteTopicEnable:
 			err = kerr.TopicDeletionDisabled
 		case isInternal(img, name):
 			err = kerr.InvalidRequest

@@ -19,11 +19,6 @@ import (
 	"github.com/klogdev/klog/broker/config"
 )
 
-const (
-	resourceTopic  = 2
-	resourceBroker = 4
-)
-
 func handleDescribeConfigs(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
@@ -33,21 +28,21 @@ func handleDescribeConfigs(n *Node, _ context.Context, _ *clientConn, kreq kmsg.
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var values []config.Value
 		switch rr.ResourceType {
-		case resourceTopic:
+		case kmsg.ConfigResourceTypeTopic:
 			t, ok := img.Topic(rr.ResourceName)
 			if !ok {
 				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				break
 			}
-			values = n.broker.TopicValues(t.Configs)
-		case resourceBroker:
+			values = n.broker.Load().TopicValues(t.Configs)
+		case kmsg.ConfigResourceTypeBroker:
 			if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(n.cfg.NodeID)) {
 				sr.ErrorCode = kerr.InvalidRequest.Code
 				msg := "unknown broker " + rr.ResourceName
 				sr.ErrorMessage = &msg
 				break
 			}
-			values = n.broker.BrokerValues()
+			values = n.broker.Load().BrokerValues()
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			msg := "klog describes topic (2) and broker (4) resources only"

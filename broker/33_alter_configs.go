@@ -25,7 +25,7 @@ func handleAlterConfigs(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var err error
-		if rr.ResourceType != resourceTopic {
+		if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
 			err = fmt.Errorf("%w: klog's broker configs are static; set them with -X at start", kerr.InvalidRequest)
 		} else {
 			set := make(map[string]*string, len(rr.Configs))

@@ -42,7 +42,7 @@ func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *clientConn, 
 }
 
 func (n *Node) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if rr.ResourceType != resourceTopic {
+	if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
 		return fmt.Errorf("%w: klog's broker configs are static; set them with -X at start", kerr.InvalidRequest)
 	}
 	t, ok := n.ctrl.Image().Topic(rr.ResourceName)
@@ -55,22 +55,22 @@ func (n *Node) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterCon
 			return fmt.Errorf("%w: config %s appears more than once", kerr.InvalidRequest, c.Name)
 		}
 		switch c.Op {
-		case 0: // SET
+		case kmsg.IncrementalAlterConfigOpSet:
 			if c.Value == nil {
 				return fmt.Errorf("%w: null value for %s", kerr.InvalidConfig, c.Name)
 			}
 			v := *c.Value
 			set[c.Name] = &v
-		case 1: // DELETE
+		case kmsg.IncrementalAlterConfigOpDelete:
 			set[c.Name] = nil
-		case 2, 3: // APPEND, SUBTRACT on list configs
-			cur := n.broker.TopicString(t.Configs, c.Name)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract: // on list configs
+			cur, _ := n.broker.Load().TopicValue(t.Configs, c.Name)
 			items := splitList(cur)
 			var arg []string
 			if c.Value != nil {
 				arg = splitList(*c.Value)
 			}
-			if c.Op == 2 {
+			if c.Op == kmsg.IncrementalAlterConfigOpAppend {
 				for _, a := range arg {
 					if !containsString(items, a) {
 						items = append(items, a)

@@ -311,6 +311,27 @@ func TestMinInsyncReplicas(t *testing.T) {
 	if p := produceRaw(ctx, t, cl, "strict", 0, rawBatch("x")); p.ErrorCode != kerr.NotEnoughReplicas.Code {
 		t.Fatalf("acks=all with 1 of 2 required replicas: %v", kerr.ErrorForCode(p.ErrorCode))
 	}
+
+	// A config change takes effect at once: the typed configs are resolved
+	// again on each change.
+	alter := func(op kadm.IncrementalOp, value *string) {
+		t.Helper()
+		resps, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: op, Name: "min.insync.replicas", Value: value}}, "strict")
+		if err == nil {
+			_, err = resps.On("strict", nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	alter(kadm.DeleteConfig, nil)
+	if p := produceRaw(ctx, t, cl, "strict", 0, rawBatch("x")); p.ErrorCode != 0 {
+		t.Fatalf("acks=all after min.insync.replicas went back to 1: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	alter(kadm.SetConfig, &two)
+	if p := produceRaw(ctx, t, cl, "strict", 0, rawBatch("x")); p.ErrorCode != kerr.NotEnoughReplicas.Code {
+		t.Fatalf("acks=all after min.insync.replicas was set to 2 again: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
 }
 
 func TestAcksZeroAndOne(t *testing.T) {

@@ -3,18 +3,15 @@ package broker
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"net"
-	"time"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/group"
-	"github.com/klogdev/klog/broker/metadata"
-	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/store/log"
 )
 
@@ -22,32 +19,42 @@ import (
 // metadata, in Kafka's record schemas.
 const offsetsTopic = "__consumer_offsets"
 
+// newOffsetsTopic describes __consumer_offsets: its keys are group ids, and
+// the partitions this node leads are loaded into the group coordinator.
+func (n *Node) newOffsetsTopic() *internalTopic {
+	return &internalTopic{
+		name:        offsetsTopic,
+		coordinator: "group",
+		settings:    func(s *config.Settings) config.InternalTopicSettings { return s.OffsetsTopic },
+		compression: "producer",
+		notLeader:   group.ErrNotLeader,
+		load: func(ctx context.Context, p, _ int32) error {
+			return n.groups.LoadPartition(ctx, p)
+		},
+		unload: func(p int32) { n.groups.UnloadPartition(p) },
+		loaded: make(map[int32]int32),
+	}
+}
+
 // newGroupCoordinator builds the node's group coordinator from the broker's
 // group.* and offsets.* configs.
 func (n *Node) newGroupCoordinator() *group.Coordinator {
-	b := n.broker
-	ms := func(name string) time.Duration { return time.Duration(b.Int64(name)) * time.Millisecond }
-	// Groups hash over the partitions the topic has, which may differ from
-	// today's offsets.topic.num.partitions if it changed since creation.
-	partitions := int32(b.Int64("offsets.topic.num.partitions"))
-	if t, ok := n.ctrl.Image().Topic(offsetsTopic); ok {
-		partitions = int32(len(t.Partitions))
-	}
+	s := n.settings()
 	return group.New(group.Config{
 		Logger:                        n.logger.With("component", "group"),
-		Store:                         groupStore{n},
-		Partitions:                    partitions,
+		Store:                         groupStore{internalStore{n, n.offsets}},
+		Partitions:                    n.offsets.partitions(n.ctrl.Image(), s),
 		Topics:                        n.groupTopics,
-		InitialRebalanceDelay:         ms("group.initial.rebalance.delay.ms"),
-		MinSessionTimeout:             ms("group.min.session.timeout.ms"),
-		MaxSessionTimeout:             ms("group.max.session.timeout.ms"),
-		MaxSize:                       int(b.Int64("group.max.size")),
-		OffsetsRetention:              time.Duration(b.Int64("offsets.retention.minutes")) * time.Minute,
-		OffsetsRetentionCheckInterval: ms("offsets.retention.check.interval.ms"),
-		ConsumerSessionTimeout:        ms("group.consumer.session.timeout.ms"),
-		ConsumerHeartbeatInterval:     ms("group.consumer.heartbeat.interval.ms"),
-		ConsumerAssignors:             splitList(b.String("group.consumer.assignors")),
-		ConsumerMaxSize:               int(b.Int64("group.consumer.max.size")),
+		InitialRebalanceDelay:         s.Group.InitialRebalanceDelay,
+		MinSessionTimeout:             s.Group.MinSessionTimeout,
+		MaxSessionTimeout:             s.Group.MaxSessionTimeout,
+		MaxSize:                       int(s.Group.MaxSize),
+		OffsetsRetention:              s.Group.OffsetsRetention,
+		OffsetsRetentionCheckInterval: s.Group.OffsetsRetentionCheckInterval,
+		ConsumerSessionTimeout:        s.Group.ConsumerSessionTimeout,
+		ConsumerHeartbeatInterval:     s.Group.ConsumerHeartbeatInterval,
+		ConsumerAssignors:             slices.Clone(s.Group.ConsumerAssignors),
+		ConsumerMaxSize:               int(s.Group.ConsumerMaxSize),
 	})
 }
 
@@ -61,173 +68,36 @@ func (n *Node) groupTopics() map[string]group.TopicInfo {
 	return out
 }
 
-// ensureOffsetsTopic creates __consumer_offsets on first use, as Kafka
-// does when a client first looks for a group coordinator.
-func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
-	if _, ok := n.ctrl.Image().Topic(offsetsTopic); ok {
-		return nil
-	}
-	img := n.ctrl.Image()
-	rf := n.broker.Int64("offsets.topic.replication.factor")
-	if live := int64(len(img.Brokers)); rf > live {
-		rf = live
-	}
-	ctx, cancel := context.WithTimeout(ctx, autoCreateTimeout)
-	defer cancel()
-	_, err := n.ctrl.CreateTopic(ctx, controller.TopicSpec{
-		Name:              offsetsTopic,
-		Partitions:        int32(n.broker.Int64("offsets.topic.num.partitions")),
-		ReplicationFactor: int16(rf),
-		Configs: map[string]string{
-			"cleanup.policy":   "compact",
-			"compression.type": "producer",
-			"segment.bytes":    n.broker.String("offsets.topic.segment.bytes"),
-		},
-	}, false)
-	if err != nil && !errors.Is(err, controller.ErrTopicExists) {
-		return fmt.Errorf("create %s: %w", offsetsTopic, err)
-	}
-	n.reconcile()
-	return nil
-}
-
-// reconcileGroups loads the coordinator state of every __consumer_offsets
-// partition this node leads and unloads the others. Called from reconcile.
-func (n *Node) reconcileGroups(img *metadata.Image) {
-	if n.ctx.Err() != nil {
-		return // closing: Close unloads everything
-	}
-	t, ok := img.Topic(offsetsTopic)
-	lead := make(map[int32]bool)
-	if ok {
-		for _, p := range t.Partitions {
-			if p.Leader == n.cfg.NodeID {
-				lead[p.Index] = true
-			}
-		}
-	}
-	for p := range n.groupsLoaded {
-		if !lead[p] {
-			delete(n.groupsLoaded, p)
-			n.groups.UnloadPartition(p)
-		}
-	}
-	for p := range lead {
-		if n.groupsLoaded[p] {
-			continue
-		}
-		n.groupsLoaded[p] = true
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			if err := n.groups.LoadPartition(n.ctx, p); err != nil && n.ctx.Err() == nil {
-				n.logger.Error("load group partition", "partition", p, "err", err)
-			}
-		}()
-	}
-}
-
 // groupStore keeps the group coordinator's records in __consumer_offsets.
-type groupStore struct{ n *Node }
+type groupStore struct{ internalStore }
 
 // Append writes records as one uncompressed batch and returns once it is
 // committed (with one replica, once appended).
 func (s groupStore) Append(_ context.Context, p int32, records []group.Record) error {
-	kv := make([]internalRecord, len(records))
-	for i, r := range records {
-		kv[i] = internalRecord{key: r.Key, value: r.Value}
-	}
-	return notLeaderAs(s.n.appendInternal(offsetsTopic, p, kv, -1, -1), group.ErrNotLeader)
+	return s.append(p, groupRecords(records), -1, -1)
 }
 
 // AppendTransactional writes offsets committed inside a producer's
 // transaction as a transactional batch of that producer.
 func (s groupStore) AppendTransactional(_ context.Context, p int32, producerID int64, producerEpoch int16, records []group.Record) error {
-	kv := make([]internalRecord, len(records))
-	for i, r := range records {
-		kv[i] = internalRecord{key: r.Key, value: r.Value}
-	}
-	return notLeaderAs(s.n.appendInternal(offsetsTopic, p, kv, producerID, producerEpoch), group.ErrNotLeader)
+	return s.append(p, groupRecords(records), producerID, producerEpoch)
 }
 
 // Replay reads partition p from its log start to its high watermark,
 // transactional records and markers included.
 func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) error) error {
-	return notLeaderAs(s.n.replayInternal(ctx, offsetsTopic, p, func(r internalRecord) error {
+	return s.replay(ctx, p, func(r internalRecord) error {
 		return fn(group.Record{Key: r.key, Value: r.value, ProducerID: r.producerID,
 			Transactional: r.transactional, Control: r.control, Commit: r.commit})
-	}), group.ErrNotLeader)
+	})
 }
 
-// notLeaderAs marks a lost partition leadership with a coordinator's own
-// sentinel, so the coordinator answers NOT_COORDINATOR and clients look for
-// the new one.
-func notLeaderAs(err, sentinel error) error {
-	if errors.Is(err, partition.ErrNotLeader) {
-		return fmt.Errorf("%w: %w", sentinel, err)
+func groupRecords(records []group.Record) []internalRecord {
+	kv := make([]internalRecord, len(records))
+	for i, r := range records {
+		kv[i] = internalRecord{key: r.Key, value: r.Value}
 	}
-	return err
-}
-
-// internalRecord is one record of an internal topic as its coordinator
-// sees it.
-type internalRecord struct {
-	key, value    []byte
-	producerID    int64 // -1 unless transactional or a marker
-	transactional bool
-	control       bool // a transaction marker; commit tells which
-	commit        bool
-}
-
-func (n *Node) internalPartition(topic string, p int32) (*partition.Partition, error) {
-	part := n.partition(topic, p)
-	if part == nil || !part.IsLeader() {
-		return nil, fmt.Errorf("%s-%d is not led here: %w", topic, p, partition.ErrNotLeader)
-	}
-	return part, nil
-}
-
-// appendInternal writes records to an internal topic as one uncompressed
-// batch; with producerID >= 0 the batch is transactional for that producer
-// (no sequence numbers: only its epoch is checked, as for any coordinator
-// write).
-func (n *Node) appendInternal(topic string, p int32, records []internalRecord, producerID int64, producerEpoch int16) error {
-	part, err := n.internalPartition(topic, p)
-	if err != nil {
-		return err
-	}
-	_, err = part.Append(encodeBatch(records, producerID, producerEpoch, time.Now().UnixMilli()))
-	return err
-}
-
-// replayInternal calls fn for every record of an internal topic partition
-// from its log start to its high watermark.
-func (n *Node) replayInternal(ctx context.Context, topic string, p int32, fn func(internalRecord) error) error {
-	part, err := n.internalPartition(topic, p)
-	if err != nil {
-		return err
-	}
-	offset := part.LogStartOffset()
-	end := part.HighWatermark()
-	var buf []byte
-	for offset < end {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		buf, err = part.Read(buf[:0], offset, 1<<20, partition.ReadUncommitted, true)
-		if err != nil {
-			return fmt.Errorf("replay %s-%d at %d: %w", topic, p, offset, err)
-		}
-		if len(buf) == 0 {
-			return nil
-		}
-		next, err := replayBatches(buf, offset, fn)
-		if err != nil {
-			return fmt.Errorf("replay %s-%d: %w", topic, p, err)
-		}
-		offset = next
-	}
-	return nil
+	return kv
 }
 
 // replayBatches calls fn for every record at or after from in raw, and

@@ -20,14 +20,22 @@ func TestInternalStoresReportLostLeadership(t *testing.T) {
 	n.mu.conns = make(map[net.Conn]struct{})
 	ctx := context.Background()
 	noop := func(group.Record) error { return nil }
+	groups := groupStore{internalStore{n, n.newOffsetsTopic()}}
+	txns := txnStore{internalStore{n, n.newTxnStateTopic()}}
 
-	if err := (groupStore{n}).Append(ctx, 3, []group.Record{{Key: []byte("k")}}); !errors.Is(err, group.ErrNotLeader) {
+	if err := groups.Append(ctx, 3, []group.Record{{Key: []byte("k")}}); !errors.Is(err, group.ErrNotLeader) {
 		t.Errorf("group append: %v, want group.ErrNotLeader", err)
 	}
-	if err := (groupStore{n}).Replay(ctx, 3, noop); !errors.Is(err, group.ErrNotLeader) {
+	if err := groups.Replay(ctx, 3, noop); !errors.Is(err, group.ErrNotLeader) {
 		t.Errorf("group replay: %v, want group.ErrNotLeader", err)
 	}
-	if err := (txnStore{n}).Append(ctx, 3, []txn.Record{{Key: []byte("k")}}); !errors.Is(err, txn.ErrNotLeader) {
+	if err := txns.Append(ctx, 3, []txn.Record{{Key: []byte("k")}}); !errors.Is(err, txn.ErrNotLeader) {
 		t.Errorf("txn append: %v, want txn.ErrNotLeader", err)
+	}
+	if err := groups.AppendTransactional(ctx, 3, 7, 0, []group.Record{{Key: []byte("k")}}); !errors.Is(err, group.ErrNotLeader) {
+		t.Errorf("group transactional append: %v, want group.ErrNotLeader", err)
+	}
+	if err := txns.Replay(ctx, 3, func(txn.Record) error { return nil }); !errors.Is(err, txn.ErrNotLeader) {
+		t.Errorf("txn replay: %v, want txn.ErrNotLeader", err)
 	}
 }

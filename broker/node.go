@@ -21,6 +21,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klogdev/klog/broker/config"
@@ -59,7 +60,13 @@ type Config struct {
 type Node struct {
 	cfg    Config
 	logger *slog.Logger
-	broker *config.Broker
+	// broker holds the broker configs by name and typed (Settings). A
+	// dynamic change would parse a new one and swap it; request paths
+	// read it once per use through settings.
+	broker atomic.Pointer[config.Broker]
+	// topics holds every topic's typed configs, resolved again by
+	// reconcile on each metadata change; see topicConfig.
+	topics atomic.Pointer[topicConfigs]
 	ctrl   *controller.Controller
 	logs   *log.Manager
 	ln     net.Listener
@@ -82,11 +89,13 @@ type Node struct {
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
 
-	groups       *group.Coordinator
-	groupsLoaded map[int32]bool // __consumer_offsets partitions loaded; guarded by reconcileMu
-	txns         *txn.Coordinator
-	txnsLoaded   map[int32]int32 // __transaction_state partitions loaded, at coordinator epoch; guarded by reconcileMu
-	producerIDs  producerIDs
+	// offsets and txnState describe the coordinators' internal topics,
+	// __consumer_offsets and __transaction_state.
+	offsets     *internalTopic
+	txnState    *internalTopic
+	groups      *group.Coordinator
+	txns        *txn.Coordinator
+	producerIDs producerIDs
 }
 
 type partitionKey struct {
@@ -109,10 +118,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, logger: logger, broker: brokerCfg, done: make(chan struct{})}
+	n := &Node{cfg: cfg, logger: logger, done: make(chan struct{})}
+	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
 	n.mu.conns = make(map[net.Conn]struct{})
-	n.maxRequestBytes = int32(brokerCfg.Int64("socket.request.max.bytes"))
+	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -167,10 +177,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.offsets = n.newOffsetsTopic()
+	n.txnState = n.newTxnStateTopic()
 	n.groups = n.newGroupCoordinator()
-	n.groupsLoaded = make(map[int32]bool)
 	n.txns = n.newTxnCoordinator()
-	n.txnsLoaded = make(map[int32]int32)
 	n.reconcile()
 
 	n.wg.Add(4)
@@ -241,6 +251,9 @@ func (n *Node) partition(topic string, index int32) *partition.Partition {
 	return p
 }
 
+// settings returns the node's typed broker settings.
+func (n *Node) settings() *config.Settings { return n.broker.Load().Settings() }
+
 // watchMetadata reconciles local partitions with each new metadata image.
 func (n *Node) watchMetadata() {
 	defer n.wg.Done()
@@ -265,9 +278,12 @@ func (n *Node) reconcile() {
 	img := n.ctrl.Image()
 
 	want := make(map[partitionKey]struct{})
+	resolved := make(topicConfigs, len(img.Topics))
 	for _, name := range img.SortedTopicNames() {
 		t, _ := img.Topic(name)
-		cfg := n.topicLogConfig(name)
+		tc := n.resolveTopicConfig(t.Configs)
+		resolved[name] = resolvedTopic{meta: t, cfg: tc}
+		cfg := n.logConfig(tc)
 		for _, p := range t.Partitions {
 			if !contains(p.Replicas, n.cfg.NodeID) {
 				continue
@@ -299,6 +315,7 @@ func (n *Node) reconcile() {
 			n.mu.Unlock()
 		}
 	}
+	n.topics.Store(&resolved)
 	n.mu.RLock()
 	var stale []partitionKey
 	for key := range n.mu.parts {
@@ -310,8 +327,8 @@ func (n *Node) reconcile() {
 	for _, key := range stale {
 		n.dropPartition(key)
 	}
-	n.reconcileGroups(img)
-	n.reconcileTxns(img)
+	n.reconcileInternalTopic(img, n.offsets)
+	n.reconcileInternalTopic(img, n.txnState)
 }
 
 // leaderState is a partition's leader state as the metadata image has it.
@@ -341,7 +358,7 @@ func (n *Node) dropPartition(key partitionKey) {
 // maintainLogs runs retention, time-based rolls and timed flushes.
 func (n *Node) maintainLogs() {
 	defer n.wg.Done()
-	interval := time.Duration(n.broker.Int64("log.retention.check.interval.ms")) * time.Millisecond
+	interval := n.settings().LogRetentionCheckInterval
 	// Rolls and flushes by time need a finer tick than retention; one
 	// second matches Kafka's scheduler granularity for flush.ms closely
 	// enough for a development broker.

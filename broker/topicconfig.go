@@ -1,57 +1,85 @@
 package broker
 
 import (
-	"math"
 	"strings"
 
+	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/store/log"
 )
 
-// topicLogConfig resolves a topic's configs (override > broker static >
-// default) into the settings its logs run with.
-func (n *Node) topicLogConfig(topic string) log.Config {
-	var overrides map[string]string
-	if n.ctrl != nil {
-		if t, ok := n.ctrl.Image().Topic(topic); ok {
-			overrides = t.Configs
-		}
-	}
-	return n.logConfig(overrides)
+// topicConfigs are the typed configs of every topic of a metadata image, by
+// name.
+type topicConfigs map[string]resolvedTopic
+
+// resolvedTopic is a topic's typed configs and the image's topic they were
+// resolved from.
+type resolvedTopic struct {
+	meta *metadata.Topic
+	cfg  config.Topic
 }
 
-func (n *Node) logConfig(overrides map[string]string) log.Config {
-	b := n.broker
-	i64 := func(name string) int64 { return b.TopicInt64(overrides, name) }
-	clampInt32 := func(v int64) int32 {
-		if v > math.MaxInt32 {
-			return math.MaxInt32
+// topicConfig returns the typed configs of t: those the last reconcile
+// resolved when t is the topic they were resolved from (images share
+// unchanged topics), else resolved now.
+func (n *Node) topicConfig(t *metadata.Topic) config.Topic {
+	if m := n.topics.Load(); m != nil {
+		if rt, ok := (*m)[t.Name]; ok && rt.meta == t {
+			return rt.cfg
 		}
-		return int32(v)
 	}
+	return n.resolveTopicConfig(t.Configs)
+}
+
+// resolveTopicConfig resolves a topic's overrides (override > broker static
+// > default) into typed configs.
+func (n *Node) resolveTopicConfig(overrides map[string]string) config.Topic {
+	tc, err := n.broker.Load().Topic(overrides)
+	if err != nil {
+		// Overrides are validated before they are committed; an old
+		// value that no longer parses reads as 0, as it always has.
+		n.logger.Warn("topic configs", "err", err)
+	}
+	return tc
+}
+
+// topicLogConfig is the log settings of a topic by name, for the log
+// manager; a topic not in the metadata (yet) gets the defaults.
+func (n *Node) topicLogConfig(topic string) log.Config {
+	if n.ctrl != nil {
+		if t, ok := n.ctrl.Image().Topic(topic); ok {
+			return n.logConfig(n.topicConfig(t))
+		}
+	}
+	return n.logConfig(n.resolveTopicConfig(nil))
+}
+
+// logConfig is the settings a topic's logs run with.
+func (n *Node) logConfig(t config.Topic) log.Config {
 	cfg := log.DefaultConfig()
-	cfg.SegmentBytes = i64("segment.bytes")
-	cfg.SegmentMs = i64("segment.ms")
-	cfg.IndexIntervalBytes = clampInt32(i64("index.interval.bytes"))
-	cfg.SegmentIndexBytes = clampInt32(i64("segment.index.bytes"))
-	cfg.RetentionMs = i64("retention.ms")
-	cfg.RetentionBytes = i64("retention.bytes")
-	cfg.FlushMessages = i64("flush.messages")
-	cfg.FlushMs = i64("flush.ms")
-	cfg.MaxMessageBytes = clampInt32(i64("max.message.bytes"))
-	cfg.LogAppendTime = strings.EqualFold(b.TopicString(overrides, "message.timestamp.type"), "LogAppendTime")
-	cfg.TimestampBeforeMaxMs = i64("message.timestamp.before.max.ms")
-	cfg.TimestampAfterMaxMs = i64("message.timestamp.after.max.ms")
-	cfg.ProducerIDExpirationMs = b.Int64("producer.id.expiration.ms")
-	cfg.CleanupPolicy = cleanupPolicy(b.TopicString(overrides, "cleanup.policy"))
+	cfg.SegmentBytes = int64(t.SegmentBytes)
+	cfg.SegmentMs = t.SegmentMs
+	cfg.IndexIntervalBytes = t.IndexIntervalBytes
+	cfg.SegmentIndexBytes = t.SegmentIndexBytes
+	cfg.RetentionMs = t.RetentionMs
+	cfg.RetentionBytes = t.RetentionBytes
+	cfg.FlushMessages = t.FlushMessages
+	cfg.FlushMs = t.FlushMs
+	cfg.MaxMessageBytes = t.MaxMessageBytes
+	cfg.LogAppendTime = t.LogAppendTime
+	cfg.TimestampBeforeMaxMs = t.TimestampBeforeMaxMs
+	cfg.TimestampAfterMaxMs = t.TimestampAfterMaxMs
+	cfg.ProducerIDExpirationMs = n.settings().ProducerIDExpiration.Milliseconds()
+	cfg.CleanupPolicy = cleanupPolicy(t.CleanupPolicy)
 	return cfg
 }
 
-// cleanupPolicy parses cleanup.policy ("delete", "compact" or both, comma
-// separated; validated when set).
-func cleanupPolicy(v string) log.CleanupPolicy {
+// cleanupPolicy maps cleanup.policy's values ("delete", "compact" or
+// both; validated when set) to the log's.
+func cleanupPolicy(values []string) log.CleanupPolicy {
 	var p log.CleanupPolicy
-	for _, s := range strings.Split(v, ",") {
-		switch strings.ToLower(strings.TrimSpace(s)) {
+	for _, v := range values {
+		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "delete":
 			p |= log.CleanupDelete
 		case "compact":

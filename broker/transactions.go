@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/klogdev/klog/broker/controller"
-	"github.com/klogdev/klog/broker/group"
-	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/store/log"
 )
@@ -17,20 +14,33 @@ import (
 // Kafka's record schemas.
 const txnTopic = "__transaction_state"
 
+// newTxnStateTopic describes __transaction_state: its keys are
+// transactional ids, and the partitions this node leads are loaded into the
+// transaction coordinator at their leader epoch, the coordinator epoch its
+// markers carry, so a new epoch reloads them.
+func (n *Node) newTxnStateTopic() *internalTopic {
+	return &internalTopic{
+		name:             txnTopic,
+		coordinator:      "transaction",
+		settings:         func(s *config.Settings) config.InternalTopicSettings { return s.TransactionStateTopic },
+		compression:      "uncompressed",
+		notLeader:        txn.ErrNotLeader,
+		reloadOnNewEpoch: true,
+		load:             func(ctx context.Context, p, epoch int32) error { return n.txns.LoadPartitionEpoch(ctx, p, epoch) },
+		unload:           func(p int32) { n.txns.UnloadPartition(p) },
+		loaded:           make(map[int32]int32),
+	}
+}
+
 // newTxnCoordinator builds the node's transaction coordinator.
 func (n *Node) newTxnCoordinator() *txn.Coordinator {
-	b := n.broker
-	ms := func(name string) time.Duration { return time.Duration(b.Int64(name)) * time.Millisecond }
-	partitions := int32(b.Int64("transaction.state.log.num.partitions"))
-	if t, ok := n.ctrl.Image().Topic(txnTopic); ok {
-		partitions = int32(len(t.Partitions))
-	}
+	s := n.settings()
 	return txn.New(txn.Config{
 		Logger:      n.logger.With("component", "txn"),
-		Store:       txnStore{n},
+		Store:       txnStore{internalStore{n, n.txnState}},
 		Markers:     txnMarkers{n},
 		ProducerIDs: n.nextProducerID,
-		Partitions:  partitions,
+		Partitions:  n.txnState.partitions(n.ctrl.Image(), s),
 		Topics: func() map[string]txn.TopicInfo {
 			img := n.ctrl.Image()
 			out := make(map[string]txn.TopicInfo, len(img.Topics))
@@ -40,104 +50,33 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 			return out
 		},
 		GroupPartition: func(g string) txn.TopicPartition {
-			parts := int32(b.Int64("offsets.topic.num.partitions"))
-			if t, ok := n.ctrl.Image().Topic(offsetsTopic); ok {
-				parts = int32(len(t.Partitions))
-			}
-			return txn.TopicPartition{Topic: offsetsTopic, Partition: group.PartitionFor(g, parts)}
+			return txn.TopicPartition{Topic: offsetsTopic, Partition: n.offsets.partitionFor(n.ctrl.Image(), n.settings(), g)}
 		},
-		MaxTimeout:                ms("transaction.max.timeout.ms"),
-		AbortTimedOutInterval:     ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
-		TransactionalIDExpiration: ms("transactional.id.expiration.ms"),
+		MaxTimeout:                s.Transaction.MaxTimeout,
+		AbortTimedOutInterval:     s.Transaction.AbortTimedOutInterval,
+		TransactionalIDExpiration: s.Transaction.TransactionalIDExpiration,
 	})
-}
-
-// ensureTxnTopic creates __transaction_state on first use, as Kafka does
-// when a client first looks for a transaction coordinator.
-func (n *Node) ensureTxnTopic(ctx context.Context) error {
-	if _, ok := n.ctrl.Image().Topic(txnTopic); ok {
-		return nil
-	}
-	rf := n.broker.Int64("transaction.state.log.replication.factor")
-	if live := int64(len(n.ctrl.Image().Brokers)); rf > live {
-		rf = live
-	}
-	ctx, cancel := context.WithTimeout(ctx, autoCreateTimeout)
-	defer cancel()
-	_, err := n.ctrl.CreateTopic(ctx, controller.TopicSpec{
-		Name:              txnTopic,
-		Partitions:        int32(n.broker.Int64("transaction.state.log.num.partitions")),
-		ReplicationFactor: int16(rf),
-		Configs: map[string]string{
-			"cleanup.policy":      "compact",
-			"compression.type":    "uncompressed",
-			"min.insync.replicas": fmt.Sprint(min(rf, n.broker.Int64("transaction.state.log.min.isr"))),
-			"segment.bytes":       n.broker.String("transaction.state.log.segment.bytes"),
-		},
-	}, false)
-	if err != nil && !errors.Is(err, controller.ErrTopicExists) {
-		return fmt.Errorf("create %s: %w", txnTopic, err)
-	}
-	n.reconcile()
-	return nil
-}
-
-// reconcileTxns loads the transaction state of every __transaction_state
-// partition this node leads, at the partition's leader epoch (the
-// coordinator epoch its markers carry), and unloads the others.
-func (n *Node) reconcileTxns(img *metadata.Image) {
-	if n.ctx.Err() != nil {
-		return
-	}
-	t, ok := img.Topic(txnTopic)
-	lead := make(map[int32]int32)
-	if ok {
-		for _, p := range t.Partitions {
-			if p.Leader == n.cfg.NodeID {
-				lead[p.Index] = p.LeaderEpoch
-			}
-		}
-	}
-	for p, epoch := range n.txnsLoaded {
-		if e, ok := lead[p]; !ok || e != epoch {
-			delete(n.txnsLoaded, p)
-			n.txns.UnloadPartition(p)
-		}
-	}
-	for p, epoch := range lead {
-		if _, ok := n.txnsLoaded[p]; ok {
-			continue
-		}
-		n.txnsLoaded[p] = epoch
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			if err := n.txns.LoadPartitionEpoch(n.ctx, p, epoch); err != nil && n.ctx.Err() == nil {
-				n.logger.Error("load transaction partition", "partition", p, "err", err)
-			}
-		}()
-	}
 }
 
 // txnStore keeps the transaction coordinator's records in
 // __transaction_state.
-type txnStore struct{ n *Node }
+type txnStore struct{ internalStore }
 
 func (s txnStore) Append(_ context.Context, p int32, records []txn.Record) error {
 	kv := make([]internalRecord, len(records))
 	for i, r := range records {
 		kv[i] = internalRecord{key: r.Key, value: r.Value}
 	}
-	return notLeaderAs(s.n.appendInternal(txnTopic, p, kv, -1, -1), txn.ErrNotLeader)
+	return s.append(p, kv, -1, -1)
 }
 
 func (s txnStore) Replay(ctx context.Context, p int32, fn func(txn.Record) error) error {
-	return notLeaderAs(s.n.replayInternal(ctx, txnTopic, p, func(r internalRecord) error {
+	return s.replay(ctx, p, func(r internalRecord) error {
 		if r.control {
 			return nil
 		}
 		return fn(txn.Record{Key: r.key, Value: r.value})
-	}), txn.ErrNotLeader)
+	})
 }
 
 // txnMarkers writes transaction markers to the partitions of a transaction.

@@ -6,20 +6,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Source is where a config value comes from, as reported by
-// DescribeConfigs (ConfigSource).
+// DescribeConfigs (kmsg.ConfigSource).
 type Source int8
 
 // Config sources, numbered as in DescribeConfigs.
 const (
-	SourceUnknown                    Source = 0
-	SourceDynamicTopicConfig         Source = 1
-	SourceDynamicBrokerConfig        Source = 2
-	SourceDynamicDefaultBrokerConfig Source = 3
-	SourceStaticBrokerConfig         Source = 4
-	SourceDefaultConfig              Source = 5
+	SourceUnknown                    = Source(kmsg.ConfigSourceUnknown)
+	SourceDynamicTopicConfig         = Source(kmsg.ConfigSourceDynamicTopicConfig)
+	SourceDynamicBrokerConfig        = Source(kmsg.ConfigSourceDynamicBrokerConfig)
+	SourceDynamicDefaultBrokerConfig = Source(kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+	SourceStaticBrokerConfig         = Source(kmsg.ConfigSourceStaticBrokerConfig)
+	SourceDefaultConfig              = Source(kmsg.ConfigSourceDefaultConfig)
 )
 
 // Value is one resolved config, ready for a DescribeConfigs response.
@@ -46,17 +48,19 @@ type Synonym struct {
 	Source Source
 }
 
-// Broker holds a node's static broker settings. It is immutable after
-// ParseBroker and safe for concurrent use.
+// Broker holds a node's static broker settings, by name and resolved into
+// Settings. It is immutable after ParseBroker and safe for concurrent use.
 type Broker struct {
 	// static holds the values given at start, by broker config name.
 	static map[string]string
+	// settings are static resolved into Go values.
+	settings Settings
 }
 
 // ParseBroker validates static broker settings (as given with -X key=value)
-// and returns them. An unknown name or a bad value is an error that names
-// the config; a topic config name given instead of its broker key gets a
-// hint.
+// and resolves them into Settings. An unknown name or a bad value is an
+// error that names the config; a topic config name given instead of its
+// broker key gets a hint.
 func ParseBroker(kv map[string]string) (*Broker, error) {
 	names := make([]string, 0, len(kv))
 	for n := range kv {
@@ -83,11 +87,29 @@ func ParseBroker(kv map[string]string) (*Broker, error) {
 			return nil, fmt.Errorf("%w: broker.id=%s and node.id=%s differ", ErrInvalidValue, bid, nid)
 		}
 	}
+	r := &binder{lookup: LookupBroker, value: b.brokerValue}
+	b.settings = bindSettings(r)
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	// Topic settings are resolved on every topic change; resolving the
+	// defaults here finds a bad binding at start.
+	if _, err := b.Topic(nil); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
 // DefaultBroker returns broker settings with every config at its default.
-func DefaultBroker() *Broker { return &Broker{static: map[string]string{}} }
+// It panics if the defaults do not resolve, which the package's tests rule
+// out.
+func DefaultBroker() *Broker {
+	b, err := ParseBroker(nil)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
 
 // Static returns a copy of the settings given at start.
 func (b *Broker) Static() map[string]string {
@@ -98,53 +120,15 @@ func (b *Broker) Static() map[string]string {
 	return out
 }
 
-// Get returns a broker config's value: the static setting, else the
+// get returns a broker config's value: the static setting, else the
 // default. It reports false for an unknown name or a null value.
-func (b *Broker) Get(name string) (string, bool) {
-	if v, ok := b.static[name]; ok {
-		return v, true
-	}
+func (b *Broker) get(name string) (string, bool) {
 	d, ok := LookupBroker(name)
-	if !ok || d.NoDefault {
+	if !ok {
 		return "", false
 	}
-	return d.Default, true
-}
-
-// String returns a broker config's value, or "" when unknown or null.
-func (b *Broker) String(name string) string {
-	v, _ := b.Get(name)
-	return v
-}
-
-// Int64 returns a numeric broker config, or 0 when unknown, null or not a
-// number.
-func (b *Broker) Int64(name string) int64 {
-	v, _ := b.Get(name)
-	return parseInt(v)
-}
-
-// Int32 returns a numeric broker config clamped to the int32 range.
-func (b *Broker) Int32(name string) int32 { return clamp32(b.Int64(name)) }
-
-// Bool returns a boolean broker config, or false when unknown or null.
-func (b *Broker) Bool(name string) bool {
-	v, _ := b.Get(name)
-	t, _ := parseBool(v)
-	return t
-}
-
-// Float64 returns a double broker config, or 0 when unknown or null.
-func (b *Broker) Float64(name string) float64 {
-	v, _ := b.Get(name)
-	f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	return f
-}
-
-// List returns a list broker config split on commas, without blanks.
-func (b *Broker) List(name string) []string {
-	v, _ := b.Get(name)
-	return splitList(v)
+	v := b.brokerValue(d)
+	return v.Value, !v.Null
 }
 
 // TopicValue resolves a topic config: the override, else the broker's
@@ -157,41 +141,6 @@ func (b *Broker) TopicValue(overrides map[string]string, name string) (string, b
 	}
 	v := b.resolveTopic(d, overrides)
 	return v.Value, true
-}
-
-// TopicString returns a resolved topic config, or "" for an unknown name.
-func (b *Broker) TopicString(overrides map[string]string, name string) string {
-	v, _ := b.TopicValue(overrides, name)
-	return v
-}
-
-// TopicInt64 returns a resolved numeric topic config, or 0 for an unknown
-// name.
-func (b *Broker) TopicInt64(overrides map[string]string, name string) int64 {
-	v, _ := b.TopicValue(overrides, name)
-	return parseInt(v)
-}
-
-// TopicInt32 returns a resolved numeric topic config clamped to int32.
-func (b *Broker) TopicInt32(overrides map[string]string, name string) int32 {
-	return clamp32(b.TopicInt64(overrides, name))
-}
-
-// TopicBool returns a resolved boolean topic config.
-func (b *Broker) TopicBool(overrides map[string]string, name string) bool {
-	t, _ := parseBool(b.TopicString(overrides, name))
-	return t
-}
-
-// TopicFloat64 returns a resolved double topic config.
-func (b *Broker) TopicFloat64(overrides map[string]string, name string) float64 {
-	f, _ := strconv.ParseFloat(strings.TrimSpace(b.TopicString(overrides, name)), 64)
-	return f
-}
-
-// TopicList returns a resolved list topic config, split on commas.
-func (b *Broker) TopicList(overrides map[string]string, name string) []string {
-	return splitList(b.TopicString(overrides, name))
 }
 
 // TopicValues resolves every topic config for a topic with the given
@@ -210,18 +159,7 @@ func (b *Broker) BrokerValues() []Value {
 	bds := defs().brokers
 	out := make([]Value, 0, len(bds))
 	for _, d := range bds {
-		v := Value{Name: d.Name, ReadOnly: d.ReadOnly, Sensitive: d.Sensitive(), Type: d.Type, Doc: d.Doc}
-		if s, ok := b.static[d.Name]; ok {
-			v.Value, v.Source = s, SourceStaticBrokerConfig
-			v.Synonyms = append(v.Synonyms, Synonym{Name: d.Name, Value: s, Source: SourceStaticBrokerConfig})
-		} else if !d.NoDefault {
-			v.Value, v.Source = d.Default, SourceDefaultConfig
-		} else {
-			v.Null, v.Source = true, SourceDefaultConfig
-		}
-		if !d.NoDefault {
-			v.Synonyms = append(v.Synonyms, Synonym{Name: d.Name, Value: d.Default, Source: SourceDefaultConfig})
-		}
+		v := b.brokerValue(d)
 		if v.Sensitive {
 			v.Value, v.Null = "", true
 			for i := range v.Synonyms {
@@ -231,6 +169,24 @@ func (b *Broker) BrokerValues() []Value {
 		out = append(out, v)
 	}
 	return out
+}
+
+// brokerValue resolves one broker config: the static setting, else the
+// default. Sensitive values are not hidden.
+func (b *Broker) brokerValue(d Def) Value {
+	v := Value{Name: d.Name, ReadOnly: d.ReadOnly, Sensitive: d.Sensitive(), Type: d.Type, Doc: d.Doc}
+	if s, ok := b.static[d.Name]; ok {
+		v.Value, v.Source = s, SourceStaticBrokerConfig
+		v.Synonyms = append(v.Synonyms, Synonym{Name: d.Name, Value: s, Source: SourceStaticBrokerConfig})
+	} else if !d.NoDefault {
+		v.Value, v.Source = d.Default, SourceDefaultConfig
+	} else {
+		v.Null, v.Source = true, SourceDefaultConfig
+	}
+	if !d.NoDefault {
+		v.Synonyms = append(v.Synonyms, Synonym{Name: d.Name, Value: d.Default, Source: SourceDefaultConfig})
+	}
+	return v
 }
 
 // resolveTopic resolves one topic config. Synonyms list the override, then
@@ -277,16 +233,6 @@ func parseInt(v string) int64 {
 		return 0
 	}
 	return n
-}
-
-func clamp32(n int64) int32 {
-	switch {
-	case n > math.MaxInt32:
-		return math.MaxInt32
-	case n < math.MinInt32:
-		return math.MinInt32
-	}
-	return int32(n)
 }
 
 // saturatingMul multiplies without wrapping around.

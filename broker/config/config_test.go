@@ -61,7 +61,7 @@ func TestKafkaDefaults(t *testing.T) {
 		"index.interval.bytes":   "4096",
 		"flush.ms":               "9223372036854775807",
 	} {
-		if got := b.TopicString(nil, name); got != want {
+		if got, _ := b.TopicValue(nil, name); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
@@ -74,12 +74,13 @@ func TestKafkaDefaults(t *testing.T) {
 		"socket.request.max.bytes":        "104857600",
 		"log.segment.bytes":               "1073741824",
 		"message.max.bytes":               "1048588",
+		"fetch.max.bytes":                 "57671680",
 	} {
-		if got, _ := b.Get(name); got != want {
+		if got, _ := b.get(name); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	if v, ok := b.Get("log.retention.ms"); ok {
+	if v, ok := b.get("log.retention.ms"); ok {
 		t.Errorf("log.retention.ms has no default, got %q", v)
 	}
 }
@@ -133,19 +134,19 @@ func TestResolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := b.TopicInt64(nil, "retention.ms"); got != 30*60000 {
+	if got := topic(t, b, nil).RetentionMs; got != 30*60000 {
 		t.Errorf("retention.ms from minutes = %d", got)
 	}
-	if got := b.TopicInt64(map[string]string{"retention.ms": "5"}, "retention.ms"); got != 5 {
+	if got := topic(t, b, map[string]string{"retention.ms": "5"}).RetentionMs; got != 5 {
 		t.Errorf("override retention.ms = %d", got)
 	}
-	if got := b.Int64("num.partitions"); got != 4 {
+	if got := b.Settings().NumPartitions; got != 4 {
 		t.Errorf("num.partitions = %d", got)
 	}
-	if b.Bool("auto.create.topics.enable") {
+	if b.Settings().AutoCreateTopics {
 		t.Error("auto.create.topics.enable should be false")
 	}
-	if got := b.TopicInt32(nil, "segment.bytes"); got != 1048576 {
+	if got := topic(t, b, nil).SegmentBytes; got != 1048576 {
 		t.Errorf("segment.bytes = %d", got)
 	}
 
@@ -201,7 +202,7 @@ func TestNegativeHoursMeanUnlimited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := b.TopicInt64(nil, "retention.ms"); got != -1 {
+	if got := topic(t, b, nil).RetentionMs; got != -1 {
 		t.Errorf("retention.ms = %d, want -1", got)
 	}
 }

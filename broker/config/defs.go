@@ -7,23 +7,26 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Type is a config's type as reported by DescribeConfigs (ConfigType).
-type Type int
+// Type is a config's type as reported by DescribeConfigs
+// (kmsg.ConfigType).
+type Type int8
 
 // Config types, numbered as in DescribeConfigs.
 const (
-	TypeUnknown  Type = 0
-	TypeBoolean  Type = 1
-	TypeString   Type = 2
-	TypeInt      Type = 3
-	TypeShort    Type = 4
-	TypeLong     Type = 5
-	TypeDouble   Type = 6
-	TypeList     Type = 7
-	TypeClass    Type = 8
-	TypePassword Type = 9
+	TypeUnknown  = Type(kmsg.ConfigTypeUnknown)
+	TypeBoolean  = Type(kmsg.ConfigTypeBoolean)
+	TypeString   = Type(kmsg.ConfigTypeString)
+	TypeInt      = Type(kmsg.ConfigTypeInt)
+	TypeShort    = Type(kmsg.ConfigTypeShort)
+	TypeLong     = Type(kmsg.ConfigTypeLong)
+	TypeDouble   = Type(kmsg.ConfigTypeDouble)
+	TypeList     = Type(kmsg.ConfigTypeList)
+	TypeClass    = Type(kmsg.ConfigTypeClass)
+	TypePassword = Type(kmsg.ConfigTypePassword)
 )
 
 // String returns the lower-case type name used in docs ("long", "list").
@@ -333,6 +336,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt, between(1, math.MaxInt16))},
 	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether topics may be deleted.",
 		Validate: validator(TypeBoolean)},
+	{Name: "fetch.max.bytes", Type: TypeInt, Default: "57671680", ReadOnly: true, Doc: "Largest response a fetch request gets, whatever the client asks for (the first batch is returned even when larger).",
+		Validate: validator(TypeInt, atLeast(1024))},
 	{Name: "group.initial.rebalance.delay.ms", Type: TypeInt, Default: "0", ReadOnly: true, Doc: "Time the coordinator waits for more members before the first rebalance of a new group. klog defaults to 0 (Kafka: 3000) so that tests and local consumers start at once.",
 		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "group.consumer.assignors", Type: TypeList, Default: "uniform,range", ReadOnly: true, Doc: "Server-side assignors of consumer-protocol (KIP-848) groups; the first is the default.",

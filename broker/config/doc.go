@@ -11,5 +11,15 @@
 // log.retention.minutes or log.retention.hours); the first one set wins and
 // its value is converted to the topic config's unit.
 //
-// The package is pure data and functions: it imports nothing from klog.
+// Two views come out of resolution. By name (TopicValues, BrokerValues,
+// TopicValue), with sources and synonyms, for DescribeConfigs and the admin
+// APIs; and typed (Settings for the broker, Topic for a topic), Go values
+// that request paths read instead of names. The typed view is bound to the
+// names in one place (settings.go), and every binding is checked against
+// the definitions when it is resolved: ParseBroker fails on a binding to an
+// unknown name or to a config the field cannot hold, so a typo never reads
+// as zero.
+//
+// The package is pure data and functions: it imports nothing from klog
+// (kmsg only for the numbering of config sources and types).
 package config

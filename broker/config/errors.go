@@ -9,3 +9,8 @@ var ErrUnknownConfig = errors.New("unknown config")
 // ErrInvalidValue is returned when a config value cannot be parsed as the
 // config's type or is outside its valid range or set of values.
 var ErrInvalidValue = errors.New("invalid config value")
+
+// ErrBinding is returned when a typed settings field is bound to a config
+// it cannot hold: one of another type, in another unit, or without a value.
+// It is a programming error, caught when the defaults are resolved.
+var ErrBinding = errors.New("config bound to a field that cannot hold it")

@@ -89,7 +89,7 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 
 // DeleteTopic deletes a topic.
 func (c *Controller) DeleteTopic(ctx context.Context, name string) error {
-	if !c.cfg.Broker.Bool("delete.topic.enable") {
+	if !c.cfg.Broker.Settings().DeleteTopicEnable {
 		return ErrTopicDeletionDisabled
 	}
 	t, ok := c.Image().Topic(name)
@@ -209,7 +209,7 @@ func validateConfigs(cfg map[string]string) error {
 func (c *Controller) placeNew(img *metadata.Image, partitions int32, rf int16) ([]metadata.Partition, error) {
 	n := int64(partitions)
 	if partitions == -1 {
-		n = c.cfg.Broker.Int64("num.partitions")
+		n = int64(c.cfg.Broker.Settings().NumPartitions)
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: number of partitions was set to an invalid non-positive value", ErrInvalidPartitions)
@@ -219,7 +219,7 @@ func (c *Controller) placeNew(img *metadata.Image, partitions int32, rf int16) (
 	}
 	r := int64(rf)
 	if rf == -1 {
-		r = c.cfg.Broker.Int64("default.replication.factor")
+		r = int64(c.cfg.Broker.Settings().DefaultReplicationFactor)
 	}
 	if r <= 0 || r > math.MaxInt16 {
 		return nil, fmt.Errorf("%w: replication factor must be larger than 0", ErrInvalidReplicationFactor)

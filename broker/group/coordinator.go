@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/klogdev/klog/broker/metadata"
 )
 
 // Store persists and replays the records of __consumer_offsets partitions
@@ -333,7 +335,7 @@ const errGroupMissing int16 = -2
 // COORDINATOR_LOAD_IN_PROGRESS) or the request gave up.
 // The returned channel closes when the group's actor exits.
 func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(g *group)) (<-chan struct{}, int16) {
-	p := PartitionFor(id, c.cfg.Partitions)
+	p := metadata.CoordinatorPartition(id, c.cfg.Partitions)
 	c.mu.Lock()
 	if c.mu.closed {
 		c.mu.Unlock()

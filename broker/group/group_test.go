@@ -17,35 +17,6 @@ import (
 	"github.com/klogdev/klog/internal/testkit"
 )
 
-func TestPartitionFor(t *testing.T) {
-	// Expected values from Java's String.hashCode (s[0]*31^(n-1) + ... over
-	// UTF-16 code units, int32 overflow), made non-negative with Kafka's
-	// Utils.abs, mod 50. "my-group" → 12 is what Kafka itself reports.
-	for _, tc := range []struct {
-		group string
-		want  int32
-	}{
-		{"", 0},
-		{"a", 47},                     // 97
-		{"group", 47},                 // 98629247
-		{"my-group", 12},              // -1906497762
-		{"console-consumer-12345", 6}, // 158455506
-		{"polygenelubricants", 0},     // Integer.MIN_VALUE: Utils.abs maps it to 0
-		{"é😀", 12},                    // a surrogate pair counts as two code units
-		{"klog-consumers", 45},        // 483754345
-	} {
-		if got := PartitionFor(tc.group, 50); got != tc.want {
-			t.Errorf("PartitionFor(%q, 50) = %d, want %d", tc.group, got, tc.want)
-		}
-	}
-	if got := PartitionFor("anything", 1); got != 0 {
-		t.Errorf("PartitionFor with one partition = %d", got)
-	}
-	if got := PartitionFor("anything", 0); got != 0 {
-		t.Errorf("PartitionFor with no partitions = %d", got)
-	}
-}
-
 func TestRecordRoundTrip(t *testing.T) {
 	o := offset{Offset: 42, LeaderEpoch: 7, Metadata: "meta", CommitTimestamp: 1700000000000}
 	r := offsetRecord("g", "topic", 3, o)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/metadata"
 )
 
 // TxnStore is the extension of Store that transactional offset commits
@@ -295,7 +297,7 @@ func (c *Coordinator) noteTxnGroupLocked(producerID int64, id string) {
 func (c *Coordinator) forgetTxnGroupsLocked(p int32) {
 	for pid, ids := range c.mu.txnGroups {
 		for id := range ids {
-			if PartitionFor(id, c.cfg.Partitions) == p {
+			if metadata.CoordinatorPartition(id, c.cfg.Partitions) == p {
 				delete(ids, id)
 			}
 		}
@@ -330,7 +332,7 @@ func (c *Coordinator) CompleteTransaction(p int32, producerID int64, commit bool
 	}
 	var ids []string
 	for id := range c.mu.txnGroups[producerID] {
-		if PartitionFor(id, c.cfg.Partitions) == p {
+		if metadata.CoordinatorPartition(id, c.cfg.Partitions) == p {
 			ids = append(ids, id)
 			delete(c.mu.txnGroups[producerID], id)
 		}

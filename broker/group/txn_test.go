@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -327,7 +328,7 @@ func TestTxnConcurrent(t *testing.T) {
 			defer wg.Done()
 			group := fmt.Sprintf("group-%d", i%3)
 			pid := int64(100 + i)
-			part := PartitionFor(group, 3)
+			part := metadata.CoordinatorPartition(group, 3)
 			for r := 1; r <= rounds; r++ {
 				req := kmsg.NewPtrTxnOffsetCommitRequest()
 				req.Version = 3

@@ -174,3 +174,33 @@ func TestApplySharesUnchanged(t *testing.T) {
 		t.Error("alter changed the old image or missed the new one")
 	}
 }
+
+func TestCoordinatorPartition(t *testing.T) {
+	// Expected values from Java's String.hashCode (s[0]*31^(n-1) + ... over
+	// UTF-16 code units, int32 overflow), made non-negative with Kafka's
+	// Utils.abs, mod 50. "my-group" → 12 is what Kafka itself reports.
+	for _, tc := range []struct {
+		key  string
+		want int32
+	}{
+		{"", 0},
+		{"a", 47},                     // 97
+		{"group", 47},                 // 98629247
+		{"txn", 6},                    // 115306
+		{"my-group", 12},              // -1906497762: abs, not the sign mask (which gives 36)
+		{"console-consumer-12345", 6}, // 158455506
+		{"polygenelubricants", 0},     // Integer.MIN_VALUE: Utils.abs maps it to 0
+		{"é😀", 12},                    // 1996812: a surrogate pair counts as two code units
+		{"klog-consumers", 45},        // 483754345
+	} {
+		if got := CoordinatorPartition(tc.key, 50); got != tc.want {
+			t.Errorf("CoordinatorPartition(%q, 50) = %d, want %d", tc.key, got, tc.want)
+		}
+	}
+	if got := CoordinatorPartition("anything", 1); got != 0 {
+		t.Errorf("CoordinatorPartition with one partition = %d", got)
+	}
+	if got := CoordinatorPartition("anything", 0); got != 0 {
+		t.Errorf("CoordinatorPartition with no partitions = %d", got)
+	}
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/metadata"
 )
 
 // TxnSnapshot is the state of one transactional id, for inspection.
@@ -567,7 +569,7 @@ func (c *Coordinator) describe(id string) (*TxnSnapshot, error) {
 	if id == "" {
 		return nil, fmt.Errorf("empty transactional id: %w", errInvalidRequest)
 	}
-	p := PartitionFor(id, c.cfg.Partitions)
+	p := metadata.CoordinatorPartition(id, c.cfg.Partitions)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {

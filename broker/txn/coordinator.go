@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/klogdev/klog/broker/metadata"
 )
 
 // Store persists and replays the records of __transaction_state partitions
@@ -99,7 +101,7 @@ func (cfg *Config) defaults() {
 	}
 	if cfg.GroupPartition == nil {
 		cfg.GroupPartition = func(group string) TopicPartition {
-			return TopicPartition{Topic: "__consumer_offsets", Partition: PartitionFor(group, 50)}
+			return TopicPartition{Topic: "__consumer_offsets", Partition: metadata.CoordinatorPartition(group, 50)}
 		}
 	}
 }
@@ -336,7 +338,7 @@ func (c *Coordinator) startLocked(m *meta, part, coordinatorEpoch int32) *actor 
 // state when create is set. A nil actor and nil error means the id is
 // unknown.
 func (c *Coordinator) lookup(id string, create bool) (*actor, error) {
-	p := PartitionFor(id, c.cfg.Partitions)
+	p := metadata.CoordinatorPartition(id, c.cfg.Partitions)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -180,7 +181,7 @@ func newTestEnv(t *testing.T, mod func(*Config)) *testEnv {
 			return map[string]TopicInfo{"foo": {Name: "foo", Partitions: 3}, "bar": {Name: "bar", Partitions: 1}}
 		},
 		GroupPartition: func(group string) TopicPartition {
-			return TopicPartition{Topic: "__consumer_offsets", Partition: PartitionFor(group, 50)}
+			return TopicPartition{Topic: "__consumer_offsets", Partition: metadata.CoordinatorPartition(group, 50)}
 		},
 	}
 	if mod != nil {

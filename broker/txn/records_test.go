@@ -11,30 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func TestPartitionFor(t *testing.T) {
-	// Java's String.hashCode (over UTF-16 code units, int32 overflow), then
-	// Kafka's Utils.abs (MinInt32 -> 0), mod 50.
-	for _, tc := range []struct {
-		id   string
-		want int32
-	}{
-		{"", 0},
-		{"a", 47},                 // 97
-		{"txn", 6},                // 115306
-		{"my-group", 12},          // -1906497762: abs, not the sign mask (which gives 36)
-		{"klog-consumers", 45},    // 483754345
-		{"polygenelubricants", 0}, // Integer.MIN_VALUE
-		{"é😀", 12},                // 1996812: a surrogate pair counts as two code units
-	} {
-		if got := PartitionFor(tc.id, 50); got != tc.want {
-			t.Errorf("PartitionFor(%q, 50) = %d, want %d", tc.id, got, tc.want)
-		}
-	}
-	if got := PartitionFor("x", 0); got != 0 {
-		t.Errorf("no partitions: %d", got)
-	}
-}
-
 func TestRecordRoundTrip(t *testing.T) {
 	now := time.UnixMilli(1_700_000_000_000)
 	m := newMeta("t1", 42, 60000, now)

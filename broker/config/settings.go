@@ -1,0 +1,256 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Settings are a node's broker configs as Go values, resolved from the
+// static settings by ParseBroker. Request paths read these fields; config
+// names stay in the definition tables, for DescribeConfigs, validation and
+// synonyms. Settings never change: a dynamic broker config change would
+// parse a new Broker and swap it whole.
+type Settings struct {
+	AutoCreateTopics          bool          // auto.create.topics.enable
+	DeleteTopicEnable         bool          // delete.topic.enable
+	NumPartitions             int32         // num.partitions
+	DefaultReplicationFactor  int16         // default.replication.factor
+	SocketRequestMaxBytes     int32         // socket.request.max.bytes
+	FetchMaxBytes             int32         // fetch.max.bytes
+	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
+	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
+
+	Group       GroupSettings
+	Transaction TransactionSettings
+	// OffsetsTopic and TransactionStateTopic say how the coordinators'
+	// internal topics, __consumer_offsets and __transaction_state, are
+	// created.
+	OffsetsTopic          InternalTopicSettings
+	TransactionStateTopic InternalTopicSettings
+}
+
+// GroupSettings configure the group coordinator (group.* and offsets.*).
+type GroupSettings struct {
+	InitialRebalanceDelay         time.Duration // group.initial.rebalance.delay.ms
+	MinSessionTimeout             time.Duration // group.min.session.timeout.ms
+	MaxSessionTimeout             time.Duration // group.max.session.timeout.ms
+	MaxSize                       int32         // group.max.size
+	OffsetsRetention              time.Duration // offsets.retention.minutes
+	OffsetsRetentionCheckInterval time.Duration // offsets.retention.check.interval.ms
+	ConsumerSessionTimeout        time.Duration // group.consumer.session.timeout.ms
+	ConsumerHeartbeatInterval     time.Duration // group.consumer.heartbeat.interval.ms
+	ConsumerAssignors             []string      // group.consumer.assignors
+	ConsumerMaxSize               int32         // group.consumer.max.size
+}
+
+// TransactionSettings configure the transaction coordinator.
+type TransactionSettings struct {
+	MaxTimeout                time.Duration // transaction.max.timeout.ms
+	AbortTimedOutInterval     time.Duration // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	TransactionalIDExpiration time.Duration // transactional.id.expiration.ms
+}
+
+// InternalTopicSettings say how an internal topic is created.
+type InternalTopicSettings struct {
+	Partitions        int32 // *.num.partitions
+	ReplicationFactor int16 // *.replication.factor
+	SegmentBytes      int32 // *.segment.bytes
+	// MinISR is the topic's min.insync.replicas (transaction.state.log.min.isr);
+	// 0 when the topic has no such setting and keeps the default.
+	MinISR int32
+}
+
+// Topic holds a topic's configs as Go values, resolved as TopicValue
+// resolves each: the topic's override, else the broker's static value,
+// else the default. Times stay int64 milliseconds rather than
+// time.Duration: Kafka's sentinels (-1 for unlimited, Long.MAX_VALUE for
+// never) do not survive the conversion, and the log takes milliseconds.
+type Topic struct {
+	MinInsyncReplicas    int32 // min.insync.replicas
+	SegmentBytes         int32 // segment.bytes
+	SegmentMs            int64 // segment.ms
+	IndexIntervalBytes   int32 // index.interval.bytes
+	SegmentIndexBytes    int32 // segment.index.bytes
+	RetentionMs          int64 // retention.ms
+	RetentionBytes       int64 // retention.bytes
+	FlushMessages        int64 // flush.messages
+	FlushMs              int64 // flush.ms
+	MaxMessageBytes      int32 // max.message.bytes
+	LogAppendTime        bool  // message.timestamp.type is LogAppendTime
+	TimestampBeforeMaxMs int64 // message.timestamp.before.max.ms
+	TimestampAfterMaxMs  int64 // message.timestamp.after.max.ms
+	// CleanupPolicy is cleanup.policy: "delete", "compact" or both.
+	CleanupPolicy []string
+}
+
+// Settings returns the node's broker settings. The result is shared and
+// must not be modified.
+func (b *Broker) Settings() *Settings { return &b.settings }
+
+// Topic resolves the configs of a topic with the given overrides. The
+// error reports an override that does not parse as its config's type,
+// which validation before every change rules out; the field is then 0.
+func (b *Broker) Topic(overrides map[string]string) (Topic, error) {
+	r := &binder{
+		lookup: LookupTopic,
+		value:  func(d Def) Value { return b.resolveTopic(d, overrides) },
+	}
+	t := bindTopic(r)
+	return t, r.err()
+}
+
+func bindSettings(r *binder) Settings {
+	return Settings{
+		AutoCreateTopics:          r.bool("auto.create.topics.enable"),
+		DeleteTopicEnable:         r.bool("delete.topic.enable"),
+		NumPartitions:             r.int32("num.partitions"),
+		DefaultReplicationFactor:  r.int16("default.replication.factor"),
+		SocketRequestMaxBytes:     r.int32("socket.request.max.bytes"),
+		FetchMaxBytes:             r.int32("fetch.max.bytes"),
+		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
+		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),
+		Group: GroupSettings{
+			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
+			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),
+			MaxSessionTimeout:             r.ms("group.max.session.timeout.ms"),
+			MaxSize:                       r.int32("group.max.size"),
+			OffsetsRetention:              r.minutes("offsets.retention.minutes"),
+			OffsetsRetentionCheckInterval: r.ms("offsets.retention.check.interval.ms"),
+			ConsumerSessionTimeout:        r.ms("group.consumer.session.timeout.ms"),
+			ConsumerHeartbeatInterval:     r.ms("group.consumer.heartbeat.interval.ms"),
+			ConsumerAssignors:             r.list("group.consumer.assignors"),
+			ConsumerMaxSize:               r.int32("group.consumer.max.size"),
+		},
+		Transaction: TransactionSettings{
+			MaxTimeout:                r.ms("transaction.max.timeout.ms"),
+			AbortTimedOutInterval:     r.ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+			TransactionalIDExpiration: r.ms("transactional.id.expiration.ms"),
+		},
+		OffsetsTopic: InternalTopicSettings{
+			Partitions:        r.int32("offsets.topic.num.partitions"),
+			ReplicationFactor: r.int16("offsets.topic.replication.factor"),
+			SegmentBytes:      r.int32("offsets.topic.segment.bytes"),
+		},
+		TransactionStateTopic: InternalTopicSettings{
+			Partitions:        r.int32("transaction.state.log.num.partitions"),
+			ReplicationFactor: r.int16("transaction.state.log.replication.factor"),
+			SegmentBytes:      r.int32("transaction.state.log.segment.bytes"),
+			MinISR:            r.int32("transaction.state.log.min.isr"),
+		},
+	}
+}
+
+func bindTopic(r *binder) Topic {
+	return Topic{
+		MinInsyncReplicas:    r.int32("min.insync.replicas"),
+		SegmentBytes:         r.int32("segment.bytes"),
+		SegmentMs:            r.int64("segment.ms"),
+		IndexIntervalBytes:   r.int32("index.interval.bytes"),
+		SegmentIndexBytes:    r.int32("segment.index.bytes"),
+		RetentionMs:          r.int64("retention.ms"),
+		RetentionBytes:       r.int64("retention.bytes"),
+		FlushMessages:        r.int64("flush.messages"),
+		FlushMs:              r.int64("flush.ms"),
+		MaxMessageBytes:      r.int32("max.message.bytes"),
+		LogAppendTime:        strings.EqualFold(r.string("message.timestamp.type"), "LogAppendTime"),
+		TimestampBeforeMaxMs: r.int64("message.timestamp.before.max.ms"),
+		TimestampAfterMaxMs:  r.int64("message.timestamp.after.max.ms"),
+		CleanupPolicy:        r.list("cleanup.policy"),
+	}
+}
+
+// binder reads configs by name into typed fields. Every read looks the
+// name up in the definitions and checks that the field's Go type can hold
+// the config's type, so a misspelt or mistyped binding fails resolution
+// (and the tests that resolve the defaults) instead of reading as zero.
+type binder struct {
+	lookup func(name string) (Def, bool)
+	value  func(Def) Value
+	errs   []error
+}
+
+func (r *binder) err() error {
+	if len(r.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("resolve configs: %w", errors.Join(r.errs...))
+}
+
+// raw returns the value of config name, which must be of one of types.
+func (r *binder) raw(name string, types ...Type) (string, bool) {
+	d, ok := r.lookup(name)
+	if !ok {
+		r.errs = append(r.errs, fmt.Errorf("%w: %q is not a defined config", ErrUnknownConfig, name))
+		return "", false
+	}
+	if !slices.Contains(types, d.Type) {
+		r.errs = append(r.errs, fmt.Errorf("%w: %q is a %s config", ErrBinding, name, d.Type))
+		return "", false
+	}
+	v := r.value(d)
+	if v.Null {
+		r.errs = append(r.errs, fmt.Errorf("%w: %q has no value", ErrBinding, name))
+		return "", false
+	}
+	return strings.TrimSpace(v.Value), true
+}
+
+func (r *binder) bool(name string) bool {
+	v, ok := r.raw(name, TypeBoolean)
+	if !ok {
+		return false
+	}
+	t, err := parseBool(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%w: %s: %v", ErrInvalidValue, name, err))
+	}
+	return t
+}
+
+func (r *binder) string(name string) string {
+	v, _ := r.raw(name, TypeString)
+	return v
+}
+
+func (r *binder) list(name string) []string {
+	v, _ := r.raw(name, TypeList)
+	return splitList(v)
+}
+
+// integer parses an integer config into a field of the given bit size.
+func (r *binder) integer(name string, bits int) int64 {
+	v, ok := r.raw(name, TypeShort, TypeInt, TypeLong)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, bits)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%w: %s=%q does not fit %d bits", ErrInvalidValue, name, v, bits))
+		return 0
+	}
+	return n
+}
+
+func (r *binder) int16(name string) int16 { return int16(r.integer(name, 16)) }
+func (r *binder) int32(name string) int32 { return int32(r.integer(name, 32)) }
+func (r *binder) int64(name string) int64 { return r.integer(name, 64) }
+
+// ms reads a config in milliseconds (its name ends in .ms) as a duration.
+func (r *binder) ms(name string) time.Duration { return r.duration(name, ".ms", time.Millisecond) }
+
+// minutes reads a config in minutes (its name ends in .minutes).
+func (r *binder) minutes(name string) time.Duration {
+	return r.duration(name, ".minutes", time.Minute)
+}
+
+func (r *binder) duration(name, suffix string, unit time.Duration) time.Duration {
+	if !strings.HasSuffix(name, suffix) {
+		r.errs = append(r.errs, fmt.Errorf("%w: %q is not in %s", ErrBinding, name, strings.TrimPrefix(suffix, ".")))
+		return 0
+	}
+	return time.Duration(saturatingMul(r.int64(name), int64(unit)))
+}

@@ -1,0 +1,155 @@
+package config
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// topic resolves a topic's typed configs and fails the test on an error.
+func topic(t *testing.T, b *Broker, overrides map[string]string) Topic {
+	t.Helper()
+	tc, err := b.Topic(overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+// TestSettingsDefaults resolves the defaults: a field bound to a name that
+// is not a defined config, or to one it cannot hold, fails ParseBroker, and
+// a field bound to the wrong config shows as a wrong value here.
+func TestSettingsDefaults(t *testing.T) {
+	b, err := ParseBroker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Settings{
+		AutoCreateTopics:          true,
+		DeleteTopicEnable:         true,
+		NumPartitions:             1,
+		DefaultReplicationFactor:  1,
+		SocketRequestMaxBytes:     104857600,
+		FetchMaxBytes:             57671680,
+		LogRetentionCheckInterval: 5 * time.Minute,
+		ProducerIDExpiration:      24 * time.Hour,
+		Group: GroupSettings{
+			InitialRebalanceDelay:         0,
+			MinSessionTimeout:             6 * time.Second,
+			MaxSessionTimeout:             30 * time.Minute,
+			MaxSize:                       math.MaxInt32,
+			OffsetsRetention:              7 * 24 * time.Hour,
+			OffsetsRetentionCheckInterval: 10 * time.Minute,
+			ConsumerSessionTimeout:        45 * time.Second,
+			ConsumerHeartbeatInterval:     5 * time.Second,
+			ConsumerAssignors:             []string{"uniform", "range"},
+			ConsumerMaxSize:               math.MaxInt32,
+		},
+		Transaction: TransactionSettings{
+			MaxTimeout:                15 * time.Minute,
+			AbortTimedOutInterval:     10 * time.Second,
+			TransactionalIDExpiration: 7 * 24 * time.Hour,
+		},
+		OffsetsTopic:          InternalTopicSettings{Partitions: 50, ReplicationFactor: 3, SegmentBytes: 104857600},
+		TransactionStateTopic: InternalTopicSettings{Partitions: 50, ReplicationFactor: 3, SegmentBytes: 104857600, MinISR: 2},
+	}
+	if got := *b.Settings(); !reflect.DeepEqual(got, want) {
+		t.Errorf("default settings\n got %+v\nwant %+v", got, want)
+	}
+	if got := *DefaultBroker().Settings(); !reflect.DeepEqual(got, want) {
+		t.Errorf("DefaultBroker settings\n got %+v\nwant %+v", got, want)
+	}
+
+	wantTopic := Topic{
+		MinInsyncReplicas:    1,
+		SegmentBytes:         1073741824,
+		SegmentMs:            604800000,
+		IndexIntervalBytes:   4096,
+		SegmentIndexBytes:    10485760,
+		RetentionMs:          604800000,
+		RetentionBytes:       -1,
+		FlushMessages:        math.MaxInt64,
+		FlushMs:              math.MaxInt64,
+		MaxMessageBytes:      1048588,
+		TimestampBeforeMaxMs: math.MaxInt64,
+		TimestampAfterMaxMs:  math.MaxInt64,
+		CleanupPolicy:        []string{"delete"},
+	}
+	if got := topic(t, b, nil); !reflect.DeepEqual(got, wantTopic) {
+		t.Errorf("default topic\n got %+v\nwant %+v", got, wantTopic)
+	}
+}
+
+func TestSettingsFromStatic(t *testing.T) {
+	b, err := ParseBroker(map[string]string{
+		"offsets.retention.minutes":       "2",
+		"group.consumer.assignors":        "range",
+		"transaction.max.timeout.ms":      "1000",
+		"offsets.topic.num.partitions":    "3",
+		"log.retention.hours":             "1",
+		"log.message.timestamp.type":      "LogAppendTime",
+		"min.insync.replicas":             "2",
+		"log.retention.check.interval.ms": "9223372036854775807",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := b.Settings()
+	if s.Group.OffsetsRetention != 2*time.Minute {
+		t.Errorf("offsets retention %v", s.Group.OffsetsRetention)
+	}
+	if !reflect.DeepEqual(s.Group.ConsumerAssignors, []string{"range"}) {
+		t.Errorf("assignors %q", s.Group.ConsumerAssignors)
+	}
+	if s.Transaction.MaxTimeout != time.Second {
+		t.Errorf("transaction max timeout %v", s.Transaction.MaxTimeout)
+	}
+	if s.OffsetsTopic.Partitions != 3 {
+		t.Errorf("offsets topic partitions %d", s.OffsetsTopic.Partitions)
+	}
+	if s.LogRetentionCheckInterval != math.MaxInt64 {
+		t.Errorf("an interval past time.Duration's range saturates, got %v", s.LogRetentionCheckInterval)
+	}
+	tc := topic(t, b, nil)
+	if tc.RetentionMs != 3600000 || !tc.LogAppendTime || tc.MinInsyncReplicas != 2 {
+		t.Errorf("topic from broker keys %+v", tc)
+	}
+	tc = topic(t, b, map[string]string{"retention.ms": "5", "message.timestamp.type": "CreateTime", "min.insync.replicas": "3"})
+	if tc.RetentionMs != 5 || tc.LogAppendTime || tc.MinInsyncReplicas != 3 {
+		t.Errorf("topic from overrides %+v", tc)
+	}
+}
+
+// TestBinderRefusesBadBindings: a binding to an unknown name, to a config
+// of another type or unit, or to one without a value is an error, not 0.
+func TestBinderRefusesBadBindings(t *testing.T) {
+	b := DefaultBroker()
+	for _, tc := range []struct {
+		name string
+		bind func(r *binder)
+		want error
+	}{
+		{"unknown", func(r *binder) { r.int32("num.partition") }, ErrUnknownConfig},
+		{"bool from int", func(r *binder) { r.bool("num.partitions") }, ErrBinding},
+		{"int from list", func(r *binder) { r.int64("group.consumer.assignors") }, ErrBinding},
+		{"ms from minutes", func(r *binder) { r.ms("offsets.retention.minutes") }, ErrBinding},
+		{"no value", func(r *binder) { r.int64("log.retention.ms") }, ErrBinding},
+		{"too wide", func(r *binder) { r.int16("group.max.size") }, ErrInvalidValue},
+	} {
+		r := &binder{lookup: LookupBroker, value: b.brokerValue}
+		tc.bind(r)
+		if err := r.err(); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	r := &binder{lookup: LookupTopic, value: func(d Def) Value { return b.resolveTopic(d, nil) }}
+	r.int32("log.retention.ms") // a broker key, not a topic config
+	if err := r.err(); !errors.Is(err, ErrUnknownConfig) {
+		t.Errorf("broker key bound as a topic config: %v", err)
+	}
+	if _, err := b.Topic(map[string]string{"segment.bytes": "x"}); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("unparsable override: %v", err)
+	}
+}
