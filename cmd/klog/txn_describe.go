@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/klogdev/klog/inspect"
+)
+
+func newTxnDescribeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe TRANSACTIONAL-ID...",
+		Short: "Describe transactions: state, producer, timeout, start time and partitions",
+		Long: `Describe transactional ids: state, producer id and epoch, transaction
+timeout, when the open transaction started and the partitions it spans. An id
+the cluster does not know is reported on stderr and makes the exit status 1.`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTxnDescribe(cmd.Context(), g, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+}
+
+func runTxnDescribe(ctx context.Context, g *globals, ids []string, out, diag io.Writer) error {
+	return withAdmin(g, func(adm *kadm.Client) error {
+		txns, err := inspect.DescribeTransactions(ctx, adm, ids)
+		if err != nil {
+			return err
+		}
+		failed := 0
+		for _, tx := range txns {
+			if tx.Error != "" {
+				failed++
+				fmt.Fprintf(diag, "klog: transactional id %q: %s\n", tx.TransactionalID, tx.Error)
+			}
+		}
+		if err := writeTxns(g, out, txns, true); err != nil {
+			return err
+		}
+		if failed > 0 {
+			return fmt.Errorf("%d of %d transactional ids failed: %w", failed, len(ids), ErrItemsFailed)
+		}
+		return nil
+	})
+}
