@@ -38,24 +38,6 @@ func newGroupCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// groupStates are the group states a broker reports, classic and consumer
-// protocol together, spelled as the broker spells them: what --state takes.
-var groupStates = []string{
-	"Empty", "Stable", "PreparingRebalance", "CompletingRebalance",
-	"Assigning", "Reconciling", "NotReady", "Dead",
-}
-
-// canonicalState returns the broker's spelling of a state given in any
-// case.
-func canonicalState(s string) (string, bool) {
-	for _, st := range groupStates {
-		if strings.EqualFold(st, s) {
-			return st, true
-		}
-	}
-	return "", false
-}
-
 // completionTimeout bounds the broker round trip of a shell completion.
 const completionTimeout = 3 * time.Second
 

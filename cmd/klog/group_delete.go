@@ -54,7 +54,7 @@ func runGroupDelete(ctx context.Context, g *globals, names []string, yes, intera
 			return fmt.Errorf("delete groups: %w", err)
 		}
 		results := make([]groupResult, 0, len(names))
-		failed := 0
+		failed := failures{diag: diag}
 		for _, n := range names {
 			res := groupResult{Group: n}
 			r, ok := resps[n]
@@ -64,10 +64,7 @@ func runGroupDelete(ctx context.Context, g *globals, names []string, yes, intera
 			case r.Err != nil:
 				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
 			}
-			if res.Error != "" {
-				failed++
-				fmt.Fprintf(diag, "klog: group %q: %s\n", n, res.Error)
-			}
+			failed.add(res.Error, "group %q", n)
 			results = append(results, res)
 		}
 		err = writeOutput(g, out, groupDeleteJSON{Version: groupJSONVersion, Groups: results}, func(t *table) {
@@ -83,10 +80,7 @@ func runGroupDelete(ctx context.Context, g *globals, names []string, yes, intera
 		if err != nil {
 			return err
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d of %d groups failed: %w", failed, len(names), ErrItemsFailed)
-		}
-		return nil
+		return failed.err("%d of %d groups failed", failed.n, len(names))
 	})
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -46,18 +45,12 @@ func runGroupDescribe(ctx context.Context, g *globals, names []string, out, diag
 			return err
 		}
 		descs := make([]inspect.GroupDescription, 0, len(names))
-		failed := 0
+		failed := failures{diag: diag}
 		for _, n := range names {
 			d := inspect.GroupOffsets(ctx, adm, g.newClient, infos[n])
-			if d.Error != "" {
-				failed++
-				fmt.Fprintf(diag, "klog: group %q: %s\n", n, d.Error)
-			}
+			failed.add(d.Error, "group %q", n)
 			for _, p := range d.Partitions {
-				if p.Error != "" {
-					failed++
-					fmt.Fprintf(diag, "klog: group %q: %s[%d]: %s\n", n, p.Topic, p.Partition, p.Error)
-				}
+				failed.add(p.Error, "group %q: %s[%d]", n, p.Topic, p.Partition)
 			}
 			descs = append(descs, d)
 		}
@@ -65,10 +58,7 @@ func runGroupDescribe(ctx context.Context, g *globals, names []string, out, diag
 		if err := writeOutput(g, out, doc, func(t *table) { writeGroupDescribeText(t, descs) }); err != nil {
 			return err
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d items failed: %w", failed, ErrItemsFailed)
-		}
-		return nil
+		return failed.err("%d items failed", failed.n)
 	})
 }
 

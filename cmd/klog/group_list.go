@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -40,30 +38,22 @@ Reconciling, NotReady, Dead.`,
 }
 
 func runGroupList(ctx context.Context, g *globals, states []string, out, diag io.Writer) error {
-	canon := make([]string, 0, len(states))
-	for _, s := range states {
-		c, ok := canonicalState(strings.TrimSpace(s))
-		if !ok {
-			return usagef("--state %q: want one of %s", s, strings.Join(groupStates, ", "))
-		}
-		canon = append(canon, c)
+	canon, err := canonicalStates(groupStates, states)
+	if err != nil {
+		return err
 	}
 	return withClients(g, func(cl *kgo.Client, adm *kadm.Client) error {
 		items, listErr := inspect.ListGroups(ctx, cl, adm, canon...)
 		if items == nil {
 			return listErr
 		}
-		failed := 0
+		failed := failures{diag: diag}
 		if listErr != nil {
 			// Some brokers did not answer: list what the others know.
-			failed++
-			fmt.Fprintf(diag, "klog: list groups: %v\n", listErr)
+			failed.add(listErr.Error(), "list groups")
 		}
 		for _, it := range items {
-			if it.Error != "" {
-				failed++
-				fmt.Fprintf(diag, "klog: group %q: %s\n", it.Group, it.Error)
-			}
+			failed.add(it.Error, "group %q", it.Group)
 		}
 		err := writeOutput(g, out, groupListJSON{Version: groupJSONVersion, Groups: items}, func(t *table) {
 			t.row("GROUP\tTYPE\tSTATE\tPROTOCOL-TYPE\tPROTOCOL\tMEMBERS\tCOORDINATOR\n")
@@ -75,9 +65,6 @@ func runGroupList(ctx context.Context, g *globals, states []string, out, diag io
 		if err != nil {
 			return err
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d groups could not be listed or described: %w", failed, ErrItemsFailed)
-		}
-		return nil
+		return failed.err("%d groups could not be listed or described", failed.n)
 	})
 }

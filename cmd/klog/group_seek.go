@@ -277,12 +277,9 @@ func countCommittable(entries []seekEntry) int {
 // document (text was previewed already), and returns ErrItemsFailed if any
 // partition failed.
 func finishSeek(g *globals, out, diag io.Writer, res groupSeekJSON) error {
-	failed := 0
+	failed := failures{diag: diag}
 	for _, e := range res.Partitions {
-		if e.Error != "" {
-			failed++
-			fmt.Fprintf(diag, "klog: group %q: %s[%d]: %s\n", res.Group, e.Topic, e.Partition, e.Error)
-		}
+		failed.add(e.Error, "group %q: %s[%d]", res.Group, e.Topic, e.Partition)
 	}
 	if g.format == formatJSON {
 		if res.Partitions == nil {
@@ -293,12 +290,9 @@ func finishSeek(g *globals, out, diag io.Writer, res groupSeekJSON) error {
 		}
 	}
 	if res.Committed {
-		fmt.Fprintf(diag, "committed %d offsets for group %q\n", len(res.Partitions)-failed, res.Group)
+		fmt.Fprintf(diag, "committed %d offsets for group %q\n", len(res.Partitions)-failed.n, res.Group)
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d partitions failed: %w", failed, len(res.Partitions), ErrItemsFailed)
-	}
-	return nil
+	return failed.err("%d of %d partitions failed", failed.n, len(res.Partitions))
 }
 
 // writeSeekTable prints the preview: current -> new per partition.

@@ -590,11 +590,11 @@ func TestGroupConsumerProtocol(t *testing.T) {
 
 func TestCanonicalState(t *testing.T) {
 	for in, want := range map[string]string{"empty": "Empty", "STABLE": "Stable", "preparingrebalance": "PreparingRebalance", "reconciling": "Reconciling"} {
-		if got, ok := canonicalState(in); !ok || got != want {
+		if got, ok := canonicalState(groupStates, in); !ok || got != want {
 			t.Errorf("canonicalState(%q) = %q, %t", in, got, ok)
 		}
 	}
-	if _, ok := canonicalState("asleep"); ok {
+	if _, ok := canonicalState(groupStates, "asleep"); ok {
 		t.Error("canonicalState accepted asleep")
 	}
 }

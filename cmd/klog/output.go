@@ -74,6 +74,32 @@ func (t *table) section() {
 	t.sections++
 }
 
+// failures counts the items of a command that failed, each reported on diag
+// as it is found.
+type failures struct {
+	diag io.Writer
+	n    int
+}
+
+// add reports a failed item, "klog: <item>: <errText>", unless errText is
+// empty.
+func (f *failures) add(errText, item string, args ...any) {
+	if errText == "" {
+		return
+	}
+	f.n++
+	fmt.Fprintf(f.diag, "klog: %s: %s\n", fmt.Sprintf(item, args...), errText)
+}
+
+// err returns nil when no item failed, else the summary, formatted, wrapping
+// ErrItemsFailed.
+func (f *failures) err(summary string, args ...any) error {
+	if f.n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(summary, args...), ErrItemsFailed)
+}
+
 // ---- cells ----
 
 func orDash(s string) string {

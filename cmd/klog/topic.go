@@ -55,12 +55,9 @@ type topicResults struct {
 // status word printed for successes in text.
 func reportResults(g *globals, out, diag io.Writer, results []topicResult, ok string) error {
 	sort.Slice(results, func(i, j int) bool { return results[i].Name < results[j].Name })
-	failed := 0
+	failed := failures{diag: diag}
 	for _, r := range results {
-		if r.Error != "" {
-			failed++
-			fmt.Fprintf(diag, "klog: topic %q: %s\n", r.Name, r.Error)
-		}
+		failed.add(r.Error, "topic %q", r.Name)
 	}
 	if results == nil {
 		results = []topicResult{}
@@ -78,10 +75,7 @@ func reportResults(g *globals, out, diag io.Writer, results []topicResult, ok st
 	if err != nil {
 		return err
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d topics failed: %w", failed, len(results), ErrItemsFailed)
-	}
-	return nil
+	return failed.err("%d of %d topics failed", failed.n, len(results))
 }
 
 // ---- topic create ----

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -74,21 +73,15 @@ func runTopicDescribe(ctx context.Context, g *globals, names []string, out, diag
 		if err != nil {
 			return err
 		}
-		failed := 0
+		failed := failures{diag: diag}
 		for _, d := range descs {
-			if d.Error != "" {
-				failed++
-				fmt.Fprintf(diag, "klog: topic %q: %s\n", d.Name, d.Error)
-			}
+			failed.add(d.Error, "topic %q", d.Name)
 		}
 		doc := topicDescribeJSON{Version: topicJSONVersion, Topics: descs}
 		if err := writeOutput(g, out, doc, func(t *table) { writeTopicDescribeText(t, descs) }); err != nil {
 			return err
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d of %d topics failed: %w", failed, len(descs), ErrItemsFailed)
-		}
-		return nil
+		return failed.err("%d of %d topics failed", failed.n, len(descs))
 	})
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,22 +17,6 @@ const txnJSONVersion = 1
 // ErrNoOpenTransaction reports that no producer has an open transaction
 // starting at the offset given to txn abort.
 var ErrNoOpenTransaction = errors.New("no open transaction starts at this offset")
-
-// txnStates are the transaction states a coordinator reports, spelled as
-// the coordinator spells them: what --state takes.
-var txnStates = []string{
-	"Empty", "Ongoing", "PrepareCommit", "PrepareAbort",
-	"CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence",
-}
-
-func canonicalTxnState(s string) (string, bool) {
-	for _, st := range txnStates {
-		if strings.EqualFold(st, s) {
-			return st, true
-		}
-	}
-	return "", false
-}
 
 func newTxnCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{

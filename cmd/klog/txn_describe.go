@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -31,19 +30,13 @@ func runTxnDescribe(ctx context.Context, g *globals, ids []string, out, diag io.
 		if err != nil {
 			return err
 		}
-		failed := 0
+		failed := failures{diag: diag}
 		for _, tx := range txns {
-			if tx.Error != "" {
-				failed++
-				fmt.Fprintf(diag, "klog: transactional id %q: %s\n", tx.TransactionalID, tx.Error)
-			}
+			failed.add(tx.Error, "transactional id %q", tx.TransactionalID)
 		}
 		if err := writeTxns(g, out, txns, true); err != nil {
 			return err
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d of %d transactional ids failed: %w", failed, len(ids), ErrItemsFailed)
-		}
-		return nil
+		return failed.err("%d of %d transactional ids failed", failed.n, len(ids))
 	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -63,7 +62,7 @@ func runTxnHanging(ctx context.Context, g *globals, topics []string, maxAge time
 	}
 	return withAdmin(g, func(adm *kadm.Client) error {
 		h, err := inspect.HangingTransactions(ctx, adm, topics, maxAge, now)
-		failed := reportPartitionErrors(diag, h.Partitions)
+		failed := partitionFailures(diag, h.Partitions)
 		if err != nil {
 			return err
 		}
@@ -82,9 +81,6 @@ func runTxnHanging(ctx context.Context, g *globals, topics []string, maxAge time
 		if err != nil {
 			return err
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d of %d partitions could not be examined: %w", failed, len(h.Partitions), ErrItemsFailed)
-		}
-		return nil
+		return failed.err("%d of %d partitions could not be examined", failed.n, len(h.Partitions))
 	})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
@@ -36,23 +35,18 @@ comma-separated, any case): ` + strings.Join(txnStates, ", ") + `.`,
 }
 
 func runTxnList(ctx context.Context, g *globals, states []string, out, diag io.Writer) error {
-	canon := make([]string, 0, len(states))
-	for _, s := range states {
-		c, ok := canonicalTxnState(strings.TrimSpace(s))
-		if !ok {
-			return usagef("--state %q: want one of %s", s, strings.Join(txnStates, ", "))
-		}
-		canon = append(canon, c)
+	canon, err := canonicalStates(txnStates, states)
+	if err != nil {
+		return err
 	}
 	return withAdmin(g, func(adm *kadm.Client) error {
 		ids, listErr := inspect.ListTransactionIDs(ctx, adm, canon...)
 		if ids == nil {
 			return listErr
 		}
-		failed := 0
+		failed := failures{diag: diag}
 		if listErr != nil {
-			failed++
-			fmt.Fprintf(diag, "klog: list transactions: %v\n", listErr)
+			failed.add(listErr.Error(), "list transactions")
 		}
 		described, err := inspect.DescribeTransactions(ctx, adm, ids)
 		if err != nil {
@@ -63,18 +57,12 @@ func runTxnList(ctx context.Context, g *globals, states []string, out, diag io.W
 			if errors.Is(tx.Err, kerr.TransactionalIDNotFound) {
 				continue // gone since the listing
 			}
-			if tx.Error != "" {
-				failed++
-				fmt.Fprintf(diag, "klog: transactional id %q: %s\n", tx.TransactionalID, tx.Error)
-			}
+			failed.add(tx.Error, "transactional id %q", tx.TransactionalID)
 			txns = append(txns, tx)
 		}
 		if err := writeTxns(g, out, txns, false); err != nil {
 			return err
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d transactions could not be listed or described: %w", failed, ErrItemsFailed)
-		}
-		return nil
+		return failed.err("%d transactions could not be listed or described", failed.n)
 	})
 }

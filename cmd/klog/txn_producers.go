@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -72,7 +71,7 @@ func runTxnProducers(ctx context.Context, g *globals, args []string, out, diag i
 		if err != nil {
 			return err
 		}
-		failed := reportPartitionErrors(diag, parts)
+		failed := partitionFailures(diag, parts)
 		if parts == nil {
 			parts = []inspect.PartitionProducers{}
 		}
@@ -88,22 +87,16 @@ func runTxnProducers(ctx context.Context, g *globals, args []string, out, diag i
 		if err != nil {
 			return err
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d of %d partitions failed: %w", failed, len(parts), ErrItemsFailed)
-		}
-		return nil
+		return failed.err("%d of %d partitions failed", failed.n, len(parts))
 	})
 }
 
-// reportPartitionErrors reports on diag each partition whose producers
-// could not be described, and returns how many there were.
-func reportPartitionErrors(diag io.Writer, parts []inspect.PartitionProducers) int {
-	failed := 0
+// partitionFailures reports on diag each partition whose producers could
+// not be described.
+func partitionFailures(diag io.Writer, parts []inspect.PartitionProducers) *failures {
+	failed := &failures{diag: diag}
 	for _, p := range parts {
-		if p.Error != "" {
-			failed++
-			fmt.Fprintf(diag, "klog: %s/%d: %s\n", p.Topic, p.Partition, p.Error)
-		}
+		failed.add(p.Error, "%s/%d", p.Topic, p.Partition)
 	}
 	return failed
 }
