@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klogdev/klog/inspect"
 )
 
 // consumePollRecords bounds how many records one poll hands out, so output
@@ -229,14 +231,14 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions, out, diag io.
 // planConsume checks that every topic and partition exists and resolves the
 // offset spec for each partition.
 func planConsume(ctx context.Context, adm *kadm.Client, o consumeOptions, spec offsetSpec) (consumePlan, error) {
-	details, err := topicPartitions(ctx, adm, o.topics)
+	details, err := inspect.LookupTopics(ctx, adm, o.topics)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range o.topics {
 		for _, p := range o.partitions {
 			if _, ok := details[t].Partitions[p]; !ok {
-				return nil, fmt.Errorf("topic %q partition %d: %w", t, p, ErrPartitionNotFound)
+				return nil, fmt.Errorf("topic %q partition %d: %w", t, p, inspect.ErrPartitionNotFound)
 			}
 		}
 	}

@@ -12,13 +12,9 @@ import (
 // reported on stderr, one per item; the command exits with status 1.
 var ErrItemsFailed = errors.New("some items failed")
 
-// ErrTopicNotFound reports that a topic named on the command line does not
-// exist. klog never creates topics implicitly.
-var ErrTopicNotFound = errors.New("topic does not exist")
-
-// ErrPartitionNotFound reports that a partition named on the command line
-// does not exist in its topic.
-var ErrPartitionNotFound = errors.New("partition does not exist")
+// A topic or partition named on the command line that does not exist is
+// reported with inspect.ErrTopicNotFound or inspect.ErrPartitionNotFound:
+// klog never creates topics implicitly.
 
 // ErrLineTooLong reports an input line longer than the record size limit.
 var ErrLineTooLong = errors.New("input line too long")

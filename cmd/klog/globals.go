@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -96,15 +94,6 @@ func (g *globals) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 	return cl, nil
 }
 
-// newAdmin returns an admin client; closing it closes the underlying client.
-func (g *globals) newAdmin() (*kadm.Client, error) {
-	cl, err := g.newClient()
-	if err != nil {
-		return nil, err
-	}
-	return kadm.NewClient(cl), nil
-}
-
 // kgoLevel maps the -v count to franz-go's log level.
 func kgoLevel(verbose int) kgo.LogLevel {
 	switch {
@@ -140,22 +129,18 @@ func (l kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 	l.logger.Log(context.Background(), sl, msg, keyvals...)
 }
 
-// topicPartitions looks up topics without creating them and returns the
-// number of partitions of each. A topic that does not exist is an error
-// naming it, wrapping ErrTopicNotFound.
-func topicPartitions(ctx context.Context, adm *kadm.Client, topics []string) (map[string]kadm.TopicDetail, error) {
-	details, err := adm.ListTopicsWithInternal(ctx, topics...)
+// withClients runs fn with a client and an admin client on it, closed
+// afterwards.
+func withClients(g *globals, fn func(*kgo.Client, *kadm.Client) error) error {
+	cl, err := g.newClient()
 	if err != nil {
-		return nil, fmt.Errorf("metadata: %w", err)
+		return err
 	}
-	for _, t := range topics {
-		d, ok := details[t]
-		switch {
-		case !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition):
-			return nil, fmt.Errorf("topic %q: %w", t, ErrTopicNotFound)
-		case d.Err != nil:
-			return nil, fmt.Errorf("topic %q: %w", t, d.Err)
-		}
-	}
-	return details, nil
+	defer cl.Close()
+	return fn(cl, kadm.NewClient(cl))
+}
+
+// withAdmin runs fn with an admin client that is closed afterwards.
+func withAdmin(g *globals, fn func(*kadm.Client) error) error {
+	return withClients(g, func(_ *kgo.Client, adm *kadm.Client) error { return fn(adm) })
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/inspect"
 )
 
 // waitFor polls cond until it holds, failing the test after a generous
@@ -352,28 +354,6 @@ func TestGroupLagCountsToLastStableOffset(t *testing.T) {
 	wantCommitted(t, b, "g-txn", "txlag", map[int32]int64{0: 4})
 }
 
-func TestPartitionLag(t *testing.T) {
-	c := func(n int64) *int64 { return &n }
-	tests := []struct {
-		committed     *int64
-		logStart, lso int64
-		want          int64
-		why           string
-	}{
-		{c(4), 0, 10, 6, "committed inside the log"},
-		{nil, 0, 3, 3, "no commit: from the log start"},
-		{nil, 5, 8, 3, "no commit, trimmed log"},
-		{c(2), 5, 8, 3, "committed before the log start"},
-		{c(10), 0, 10, 0, "at the end"},
-		{c(12), 0, 10, 0, "past the LSO (an open transaction)"},
-	}
-	for _, tc := range tests {
-		if got := partitionLag(tc.committed, tc.logStart, tc.lso); got != tc.want {
-			t.Errorf("%s: lag = %d, want %d", tc.why, got, tc.want)
-		}
-	}
-}
-
 func TestGroupSeek(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b, "seekt", 2)
@@ -582,7 +562,7 @@ func TestGroupConsumerProtocol(t *testing.T) {
 	cl, stop := joinGroup(t, b, "g-next", []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer())}, "nextgen")
 	commitAs(t, cl, "nextgen", map[int32]int64{0: 1, 1: 2})
 
-	var g groupDescribe
+	var g inspect.GroupDescription
 	waitFor(t, "the member to own both partitions", func() (bool, string) {
 		g = describeJSON(t, b, "g-next").Groups[0]
 		return len(g.Members) == 1 && fmt.Sprint(g.Members[0].Assigned) == "[{nextgen [0 1]}]", fmt.Sprintf("%+v", g)
@@ -602,7 +582,7 @@ func TestGroupConsumerProtocol(t *testing.T) {
 	stop()
 	waitFor(t, "the group to empty", func() (bool, string) {
 		g = describeJSON(t, b, "g-next").Groups[0]
-		return len(g.Members) == 0 && inactive(g.State), fmt.Sprintf("%+v", g)
+		return len(g.Members) == 0 && inspect.Inactive(g.State), fmt.Sprintf("%+v", g)
 	})
 	mustRun(t, b, "", "group", "seek", "g-next", "--to", "start", "--yes")
 	wantCommitted(t, b, "g-next", "nextgen", map[int32]int64{0: 0, 1: 0})
@@ -610,11 +590,11 @@ func TestGroupConsumerProtocol(t *testing.T) {
 
 func TestCanonicalState(t *testing.T) {
 	for in, want := range map[string]string{"empty": "Empty", "STABLE": "Stable", "preparingrebalance": "PreparingRebalance", "reconciling": "Reconciling"} {
-		if got, ok := canonicalState(in); !ok || got != want {
+		if got, ok := canonicalState(groupStates, in); !ok || got != want {
 			t.Errorf("canonicalState(%q) = %q, %t", in, got, ok)
 		}
 	}
-	if _, ok := canonicalState("asleep"); ok {
+	if _, ok := canonicalState(groupStates, "asleep"); ok {
 		t.Error("canonicalState accepted asleep")
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/inspect"
 )
 
 // defaultMaxMessageBytes is the broker default of max.message.bytes; input
@@ -189,8 +191,8 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 		return err
 	}
 	defer cl.Close()
-	details, err := topicPartitions(ctx, kadm.NewClient(cl), []string{o.topic})
-	if errors.Is(err, ErrTopicNotFound) {
+	details, err := inspect.LookupTopics(ctx, kadm.NewClient(cl), []string{o.topic})
+	if errors.Is(err, inspect.ErrTopicNotFound) {
 		// Like Kafka's own producers, ask the broker to create the topic;
 		// it does so when auto.create.topics.enable is true.
 		details, err = autoCreateTopic(ctx, cl, o.topic)
@@ -200,7 +202,7 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 	}
 	numPartitions := int32(len(details[o.topic].Partitions))
 	if o.partition >= numPartitions {
-		return fmt.Errorf("topic %q has %d partitions, -p %d: %w", o.topic, numPartitions, o.partition, ErrPartitionNotFound)
+		return fmt.Errorf("topic %q has %d partitions, -p %d: %w", o.topic, numPartitions, o.partition, inspect.ErrPartitionNotFound)
 	}
 
 	rep := &produceReport{w: diag, quiet: o.quiet}
@@ -212,7 +214,7 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 		}
 		r.Headers = append(r.Headers, headers...)
 		if r.Partition >= numPartitions {
-			return fmt.Errorf("partition %d: %w (topic %q has %d)", r.Partition, ErrPartitionNotFound, o.topic, numPartitions)
+			return fmt.Errorf("partition %d: %w (topic %q has %d)", r.Partition, inspect.ErrPartitionNotFound, o.topic, numPartitions)
 		}
 		return nil
 	}
@@ -450,7 +452,7 @@ func (p *explicitTopicPartitioner) OnNewBatch() {
 
 // autoCreateTopic asks the cluster to auto-create topic through a Metadata
 // request that allows it, and returns the topic's details once it exists.
-func autoCreateTopic(ctx context.Context, cl *kgo.Client, topic string) (map[string]kadm.TopicDetail, error) {
+func autoCreateTopic(ctx context.Context, cl *kgo.Client, topic string) (kadm.TopicDetails, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
@@ -461,13 +463,13 @@ func autoCreateTopic(ctx context.Context, cl *kgo.Client, topic string) (map[str
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	if len(resp.Topics) != 1 {
-		return nil, fmt.Errorf("topic %q: %w", topic, ErrTopicNotFound)
+		return nil, fmt.Errorf("topic %q: %w", topic, inspect.ErrTopicNotFound)
 	}
 	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
 		if errors.Is(err, kerr.UnknownTopicOrPartition) {
-			return nil, fmt.Errorf("topic %q: %w (and the cluster does not auto-create topics)", topic, ErrTopicNotFound)
+			return nil, fmt.Errorf("topic %q: %w (and the cluster does not auto-create topics)", topic, inspect.ErrTopicNotFound)
 		}
 		return nil, fmt.Errorf("topic %q: %w", topic, err)
 	}
-	return topicPartitions(ctx, kadm.NewClient(cl), []string{topic})
+	return inspect.LookupTopics(ctx, kadm.NewClient(cl), []string{topic})
 }

@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/inspect"
 )
 
 // topicJSONVersion is the "version" field of every topic command's JSON
@@ -52,75 +50,32 @@ type topicResults struct {
 	Topics  []topicResult `json:"topics"`
 }
 
-// writeJSON writes v as indented JSON with a trailing newline.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write JSON: %w", err)
-	}
-	return nil
-}
-
 // reportResults prints per-topic results (a table or JSON on out, each
 // failure on diag) and returns ErrItemsFailed if any failed. ok is the
 // status word printed for successes in text.
 func reportResults(g *globals, out, diag io.Writer, results []topicResult, ok string) error {
 	sort.Slice(results, func(i, j int) bool { return results[i].Name < results[j].Name })
-	failed := 0
+	failed := failures{diag: diag}
 	for _, r := range results {
-		if r.Error != "" {
-			failed++
-			fmt.Fprintf(diag, "klog: topic %q: %s\n", r.Name, r.Error)
-		}
+		failed.add(r.Error, "topic %q", r.Name)
 	}
-	if g.format == formatJSON {
-		if results == nil {
-			results = []topicResult{}
-		}
-		if err := writeJSON(out, topicResults{Version: topicJSONVersion, Topics: results}); err != nil {
-			return err
-		}
-	} else {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TOPIC\tSTATUS")
+	if results == nil {
+		results = []topicResult{}
+	}
+	err := writeOutput(g, out, topicResults{Version: topicJSONVersion, Topics: results}, func(t *table) {
+		t.row("TOPIC\tSTATUS\n")
 		for _, r := range results {
 			status := ok
 			if r.Error != "" {
 				status = "ERROR: " + r.Error
 			}
-			fmt.Fprintf(tw, "%s\t%s\n", r.Name, status)
+			t.row("%s\t%s\n", r.Name, status)
 		}
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("write output: %w", err)
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d topics failed: %w", failed, len(results), ErrItemsFailed)
-	}
-	return nil
-}
-
-// errString renders a per-item error with the broker's message, if any.
-func errString(err error, msg string) string {
-	if err == nil {
-		return ""
-	}
-	if msg != "" && !strings.Contains(err.Error(), msg) {
-		return err.Error() + ": " + msg
-	}
-	return err.Error()
-}
-
-// withAdmin runs fn with an admin client that is closed afterwards.
-func withAdmin(g *globals, fn func(*kadm.Client) error) error {
-	adm, err := g.newAdmin()
+	})
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	return fn(adm)
+	return failed.err("%d of %d topics failed", failed.n, len(results))
 }
 
 // ---- topic create ----
@@ -185,9 +140,9 @@ func runTopicCreate(ctx context.Context, g *globals, o topicCreateOptions, out, 
 			res := topicResult{Name: name}
 			switch {
 			case !ok:
-				res.Error = "no response from the broker"
+				res.Error = inspect.ErrNoResponse.Error()
 			case r.Err != nil:
-				res.Error = errString(r.Err, r.ErrMessage)
+				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
 			default:
 				res.Partitions, res.ReplicationFactor = r.NumPartitions, r.ReplicationFactor
 			}
@@ -222,9 +177,9 @@ func runTopicDelete(ctx context.Context, g *globals, names []string, out, diag i
 			res := topicResult{Name: name}
 			switch {
 			case !ok:
-				res.Error = "no response from the broker"
+				res.Error = inspect.ErrNoResponse.Error()
 			case r.Err != nil:
-				res.Error = errString(r.Err, r.ErrMessage)
+				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
 			}
 			results = append(results, res)
 		}
@@ -263,9 +218,9 @@ func runTopicAddPartitions(ctx context.Context, g *globals, names []string, tota
 			res := topicResult{Name: name}
 			switch {
 			case !ok:
-				res.Error = "no response from the broker"
+				res.Error = inspect.ErrNoResponse.Error()
 			case r.Err != nil:
-				res.Error = errString(r.Err, r.ErrMessage)
+				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
 			default:
 				res.Partitions = int32(total)
 			}
@@ -338,317 +293,12 @@ func runTopicAlterConfig(ctx context.Context, g *globals, names []string, alters
 			r, err := resps.On(name, nil)
 			switch {
 			case err != nil:
-				res.Error = "no response from the broker"
+				res.Error = inspect.ErrNoResponse.Error()
 			case r.Err != nil:
-				res.Error = errString(r.Err, r.ErrMessage)
+				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
 			}
 			results = append(results, res)
 		}
 		return reportResults(g, out, diag, results, "ALTERED")
 	})
-}
-
-// ---- topic list ----
-
-// topicListJSON is the JSON output of topic list.
-type topicListJSON struct {
-	Version int             `json:"version"`
-	Topics  []topicListItem `json:"topics"`
-}
-
-type topicListItem struct {
-	Name              string `json:"name"`
-	Partitions        int    `json:"partitions"`
-	ReplicationFactor int    `json:"replication_factor"`
-	Internal          bool   `json:"internal"`
-}
-
-func newTopicListCmd(g *globals) *cobra.Command {
-	var internal bool
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List topics",
-		Args:    usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runTopicList(cmd.Context(), g, internal, cmd.OutOrStdout())
-		},
-	}
-	cmd.Flags().BoolVarP(&internal, "internal", "i", false, "include internal topics")
-	return cmd
-}
-
-func runTopicList(ctx context.Context, g *globals, internal bool, out io.Writer) error {
-	return withAdmin(g, func(adm *kadm.Client) error {
-		var details kadm.TopicDetails
-		var err error
-		if internal {
-			details, err = adm.ListTopicsWithInternal(ctx)
-		} else {
-			details, err = adm.ListTopics(ctx)
-		}
-		if err != nil {
-			return fmt.Errorf("list topics: %w", err)
-		}
-		items := []topicListItem{}
-		for _, d := range details.Sorted() {
-			if d.Err != nil {
-				continue
-			}
-			items = append(items, topicListItem{
-				Name:              d.Topic,
-				Partitions:        len(d.Partitions),
-				ReplicationFactor: d.Partitions.NumReplicas(),
-				Internal:          d.IsInternal,
-			})
-		}
-		if g.format == formatJSON {
-			return writeJSON(out, topicListJSON{Version: topicJSONVersion, Topics: items})
-		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tPARTITIONS\tREPLICAS")
-		for _, it := range items {
-			fmt.Fprintf(tw, "%s\t%d\t%d\n", it.Name, it.Partitions, it.ReplicationFactor)
-		}
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("write output: %w", err)
-		}
-		return nil
-	})
-}
-
-// ---- topic describe ----
-
-// topicDescribeJSON is the JSON output of topic describe.
-type topicDescribeJSON struct {
-	Version int             `json:"version"`
-	Topics  []topicDescribe `json:"topics"`
-}
-
-type topicDescribe struct {
-	Name              string              `json:"name"`
-	ID                string              `json:"id,omitempty"`
-	Internal          bool                `json:"internal"`
-	ReplicationFactor int                 `json:"replication_factor"`
-	Partitions        []partitionDescribe `json:"partitions"`
-	Configs           []configDescribe    `json:"configs"` // those that differ from the default
-	Error             string              `json:"error,omitempty"`
-}
-
-type partitionDescribe struct {
-	Partition       int32   `json:"partition"`
-	Leader          int32   `json:"leader"`
-	LeaderEpoch     int32   `json:"leader_epoch"`
-	Replicas        []int32 `json:"replicas"`
-	ISR             []int32 `json:"isr"`
-	OfflineReplicas []int32 `json:"offline_replicas"`
-	LogStartOffset  int64   `json:"log_start_offset"`
-	HighWatermark   int64   `json:"high_watermark"`
-	Error           string  `json:"error,omitempty"`
-}
-
-type configDescribe struct {
-	Key       string  `json:"key"`
-	Value     *string `json:"value"`
-	Source    string  `json:"source"`
-	Sensitive bool    `json:"sensitive"`
-}
-
-func newTopicDescribeCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe NAME...",
-		Short: "Describe topics: partitions, leaders, replicas, ISR, offsets, configs",
-		Args:  usageArgs(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTopicDescribe(cmd.Context(), g, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
-}
-
-func runTopicDescribe(ctx context.Context, g *globals, names []string, out, diag io.Writer) error {
-	return withAdmin(g, func(adm *kadm.Client) error {
-		descs, err := describeTopics(ctx, adm, names)
-		if err != nil {
-			return err
-		}
-		failed := 0
-		for _, d := range descs {
-			if d.Error != "" {
-				failed++
-				fmt.Fprintf(diag, "klog: topic %q: %s\n", d.Name, d.Error)
-			}
-		}
-		if g.format == formatJSON {
-			if err := writeJSON(out, topicDescribeJSON{Version: topicJSONVersion, Topics: descs}); err != nil {
-				return err
-			}
-		} else if err := writeTopicDescribeText(out, descs); err != nil {
-			return err
-		}
-		if failed > 0 {
-			return fmt.Errorf("%d of %d topics failed: %w", failed, len(descs), ErrItemsFailed)
-		}
-		return nil
-	})
-}
-
-// describeTopics gathers metadata, offsets and non-default configs.
-func describeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]topicDescribe, error) {
-	details, err := adm.ListTopicsWithInternal(ctx, names...)
-	if err != nil {
-		return nil, fmt.Errorf("metadata: %w", err)
-	}
-	var found []string
-	for _, n := range names {
-		if d, ok := details[n]; ok && d.Err == nil {
-			found = append(found, n)
-		}
-	}
-	var starts, ends kadm.ListedOffsets
-	var configs kadm.ResourceConfigs
-	if len(found) > 0 {
-		if starts, err = adm.ListStartOffsets(ctx, found...); err != nil {
-			return nil, fmt.Errorf("list start offsets: %w", err)
-		}
-		if ends, err = adm.ListEndOffsets(ctx, found...); err != nil {
-			return nil, fmt.Errorf("list end offsets: %w", err)
-		}
-		if configs, err = adm.DescribeTopicConfigs(ctx, found...); err != nil {
-			return nil, fmt.Errorf("describe configs: %w", err)
-		}
-	}
-	descs := make([]topicDescribe, 0, len(names))
-	for _, n := range names {
-		d, ok := details[n]
-		desc := topicDescribe{Name: n, Partitions: []partitionDescribe{}, Configs: []configDescribe{}}
-		switch {
-		case !ok:
-			desc.Error = ErrTopicNotFound.Error()
-		case d.Err != nil:
-			desc.Error = d.Err.Error()
-		}
-		if desc.Error != "" {
-			descs = append(descs, desc)
-			continue
-		}
-		if d.ID != (kadm.TopicID{}) {
-			desc.ID = base64.RawURLEncoding.EncodeToString(d.ID[:])
-		}
-		desc.Internal = d.IsInternal
-		desc.ReplicationFactor = d.Partitions.NumReplicas()
-		for _, p := range d.Partitions.Sorted() {
-			pd := partitionDescribe{
-				Partition:       p.Partition,
-				Leader:          p.Leader,
-				LeaderEpoch:     p.LeaderEpoch,
-				Replicas:        nonNil(p.Replicas),
-				ISR:             nonNil(p.ISR),
-				OfflineReplicas: nonNil(p.OfflineReplicas),
-				LogStartOffset:  -1,
-				HighWatermark:   -1,
-			}
-			if p.Err != nil {
-				pd.Error = p.Err.Error()
-			}
-			if s, ok := starts.Lookup(n, p.Partition); ok && s.Err == nil {
-				pd.LogStartOffset = s.Offset
-			}
-			if e, ok := ends.Lookup(n, p.Partition); ok && e.Err == nil {
-				pd.HighWatermark = e.Offset
-			}
-			desc.Partitions = append(desc.Partitions, pd)
-		}
-		if rc, err := configs.On(n, nil); err == nil {
-			if rc.Err != nil {
-				desc.Error = "describe configs: " + errString(rc.Err, rc.ErrMessage)
-			}
-			for _, c := range rc.Configs {
-				if c.Source == kmsg.ConfigSourceDefaultConfig || c.Source == kmsg.ConfigSourceStaticBrokerConfig ||
-					c.Source == kmsg.ConfigSourceDynamicDefaultBrokerConfig || c.Source == kmsg.ConfigSourceDynamicBrokerConfig {
-					continue
-				}
-				desc.Configs = append(desc.Configs, configDescribe{
-					Key:       c.Key,
-					Value:     c.Value,
-					Source:    c.Source.String(),
-					Sensitive: c.Sensitive,
-				})
-			}
-			sort.Slice(desc.Configs, func(i, j int) bool { return desc.Configs[i].Key < desc.Configs[j].Key })
-		}
-		descs = append(descs, desc)
-	}
-	return descs, nil
-}
-
-func nonNil(s []int32) []int32 {
-	if s == nil {
-		return []int32{}
-	}
-	return s
-}
-
-// writeTopicDescribeText prints one block per topic.
-func writeTopicDescribeText(out io.Writer, descs []topicDescribe) error {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	first := true
-	for _, d := range descs {
-		if d.Error != "" && len(d.Partitions) == 0 {
-			continue
-		}
-		if !first {
-			fmt.Fprintln(tw)
-		}
-		first = false
-		fmt.Fprintf(tw, "NAME\t%s\n", d.Name)
-		if d.ID != "" {
-			fmt.Fprintf(tw, "ID\t%s\n", d.ID)
-		}
-		fmt.Fprintf(tw, "INTERNAL\t%t\n", d.Internal)
-		fmt.Fprintf(tw, "PARTITIONS\t%d\n", len(d.Partitions))
-		fmt.Fprintf(tw, "REPLICATION-FACTOR\t%d\n", d.ReplicationFactor)
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("write output: %w", err)
-		}
-		if len(d.Configs) > 0 {
-			fmt.Fprintln(tw)
-			fmt.Fprintln(tw, "CONFIG\tVALUE\tSOURCE")
-			for _, c := range d.Configs {
-				v := "<null>"
-				switch {
-				case c.Sensitive:
-					v = "<sensitive>"
-				case c.Value != nil:
-					v = *c.Value
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Key, v, c.Source)
-			}
-			if err := tw.Flush(); err != nil {
-				return fmt.Errorf("write output: %w", err)
-			}
-		}
-		fmt.Fprintln(tw)
-		fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tLOG-START\tHIGH-WATERMARK")
-		for _, p := range d.Partitions {
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%d\t%d", p.Partition, p.Leader, p.LeaderEpoch,
-				int32List(p.Replicas), int32List(p.ISR), p.LogStartOffset, p.HighWatermark)
-			if p.Error != "" {
-				fmt.Fprintf(tw, "\t%s", p.Error)
-			}
-			fmt.Fprintln(tw)
-		}
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("write output: %w", err)
-		}
-	}
-	return nil
-}
-
-// int32List renders [1 2 3] as "1,2,3".
-func int32List(s []int32) string {
-	parts := make([]string, len(s))
-	for i, v := range s {
-		parts[i] = fmt.Sprint(v)
-	}
-	return strings.Join(parts, ",")
 }

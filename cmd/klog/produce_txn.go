@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// txnEndTimeout bounds the commit or abort that ends a produce transaction,
+// also when the command's context was cancelled (the abort after SIGINT).
+const txnEndTimeout = 30 * time.Second
+
+// ErrTransactionAborted reports that klog produce --txn-id aborted its
+// transaction (bad input, a failed record, or an interrupt): none of the
+// records it produced are visible to read_committed consumers.
+var ErrTransactionAborted = errors.New("transaction aborted")
+
+// inputItem is one record read from the input, or the error that ended it.
+type inputItem struct {
+	r   *kgo.Record
+	err error
+}
+
+// readInput reads records from src and sends them on items until the input
+// ends (a final item with io.EOF or the error) or ctx is done. It is the
+// only reader of src; a read blocked on a terminal returns when the input
+// yields or closes, after which the goroutine sees ctx done and exits.
+func readInput(ctx context.Context, src recordSource, items chan<- inputItem) {
+	defer close(items)
+	for {
+		r, err := src.next()
+		select {
+		case items <- inputItem{r: r, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// runProduceTxn produces every input record in one transaction of cl (a
+// transactional client) and commits it at the end of the input. Bad input,
+// a failed record or cancellation (SIGINT) abort the transaction instead.
+// prepare fixes up a record before it is produced, or says why it cannot be.
+func runProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, src recordSource, prepare func(*kgo.Record) error, rep *produceReport) error {
+	if err := cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("begin transaction %q: %w", txnID, err)
+	}
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	items := make(chan inputItem)
+	go readInput(readCtx, src, items)
+
+	var n int64
+	var cause error // why the transaction is aborted
+loop:
+	for {
+		var it inputItem
+		select {
+		case <-ctx.Done():
+			cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+			break loop
+		case got, ok := <-items:
+			if !ok {
+				cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+				break loop
+			}
+			it = got
+		}
+		if errors.Is(it.err, io.EOF) {
+			break
+		}
+		n++
+		if it.err != nil {
+			cause = fmt.Errorf("input record %d: %w", n, it.err)
+			break
+		}
+		if err := prepare(it.r); err != nil {
+			rep.fail(n, err)
+			continue
+		}
+		idx := n
+		cl.Produce(ctx, it.r, func(r *kgo.Record, err error) { rep.done(idx, r, err) })
+	}
+	stopReading()
+
+	// Ending the transaction must outlive an interrupt, but not forever.
+	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txnEndTimeout)
+	defer cancel()
+	if cause == nil {
+		if err := cl.Flush(endCtx); err != nil {
+			cause = fmt.Errorf("flush: %w", err)
+		} else if err := rep.result(n); err != nil {
+			cause = err
+		}
+	}
+	if cause != nil {
+		if err := cl.AbortBufferedRecords(endCtx); err != nil {
+			return fmt.Errorf("%w; abort transaction %q: %w", cause, txnID, err)
+		}
+		if err := cl.EndTransaction(endCtx, kgo.TryAbort); err != nil {
+			return fmt.Errorf("%w; abort transaction %q: %w", cause, txnID, err)
+		}
+		if !rep.quiet {
+			fmt.Fprintf(rep.w, "aborted transaction %q\n", txnID)
+		}
+		return fmt.Errorf("%w: %w", ErrTransactionAborted, cause)
+	}
+	if err := cl.EndTransaction(endCtx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("commit transaction %q: %w", txnID, err)
+	}
+	if !rep.quiet {
+		fmt.Fprintf(rep.w, "committed transaction %q: %d records\n", txnID, n)
+	}
+	return nil
+}

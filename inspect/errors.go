@@ -1,0 +1,46 @@
+package inspect
+
+import (
+	"errors"
+	"strings"
+)
+
+// ErrTopicNotFound reports that a topic does not exist. Nothing in this
+// package creates topics.
+var ErrTopicNotFound = errors.New("topic does not exist")
+
+// ErrPartitionNotFound reports that a partition does not exist in its topic.
+var ErrPartitionNotFound = errors.New("partition does not exist")
+
+// ErrGroupNotFound reports that a group does not exist: no members and no
+// committed offsets.
+var ErrGroupNotFound = errors.New("group does not exist")
+
+// ErrTransactionNotFound reports that a transactional id is not known to its
+// coordinator.
+var ErrTransactionNotFound = errors.New("transactional id does not exist")
+
+// ErrNoResponse reports an item (a group, a partition) missing from a
+// broker's answer that otherwise succeeded.
+var ErrNoResponse = errors.New("no response from the broker")
+
+// NoResponse explains an item missing from an answer: err, the error of the
+// request, if any, else ErrNoResponse.
+func NoResponse(err error) error {
+	if err != nil {
+		return err
+	}
+	return ErrNoResponse
+}
+
+// ErrorText renders a per-item error of a Kafka answer together with the
+// broker's message, when it adds to the error.
+func ErrorText(err error, brokerMessage string) string {
+	if err == nil {
+		return ""
+	}
+	if brokerMessage != "" && !strings.Contains(err.Error(), brokerMessage) {
+		return err.Error() + ": " + brokerMessage
+	}
+	return err.Error()
+}

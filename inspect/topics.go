@@ -1,0 +1,202 @@
+package inspect
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// LookupTopics looks up topics without creating them and returns their
+// details, partitions included. A topic that does not exist is an error
+// naming it, wrapping ErrTopicNotFound.
+func LookupTopics(ctx context.Context, adm *kadm.Client, topics []string) (kadm.TopicDetails, error) {
+	details, err := adm.ListTopicsWithInternal(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	for _, t := range topics {
+		d, ok := details[t]
+		switch {
+		case !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+			return nil, fmt.Errorf("topic %q: %w", t, ErrTopicNotFound)
+		case d.Err != nil:
+			return nil, fmt.Errorf("topic %q: %w", t, d.Err)
+		}
+	}
+	return details, nil
+}
+
+// TopicListing is one topic as ListTopics lists it.
+type TopicListing struct {
+	Name              string `json:"name"`
+	Partitions        int    `json:"partitions"`
+	ReplicationFactor int    `json:"replication_factor"`
+	Internal          bool   `json:"internal"`
+}
+
+// ListTopics lists the topics of the cluster sorted by name, internal ones
+// only if asked. Topics the metadata reports with an error are left out.
+func ListTopics(ctx context.Context, adm *kadm.Client, internal bool) ([]TopicListing, error) {
+	var details kadm.TopicDetails
+	var err error
+	if internal {
+		details, err = adm.ListTopicsWithInternal(ctx)
+	} else {
+		details, err = adm.ListTopics(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	items := []TopicListing{}
+	for _, d := range details.Sorted() {
+		if d.Err != nil {
+			continue
+		}
+		items = append(items, TopicListing{
+			Name:              d.Topic,
+			Partitions:        len(d.Partitions),
+			ReplicationFactor: d.Partitions.NumReplicas(),
+			Internal:          d.IsInternal,
+		})
+	}
+	return items, nil
+}
+
+// TopicDescription is one topic: its partitions and the configs that
+// differ from the broker's defaults. Error is present only when the topic,
+// or its configs, could not be described.
+type TopicDescription struct {
+	Name              string                 `json:"name"`
+	ID                string                 `json:"id,omitempty"` // base64url, no padding
+	Internal          bool                   `json:"internal"`
+	ReplicationFactor int                    `json:"replication_factor"`
+	Partitions        []PartitionDescription `json:"partitions"`
+	Configs           []ConfigDescription    `json:"configs"` // those that differ from the default
+	Error             string                 `json:"error,omitempty"`
+}
+
+// PartitionDescription is one partition of a topic. The offsets are -1
+// when they could not be listed.
+type PartitionDescription struct {
+	Partition       int32   `json:"partition"`
+	Leader          int32   `json:"leader"`
+	LeaderEpoch     int32   `json:"leader_epoch"`
+	Replicas        []int32 `json:"replicas"`
+	ISR             []int32 `json:"isr"`
+	OfflineReplicas []int32 `json:"offline_replicas"`
+	LogStartOffset  int64   `json:"log_start_offset"`
+	HighWatermark   int64   `json:"high_watermark"`
+	Error           string  `json:"error,omitempty"`
+}
+
+// ConfigDescription is one topic config set on the topic itself.
+type ConfigDescription struct {
+	Key       string  `json:"key"`
+	Value     *string `json:"value"`
+	Source    string  `json:"source"`
+	Sensitive bool    `json:"sensitive"`
+}
+
+// DescribeTopics describes the named topics, in the order given: metadata,
+// offsets and the configs that differ from the default. A topic that does
+// not exist carries ErrTopicNotFound's text as its Error.
+func DescribeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]TopicDescription, error) {
+	details, err := adm.ListTopicsWithInternal(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	var found []string
+	for _, n := range names {
+		if d, ok := details[n]; ok && d.Err == nil {
+			found = append(found, n)
+		}
+	}
+	var starts, ends kadm.ListedOffsets
+	var configs kadm.ResourceConfigs
+	if len(found) > 0 {
+		if starts, err = adm.ListStartOffsets(ctx, found...); err != nil {
+			return nil, fmt.Errorf("list start offsets: %w", err)
+		}
+		if ends, err = adm.ListEndOffsets(ctx, found...); err != nil {
+			return nil, fmt.Errorf("list end offsets: %w", err)
+		}
+		if configs, err = adm.DescribeTopicConfigs(ctx, found...); err != nil {
+			return nil, fmt.Errorf("describe configs: %w", err)
+		}
+	}
+	descs := make([]TopicDescription, 0, len(names))
+	for _, n := range names {
+		d, ok := details[n]
+		desc := TopicDescription{Name: n, Partitions: []PartitionDescription{}, Configs: []ConfigDescription{}}
+		switch {
+		case !ok:
+			desc.Error = ErrTopicNotFound.Error()
+		case d.Err != nil:
+			desc.Error = d.Err.Error()
+		}
+		if desc.Error != "" {
+			descs = append(descs, desc)
+			continue
+		}
+		if d.ID != (kadm.TopicID{}) {
+			desc.ID = base64.RawURLEncoding.EncodeToString(d.ID[:])
+		}
+		desc.Internal = d.IsInternal
+		desc.ReplicationFactor = d.Partitions.NumReplicas()
+		for _, p := range d.Partitions.Sorted() {
+			pd := PartitionDescription{
+				Partition:       p.Partition,
+				Leader:          p.Leader,
+				LeaderEpoch:     p.LeaderEpoch,
+				Replicas:        nonNil(p.Replicas),
+				ISR:             nonNil(p.ISR),
+				OfflineReplicas: nonNil(p.OfflineReplicas),
+				LogStartOffset:  -1,
+				HighWatermark:   -1,
+			}
+			if p.Err != nil {
+				pd.Error = p.Err.Error()
+			}
+			if s, ok := starts.Lookup(n, p.Partition); ok && s.Err == nil {
+				pd.LogStartOffset = s.Offset
+			}
+			if e, ok := ends.Lookup(n, p.Partition); ok && e.Err == nil {
+				pd.HighWatermark = e.Offset
+			}
+			desc.Partitions = append(desc.Partitions, pd)
+		}
+		if rc, err := configs.On(n, nil); err == nil {
+			if rc.Err != nil {
+				desc.Error = "describe configs: " + ErrorText(rc.Err, rc.ErrMessage)
+			}
+			for _, c := range rc.Configs {
+				if c.Source == kmsg.ConfigSourceDefaultConfig || c.Source == kmsg.ConfigSourceStaticBrokerConfig ||
+					c.Source == kmsg.ConfigSourceDynamicDefaultBrokerConfig || c.Source == kmsg.ConfigSourceDynamicBrokerConfig {
+					continue
+				}
+				desc.Configs = append(desc.Configs, ConfigDescription{
+					Key:       c.Key,
+					Value:     c.Value,
+					Source:    c.Source.String(),
+					Sensitive: c.Sensitive,
+				})
+			}
+			sort.Slice(desc.Configs, func(i, j int) bool { return desc.Configs[i].Key < desc.Configs[j].Key })
+		}
+		descs = append(descs, desc)
+	}
+	return descs, nil
+}
+
+func nonNil(s []int32) []int32 {
+	if s == nil {
+		return []int32{}
+	}
+	return s
+}
