@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 func TestPartitionLag(t *testing.T) {
@@ -82,7 +83,8 @@ func TestGroupOffsetsLag(t *testing.T) {
 		if err := adm.CommitAllOffsets(ctx, group, commit); err != nil {
 			t.Fatalf("commit %d: %v", offset, err)
 		}
-		for {
+		var p GroupPartition
+		testkit.WaitFor(t, fmt.Sprintf("last stable offset %d", lso), func() (bool, string) {
 			infos, err := DescribeGroups(ctx, cl, adm, []string{group})
 			if err != nil {
 				t.Fatal(err)
@@ -91,17 +93,16 @@ func TestGroupOffsetsLag(t *testing.T) {
 			if d.Error != "" || len(d.Partitions) != 1 || d.Partitions[0].Error != "" {
 				t.Fatalf("describe %s: %+v", group, d)
 			}
-			p := d.Partitions[0]
-			if p.LastStableOffset == lso {
-				if p.Lag == nil || d.TotalLag != *p.Lag {
-					t.Fatalf("lag %v, total lag %d", p.Lag, d.TotalLag)
-				}
-				return p
+			p = d.Partitions[0]
+			if p.LastStableOffset != lso {
+				return false, fmt.Sprintf("last stable offset %d", p.LastStableOffset)
 			}
-			if ctx.Err() != nil {
-				t.Fatalf("last stable offset %d, want %d: %v", p.LastStableOffset, lso, ctx.Err())
+			if p.Lag == nil || d.TotalLag != *p.Lag {
+				t.Fatalf("lag %v, total lag %d", p.Lag, d.TotalLag)
 			}
-		}
+			return true, ""
+		})
+		return p
 	}
 	for _, tc := range []struct {
 		committed, want int64

@@ -17,28 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/internal/testkit"
 )
-
-// waitFor polls cond until it holds, failing the test after a generous
-// bound. cond returns a description of what it saw, for the failure.
-func waitFor(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	var last string
-	for {
-		ok, seen := cond()
-		if ok {
-			return
-		}
-		last = seen
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last saw: %s", what, last)
-		}
-		<-tick.C
-	}
-}
 
 // testAdmin returns an admin client independent of the command under test.
 func testAdmin(t *testing.T, b string) *kadm.Client {
@@ -51,20 +31,13 @@ func testAdmin(t *testing.T, b string) *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // waitGroup waits until the group is in state with the given number of
 // members.
 func waitGroup(t *testing.T, b, group, state string, members int) {
 	t.Helper()
 	adm := testAdmin(t, b)
-	waitFor(t, fmt.Sprintf("group %q %s with %d members", group, state, members), func() (bool, string) {
-		ds, err := adm.DescribeGroups(testCtx(t), group)
+	testkit.WaitFor(t, fmt.Sprintf("group %q %s with %d members", group, state, members), func() (bool, string) {
+		ds, err := adm.DescribeGroups(testkit.Context(t), group)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -99,7 +72,7 @@ func joinGroup(t *testing.T, b, group string, opts []kgo.Opt, topics ...string) 
 		}
 	}
 	t.Cleanup(stop)
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	for {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -119,7 +92,7 @@ func commitAs(t *testing.T, cl *kgo.Client, topic string, offsets map[int32]int6
 		m[topic][p] = kgo.EpochOffset{Epoch: -1, Offset: o}
 	}
 	var cerr error
-	cl.CommitOffsetsSync(testCtx(t), m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	cl.CommitOffsetsSync(testkit.Context(t), m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			cerr = err
 			return
@@ -150,7 +123,7 @@ func emptyGroup(t *testing.T, b, group, topic string, offsets map[int32]int64) {
 // committed returns the group's committed offsets, read directly.
 func committed(t *testing.T, b, group string) map[string]map[int32]int64 {
 	t.Helper()
-	os, err := testAdmin(t, b).FetchOffsets(testCtx(t), group)
+	os, err := testAdmin(t, b).FetchOffsets(testkit.Context(t), group)
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return nil
 	}
@@ -323,7 +296,7 @@ func openTxn(t *testing.T, b, topic string, values ...string) {
 		t.Fatal(err)
 	}
 	for _, v := range values {
-		if err := cl.ProduceSync(testCtx(t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+		if err := cl.ProduceSync(testkit.Context(t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -338,7 +311,7 @@ func TestGroupLagCountsToLastStableOffset(t *testing.T) {
 	openTxn(t, b, "txlag", "o0", "o1")
 
 	// A read_committed consumer that read everything it can commits 4.
-	if err := testAdmin(t, b).CommitAllOffsets(testCtx(t), "g-txn", kadm.OffsetsFromRecords(kgo.Record{Topic: "txlag", Partition: 0, Offset: 3})); err != nil {
+	if err := testAdmin(t, b).CommitAllOffsets(testkit.Context(t), "g-txn", kadm.OffsetsFromRecords(kgo.Record{Topic: "txlag", Partition: 0, Offset: 3})); err != nil {
 		t.Fatal(err)
 	}
 	p := describeJSON(t, b, "g-txn").Groups[0].Partitions[0]
@@ -520,7 +493,7 @@ func TestGroupConfirmPrompt(t *testing.T) {
 	seedNumbered(t, b, "ask", 0, 4, time.Now())
 	emptyGroup(t, b, "g-ask", "ask", map[int32]int64{0: 4})
 	g := &globals{brokers: b, format: formatText}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	o := groupSeekOptions{group: "g-ask", to: "start", interactive: true}
 
 	for _, answer := range []string{"n\n", "", "maybe\n"} {
@@ -563,7 +536,7 @@ func TestGroupConsumerProtocol(t *testing.T) {
 	commitAs(t, cl, "nextgen", map[int32]int64{0: 1, 1: 2})
 
 	var g inspect.GroupDescription
-	waitFor(t, "the member to own both partitions", func() (bool, string) {
+	testkit.WaitFor(t, "the member to own both partitions", func() (bool, string) {
 		g = describeJSON(t, b, "g-next").Groups[0]
 		return len(g.Members) == 1 && fmt.Sprint(g.Members[0].Assigned) == "[{nextgen [0 1]}]", fmt.Sprintf("%+v", g)
 	})
@@ -580,7 +553,7 @@ func TestGroupConsumerProtocol(t *testing.T) {
 		t.Errorf("seek of an active consumer-protocol group: exit %d, stderr %q", r.code, r.stderr)
 	}
 	stop()
-	waitFor(t, "the group to empty", func() (bool, string) {
+	testkit.WaitFor(t, "the group to empty", func() (bool, string) {
 		g = describeJSON(t, b, "g-next").Groups[0]
 		return len(g.Members) == 0 && inspect.Inactive(g.State), fmt.Sprintf("%+v", g)
 	})

@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/klogdev/klog/broker/brokertest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/klogdev/klog/broker/brokertest"
 )
 
 func TestProduceConsumeLines(t *testing.T) {

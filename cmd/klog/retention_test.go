@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // stop ends the process with SIGTERM, as Ctrl-C would, and waits for it.
@@ -45,8 +47,8 @@ func TestUpRetentionKeepsCommittedOffsets(t *testing.T) {
 	logStart := func(b string, at int64) {
 		t.Helper()
 		adm := testAdmin(t, b)
-		waitFor(t, fmt.Sprintf("retention to move t1's log start to %d", at), func() (bool, string) {
-			starts, err := adm.ListStartOffsets(testCtx(t), "t1")
+		testkit.WaitFor(t, fmt.Sprintf("retention to move t1's log start to %d", at), func() (bool, string) {
+			starts, err := adm.ListStartOffsets(testkit.Context(t), "t1")
 			if err != nil {
 				return false, err.Error()
 			}
@@ -64,21 +66,21 @@ func TestUpRetentionKeepsCommittedOffsets(t *testing.T) {
 	check := func(b string) {
 		t.Helper()
 		adm := testAdmin(t, b)
-		fetched, err := adm.FetchOffsets(testCtx(t), "g1")
+		fetched, err := adm.FetchOffsets(testkit.Context(t), "g1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if o, ok := fetched.Lookup("t1", 0); !ok || o.At != 3 {
 			t.Fatalf("g1's committed offset for t1/0: %+v (found %v), want 3", o, ok)
 		}
-		fetched, err = adm.FetchOffsets(testCtx(t), "g2")
+		fetched, err = adm.FetchOffsets(testkit.Context(t), "g2")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if o, ok := fetched.Lookup("t1", 0); !ok || o.At != g2Committed {
 			t.Fatalf("g2's committed offset for t1/0: %+v (found %v), want %d", o, ok, g2Committed)
 		}
-		described, err := adm.DescribeTransactions(testCtx(t), "tx1")
+		described, err := adm.DescribeTransactions(testkit.Context(t), "tx1")
 		if err != nil {
 			t.Fatalf("describe transaction tx1: %v", err)
 		}

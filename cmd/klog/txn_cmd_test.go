@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // txnBroker starts the broker the transaction command tests run against.
@@ -140,13 +141,13 @@ func TestProduceTxnInterruptAborts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Both records are in the log, inside the open transaction.
-	waitFor(t, "both records acknowledged", func() (bool, string) {
+	testkit.WaitFor(t, "both records acknowledged", func() (bool, string) {
 		s := stderr.String()
 		return strings.Contains(s, "tint[0]@1"), s
 	})
 	adm := testAdmin(t, b)
-	waitFor(t, "an open transaction on tint/0", func() (bool, string) {
-		d, err := adm.DescribeProducers(testCtx(t), kadm.TopicsSet{"tint": {0: {}}})
+	testkit.WaitFor(t, "an open transaction on tint/0", func() (bool, string) {
+		d, err := adm.DescribeProducers(testkit.Context(t), kadm.TopicsSet{"tint": {0: {}}})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -235,8 +236,8 @@ func TestTxnProducersAndAbort(t *testing.T) {
 		t.Errorf("abort = %+v, open transaction was %+v", aj, *open)
 	}
 	adm := testAdmin(t, b)
-	waitFor(t, "the last stable offset past the abort marker", func() (bool, string) {
-		ends, err := adm.ListEndOffsets(testCtx(t), "topen")
+	testkit.WaitFor(t, "the last stable offset past the abort marker", func() (bool, string) {
+		ends, err := adm.ListEndOffsets(testkit.Context(t), "topen")
 		if err != nil {
 			return false, err.Error()
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 )
 
@@ -211,7 +212,7 @@ func TestUpSIGKILLWithOpenTransaction(t *testing.T) {
 		t.Fatalf("the retried batch after SIGKILL landed at %d: producer state was lost", base)
 	}
 	a := adm(p.brokers)
-	waitFor(t, "the open transaction to be aborted (LSO = HW)", func() (bool, string) {
+	testkit.WaitFor(t, "the open transaction to be aborted (LSO = HW)", func() (bool, string) {
 		lso, hw := latest(ctx, t, raw, "txlog", 1), latest(ctx, t, raw, "txlog", 0)
 		return lso == hw, fmt.Sprintf("LSO %d, HW %d", lso, hw)
 	})
