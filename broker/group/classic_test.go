@@ -20,7 +20,7 @@ type classicHarness struct {
 	t       *testing.T
 	c       *Coordinator
 	store   *memStore
-	clock   *fakeClock
+	clock   *testkit.Clock
 	ids     map[string]string // name -> member id
 	gens    map[string]int32  // name -> generation of its last join
 	waits   []pendingWait

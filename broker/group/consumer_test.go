@@ -20,7 +20,7 @@ import (
 // the member's next heartbeat.
 type consumerHarness struct {
 	c      *Coordinator
-	clock  *fakeClock
+	clock  *testkit.Clock
 	topics map[string]TopicInfo
 	epochs map[string]int32
 	owned  map[string]assignment

@@ -14,26 +14,9 @@ import (
 	"github.com/klogdev/klog/internal/testkit"
 )
 
-// fakeClock is a clock tests advance by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) Advance(d time.Duration) {
-	f.mu.Lock()
-	f.now = f.now.Add(d)
-	f.mu.Unlock()
+// newFakeClock is the clock coordinator tests start from.
+func newFakeClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 // memStore is an in-memory Store and TxnStore. Transactional appends are
@@ -119,7 +102,7 @@ var errInjected = errors.New("injected append failure")
 
 // newTestCoordinator returns a coordinator over a memStore with a fake
 // clock, leading every partition of a one-partition offsets topic.
-func newTestCoordinator(t *testing.T, mod func(*Config)) (*Coordinator, *memStore, *fakeClock) {
+func newTestCoordinator(t *testing.T, mod func(*Config)) (*Coordinator, *memStore, *testkit.Clock) {
 	t.Helper()
 	store := newMemStore()
 	clock := newFakeClock()

@@ -14,26 +14,9 @@ import (
 	"github.com/klogdev/klog/internal/testkit"
 )
 
-// fakeClock is a clock tests advance by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) Advance(d time.Duration) {
-	f.mu.Lock()
-	f.now = f.now.Add(d)
-	f.mu.Unlock()
+// newFakeClock is the clock coordinator tests start from.
+func newFakeClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 // memStore is an in-memory Store.
@@ -156,7 +139,7 @@ type testEnv struct {
 	cfg     Config
 	store   *memStore
 	markers *fakeMarkers
-	clock   *fakeClock
+	clock   *testkit.Clock
 	nextPID int64
 	pidMu   sync.Mutex
 	epoch   int32 // coordinator epoch of the loaded partitions

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWaitForReturnsOnceTrue(t *testing.T) {
@@ -31,3 +32,12 @@ type lineRecorder struct {
 
 func (r *lineRecorder) Helper()         {}
 func (r *lineRecorder) Log(args ...any) { *r.lines = append(*r.lines, args[0].(string)) }
+
+func TestClock(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewClock(start)
+	c.Advance(time.Second)
+	if got := c.Now(); !got.Equal(start.Add(time.Second)) {
+		t.Fatalf("now %v", got)
+	}
+}
