@@ -1,11 +1,10 @@
 package log
 
 import (
-	"encoding/binary"
-
 	"testing"
 
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -112,7 +111,7 @@ func BenchmarkAppendIdempotent(b *testing.B) {
 	b.ReportAllocs()
 	seq := int32(0)
 	for b.Loop() {
-		binary.BigEndian.PutUint32(batch[53:], uint32(seq))
+		record.Batch(batch).SetBaseSequence(seq)
 		logtest.Reseal(batch)
 		if _, err := l.Append(batch, 0); err != nil {
 			b.Fatal(err)
