@@ -448,3 +448,30 @@ func TestBuildInvalidCodec(t *testing.T) {
 		t.Fatalf("decompress codec 6: %v", err)
 	}
 }
+
+// TestVarintLikeBinary: the walk's inlined varint reads exactly what
+// binary.Varint reads, overflow and truncation included.
+func TestVarintLikeBinary(t *testing.T) {
+	inputs := [][]byte{
+		nil, {0}, {1}, {0x7f}, {0x80}, {0x80, 0}, {0xff, 0x7f},
+		bytes.Repeat([]byte{0xff}, 9), append(bytes.Repeat([]byte{0xff}, 9), 1), append(bytes.Repeat([]byte{0xff}, 9), 2),
+		append(bytes.Repeat([]byte{0x80}, 9), 0), bytes.Repeat([]byte{0x80}, 11), append(bytes.Repeat([]byte{0xff}, 10), 0),
+	}
+	for _, v := range []int64{0, -1, 1, 63, -64, 64, 1 << 40, -1 << 62, 1<<63 - 1, -1 << 63} {
+		inputs = append(inputs, binary.AppendVarint(nil, v), append(binary.AppendVarint(nil, v), 0x55))
+	}
+	for _, in := range inputs {
+		want, n := binary.Varint(in)
+		r := reader{b: in}
+		got := r.varint()
+		if n <= 0 {
+			if !r.bad {
+				t.Errorf("%x: read %d, binary.Varint fails", in, got)
+			}
+			continue
+		}
+		if r.bad || got != want || len(in)-len(r.b) != n {
+			t.Errorf("%x: got %d (%d bytes, bad %v), want %d (%d bytes)", in, got, len(in)-len(r.b), r.bad, want, n)
+		}
+	}
+}

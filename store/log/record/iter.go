@@ -3,7 +3,6 @@ package record
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 )
 
 // Record is one record of a batch. An iterated record's slices alias the
@@ -116,18 +115,19 @@ func (it *Iter) Next() bool {
 		return false
 	}
 	i := it.i
-	length, n := binary.Varint(it.b)
-	if n <= 0 || length < 0 || length > int64(len(it.b)-n) {
+	r := reader{b: it.b}
+	length := r.varint()
+	if r.bad || length < 0 || length > int64(len(r.b)) {
 		it.err = fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
 		return false
 	}
-	r := reader{b: it.b[n : n+int(length)]}
-	it.b = it.b[n+int(length):]
+	it.b = r.b[length:]
+	r.b = r.b[:length:length]
 	attrs := r.byte()
 	tsDelta := r.varint()
 	offDelta := r.varint()
-	key := r.bytes(true)
-	value := r.bytes(true)
+	key := r.take(r.varint(), true)
+	value := r.take(r.varint(), true)
 	headers := r.b
 	count := r.varint()
 	if r.bad || count < 0 || count > int64(len(r.b)) {
@@ -135,25 +135,22 @@ func (it *Iter) Next() bool {
 		return false
 	}
 	for range count {
-		r.bytes(false)
-		r.bytes(true)
+		r.take(r.varint(), false)
+		r.take(r.varint(), true)
 	}
 	if r.bad || len(r.b) != 0 {
 		it.err = fmt.Errorf("%w: record %d: malformed headers or trailing bytes", ErrCorruptMessage, i)
 		return false
 	}
-	if offDelta < math.MinInt32 || offDelta > math.MaxInt32 {
+	if int64(int32(offDelta)) != offDelta {
 		it.err = fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
 		return false
 	}
-	it.rec = Record{
-		Attributes:     int8(attrs),
-		TimestampDelta: tsDelta,
-		OffsetDelta:    int32(offDelta),
-		Key:            key,
-		Value:          value,
-		Headers:        headers,
-	}
+	// Field by field: assigning a whole Record would copy it through a
+	// temporary, which costs more than the rest of the walk.
+	rec := &it.rec
+	rec.Attributes, rec.TimestampDelta, rec.OffsetDelta = int8(attrs), tsDelta, int32(offDelta)
+	rec.Key, rec.Value, rec.Headers = key, value, headers
 	it.i++
 	it.left--
 	return true
@@ -170,16 +167,18 @@ func (it *Iter) Index() int32 { return it.i - 1 }
 // int32 (ErrInvalidRecord).
 func (it *Iter) Err() error { return it.err }
 
-// reader decodes the fields of one record; any fault sets bad and makes
-// later reads no-ops.
+// reader decodes the fields of one record. A fault sets bad and empties
+// b, so later reads return zero values and the fast paths need no check.
 type reader struct {
 	b   []byte
 	bad bool
 }
 
+func (r *reader) fail() { r.b, r.bad = nil, true }
+
 func (r *reader) byte() byte {
-	if r.bad || len(r.b) < 1 {
-		r.bad = true
+	if len(r.b) < 1 {
+		r.fail()
 		return 0
 	}
 	c := r.b[0]
@@ -187,34 +186,38 @@ func (r *reader) byte() byte {
 	return c
 }
 
+// varint reads a zig-zag varint of at most 10 bytes, as binary.Varint
+// does; it is small enough to be inlined into the record walk.
 func (r *reader) varint() int64 {
-	if r.bad {
-		return 0
+	var ux uint64
+	for i, c := range r.b {
+		if i == binary.MaxVarintLen64 || i == binary.MaxVarintLen64-1 && c > 1 {
+			break // overflows 64 bits
+		}
+		ux |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			r.b = r.b[i+1:]
+			return int64(ux>>1) ^ -int64(ux&1)
+		}
 	}
-	x, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return x
+	r.fail()
+	return 0
 }
 
 // bytes reads a length-prefixed field; a nullable one may have length -1,
 // returned as nil.
-func (r *reader) bytes(nullable bool) []byte {
-	l := r.varint()
-	if r.bad {
-		return nil
+func (r *reader) bytes(nullable bool) []byte { return r.take(r.varint(), nullable) }
+
+// take reads a field of length l (bytes, split so that both halves inline
+// into the record walk).
+func (r *reader) take(l int64, nullable bool) []byte {
+	if uint64(l) <= uint64(len(r.b)) {
+		v := r.b[:l:l]
+		r.b = r.b[l:]
+		return v
 	}
-	if l == -1 && nullable {
-		return nil
+	if l != -1 || !nullable {
+		r.fail()
 	}
-	if l < 0 || l > int64(len(r.b)) {
-		r.bad = true
-		return nil
-	}
-	v := r.b[:l:l]
-	r.b = r.b[l:]
-	return v
+	return nil
 }
