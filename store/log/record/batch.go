@@ -145,8 +145,8 @@ func (b Batch) BaseSequence() int32 { return int32(binary.BigEndian.Uint32(b[off
 // RecordCount is the number of records.
 func (b Batch) RecordCount() int32 { return int32(binary.BigEndian.Uint32(b[offRecordCount:])) }
 
-// RecordBytes is the records section as stored: compressed as a whole
-// when Attributes().Compression() is not None.
+// RecordBytes is the records section of a whole batch as stored:
+// compressed as a whole when Attributes().Compression() is not None.
 func (b Batch) RecordBytes() []byte { return b[HeaderSize:] }
 
 // CheckCRC verifies the CRC-32C of a whole batch (as Parse returns it).
@@ -190,11 +190,6 @@ func (b Batch) SetLastOffsetDelta(d int32) {
 // SetMaxTimestamp patches the max timestamp; call Seal after.
 func (b Batch) SetMaxTimestamp(ts int64) {
 	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(ts))
-}
-
-// SetProducerID patches the producer id; call Seal after.
-func (b Batch) SetProducerID(id int64) {
-	binary.BigEndian.PutUint64(b[offProducerID:], uint64(id))
 }
 
 // SetBaseSequence patches the base sequence; call Seal after.
