@@ -31,6 +31,7 @@ import (
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
+	"github.com/klogdev/klog/store/log/record"
 )
 
 func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
@@ -136,14 +137,14 @@ func (n *Node) produceOne(ctx context.Context, txnID *string, t *metadata.Topic,
 // producer of a transactional produce has this partition in its ongoing
 // transaction, and returns the Kafka error code when it has not.
 func (n *Node) verifyTransactional(ctx context.Context, txnID, topic string, rp *kmsg.ProduceRequestTopicPartition) int16 {
-	var b kmsg.RecordBatch
-	if err := b.ReadFrom(rp.Records); err != nil {
-		return kerr.CorruptMessage.Code
+	b, err := record.Parse(rp.Records)
+	if err != nil {
+		return errorCode(err)
 	}
-	if b.Attributes&0x10 == 0 {
+	if !b.Attributes().Transactional() {
 		return kerr.InvalidRecord.Code // a transactional produce of non-transactional data
 	}
-	err := n.txns.VerifyPartition(ctx, txnID, b.ProducerID, b.ProducerEpoch, txn.TopicPartition{Topic: topic, Partition: rp.Partition})
+	err = n.txns.VerifyPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), txn.TopicPartition{Topic: topic, Partition: rp.Partition})
 	if err != nil {
 		return txn.Code(err)
 	}

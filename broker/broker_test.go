@@ -21,6 +21,7 @@ import (
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 )
 
 // nameClient is a client capped at the last Produce and Fetch versions that
@@ -474,12 +475,12 @@ func TestFirstBatchReturnedEvenWhenLargerThanLimit(t *testing.T) {
 	if p.ErrorCode != 0 {
 		t.Fatal(kerr.ErrorForCode(p.ErrorCode))
 	}
-	var b kmsg.RecordBatch
-	if err := b.ReadFrom(p.RecordBatches); err != nil {
+	b, err := record.Parse(p.RecordBatches)
+	if err != nil {
 		t.Fatalf("first batch not returned whole: %v (%d bytes)", err, len(p.RecordBatches))
 	}
-	if b.NumRecords != 1 || len(p.RecordBatches) != int(b.Length)+12 {
-		t.Fatalf("got %d bytes, want exactly the first batch of %d", len(p.RecordBatches), b.Length+12)
+	if b.RecordCount() != 1 || len(p.RecordBatches) != b.Size() {
+		t.Fatalf("got %d bytes, want exactly the first batch of %d", len(p.RecordBatches), b.Size())
 	}
 }
 

@@ -7,10 +7,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/controller"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/store/log"
+	"github.com/klogdev/klog/store/log/record"
 )
 
 // internalTopic describes one coordinator's internal topic — the group
@@ -192,7 +196,11 @@ func (n *Node) appendInternal(topic string, p int32, records []internalRecord, p
 	if err != nil {
 		return err
 	}
-	_, err = part.Append(encodeBatch(records, producerID, producerEpoch, time.Now().UnixMilli()))
+	batch, err := encodeBatch(records, producerID, producerEpoch, time.Now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	_, err = part.Append(batch)
 	return err
 }
 
@@ -224,4 +232,66 @@ func (n *Node) replayInternal(ctx context.Context, topic string, p int32, fn fun
 		offset = next
 	}
 	return nil
+}
+
+// replayBatches calls fn for every record at or after from in raw, and
+// returns the offset after the last batch.
+func replayBatches(raw []byte, from int64, fn func(internalRecord) error) (int64, error) {
+	next := from
+	for len(raw) > 0 {
+		b, err := record.Parse(raw)
+		if err != nil {
+			return next, fmt.Errorf("%w: %v", log.ErrCorrupt, err)
+		}
+		raw = raw[b.Size():]
+		next = b.LastOffset() + 1
+		attrs := b.Attributes()
+		if attrs.Compression() != record.None {
+			return next, fmt.Errorf("%w: compressed batch at offset %d of an internal topic", log.ErrCorrupt, b.BaseOffset())
+		}
+		it, err := b.Records(nil)
+		if err != nil {
+			return next, fmt.Errorf("%w: batch %d: %v", log.ErrCorrupt, b.BaseOffset(), err)
+		}
+		for it.Next() {
+			r := it.Record()
+			if b.BaseOffset()+int64(r.OffsetDelta) < from {
+				continue
+			}
+			ir := internalRecord{key: r.Key, value: r.Value, producerID: -1}
+			if attrs.Transactional() {
+				ir.producerID, ir.transactional = b.ProducerID(), true
+			}
+			if attrs.Control() {
+				// Only transaction markers (abort, commit) end a
+				// transaction; other control records carry nothing here.
+				key, err := record.ParseControlKey(r.Key)
+				if err != nil || !record.EndsTxn(key) {
+					continue
+				}
+				ir.control, ir.commit, ir.transactional = true, key.Type == kmsg.ControlRecordKeyTypeCommit, false
+			}
+			if err := fn(ir); err != nil {
+				return next, err
+			}
+		}
+		if err := it.Err(); err != nil {
+			return next, fmt.Errorf("%w: batch %d: %v", log.ErrCorrupt, b.BaseOffset(), err)
+		}
+	}
+	return next, nil
+}
+
+// encodeBatch builds an uncompressed v2 batch of records at base offset 0
+// (the log assigns the real one); producerID >= 0 makes it a transactional
+// batch of that producer, without sequence numbers.
+func encodeBatch(records []internalRecord, producerID int64, producerEpoch int16, now int64) ([]byte, error) {
+	b := record.NewBuilder(now)
+	if producerID >= 0 {
+		b.ProducerID, b.ProducerEpoch, b.Transactional = producerID, producerEpoch, true
+	}
+	for i, rec := range records {
+		b.Append(record.Record{OffsetDelta: int32(i), Key: rec.key, Value: rec.value})
+	}
+	return b.Build()
 }

@@ -1,11 +1,10 @@
 package log
 
 import (
-	"encoding/binary"
-
 	"testing"
 
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -112,7 +111,7 @@ func BenchmarkAppendIdempotent(b *testing.B) {
 	b.ReportAllocs()
 	seq := int32(0)
 	for b.Loop() {
-		binary.BigEndian.PutUint32(batch[53:], uint32(seq))
+		record.Batch(batch).SetBaseSequence(seq)
 		logtest.Reseal(batch)
 		if _, err := l.Append(batch, 0); err != nil {
 			b.Fatal(err)
@@ -123,5 +122,31 @@ func BenchmarkAppendIdempotent(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchmarkValidate checks one uncompressed batch as Append does, without
+// the write: the record walk must not allocate.
+func BenchmarkValidate(b *testing.B) {
+	clk := newClock()
+	for _, c := range []struct {
+		name        string
+		records, kb int
+	}{{"16x10B", 16, 0}, {"16x1KiB", 16, 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			size := max(c.kb<<10, 10)
+			batch := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(c.records, size)...)
+			cfg := DefaultConfig()
+			v := validator{cfg: cfg.sanitized(), now: clk.Ms()}
+			infos := make([]batchInfo, 0, 1)
+			b.SetBytes(int64(len(batch)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if infos, err = v.validate(batch, infos[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 )
 
 // TestConcurrentReadersAndWriter appends, rolls and deletes segments while
@@ -44,7 +45,7 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 				}
 				buf = b
 				for _, bt := range logtest.Split(b) {
-					if err := checkCRC(bt); err != nil {
+					if err := record.Batch(bt).CheckCRC(); err != nil {
 						errs <- err
 						return
 					}

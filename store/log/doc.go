@@ -55,6 +55,25 @@
 // raw or xerial-framed, lz4 frame, zstd; at most 64 MiB per batch) to
 // answer at record level.
 //
+// In code, package store/log/record is the one view of these bytes and the
+// only code that knows the offsets above, the attribute bits, the record
+// encoding, control records and the CRC:
+//
+//	record.Parse(b) (Batch, error)             header checks, whole batch present
+//	record.ParseHeader(b) (Batch, error)       the same on the first ScanHeaderSize bytes
+//	Batch.BaseOffset, Size, LastOffset, MaxTimestamp, ProducerID, ... (accessors)
+//	Batch.Attributes() Attributes              Compression, TimestampType, Transactional, Control
+//	Batch.CheckCRC() error, Batch.Seal()       verify, recompute after patching
+//	Batch.SetBaseOffset, SetPartitionLeaderEpoch, SetMaxTimestamp, ... (in-place patches)
+//	Batch.Records(*Decompressor) (Iter, error) record iterator; no allocation when uncompressed
+//	Batch.TxnMarker() (TxnMarker, bool, error) the commit or abort of a control batch
+//	record.NewBuilder(ts) *Builder, Batch.Rewrite() *Builder, Builder.Append(Record), Builder.Build()
+//	TxnMarker.AppendBatch(dst, ts) []byte      a transaction marker's control batch
+//
+// Its errors are this package's ErrCorruptMessage and ErrInvalidRecord (the
+// same values). The log adds its rules on top (validation below);
+// store/log/logtest is a test convenience layer over the builder.
+//
 // # .index: offset index, 8-byte entries
 //
 //	offset  size  field

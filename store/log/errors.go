@@ -3,17 +3,21 @@ package log
 import (
 	"errors"
 	"fmt"
+
+	"github.com/klogdev/klog/store/log/record"
 )
 
 // ErrCorruptMessage means a batch failed a structural check: truncated,
 // impossible length, malformed records or a CRC mismatch. Kafka:
-// CORRUPT_MESSAGE.
-var ErrCorruptMessage = errors.New("store/log: corrupt message")
+// CORRUPT_MESSAGE. It is the value the batch view, store/log/record,
+// returns.
+var ErrCorruptMessage = record.ErrCorruptMessage
 
 // ErrInvalidRecord means a batch breaks a rule: magic other than 2, no
 // records, record count and offset deltas disagree, or an unknown
-// compression codec. Kafka: INVALID_RECORD.
-var ErrInvalidRecord = errors.New("store/log: invalid record")
+// compression codec. Kafka: INVALID_RECORD. It is the value the batch
+// view, store/log/record, returns.
+var ErrInvalidRecord = record.ErrInvalidRecord
 
 // ErrMessageTooLarge means a batch is larger than max.message.bytes. Kafka:
 // MESSAGE_TOO_LARGE.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -56,7 +57,7 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("read back differs: %v", err)
 		}
 		for _, bt := range logtest.Split(out) {
-			if err := checkCRC(bt); err != nil {
+			if err := record.Batch(bt).CheckCRC(); err != nil {
 				t.Fatalf("stored batch: %v", err)
 			}
 		}
@@ -88,7 +89,7 @@ func FuzzRecover(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, bt := range logtest.Split(all) {
-			if err := checkCRC(bt); err != nil {
+			if err := record.Batch(bt).CheckCRC(); err != nil {
 				t.Fatalf("recovered batch: %v", err)
 			}
 		}

@@ -1,7 +1,6 @@
 package log
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -52,7 +52,7 @@ type Log struct {
 	}
 	// Readers of these use rmu, so Segments/LeaderEpochs do not wait on a
 	// long write.
-	dec decompressor
+	dec record.Decompressor
 	// epochsRebuilt is set during Open when recovery changed the epoch
 	// cache, so that it is written back.
 	epochsRebuilt bool
@@ -407,37 +407,37 @@ func (l *Log) loadIndexes(s *segment, size int64, cfg Config) (bool, error) {
 	if n := len(offs); n > 0 {
 		pos = int64(offs[n-1].pos)
 	}
-	var hdr [scanHeaderSize]byte
+	var hdr [record.ScanHeaderSize]byte
 	s.next = s.base
 	first := true
 	for pos < size {
-		if size-pos < batchHeaderSize {
+		if size-pos < record.HeaderSize {
 			return false, nil
 		}
 		h, err := s.batchAt(pos, &hdr)
-		if err != nil || int64(h.size) > size-pos {
+		if err != nil || int64(h.Size()) > size-pos {
 			return false, nil
 		}
-		if first && len(offs) > 0 && h.lastOffset() != s.base+int64(offs[len(offs)-1].rel) {
+		if first && len(offs) > 0 && h.LastOffset() != s.base+int64(offs[len(offs)-1].rel) {
 			return false, nil
 		}
 		if first && pos == 0 {
-			s.rollBaseTs = h.maxTimestamp
+			s.rollBaseTs = h.MaxTimestamp()
 		}
 		first = false
-		if h.maxTimestamp > s.maxTs {
-			s.maxTs, s.maxTsOffset = h.maxTimestamp, h.lastOffset()
+		if h.MaxTimestamp() > s.maxTs {
+			s.maxTs, s.maxTsOffset = h.MaxTimestamp(), h.LastOffset()
 		}
-		s.next = h.lastOffset() + 1
-		s.bytesSinceIndex += int64(h.size)
-		pos += int64(h.size)
+		s.next = h.LastOffset() + 1
+		s.bytesSinceIndex += int64(h.Size())
+		pos += int64(h.Size())
 	}
 	if s.rollBaseTs < 0 && size > 0 {
 		h, err := s.batchAt(0, &hdr)
 		if err != nil {
 			return false, nil
 		}
-		s.rollBaseTs = h.maxTimestamp
+		s.rollBaseTs = h.MaxTimestamp()
 	}
 	if n := len(times); n > 0 && times[n-1].ts >= s.maxTs {
 		s.maxTs, s.maxTsOffset = times[n-1].ts, s.base+int64(times[n-1].rel)
@@ -565,19 +565,18 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
 		res.LogAppendTime = v.now
 	}
 	for i := range infos {
-		b := batches[infos[i].pos : infos[i].pos+infos[i].size]
-		binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(off))
+		b := record.Batch(batches[infos[i].pos : infos[i].pos+infos[i].size])
+		b.SetBaseOffset(off)
 		if leaderEpoch >= 0 {
-			binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(leaderEpoch))
+			b.SetPartitionLeaderEpoch(leaderEpoch)
 		}
 		if cfg.LogAppendTime {
-			attrs := binary.BigEndian.Uint16(b[offAttributes:]) | attrLogAppendTime
-			binary.BigEndian.PutUint16(b[offAttributes:], attrs)
-			binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(v.now))
-			setCRC(b)
+			b.SetAttributes(b.Attributes().WithTimestampType(record.LogAppendTime))
+			b.SetMaxTimestamp(v.now)
+			b.Seal()
 		} else if infos[i].fixMaxTs {
-			binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(infos[i].maxTimestamp))
-			setCRC(b)
+			b.SetMaxTimestamp(infos[i].maxTimestamp)
+			b.Seal()
 		}
 		if infos[i].maxTimestamp > res.MaxTimestamp {
 			res.MaxTimestamp = infos[i].maxTimestamp
@@ -810,18 +809,18 @@ func readSegment(s *segment, dst []byte, offset int64, maxBytes int, bound int64
 	if err != nil || !ok {
 		return dst, false, err
 	}
-	if h.baseOffset >= bound || h.lastOffset() >= bound {
+	if h.BaseOffset() >= bound || h.LastOffset() >= bound {
 		return dst, true, nil
 	}
 	want := limit - pos
 	if int64(maxBytes) < want {
 		want = int64(max(maxBytes, 0))
 	}
-	if int64(h.size) > want {
+	if int64(h.Size()) > want {
 		if !minOneBatch {
 			return dst, true, nil
 		}
-		want = int64(h.size)
+		want = int64(h.Size())
 	}
 	n0 := len(dst)
 	dst = growLen(dst, int(want))
@@ -831,15 +830,15 @@ func readSegment(s *segment, dst []byte, offset int64, maxBytes int, bound int64
 	}
 	// Keep whole batches below the bound.
 	used := 0
-	for used+scanHeaderSize <= len(buf) {
-		bh, err := parseScanHeader(buf[used:])
+	for used+record.ScanHeaderSize <= len(buf) {
+		bh, err := record.ParseHeader(buf[used:])
 		if err != nil {
 			return dst[:n0], true, fmt.Errorf("segment %d at %d: %w", s.base, pos+int64(used), err)
 		}
-		if used+bh.size > len(buf) || bh.lastOffset() >= bound {
+		if used+bh.Size() > len(buf) || bh.LastOffset() >= bound {
 			break
 		}
-		used += bh.size
+		used += bh.Size()
 	}
 	return dst[:n0+used], true, nil
 }
@@ -889,48 +888,44 @@ func (l *Log) offsetForTimestampIn(s *segment, ts, start int64) (int64, int64, b
 	if err != nil || !ok {
 		return 0, 0, false, err
 	}
-	var hdr [scanHeaderSize]byte
+	var hdr [record.ScanHeaderSize]byte
 	var batch []byte
-	for pos+batchHeaderSize <= limit {
+	for pos+record.HeaderSize <= limit {
 		h, err := s.batchAt(pos, &hdr)
 		if err != nil {
 			return 0, 0, false, err
 		}
-		if h.lastOffset() >= start && h.maxTimestamp >= ts {
-			if h.attributes&attrLogAppendTime != 0 {
+		if h.LastOffset() >= start && h.MaxTimestamp() >= ts {
+			base := h.BaseOffset()
+			if h.Attributes().TimestampType() == record.LogAppendTime {
 				// Every record carries the batch's append time.
-				return max(h.baseOffset, start), h.maxTimestamp, true, nil
+				return max(base, start), h.MaxTimestamp(), true, nil
 			}
-			if cap(batch) < h.size {
-				batch = make([]byte, h.size)
+			size := h.Size()
+			if cap(batch) < size {
+				batch = make([]byte, size)
 			}
-			batch = batch[:h.size]
+			batch = batch[:size]
 			if err := readFull(s.log, batch, pos); err != nil {
 				return 0, 0, false, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
 			}
-			records := batch[batchHeaderSize:]
-			if codec := h.attributes & attrCompressionMask; codec != 0 {
-				dec, err := l.dec.decompress(codec, records)
-				if err != nil {
-					// Answer for the batch as a whole rather than fail.
-					l.logger.Warn("cannot decompress batch for a timestamp lookup", "offset", h.baseOffset, "err", err)
-					return max(h.baseOffset, start), h.maxTimestamp, true, nil
-				}
-				records = dec
+			it, err := record.Batch(batch).Records(&l.dec)
+			if err != nil {
+				// Answer for the batch as a whole rather than fail.
+				l.logger.Warn("cannot decompress batch for a timestamp lookup", "offset", base, "err", err)
+				return max(base, start), h.MaxTimestamp(), true, nil
 			}
-			// Records below the log start are skipped.
-			for d := int32(0); ; {
-				delta, rts, ok := firstRecordAtOrAfterFrom(records, h.baseTimestamp, ts, d)
-				if !ok {
-					break
+			// The first record at or after ts, skipping those below the
+			// log start; malformed records end the search.
+			baseTs := h.BaseTimestamp()
+			for it.Next() {
+				r := it.Record()
+				if rts := baseTs + r.TimestampDelta; rts >= ts && base+int64(r.OffsetDelta) >= start {
+					return base + int64(r.OffsetDelta), rts, true, nil
 				}
-				if h.baseOffset+int64(delta) >= start {
-					return h.baseOffset + int64(delta), rts, true, nil
-				}
-				d = delta + 1
 			}
 		}
-		pos += int64(h.size)
+		pos += int64(h.Size())
 	}
 	return 0, 0, false, nil
 }
@@ -1305,7 +1300,7 @@ func (l *Log) Close() error {
 		}
 	}
 	l.mu.closed = true
-	l.dec.close()
+	l.dec.Close()
 	for _, s := range l.segments() {
 		s.release()
 	}

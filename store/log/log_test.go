@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 )
 
 func TestAppendRead(t *testing.T) {
@@ -36,7 +37,7 @@ func TestAppendRead(t *testing.T) {
 		if logtest.LeaderEpoch(got[i]) != 3 {
 			t.Fatalf("epoch %d", logtest.LeaderEpoch(got[i]))
 		}
-		if err := checkCRC(got[i]); err != nil {
+		if err := record.Batch(got[i]).CheckCRC(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -103,10 +104,10 @@ func TestValidation(t *testing.T) {
 	corrupt := e.batch(2, 10)
 	corrupt[len(corrupt)-1] ^= 0xff
 	badMagic := e.batch(1, 10)
-	badMagic[16] = 1
+	record.Batch(badMagic).SetMagic(1)
 	logtest.Reseal(badMagic)
 	badDelta := e.batch(3, 10)
-	badDelta[26] = 5 // last offset delta
+	record.Batch(badDelta).SetLastOffsetDelta(5)
 	logtest.Reseal(badDelta)
 	tooOld := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.Ms() - 10}, logtest.Values(1, 5)...)
 	future := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.Ms() + 2*3600*1000}, logtest.Values(1, 5)...)
@@ -165,10 +166,10 @@ func TestLogAppendTime(t *testing.T) {
 		t.Fatalf("result %+v", r)
 	}
 	got := readAllBatches(t, l)[0]
-	if logtest.MaxTimestamp(got) != e.clk.Ms() || got[22]&0x08 == 0 {
+	if logtest.MaxTimestamp(got) != e.clk.Ms() || record.Batch(got).Attributes().TimestampType() != record.LogAppendTime {
 		t.Fatalf("log append time not stamped")
 	}
-	if err := checkCRC(got); err != nil {
+	if err := record.Batch(got).CheckCRC(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -182,7 +183,7 @@ func TestMaxTimestampFixed(t *testing.T) {
 	recs[1].TimestampDelta = 50
 	b := logtest.BatchWith(logtest.Options{BaseTimestamp: base}, recs...)
 	// A producer that lies about the max timestamp.
-	copy(b[35:43], []byte{0, 0, 0, 0, 0, 0, 0, 1})
+	record.Batch(b).SetMaxTimestamp(1)
 	logtest.Reseal(b)
 	mustAppend(t, l, b, 0)
 	ts, off := l.MaxTimestamp()
@@ -235,9 +236,9 @@ func TestRollOnSegmentBytesAndIndexes(t *testing.T) {
 	}
 	// Every offset index entry points at a batch whose last offset it names.
 	for _, ent := range offs {
-		var hdr [scanHeaderSize]byte
+		var hdr [record.ScanHeaderSize]byte
 		h, err := s0.batchAt(int64(ent.pos), &hdr)
-		if err != nil || h.lastOffset() != s0.base+int64(ent.rel) {
+		if err != nil || h.LastOffset() != s0.base+int64(ent.rel) {
 			t.Fatalf("entry %+v: batch %+v %v", ent, h, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 )
 
 func TestSnapshotLayout(t *testing.T) {
@@ -81,19 +82,19 @@ func TestMarkerAndTxnIndexLayout(t *testing.T) {
 	if m, ok := logtest.ReadMarker(mk); !ok || m != (logtest.Marker{ProducerID: 0, ProducerEpoch: 2, CoordinatorEpoch: 6}) {
 		t.Fatalf("marker %+v %v", m, ok)
 	}
-	if attrs := binary.BigEndian.Uint16(mk[offAttributes:]); attrs != attrTransactional|attrControl {
+	if attrs := record.Batch(mk).Attributes(); attrs != record.Attributes(0).WithTransactional(true).WithControl(true) {
 		t.Fatalf("attributes %x", attrs)
 	}
 	if logtest.BaseSequence(mk) != -1 || logtest.LeaderEpoch(mk) != 5 || logtest.MaxTimestamp(mk) != e.clk.Ms() {
-		t.Fatalf("marker header %x", mk[:batchHeaderSize])
+		t.Fatalf("marker header %x", mk[:record.HeaderSize])
 	}
-	if err := checkCRC(mk); err != nil {
+	if err := record.Batch(mk).CheckCRC(); err != nil {
 		t.Fatal(err)
 	}
 	// Record: key version 0 type 0 (abort), value version 0 epoch 6.
 	wantRec := []byte{32, 0, 0, 0, 8, 0, 0, 0, 0, 12, 0, 0, 0, 0, 0, 6, 0}
-	if !bytes.Equal(mk[batchHeaderSize:], wantRec) {
-		t.Fatalf("record %x", mk[batchHeaderSize:])
+	if !bytes.Equal(record.Batch(mk).RecordBytes(), wantRec) {
+		t.Fatalf("record %x", record.Batch(mk).RecordBytes())
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -95,11 +96,15 @@ func TestRecoveryCorruptTail(t *testing.T) {
 	last := batches[len(batches)-1]
 	lastPos := len(orig) - len(last)
 	pristine := e.fs
+	was := record.Batch(orig[lastPos:])
 	for p := lastPos; p < len(orig); p++ {
 		// The low base offset bytes and the partition leader epoch precede
 		// the CRC; a flip there is not detectable (recovery only checks
 		// that offsets do not go backwards or overflow the segment).
-		if rel := p - lastPos; (rel >= 4 && rel < 8) || (rel >= offLeaderEpoch && rel < offMagic) {
+		flipped := record.Batch(bytes.Clone(orig[lastPos:]))
+		flipped[p-lastPos] ^= 0x5a
+		lowOffset := flipped.BaseOffset() != was.BaseOffset() && flipped.BaseOffset()>>32 == was.BaseOffset()>>32
+		if lowOffset || flipped.PartitionLeaderEpoch() != was.PartitionLeaderEpoch() {
 			continue
 		}
 		e.fs = pristine.CrashClone()

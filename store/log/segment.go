@@ -1,7 +1,6 @@
 package log
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -245,49 +245,50 @@ func (s *segment) scan(fileSize int64, verify bool, intervalBytes int64, buf []b
 	s.imu.offsets, s.imu.times = s.imu.offsets[:0], s.imu.times[:0]
 	s.imu.Unlock()
 	s.next, s.maxTs, s.maxTsOffset, s.rollBaseTs, s.bytesSinceIndex = s.base, -1, -1, -1, 0
-	var hdr [scanHeaderSize]byte
+	var hdr [record.ScanHeaderSize]byte
 	pos := int64(0)
 	for pos < fileSize {
-		if fileSize-pos < batchHeaderSize {
+		if fileSize-pos < record.HeaderSize {
 			return pos, buf, fmt.Errorf("%w: %d bytes after the last batch", errTornTail, fileSize-pos)
 		}
 		if _, err := s.log.ReadAt(hdr[:], pos); err != nil {
 			return pos, buf, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
 		}
-		h, err := parseScanHeader(hdr[:])
+		h, err := record.ParseHeader(hdr[:])
 		if err != nil {
 			return pos, buf, fmt.Errorf("%w: %w", errTornTail, err)
 		}
-		if int64(h.size) > fileSize-pos {
-			return pos, buf, fmt.Errorf("%w: batch of %d bytes, %d left", errTornTail, h.size, fileSize-pos)
+		size := h.Size()
+		if int64(size) > fileSize-pos {
+			return pos, buf, fmt.Errorf("%w: batch of %d bytes, %d left", errTornTail, size, fileSize-pos)
 		}
-		if h.baseOffset < s.next || h.lastOffset()-s.base > maxRelOffset {
-			return pos, buf, fmt.Errorf("%w: batch offset %d out of sequence (expected >= %d)", errTornTail, h.baseOffset, s.next)
+		if h.BaseOffset() < s.next || h.LastOffset()-s.base > maxRelOffset {
+			return pos, buf, fmt.Errorf("%w: batch offset %d out of sequence (expected >= %d)", errTornTail, h.BaseOffset(), s.next)
 		}
 		if verify {
-			if cap(buf) < h.size {
-				buf = make([]byte, h.size)
+			if cap(buf) < size {
+				buf = make([]byte, size)
 			}
-			b := buf[:h.size]
-			if _, err := s.log.ReadAt(b, pos); err != nil && !(errors.Is(err, io.EOF) && len(b) == h.size) {
+			b := buf[:size]
+			if _, err := s.log.ReadAt(b, pos); err != nil && !(errors.Is(err, io.EOF) && len(b) == size) {
 				return pos, buf, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
 			}
-			if err := checkCRC(b); err != nil {
+			if err := record.Batch(b).CheckCRC(); err != nil {
 				return pos, buf, fmt.Errorf("%w: %w", errTornTail, err)
 			}
 		}
-		count := int32(h.lastOffsetDelta + 1)
-		info := batchInfo{size: h.size, records: count, maxTimestamp: h.maxTimestamp, maxTsDelta: h.lastOffsetDelta}
-		if h.attributes&attrLogAppendTime != 0 {
+		lastDelta := h.LastOffsetDelta()
+		info := batchInfo{size: size, records: lastDelta + 1, maxTimestamp: h.MaxTimestamp(), maxTsDelta: lastDelta}
+		if h.Attributes().TimestampType() == record.LogAppendTime {
 			info.maxTsDelta = 0
 		}
 		// Gaps between batches are legal (compaction); the batch keeps its
 		// own base offset.
-		s.appendIndexesLocked(pos, &info, h.baseOffset, intervalBytes)
+		s.appendIndexesLocked(pos, &info, h.BaseOffset(), intervalBytes)
 		if onBatch != nil {
-			onBatch(int32(binary.BigEndian.Uint32(hdr[offLeaderEpoch:])), h.baseOffset)
+			onBatch(h.PartitionLeaderEpoch(), h.BaseOffset())
 		}
-		pos += int64(h.size)
+		pos += int64(size)
 	}
 	return pos, buf, nil
 }
@@ -296,14 +297,15 @@ func (s *segment) scan(fileSize int64, verify bool, intervalBytes int64, buf []b
 // 4-byte relative index entry can hold.
 const maxRelOffset = 1<<31 - 1
 
-// batchAt reads the scan header of the batch at pos.
-func (s *segment) batchAt(pos int64, hdr *[scanHeaderSize]byte) (header, error) {
+// batchAt reads the scan header of the batch at pos into hdr and returns
+// the view of it.
+func (s *segment) batchAt(pos int64, hdr *[record.ScanHeaderSize]byte) (record.Batch, error) {
 	if _, err := s.log.ReadAt(hdr[:], pos); err != nil {
-		return header{}, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
+		return nil, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
 	}
-	h, err := parseScanHeader(hdr[:])
+	h, err := record.ParseHeader(hdr[:])
 	if err != nil {
-		return h, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
+		return nil, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
 	}
 	return h, nil
 }
@@ -311,7 +313,7 @@ func (s *segment) batchAt(pos int64, hdr *[scanHeaderSize]byte) (header, error) 
 // find returns the position of the batch holding offset (or the first batch
 // after it) and that batch's header, scanning forward from the index
 // position; ok is false when no batch at or after offset lies below limit.
-func (s *segment) find(offset int64, limit int64) (int64, header, bool, error) {
+func (s *segment) find(offset int64, limit int64) (int64, record.Batch, bool, error) {
 	rel := offset - s.base
 	if rel < 0 {
 		rel = 0
@@ -319,18 +321,18 @@ func (s *segment) find(offset int64, limit int64) (int64, header, bool, error) {
 	s.imu.RLock()
 	pos := lookupPos(s.imu.offsets, uint32(min(rel, maxRelOffset)))
 	s.imu.RUnlock()
-	var hdr [scanHeaderSize]byte
-	for pos+batchHeaderSize <= limit {
+	var hdr [record.ScanHeaderSize]byte
+	for pos+record.HeaderSize <= limit {
 		h, err := s.batchAt(pos, &hdr)
 		if err != nil {
-			return 0, h, false, err
+			return 0, nil, false, err
 		}
-		if h.lastOffset() >= offset {
+		if h.LastOffset() >= offset {
 			return pos, h, true, nil
 		}
-		pos += int64(h.size)
+		pos += int64(h.Size())
 	}
-	return 0, header{}, false, nil
+	return 0, nil, false, nil
 }
 
 func readFull(f vfs.File, b []byte, off int64) error {

@@ -11,7 +11,12 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/klogdev/klog/store/log/record"
 )
+
+// castagnoli is the CRC-32C table of snapshot checksums.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Producer state snapshot layout (version 1), see the package doc.
 const (
@@ -300,7 +305,7 @@ const maxReplayedControlBatch = 64 << 10
 // collect, when not nil, sees every aborted transaction completed, with the
 // segment holding its marker.
 func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segment, AbortedTxn)) error {
-	var hdr [batchHeaderSize]byte
+	var hdr [record.HeaderSize]byte
 	for _, s := range l.segments() {
 		if s.next <= from {
 			continue
@@ -320,64 +325,66 @@ func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segm
 			}
 			pos = p
 		}
-		for pos+batchHeaderSize <= limit {
+		for pos+record.HeaderSize <= limit {
 			if err := readFull(s.log, hdr[:], pos); err != nil {
 				return fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
 			}
-			h, err := parseScanHeader(hdr[:])
+			h, err := record.ParseHeader(hdr[:])
 			if err != nil {
 				return fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
 			}
-			if h.baseOffset >= to {
+			if h.BaseOffset() >= to {
 				return nil
 			}
-			if b, ok := l.replayedBatch(s, pos, &h, hdr[:]); ok && h.lastOffset() >= from {
+			if b, ok := l.replayedBatch(s, pos, h); ok && h.LastOffset() >= from {
 				if a, ok := ps.replayBatch(&b); ok && collect != nil {
 					collect(s, a)
 				}
 			}
-			pos += int64(h.size)
+			pos += int64(h.Size())
 		}
 	}
 	return nil
 }
 
-// replayedBatch decodes what producer state needs of the batch at pos; ok
-// is false for batches without producer id and for control batches that
-// are not transaction markers.
-func (l *Log) replayedBatch(s *segment, pos int64, h *header, hdr []byte) (producerBatch, bool) {
+// replayedBatch decodes what producer state needs of the batch at pos,
+// whose header (HeaderSize bytes) is h; ok is false for batches without
+// producer id and for control batches that are not transaction markers.
+func (l *Log) replayedBatch(s *segment, pos int64, h record.Batch) (producerBatch, bool) {
+	attrs := h.Attributes()
 	b := producerBatch{
-		producerID:    int64(binary.BigEndian.Uint64(hdr[offProducerID:])),
-		epoch:         int16(binary.BigEndian.Uint16(hdr[offProducerEpoch:])),
-		firstSeq:      int32(binary.BigEndian.Uint32(hdr[offBaseSequence:])),
-		firstOffset:   h.baseOffset,
-		lastOffset:    h.lastOffset(),
-		maxTimestamp:  h.maxTimestamp,
-		transactional: h.attributes&attrTransactional != 0,
+		producerID:    h.ProducerID(),
+		epoch:         h.ProducerEpoch(),
+		firstSeq:      h.BaseSequence(),
+		firstOffset:   h.BaseOffset(),
+		lastOffset:    h.LastOffset(),
+		maxTimestamp:  h.MaxTimestamp(),
+		transactional: attrs.Transactional(),
 		marker:        -1,
 	}
 	if b.producerID < 0 {
 		return b, false
 	}
-	b.lastSeq = incrementSequence(b.firstSeq, h.lastOffsetDelta)
-	if h.attributes&attrControl == 0 {
+	b.lastSeq = incrementSequence(b.firstSeq, h.LastOffsetDelta())
+	if !attrs.Control() {
 		return b, true
 	}
-	if h.attributes&attrCompressionMask != 0 || h.size > maxReplayedControlBatch {
+	size := h.Size()
+	if attrs.Compression() != record.None || size > maxReplayedControlBatch {
 		return b, false
 	}
-	if cap(l.mu.buf) < h.size {
-		l.mu.buf = make([]byte, h.size)
+	if cap(l.mu.buf) < size {
+		l.mu.buf = make([]byte, size)
 	}
-	buf := l.mu.buf[:h.size]
+	buf := l.mu.buf[:size]
 	if err := readFull(s.log, buf, pos); err != nil {
-		l.logger.Warn("cannot read control batch", "offset", h.baseOffset, "err", err)
+		l.logger.Warn("cannot read control batch", "offset", b.firstOffset, "err", err)
 		return b, false
 	}
-	typ, coordinatorEpoch, err := parseMarker(buf[batchHeaderSize:])
-	if err != nil || typ < 0 {
+	m, ok, err := record.Batch(buf).TxnMarker()
+	if err != nil || !ok {
 		return b, false
 	}
-	b.marker, b.coordinatorEpoch = typ, coordinatorEpoch
+	b.marker, b.coordinatorEpoch = markerType(m.Commit), m.CoordinatorEpoch
 	return b, true
 }

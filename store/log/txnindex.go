@@ -3,6 +3,8 @@ package log
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/klogdev/klog/store/log/record"
 )
 
 // txnEntrySize is the size of one .txnindex entry: version int16,
@@ -93,72 +95,6 @@ type Marker struct {
 	Timestamp        int64 // ms; 0 means now
 }
 
-// controlRecordSize is the encoded size of a transaction marker record:
-// length 1, attributes 1, timestamp delta 1, offset delta 1, key length 1,
-// key 4, value length 1, value 6, header count 1.
-const controlRecordSize = 17
-
-// encodeMarker builds the control batch of a transaction marker.
-func encodeMarker(m Marker, ts int64) []byte {
-	b := make([]byte, batchHeaderSize, batchHeaderSize+controlRecordSize)
-	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(batchHeaderSize+controlRecordSize-batchOverhead))
-	binary.BigEndian.PutUint32(b[offLeaderEpoch:], 0xffffffff)
-	b[offMagic] = 2
-	binary.BigEndian.PutUint16(b[offAttributes:], attrTransactional|attrControl)
-	binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(ts))
-	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(ts))
-	binary.BigEndian.PutUint64(b[offProducerID:], uint64(m.ProducerID))
-	binary.BigEndian.PutUint16(b[offProducerEpoch:], uint16(m.ProducerEpoch))
-	binary.BigEndian.PutUint32(b[offBaseSequence:], 0xffffffff)
-	binary.BigEndian.PutUint32(b[offRecordCount:], 1)
-	typ := uint16(0)
-	if m.Commit {
-		typ = 1
-	}
-	b = binary.AppendVarint(b, controlRecordSize-1) // record length
-	b = append(b, 0)                                // attributes
-	b = binary.AppendVarint(b, 0)                   // timestamp delta
-	b = binary.AppendVarint(b, 0)                   // offset delta
-	b = binary.AppendVarint(b, 4)                   // key: version, type
-	b = binary.BigEndian.AppendUint16(b, 0)
-	b = binary.BigEndian.AppendUint16(b, typ)
-	b = binary.AppendVarint(b, 6) // value: version, coordinator epoch
-	b = binary.BigEndian.AppendUint16(b, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(m.CoordinatorEpoch))
-	b = binary.AppendVarint(b, 0) // headers
-	setCRC(b)
-	return b
-}
-
-// parseMarker reads the first record of an uncompressed control batch. It
-// returns the marker type (0 abort, 1 commit; -1 for other control types)
-// and the coordinator epoch.
-func parseMarker(records []byte) (int8, int32, error) {
-	length, n := binary.Varint(records)
-	if n <= 0 || length < 0 || length > int64(len(records)-n) {
-		return 0, 0, fmt.Errorf("%w: control record: bad length", ErrCorruptMessage)
-	}
-	r := recordReader{b: records[n : n+int(length)]}
-	r.byte()
-	r.varint()
-	r.varint()
-	klen := r.varint()
-	if r.bad || klen < 4 || klen > int64(len(r.b)) {
-		return 0, 0, fmt.Errorf("%w: control record key of %d bytes", ErrInvalidRecord, klen)
-	}
-	key := r.b[:klen]
-	r.b = r.b[klen:]
-	typ := int16(binary.BigEndian.Uint16(key[2:]))
-	if typ != 0 && typ != 1 {
-		return -1, 0, nil
-	}
-	vlen := r.varint()
-	if r.bad || vlen < 6 || vlen > int64(len(r.b)) {
-		return 0, 0, fmt.Errorf("%w: transaction marker value of %d bytes", ErrInvalidRecord, vlen)
-	}
-	return int8(typ), int32(binary.BigEndian.Uint32(r.b[2:])), nil
-}
-
 // AppendMarker writes a transaction marker for one producer: a control
 // batch (transactional and control attributes) holding one record whose key
 // is version 0 and type (0 abort, 1 commit) and whose value is version 0
@@ -174,7 +110,8 @@ func (l *Log) AppendMarker(m Marker, leaderEpoch int32) (int64, error) {
 	if ts == 0 {
 		ts = l.now().UnixMilli()
 	}
-	res, err := l.Append(encodeMarker(m, ts), leaderEpoch)
+	tm := record.TxnMarker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Commit, CoordinatorEpoch: m.CoordinatorEpoch}
+	res, err := l.Append(tm.AppendBatch(nil, ts), leaderEpoch)
 	if err != nil {
 		return 0, fmt.Errorf("append marker for producer %d: %w", m.ProducerID, err)
 	}

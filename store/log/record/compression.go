@@ -1,4 +1,4 @@
-package log
+package record
 
 import (
 	"bytes"
@@ -6,25 +6,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/snappy/xerial"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )
 
-// maxDecompressedBytes bounds the memory one decompression may take. Only
-// OffsetForTimestamp decompresses; a larger batch is answered at batch
-// level instead.
+// maxDecompressedBytes bounds the memory one decompression may take.
 const maxDecompressedBytes = 64 << 20
 
-// errTooLarge reports a batch whose records decompress beyond the bound.
-var errTooLarge = errors.New("decompressed records exceed the limit")
+// errDecompressorClosed is returned by a zstd decompression after Close.
+var errDecompressorClosed = errors.New("decompressor closed")
 
-// decompressor decodes the records section of compressed batches. It is
-// safe for concurrent use; the zstd decoder is created on first use.
-type decompressor struct {
+// Decompressor decodes the records section of compressed batches, at most
+// 64 MiB of records per batch. It is safe for concurrent use; the zstd
+// decoder is created on first use. The zero value is ready; Close frees
+// the zstd decoder.
+type Decompressor struct {
 	zstdOnce sync.Once
 	zstd     *zstd.Decoder
 	zstdErr  error
@@ -37,21 +39,21 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 const xerialHeaderLen = 16
 
-// decompress returns the uncompressed records of a batch compressed with
-// codec (1 gzip, 2 snappy, 3 lz4, 4 zstd).
-func (d *decompressor) decompress(codec int16, src []byte) ([]byte, error) {
-	switch codec {
-	case 1:
+// Decompress returns the uncompressed records of a batch compressed with
+// c: gzip, snappy (raw or xerial-framed), lz4 (frame format) or zstd.
+func (d *Decompressor) Decompress(c Compression, src []byte) ([]byte, error) {
+	switch c {
+	case Gzip:
 		r, err := gzip.NewReader(bytes.NewReader(src))
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		return readLimited(r)
-	case 2:
+	case Snappy:
 		return decodeSnappy(src)
-	case 3:
+	case LZ4:
 		return readLimited(lz4.NewReader(bytes.NewReader(src)))
-	case 4:
+	case Zstd:
 		d.zstdOnce.Do(func() {
 			d.zstd, d.zstdErr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressedBytes))
 		})
@@ -64,13 +66,14 @@ func (d *decompressor) decompress(codec int16, src []byte) ([]byte, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("%w: compression codec %d", ErrInvalidRecord, codec)
+	return nil, fmt.Errorf("%w: compression codec %d", ErrInvalidRecord, c)
 }
 
-func (d *decompressor) close() {
+// Close frees the zstd decoder; later zstd decompressions fail.
+func (d *Decompressor) Close() {
 	// Do waits for a concurrent first use to finish (or prevents one), so
 	// the field is safe to read afterwards.
-	d.zstdOnce.Do(func() { d.zstdErr = ErrClosed })
+	d.zstdOnce.Do(func() { d.zstdErr = errDecompressorClosed })
 	if d.zstd != nil {
 		d.zstd.Close()
 	}
@@ -118,9 +121,43 @@ func decodeSnappyBlock(dst, block []byte) ([]byte, error) {
 	if len(dst)+n > maxDecompressedBytes {
 		return nil, errTooLarge
 	}
-	out := growLen(dst, n)
+	out := slices.Grow(dst, n)[:len(dst)+n]
 	if _, err := s2.Decode(out[len(dst):], block); err != nil {
 		return nil, fmt.Errorf("snappy: %w", err)
 	}
 	return out, nil
+}
+
+// compress returns src compressed with c; snappy is xerial-framed unless
+// rawSnappy.
+func compress(c Compression, rawSnappy bool, src []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	switch c {
+	case Gzip:
+		w = gzip.NewWriter(&buf)
+	case Snappy:
+		if rawSnappy {
+			return s2.EncodeSnappy(nil, src), nil
+		}
+		return xerial.Encode(nil, src), nil
+	case LZ4:
+		w = lz4.NewWriter(&buf)
+	case Zstd:
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		defer enc.Close()
+		return enc.EncodeAll(src, nil), nil
+	default:
+		return nil, fmt.Errorf("%w: compression codec %d", ErrInvalidRecord, c)
+	}
+	if _, err := w.Write(src); err != nil {
+		return nil, fmt.Errorf("%v: %w", c, err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("%v: %w", c, err)
+	}
+	return buf.Bytes(), nil
 }
