@@ -352,6 +352,14 @@ func (c *Coordinator) lookup(id string, create bool) (*actor, error) {
 		return nil, ErrLoadInProgress
 	}
 	a := c.mu.txns[id]
+	if a != nil && a.snap.State == StateDead.String() {
+		// Expired: the actor reaps itself after its current event, but a
+		// request may come first. Detach it now, as its reaping would, so
+		// the id is unknown, or starts afresh, and never served as Dead.
+		delete(c.mu.txns, id)
+		a.cancel()
+		a = nil
+	}
 	if a == nil && create {
 		a = c.startLocked(newMeta(id, -1, 0, c.now()), p, ps.epoch)
 	}
