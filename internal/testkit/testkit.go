@@ -92,3 +92,7 @@ func (c *Clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
 }
+
+// UnixMilli is the clock's time in Kafka's unit, milliseconds since the
+// epoch.
+func (c *Clock) UnixMilli() int64 { return c.Now().UnixMilli() }

@@ -3,14 +3,15 @@ package log
 import (
 	"testing"
 
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
 // benchBatch is 16 records of 1 KiB: a ~16 KiB batch.
-func benchBatch(clk *clock) []byte {
-	return logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(16, 1024)...)
+func benchBatch(clk *testkit.Clock) []byte {
+	return logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(16, 1024)...)
 }
 
 func benchAppend(b *testing.B, fsys vfs.FS, dir string) {
@@ -106,7 +107,7 @@ func BenchmarkAppendIdempotent(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	batch := logtest.ProducerBatch(clk.Ms(), 1, 0, 0, 16, false)
+	batch := logtest.ProducerBatch(clk.UnixMilli(), 1, 0, 0, 16, false)
 	b.SetBytes(int64(len(batch)))
 	b.ReportAllocs()
 	seq := int32(0)
@@ -135,9 +136,9 @@ func BenchmarkValidate(b *testing.B) {
 	}{{"16x10B", 16, 0}, {"16x1KiB", 16, 1}} {
 		b.Run(c.name, func(b *testing.B) {
 			size := max(c.kb<<10, 10)
-			batch := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(c.records, size)...)
+			batch := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(c.records, size)...)
 			cfg := DefaultConfig()
-			v := validator{cfg: cfg.sanitized(), now: clk.Ms()}
+			v := validator{cfg: cfg.sanitized(), now: clk.UnixMilli()}
 			infos := make([]batchInfo, 0, 1)
 			b.SetBytes(int64(len(batch)))
 			b.ReportAllocs()

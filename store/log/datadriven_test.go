@@ -83,7 +83,7 @@ func TestDataDriven(t *testing.T) {
 				cfg.SegmentMs = intArg("segment-ms", cfg.SegmentMs)
 				return open(intArg("recovery-point", 0))
 			case "append":
-				b := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(int(intArg("records", 1)), int(intArg("size", 10)))...)
+				b := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(int(intArg("records", 1)), int(intArg("size", 10)))...)
 				r, err := l.Append(b, int32(intArg("epoch", 0)))
 				return errOr(err, fmt.Sprintf("offsets %d-%d, %d bytes\n", r.FirstOffset, r.LastOffset, r.Bytes))
 			case "advance":
@@ -150,7 +150,7 @@ func TestDataDriven(t *testing.T) {
 				d.ScanArgs(t, "pid", &pid)
 				d.ScanArgs(t, "epoch", &epoch)
 				d.ScanArgs(t, "seq", &seq)
-				b := logtest.ProducerBatch(clk.Ms(), pid, int16(epoch), int32(seq), int(intArg("records", 1)), d.HasArg("txn"))
+				b := logtest.ProducerBatch(clk.UnixMilli(), pid, int16(epoch), int32(seq), int(intArg("records", 1)), d.HasArg("txn"))
 				return appendResult(l.Append(b, 0))
 			case "produce-multi":
 				var pid, epoch int64
@@ -164,7 +164,7 @@ func TestDataDriven(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					bs = append(bs, logtest.ProducerBatch(clk.Ms(), pid, int16(epoch), int32(n), 1, d.HasArg("txn")))
+					bs = append(bs, logtest.ProducerBatch(clk.UnixMilli(), pid, int16(epoch), int32(n), 1, d.HasArg("txn")))
 				}
 				return appendResult(l.Append(logtest.Concat(bs...), 0))
 			case "marker":
@@ -177,7 +177,7 @@ func TestDataDriven(t *testing.T) {
 			case "producers":
 				var sb strings.Builder
 				for _, p := range l.Producers() {
-					fmt.Fprintf(&sb, "producer %d epoch=%d last-seq=%d coord=%d txn-start=%d ts=%+d\n", p.ProducerID, p.ProducerEpoch, p.LastSequence, p.CoordinatorEpoch, p.CurrentTxnStartOffset, p.LastTimestamp-newClock().Ms())
+					fmt.Fprintf(&sb, "producer %d epoch=%d last-seq=%d coord=%d txn-start=%d ts=%+d\n", p.ProducerID, p.ProducerEpoch, p.LastSequence, p.CoordinatorEpoch, p.CurrentTxnStartOffset, p.LastTimestamp-newClock().UnixMilli())
 				}
 				fmt.Fprintf(&sb, "first unstable %d\n", l.FirstUnstableOffset())
 				return sb.String()

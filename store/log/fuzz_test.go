@@ -26,7 +26,7 @@ func FuzzValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		clk := newClock()
 		cfg := DefaultConfig()
-		v := validator{cfg: cfg.sanitized(), now: clk.Ms()}
+		v := validator{cfg: cfg.sanitized(), now: clk.UnixMilli()}
 		infos, err := v.validate(b, nil)
 		if err != nil {
 			return
@@ -93,7 +93,7 @@ func FuzzRecover(f *testing.F) {
 				t.Fatalf("recovered batch: %v", err)
 			}
 		}
-		if _, err := l.Append(logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(1, 1)...), 0); err != nil {
+		if _, err := l.Append(logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(1, 1)...), 0); err != nil {
 			t.Fatalf("append after recovery: %v", err)
 		}
 	})

@@ -2,7 +2,6 @@ package log
 
 import (
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,32 +10,13 @@ import (
 	"github.com/klogdev/klog/store/vfs"
 )
 
-// clock is a manual clock for tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.UnixMilli(1_700_000_000_000)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *clock) Ms() int64 { return c.Now().UnixMilli() }
+// newClock is the clock log tests start from.
+func newClock() *testkit.Clock { return testkit.NewClock(time.UnixMilli(1_700_000_000_000)) }
 
 type env struct {
 	t   testing.TB
 	fs  *vfs.MemFS
-	clk *clock
+	clk *testkit.Clock
 	cfg Config
 }
 
@@ -55,7 +35,7 @@ func (e *env) open(rp int64) *Log {
 
 // batch builds an uncompressed batch of n records of size bytes at the clock's time.
 func (e *env) batch(n, size int) []byte {
-	return logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.Ms()}, logtest.Values(n, size)...)
+	return logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.UnixMilli()}, logtest.Values(n, size)...)
 }
 
 func mustAppend(t testing.TB, l *Log, b []byte, epoch int32) AppendResult {

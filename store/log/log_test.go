@@ -109,8 +109,8 @@ func TestValidation(t *testing.T) {
 	badDelta := e.batch(3, 10)
 	record.Batch(badDelta).SetLastOffsetDelta(5)
 	logtest.Reseal(badDelta)
-	tooOld := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.Ms() - 10}, logtest.Values(1, 5)...)
-	future := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.Ms() + 2*3600*1000}, logtest.Values(1, 5)...)
+	tooOld := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.UnixMilli() - 10}, logtest.Values(1, 5)...)
+	future := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.UnixMilli() + 2*3600*1000}, logtest.Values(1, 5)...)
 	cases := []struct {
 		name string
 		b    []byte
@@ -140,18 +140,18 @@ func TestValidation(t *testing.T) {
 	}
 	e.cfg.TimestampBeforeMaxMs = 5
 	l.SetConfig(e.cfg)
-	old2 := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.Ms() - 10}, logtest.Values(1, 5)...)
+	old2 := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.UnixMilli() - 10}, logtest.Values(1, 5)...)
 	if _, err := l.Append(old2, 0); !errors.Is(err, ErrInvalidTimestamp) {
 		t.Fatalf("old timestamp: %v", err)
 	}
 	// Compressed batches: header checks only.
-	gz := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.Ms(), Compression: 1}, logtest.Values(3, 10)...)
+	gz := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.UnixMilli(), Compression: 1}, logtest.Values(3, 10)...)
 	r := mustAppend(t, l, gz, 0)
 	if r.FirstOffset != 1 || r.LastOffset != 3 {
 		t.Fatalf("gzip append %+v", r)
 	}
 	// Control batches are accepted.
-	ctl := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.Ms(), Control: true, Transactional: true, ProducerID: 7}, logtest.Record{Key: []byte{0, 0, 0, 0}, Value: []byte{0, 0, 0, 0, 0, 0}})
+	ctl := logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.UnixMilli(), Control: true, Transactional: true, ProducerID: 7}, logtest.Record{Key: []byte{0, 0, 0, 0}, Value: []byte{0, 0, 0, 0, 0, 0}})
 	mustAppend(t, l, ctl, 0)
 }
 
@@ -162,11 +162,11 @@ func TestLogAppendTime(t *testing.T) {
 	defer l.Close()
 	b := logtest.BatchWith(logtest.Options{BaseTimestamp: 5}, logtest.Values(2, 10)...)
 	r := mustAppend(t, l, b, 0)
-	if r.LogAppendTime != e.clk.Ms() || r.MaxTimestamp != e.clk.Ms() {
+	if r.LogAppendTime != e.clk.UnixMilli() || r.MaxTimestamp != e.clk.UnixMilli() {
 		t.Fatalf("result %+v", r)
 	}
 	got := readAllBatches(t, l)[0]
-	if logtest.MaxTimestamp(got) != e.clk.Ms() || record.Batch(got).Attributes().TimestampType() != record.LogAppendTime {
+	if logtest.MaxTimestamp(got) != e.clk.UnixMilli() || record.Batch(got).Attributes().TimestampType() != record.LogAppendTime {
 		t.Fatalf("log append time not stamped")
 	}
 	if err := record.Batch(got).CheckCRC(); err != nil {
@@ -178,7 +178,7 @@ func TestMaxTimestampFixed(t *testing.T) {
 	e := newEnv(t)
 	l := e.open(0)
 	defer l.Close()
-	base := e.clk.Ms()
+	base := e.clk.UnixMilli()
 	recs := logtest.Values(3, 5)
 	recs[1].TimestampDelta = 50
 	b := logtest.BatchWith(logtest.Options{BaseTimestamp: base}, recs...)
@@ -393,7 +393,7 @@ func TestOffsetForTimestamp(t *testing.T) {
 	e.cfg.IndexIntervalBytes = 100
 	l := e.open(0)
 	defer l.Close()
-	t0 := e.clk.Ms()
+	t0 := e.clk.UnixMilli()
 	// Batch i has records at t0+10i, t0+10i+5.
 	for i := range 10 {
 		recs := logtest.Values(2, 100)
@@ -545,7 +545,7 @@ func TestOffsetForTimestampCompressed(t *testing.T) {
 			e := newEnv(t)
 			l := e.open(0)
 			defer l.Close()
-			t0 := e.clk.Ms()
+			t0 := e.clk.UnixMilli()
 			recs := logtest.Values(4, 300)
 			for i := range recs {
 				recs[i].TimestampDelta = int64(10 * i)
@@ -571,8 +571,8 @@ func TestOffsetForTimestampLogAppendTime(t *testing.T) {
 	mustAppend(t, l, e.batch(3, 10), 0)
 	e.clk.Advance(time.Second)
 	mustAppend(t, l, e.batch(3, 10), 0)
-	off, ts, ok, err := l.OffsetForTimestamp(e.clk.Ms() - 10)
-	if err != nil || !ok || off != 3 || ts != e.clk.Ms() {
+	off, ts, ok, err := l.OffsetForTimestamp(e.clk.UnixMilli() - 10)
+	if err != nil || !ok || off != 3 || ts != e.clk.UnixMilli() {
 		t.Fatalf("got %d@%d %v %v", off, ts, ok, err)
 	}
 }

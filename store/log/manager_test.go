@@ -13,7 +13,7 @@ import (
 	"github.com/klogdev/klog/store/vfs"
 )
 
-func openManager(t *testing.T, fsys vfs.FS, clk *clock, cfg Config) *Manager {
+func openManager(t *testing.T, fsys vfs.FS, clk *testkit.Clock, cfg Config) *Manager {
 	t.Helper()
 	m, err := OpenManager(fsys, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: clk.Now, ConfigFor: func(string) Config { return cfg }})
 	if err != nil {
@@ -37,9 +37,9 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Fatalf("path escape accepted")
 	}
 	other, _ := m.Create("my-topic", 0, id, cfg)
-	b := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(4, 10)...)
+	b := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(4, 10)...)
 	mustAppend(t, l, b, 0)
-	mustAppend(t, other, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(2, 10)...), 0)
+	mustAppend(t, other, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(2, 10)...), 0)
 	if err := other.SetStartOffset(1); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestManagerUncleanRecovery(t *testing.T) {
 	m := openManager(t, fsys, clk, cfg)
 	l, _ := m.Create("t", 0, [16]byte{9}, cfg)
 	for range 3 {
-		mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(2, 10)...), 0)
+		mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(2, 10)...), 0)
 	}
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestManagerUncleanRecovery(t *testing.T) {
 	if err := m.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(2, 10)...), 0)
+	mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(2, 10)...), 0)
 	crashed := fsys.CrashClone() // no marker, last append unsynced
 	_ = m.Close()
 	m = openManager(t, crashed, clk, cfg)
@@ -137,7 +137,7 @@ func TestManagerMaintain(t *testing.T) {
 	m := openManager(t, fsys, clk, cfg)
 	defer m.Close()
 	l, _ := m.Create("t", 0, [16]byte{}, cfg)
-	mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.Ms()}, logtest.Values(1, 10)...), 0)
+	mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(1, 10)...), 0)
 	clk.Advance(200 * time.Millisecond)
 	m.Maintain(clk.Now())
 	if l.RecoveryPoint() != 1 {

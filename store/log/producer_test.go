@@ -72,7 +72,7 @@ func TestSnapshotLayout(t *testing.T) {
 func TestMarkerAndTxnIndexLayout(t *testing.T) {
 	e := newEnv(t)
 	l := e.open(0)
-	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 0, 2, 0, 3, true), 5)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 0, 2, 0, 3, true), 5)
 	off, err := l.AppendMarker(Marker{ProducerID: 0, ProducerEpoch: 2, CoordinatorEpoch: 6}, 5)
 	if err != nil || off != 3 {
 		t.Fatalf("marker at %d: %v", off, err)
@@ -85,7 +85,7 @@ func TestMarkerAndTxnIndexLayout(t *testing.T) {
 	if attrs := record.Batch(mk).Attributes(); attrs != record.Attributes(0).WithTransactional(true).WithControl(true) {
 		t.Fatalf("attributes %x", attrs)
 	}
-	if logtest.BaseSequence(mk) != -1 || logtest.LeaderEpoch(mk) != 5 || logtest.MaxTimestamp(mk) != e.clk.Ms() {
+	if logtest.BaseSequence(mk) != -1 || logtest.LeaderEpoch(mk) != 5 || logtest.MaxTimestamp(mk) != e.clk.UnixMilli() {
 		t.Fatalf("marker header %x", mk[:record.HeaderSize])
 	}
 	if err := record.Batch(mk).CheckCRC(); err != nil {
@@ -116,12 +116,12 @@ func TestTxnIndexRebuiltWhenMissing(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.SegmentBytes = 200
 	l := e.open(0)
-	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 4, 0, 0, 1, true), 0)
-	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 5, 0, 0, 1, true), 0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 4, 0, 0, 1, true), 0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 5, 0, 0, 1, true), 0)
 	if _, err := l.AppendMarker(Marker{ProducerID: 4}, 0); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 5, 0, 1, 1, true), 0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 5, 0, 1, 1, true), 0)
 	if _, err := l.AppendMarker(Marker{ProducerID: 5}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestAppendValidatesProducersAsUnit(t *testing.T) {
 			e := newEnv(t)
 			l := e.open(0)
 			defer l.Close()
-			mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 1, 1, 0, 1, false), 0)
+			mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1, 1, 0, 1, false), 0)
 			before := l.Producers()
 			if _, err := l.Append(logtest.Concat(tc.batches...), 0); !errors.Is(err, tc.err) {
 				t.Fatalf("err %v, want %v", err, tc.err)
@@ -191,8 +191,8 @@ func TestManagerMaintainExpiresProducers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 1, 0, 0, 1, false), 0)
-	mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 2, 0, 0, 1, true), 0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1, 0, 0, 1, false), 0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 2, 0, 0, 1, true), 0)
 	e.clk.Advance(999 * time.Millisecond)
 	m.Maintain(e.clk.Now())
 	if n := len(l.Producers()); n != 2 {
@@ -205,7 +205,7 @@ func TestManagerMaintainExpiresProducers(t *testing.T) {
 		t.Fatalf("after expiry: %+v", ps)
 	}
 	// An expired producer is unknown: any sequence is accepted again.
-	if _, err := l.Append(logtest.ProducerBatch(e.clk.Ms(), 1, 0, 7, 1, false), 0); err != nil {
+	if _, err := l.Append(logtest.ProducerBatch(e.clk.UnixMilli(), 1, 0, 7, 1, false), 0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -221,7 +221,7 @@ func TestManagerRestartKeepsProducers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 1, 0, 0, 2, true), 0)
+		mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1, 0, 0, 2, true), 0)
 		if err := l.Flush(); err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestManagerRestartKeepsProducers(t *testing.T) {
 		if len(got) != 1 || got[0] != want[0] || l.FirstUnstableOffset() != 0 {
 			t.Fatalf("clean=%v: producers %+v want %+v, fuo %d", clean, got, want, l.FirstUnstableOffset())
 		}
-		r := mustAppend(t, l, logtest.ProducerBatch(e.clk.Ms(), 1, 0, 0, 2, true), 0)
+		r := mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1, 0, 0, 2, true), 0)
 		if !r.Duplicate || r.FirstOffset != 0 || r.LastOffset != 1 {
 			t.Fatalf("clean=%v: replay %+v", clean, r)
 		}
