@@ -78,6 +78,22 @@ func reportResults(g *globals, out, diag io.Writer, results []topicResult, ok st
 	return failed.err("%d of %d topics failed", failed.n, len(results))
 }
 
+// answeredTopic is name's line of a topic command's report from the
+// broker's answer: an error when it did not answer (answered false) or
+// answered err. done reports success, for the caller to add its details.
+func answeredTopic(name string, answered bool, err error, errMessage string) (res topicResult, done bool) {
+	res = topicResult{Name: name}
+	switch {
+	case !answered:
+		res.Error = inspect.ErrNoResponse.Error()
+	case err != nil:
+		res.Error = inspect.ErrorText(err, errMessage)
+	default:
+		return res, true
+	}
+	return res, false
+}
+
 // ---- topic create ----
 
 type topicCreateOptions struct {
@@ -137,13 +153,8 @@ func runTopicCreate(ctx context.Context, g *globals, o topicCreateOptions, out, 
 		var results []topicResult
 		for _, name := range o.names {
 			r, ok := resps[name]
-			res := topicResult{Name: name}
-			switch {
-			case !ok:
-				res.Error = inspect.ErrNoResponse.Error()
-			case r.Err != nil:
-				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
-			default:
+			res, done := answeredTopic(name, ok, r.Err, r.ErrMessage)
+			if done {
 				res.Partitions, res.ReplicationFactor = r.NumPartitions, r.ReplicationFactor
 			}
 			results = append(results, res)
@@ -174,13 +185,7 @@ func runTopicDelete(ctx context.Context, g *globals, names []string, out, diag i
 		var results []topicResult
 		for _, name := range names {
 			r, ok := resps[name]
-			res := topicResult{Name: name}
-			switch {
-			case !ok:
-				res.Error = inspect.ErrNoResponse.Error()
-			case r.Err != nil:
-				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
-			}
+			res, _ := answeredTopic(name, ok, r.Err, r.ErrMessage)
 			results = append(results, res)
 		}
 		return reportResults(g, out, diag, results, "DELETED")
@@ -215,13 +220,8 @@ func runTopicAddPartitions(ctx context.Context, g *globals, names []string, tota
 		var results []topicResult
 		for _, name := range names {
 			r, ok := resps[name]
-			res := topicResult{Name: name}
-			switch {
-			case !ok:
-				res.Error = inspect.ErrNoResponse.Error()
-			case r.Err != nil:
-				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
-			default:
+			res, done := answeredTopic(name, ok, r.Err, r.ErrMessage)
+			if done {
 				res.Partitions = int32(total)
 			}
 			results = append(results, res)
@@ -289,14 +289,8 @@ func runTopicAlterConfig(ctx context.Context, g *globals, names []string, alters
 		}
 		var results []topicResult
 		for _, name := range names {
-			res := topicResult{Name: name}
 			r, err := resps.On(name, nil)
-			switch {
-			case err != nil:
-				res.Error = inspect.ErrNoResponse.Error()
-			case r.Err != nil:
-				res.Error = inspect.ErrorText(r.Err, r.ErrMessage)
-			}
+			res, _ := answeredTopic(name, err == nil, r.Err, r.ErrMessage)
 			results = append(results, res)
 		}
 		return reportResults(g, out, diag, results, "ALTERED")
