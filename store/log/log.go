@@ -122,6 +122,21 @@ func (l *Log) active() *segment {
 	return segs[len(segs)-1]
 }
 
+// segmentFor returns the index of the last segment with base <= offset (0
+// when offset lies before the first segment).
+func segmentFor(segs []*segment, offset int64) int {
+	lo, hi := 0, len(segs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if segs[m].base <= offset {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return max(lo-1, 0)
+}
+
 // Dir returns the log's directory.
 func (l *Log) Dir() string { return l.dir }
 
@@ -173,21 +188,6 @@ func (l *Log) failLocked(op string, err error) error {
 		l.logger.Error("log failed, refusing further writes", "op", op, "err", err)
 	}
 	return l.mu.failed
-}
-
-// segmentFor returns the index of the last segment with base <= offset (0
-// when offset lies before the first segment).
-func segmentFor(segs []*segment, offset int64) int {
-	lo, hi := 0, len(segs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if segs[m].base <= offset {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return max(lo-1, 0)
 }
 
 // Segments returns a snapshot of the segments, oldest first.
