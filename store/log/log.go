@@ -181,7 +181,7 @@ func (l *Log) writableLocked() error {
 	return nil
 }
 
-// fail makes err sticky and returns the sticky error.
+// failLocked makes err sticky and returns the sticky error.
 func (l *Log) failLocked(op string, err error) error {
 	if l.mu.failed == nil {
 		l.mu.failed = &IOError{Op: op, Err: err}
