@@ -1,0 +1,105 @@
+package log
+
+import "fmt"
+
+// Truncate removes every batch at or after offset (replication's
+// truncation to a leader's epoch end). A batch straddling offset is removed
+// whole. Truncating below the log start empties the log and restarts it at
+// offset.
+func (l *Log) Truncate(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if offset < 0 {
+		return fmt.Errorf("%w: truncate to %d", ErrOffsetOutOfRange, offset)
+	}
+	if offset >= l.end.Load() {
+		return nil
+	}
+	segs := l.segments()
+	if offset < l.start.Load() || offset <= segs[0].base {
+		return l.resetLocked(offset)
+	}
+	i := segmentFor(segs, offset)
+	keep, drop := segs[:i+1], segs[i+1:]
+	s := keep[len(keep)-1]
+	pos, _, ok, err := s.find(offset, s.size.Load())
+	if err != nil {
+		return l.failLocked("read", err)
+	}
+	if !ok {
+		pos = s.size.Load()
+	}
+	if err := s.log.Truncate(pos); err != nil {
+		return l.failLocked("truncate", fmt.Errorf("truncate segment %d: %w", s.base, err))
+	}
+	if err := s.log.Sync(); err != nil {
+		return l.failLocked("sync", fmt.Errorf("sync segment %d: %w", s.base, err))
+	}
+	var good int64
+	good, l.mu.buf, err = s.scan(pos, false, int64(l.mu.cfg.IndexIntervalBytes), l.mu.buf, nil)
+	if err != nil {
+		return l.failLocked("read", err)
+	}
+	s.size.Store(good)
+	s.imu.Lock()
+	kept := s.imu.aborted[:0]
+	for _, a := range s.imu.aborted {
+		if a.LastOffset < s.next {
+			kept = append(kept, a)
+		}
+	}
+	clear(s.imu.aborted[len(kept):])
+	s.imu.aborted = kept
+	s.imu.Unlock()
+	if l.mu.buf, err = s.rewriteIndexesLocked(l.mu.buf); err != nil {
+		return l.failLocked("write", err)
+	}
+	if err := l.flushSegmentLocked(s); err != nil {
+		return err
+	}
+	l.publish(append([]*segment(nil), keep...))
+	l.end.Store(s.next)
+	if err := l.dropSegmentsLocked(drop); err != nil {
+		return err
+	}
+	l.mu.recoveryPoint = min(l.mu.recoveryPoint, s.next)
+	if l.truncateEpochsFromEndLocked(s.next) {
+		if err := l.writeEpochsLocked(); err != nil {
+			return err
+		}
+	}
+	// Producer state is rebuilt from the latest snapshot the truncation
+	// left standing.
+	if err := l.loadProducerStateLocked(l.now(), false); err != nil {
+		return l.failLocked("read", err)
+	}
+	return nil
+}
+
+// resetLocked deletes all segments and restarts the log empty at offset.
+func (l *Log) resetLocked(offset int64) error {
+	if err := l.dropSegmentsLocked(l.segments()); err != nil {
+		return err
+	}
+	s, err := createSegment(l.fs, l.dir, offset, l.now())
+	if err != nil {
+		return l.failLocked("create", err)
+	}
+	l.publish([]*segment{s})
+	l.end.Store(offset)
+	l.start.Store(offset)
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return l.failLocked("sync", err)
+	}
+	l.mu.recoveryPoint = offset
+	l.mu.epochs = nil
+	if err := l.deleteSnapshotsLocked(func(int64) bool { return true }); err != nil {
+		return err
+	}
+	l.mu.producers = newProducerState()
+	l.fuo.Store(-1)
+	return l.writeEpochsLocked()
+}
