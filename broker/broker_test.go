@@ -300,6 +300,41 @@ func TestProduceRejectsInvalidBatches(t *testing.T) {
 	}
 }
 
+// TestProduceRefusals: a partition outside its topic is unknown, internal
+// topics included; an existing partition of an internal topic refuses
+// clients.
+func TestProduceRefusals(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t, brokertest.Config("offsets.topic.num.partitions", "2"))
+	cl := nameClient(n)
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrFindCoordinatorRequest() // creates __consumer_offsets
+	req.CoordinatorKeys = []string{"g"}
+	if resp, err := req.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else if code := resp.Coordinators[0].ErrorCode; code != 0 {
+		t.Fatalf("find coordinator: %v", kerr.ErrorForCode(code))
+	}
+	for _, tc := range []struct {
+		topic     string
+		partition int32
+		want      *kerr.Error
+	}{
+		{"t", 2, kerr.UnknownTopicOrPartition},
+		{"t", -1, kerr.UnknownTopicOrPartition},
+		{"__consumer_offsets", 0, kerr.InvalidTopicException},
+		{"__consumer_offsets", 2, kerr.UnknownTopicOrPartition},
+		{"__consumer_offsets", -1, kerr.UnknownTopicOrPartition},
+	} {
+		if p := produceRaw(ctx, t, cl, tc.topic, tc.partition, rawBatch("x")); p.ErrorCode != tc.want.Code {
+			t.Errorf("%s-%d: %v, want %v", tc.topic, tc.partition, kerr.ErrorForCode(p.ErrorCode), tc.want)
+		}
+	}
+}
+
 func TestMinInsyncReplicas(t *testing.T) {
 	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
