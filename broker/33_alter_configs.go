@@ -9,9 +9,7 @@ package broker
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -31,8 +29,8 @@ func handleAlterConfigs(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 // alterConfigs replaces a topic's config overrides with the configs of one
 // AlterConfigs resource.
 func (n *Node) alterConfigs(ctx context.Context, rr *kmsg.AlterConfigsRequestResource, validateOnly bool) error {
-	if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
-		return fmt.Errorf("%w: klog's broker configs are static; set them with -X at start", kerr.InvalidRequest)
+	if err := alterableResource(rr.ResourceType); err != nil {
+		return err
 	}
 	set := make(map[string]*string, len(rr.Configs))
 	for _, c := range rr.Configs {

@@ -30,11 +30,20 @@ func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *clientConn, 
 	return resp, nil
 }
 
+// alterableResource refuses, for AlterConfigs and IncrementalAlterConfigs, a
+// config change to any resource but a topic.
+func alterableResource(rt kmsg.ConfigResourceType) error {
+	if rt != kmsg.ConfigResourceTypeTopic {
+		return fmt.Errorf("%w: klog's broker configs are static; set them with -X at start", kerr.InvalidRequest)
+	}
+	return nil
+}
+
 // incrementalAlter applies one IncrementalAlterConfigs resource's
 // operations to a topic's config overrides.
 func (n *Node) incrementalAlter(ctx context.Context, rr *kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
-		return fmt.Errorf("%w: klog's broker configs are static; set them with -X at start", kerr.InvalidRequest)
+	if err := alterableResource(rr.ResourceType); err != nil {
+		return err
 	}
 	t, ok := n.ctrl.Image().Topic(rr.ResourceName)
 	if !ok {
