@@ -61,7 +61,7 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 			case topicErr != nil:
 				sp.ErrorCode = topicErr.Code
 			default:
-				n.produceOne(ctx, req.TransactionID, topic, acks, rp, &sp)
+				n.produceOne(ctx, img, req.TransactionID, topic, acks, rp, &sp)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -90,18 +90,17 @@ func produceTopic(img *metadata.Image, version int16, rt *kmsg.ProduceRequestTop
 	return t, nil
 }
 
-func (n *Node) produceOne(ctx context.Context, txnID *string, t *metadata.Topic, acks int16, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) {
-	if rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
-		sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-		return
+// produceOne appends one partition's batches; t is the request's topic as
+// resolved in img.
+func (n *Node) produceOne(ctx context.Context, img *metadata.Image, txnID *string, t *metadata.Topic, acks int16, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) {
+	p, perr := n.leaderPartition(img, t.Name, rp.Partition)
+	if t.Internal && perr != kerr.UnknownTopicOrPartition {
+		// Internal topics are refused once the partition is known to
+		// exist, whoever leads it.
+		perr = kerr.InvalidTopicException
 	}
-	if t.Internal {
-		sp.ErrorCode = kerr.InvalidTopicException.Code
-		return
-	}
-	p := n.partition(t.Name, rp.Partition)
-	if p == nil || !p.IsLeader() {
-		sp.ErrorCode = kerr.NotLeaderForPartition.Code
+	if perr != nil {
+		sp.ErrorCode = perr.Code
 		return
 	}
 	// min.insync.replicas is checked against the partition's ISR before

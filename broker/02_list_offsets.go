@@ -29,21 +29,16 @@ func handleListOffsets(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Requ
 		rt := &req.Topics[ti]
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
-		t, topicOK := img.Topic(rt.Topic)
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			p, perr := n.leaderPartition(img, rt.Topic, rp.Partition)
 			switch {
-			case !topicOK || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case perr != nil:
+				sp.ErrorCode = perr.Code
 			default:
-				p := n.partition(rt.Topic, rp.Partition)
-				if p == nil {
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code
-					break
-				}
 				if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
 					sp.ErrorCode = errorCode(err)
 					break

@@ -104,3 +104,29 @@ func requestContext(ctx context.Context, timeoutMillis int32) (context.Context, 
 	}
 	return context.WithTimeout(ctx, d)
 }
+
+// changeEach is the frame of the admin requests that change metadata one
+// resource at a time (AlterConfigs, CreatePartitions,
+// IncrementalAlterConfigs): bounded by the request's timeout, it runs
+// change for each resource and puts its error in the response's shape with
+// answer. When any resource changed (never in a validate-only request) the
+// node reconciles, once, before the request answers, so that the change is
+// in effect when the client learns of it.
+func changeEach[Req, Resp any](n *Node, ctx context.Context, timeoutMillis int32, validateOnly bool, resources []Req,
+	change func(ctx context.Context, r *Req, validateOnly bool) error, answer func(r *Req, err error) Resp) []Resp {
+	ctx, cancel := requestContext(ctx, timeoutMillis)
+	defer cancel()
+	var out []Resp
+	changed := false
+	for i := range resources {
+		err := change(ctx, &resources[i], validateOnly)
+		if err == nil && !validateOnly {
+			changed = true
+		}
+		out = append(out, answer(&resources[i], err))
+	}
+	if changed {
+		n.reconcile()
+	}
+	return out
+}

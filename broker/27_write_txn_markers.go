@@ -11,7 +11,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/store/log"
@@ -27,16 +26,13 @@ func handleWriteTxnMarkers(n *Node, _ context.Context, _ *clientConn, kreq kmsg.
 		for _, rt := range m.Topics {
 			st := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
 			st.Topic = rt.Topic
-			t, topicOK := img.Topic(rt.Topic)
 			for _, index := range rt.Partitions {
 				sp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				sp.Partition = index
-				p := n.partition(rt.Topic, index)
+				p, perr := n.leaderPartition(img, rt.Topic, index)
 				switch {
-				case !topicOK || index < 0 || int(index) >= len(t.Partitions):
-					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				case p == nil || !p.IsLeader():
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				case perr != nil:
+					sp.ErrorCode = perr.Code
 				default:
 					_, err := p.AppendMarker(log.Marker{
 						ProducerID:       m.ProducerID,

@@ -17,36 +17,25 @@ import (
 func handleCreatePartitions(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	ctx, cancel := requestContext(ctx, req.TimeoutMillis)
-	defer cancel()
-
 	seen := make(map[string]int, len(req.Topics))
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
-	changed := false
-	for _, rt := range req.Topics {
-		st := kmsg.NewCreatePartitionsResponseTopic()
-		st.Topic = rt.Topic
-		var err error
-		switch {
-		case seen[rt.Topic] > 1:
-			err = kerr.InvalidRequest
-		case len(rt.Assignment) > 0:
-			err = kerr.InvalidReplicaAssignment
-		default:
-			err = n.ctrl.CreatePartitions(ctx, rt.Topic, rt.Count, req.ValidateOnly)
-		}
-		if err != nil {
-			st.ErrorCode = errorCode(err)
-			st.ErrorMessage = errorMessage(err)
-		} else if !req.ValidateOnly {
-			changed = true
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
-	if changed {
-		n.reconcile()
-	}
+	resp.Topics = changeEach(n, ctx, req.TimeoutMillis, req.ValidateOnly, req.Topics,
+		func(ctx context.Context, rt *kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+			switch {
+			case seen[rt.Topic] > 1:
+				return kerr.InvalidRequest
+			case len(rt.Assignment) > 0:
+				return kerr.InvalidReplicaAssignment
+			}
+			return n.ctrl.CreatePartitions(ctx, rt.Topic, rt.Count, validateOnly)
+		},
+		func(rt *kmsg.CreatePartitionsRequestTopic, err error) kmsg.CreatePartitionsResponseTopic {
+			st := kmsg.NewCreatePartitionsResponseTopic()
+			st.Topic = rt.Topic
+			st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
+			return st
+		})
 	return resp, nil
 }

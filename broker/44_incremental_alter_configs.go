@@ -20,30 +20,30 @@ import (
 func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	ctx, cancel := requestContext(ctx, 30000)
-	defer cancel()
-	changed := false
-	for _, rr := range req.Resources {
-		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
-		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		err := n.incrementalAlter(ctx, rr, req.ValidateOnly)
-		if err != nil {
-			sr.ErrorCode = errorCode(err)
-			sr.ErrorMessage = errorMessage(err)
-		} else if !req.ValidateOnly {
-			changed = true
-		}
-		resp.Resources = append(resp.Resources, sr)
-	}
-	if changed {
-		n.reconcile()
-	}
+	resp.Resources = changeEach(n, ctx, 30000, req.ValidateOnly, req.Resources, n.incrementalAlter,
+		func(rr *kmsg.IncrementalAlterConfigsRequestResource, err error) kmsg.IncrementalAlterConfigsResponseResource {
+			sr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+			sr.ErrorCode, sr.ErrorMessage = errorCode(err), errorMessage(err)
+			return sr
+		})
 	return resp, nil
 }
 
-func (n *Node) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
+// alterableResource refuses, for AlterConfigs and IncrementalAlterConfigs, a
+// config change to any resource but a topic.
+func alterableResource(rt kmsg.ConfigResourceType) error {
+	if rt != kmsg.ConfigResourceTypeTopic {
 		return fmt.Errorf("%w: klog's broker configs are static; set them with -X at start", kerr.InvalidRequest)
+	}
+	return nil
+}
+
+// incrementalAlter applies one IncrementalAlterConfigs resource's
+// operations to a topic's config overrides.
+func (n *Node) incrementalAlter(ctx context.Context, rr *kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
+	if err := alterableResource(rr.ResourceType); err != nil {
+		return err
 	}
 	t, ok := n.ctrl.Image().Topic(rr.ResourceName)
 	if !ok {

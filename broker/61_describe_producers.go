@@ -9,7 +9,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -20,16 +19,13 @@ func handleDescribeProducers(n *Node, _ context.Context, _ *clientConn, kreq kms
 	for _, rt := range req.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
-		t, topicOK := img.Topic(rt.Topic)
 		for _, index := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = index
-			p := n.partition(rt.Topic, index)
+			p, perr := n.leaderPartition(img, rt.Topic, index)
 			switch {
-			case !topicOK || index < 0 || int(index) >= len(t.Partitions):
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case p == nil || !p.IsLeader():
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			case perr != nil:
+				sp.ErrorCode = perr.Code
 			default:
 				for _, ps := range p.Producers() {
 					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -297,6 +298,41 @@ func TestProduceRejectsInvalidBatches(t *testing.T) {
 	}
 	if p := produceRaw(ctx, t, cl, "missing", 0, rawBatch("e")); p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("unknown topic: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+}
+
+// TestProduceRefusals: a partition outside its topic is unknown, internal
+// topics included; an existing partition of an internal topic refuses
+// clients.
+func TestProduceRefusals(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t, brokertest.Config("offsets.topic.num.partitions", "2"))
+	cl := nameClient(n)
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrFindCoordinatorRequest() // creates __consumer_offsets
+	req.CoordinatorKeys = []string{"g"}
+	if resp, err := req.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else if code := resp.Coordinators[0].ErrorCode; code != 0 {
+		t.Fatalf("find coordinator: %v", kerr.ErrorForCode(code))
+	}
+	for _, tc := range []struct {
+		topic     string
+		partition int32
+		want      *kerr.Error
+	}{
+		{"t", 2, kerr.UnknownTopicOrPartition},
+		{"t", -1, kerr.UnknownTopicOrPartition},
+		{"__consumer_offsets", 0, kerr.InvalidTopicException},
+		{"__consumer_offsets", 2, kerr.UnknownTopicOrPartition},
+		{"__consumer_offsets", -1, kerr.UnknownTopicOrPartition},
+	} {
+		if p := produceRaw(ctx, t, cl, tc.topic, tc.partition, rawBatch("x")); p.ErrorCode != tc.want.Code {
+			t.Errorf("%s-%d: %v, want %v", tc.topic, tc.partition, kerr.ErrorForCode(p.ErrorCode), tc.want)
+		}
 	}
 }
 
@@ -638,6 +674,170 @@ func TestTopicAdmin(t *testing.T) {
 	again, err := adm.CreateTopic(ctx, 1, 1, nil, "admin")
 	if err != nil || again.ID == created.ID {
 		t.Fatalf("recreate: %v, id %v vs %v", err, again.ID, created.ID)
+	}
+}
+
+// TestAdminChangeRefusals: what AlterConfigs, IncrementalAlterConfigs and
+// CreatePartitions answer for each resource they refuse, and that a
+// validate-only request changes nothing.
+func TestAdminChangeRefusals(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := n.Client()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopics(ctx, 1, 1, nil, "t", "u"); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		code int16
+		msg  string
+	}
+	// check sends req to the one broker directly (the client would split a
+	// request naming a broker resource and merge the answers out of order)
+	// and compares each resource's answer.
+	check := func(req kmsg.Request, want ...answer) {
+		t.Helper()
+		resp, err := cl.Broker(0).Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []answer
+		add := func(code int16, msg *string) {
+			a := answer{code: code}
+			if msg != nil {
+				a.msg = *msg
+			}
+			got = append(got, a)
+		}
+		switch resp := resp.(type) {
+		case *kmsg.AlterConfigsResponse:
+			for _, r := range resp.Resources {
+				add(r.ErrorCode, r.ErrorMessage)
+			}
+		case *kmsg.IncrementalAlterConfigsResponse:
+			for _, r := range resp.Resources {
+				add(r.ErrorCode, r.ErrorMessage)
+			}
+		case *kmsg.CreatePartitionsResponse:
+			for _, r := range resp.Topics {
+				add(r.ErrorCode, r.ErrorMessage)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", kmsg.NameForKey(req.Key()), got, want)
+		}
+	}
+	str := func(s string) *string { return &s }
+	refused := func(e *kerr.Error, detail string) answer {
+		if detail == "" {
+			return answer{e.Code, e.Error()}
+		}
+		return answer{e.Code, e.Error() + ": " + detail}
+	}
+	static := refused(kerr.InvalidRequest, "klog's broker configs are static; set them with -X at start")
+	retention := func() string {
+		t.Helper()
+		rcs, err := adm.DescribeTopicConfigs(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := rcs.On("t", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rc.Configs {
+			if c.Key == "retention.ms" {
+				return c.MaybeValue()
+			}
+		}
+		return ""
+	}
+	before := retention()
+
+	alter := kmsg.NewPtrAlterConfigsRequest()
+	alter.ValidateOnly = true
+	for _, r := range []struct {
+		typ   kmsg.ConfigResourceType
+		name  string
+		value string
+	}{
+		{kmsg.ConfigResourceTypeBroker, "0", "1"},
+		{kmsg.ConfigResourceTypeTopic, "missing", "1000"},
+		{kmsg.ConfigResourceTypeTopic, "t", "soon"},
+		{kmsg.ConfigResourceTypeTopic, "t", "1000"},
+	} {
+		rr := kmsg.NewAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = r.typ, r.name
+		c := kmsg.NewAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = "retention.ms", str(r.value)
+		rr.Configs = append(rr.Configs, c)
+		alter.Resources = append(alter.Resources, rr)
+	}
+	check(alter,
+		static,
+		answer{kerr.UnknownTopicOrPartition.Code, `unknown topic: "missing"`},
+		answer{kerr.InvalidConfig.Code, `invalid config: invalid config value: retention.ms="soon": "soon" is not a 64-bit integer`},
+		answer{})
+
+	incremental := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	incremental.ValidateOnly = true
+	set, del := kmsg.IncrementalAlterConfigOpSet, kmsg.IncrementalAlterConfigOpDelete
+	for _, r := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+		ops  []kmsg.IncrementalAlterConfigOp
+	}{
+		{kmsg.ConfigResourceTypeBroker, "0", []kmsg.IncrementalAlterConfigOp{set}},
+		{kmsg.ConfigResourceTypeTopic, "missing", []kmsg.IncrementalAlterConfigOp{set}},
+		{kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigOp{set, del}},
+		{kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigOp{set}},
+	} {
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = r.typ, r.name
+		for _, op := range r.ops {
+			c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			c.Name, c.Op, c.Value = "retention.ms", op, str("1000")
+			rr.Configs = append(rr.Configs, c)
+		}
+		incremental.Resources = append(incremental.Resources, rr)
+	}
+	check(incremental,
+		static,
+		refused(kerr.UnknownTopicOrPartition, ""),
+		refused(kerr.InvalidRequest, "config retention.ms appears more than once"),
+		answer{})
+	if after := retention(); after != before {
+		t.Errorf("retention.ms %q after validate-only alters, was %q", after, before)
+	}
+
+	partitions := kmsg.NewPtrCreatePartitionsRequest()
+	partitions.TimeoutMillis = 10000
+	partitions.ValidateOnly = true
+	for _, r := range []struct {
+		name     string
+		assigned bool
+	}{{"twice", false}, {"twice", false}, {"u", true}, {"missing", false}, {"t", false}} {
+		rt := kmsg.NewCreatePartitionsRequestTopic()
+		rt.Topic, rt.Count = r.name, 2
+		if r.assigned {
+			a := kmsg.NewCreatePartitionsRequestTopicAssignment()
+			a.Replicas = []int32{0}
+			rt.Assignment = append(rt.Assignment, a)
+		}
+		partitions.Topics = append(partitions.Topics, rt)
+	}
+	check(partitions,
+		refused(kerr.InvalidRequest, ""),
+		refused(kerr.InvalidRequest, ""),
+		refused(kerr.InvalidReplicaAssignment, ""),
+		answer{kerr.UnknownTopicOrPartition.Code, `unknown topic: "missing"`},
+		answer{})
+	td, err := adm.ListTopics(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(td["t"].Partitions); got != 1 {
+		t.Errorf("%d partitions after a validate-only CreatePartitions, want 1", got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/store/log"
 )
@@ -75,4 +76,21 @@ func errorMessage(err error) *string {
 	}
 	s := err.Error()
 	return &s
+}
+
+// leaderPartition is the local replica leading partition index of topic in
+// img, or the Kafka error a handler answers for that partition without
+// one: UNKNOWN_TOPIC_OR_PARTITION when img has no such topic or the index
+// is outside it, NOT_LEADER_OR_FOLLOWER when this node has no replica of
+// the partition or its replica does not lead.
+func (n *Node) leaderPartition(img *metadata.Image, topic string, index int32) (*partition.Partition, *kerr.Error) {
+	t, ok := img.Topic(topic)
+	if !ok || index < 0 || int(index) >= len(t.Partitions) {
+		return nil, kerr.UnknownTopicOrPartition
+	}
+	p := n.partition(topic, index)
+	if p == nil || !p.IsLeader() {
+		return nil, kerr.NotLeaderForPartition
+	}
+	return p, nil
 }
