@@ -395,7 +395,7 @@ func (c *Controller) setupLeader() error {
 		futures = append(futures, c.raft.Apply(b, c.cfg.ApplyTimeout))
 	}
 	for i, f := range futures {
-		if err := f.Error(); err != nil {
+		if err := c.await(context.Background(), f); err != nil {
 			return fmt.Errorf("%v: %w", recs[i].Type, err)
 		}
 		res, ok := f.Response().(applyResult)
@@ -413,6 +413,25 @@ func newClusterID() (string, error) {
 		return "", fmt.Errorf("generate cluster id: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// await waits for a Raft future until it is answered, ctx is done or the
+// controller stops. Raft leaves a future unanswered for good when it shuts
+// down between committing an entry and applying it, so no wait may rely
+// on Raft alone: the goroutine that reads the future is the only one not
+// owned by the controller's WaitGroup, and it ends when Raft answers, if
+// ever, holding nothing but the future.
+func (c *Controller) await(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-c.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // propose appends a record to the Raft log and waits until it is applied.
@@ -433,31 +452,21 @@ func (c *Controller) propose(ctx context.Context, rec metadata.Record) (applyRes
 		timeout = min(timeout, max(time.Until(dl), time.Millisecond))
 	}
 	c.mu.Lock()
-	if c.mu.closing {
-		c.mu.Unlock()
+	closing := c.mu.closing
+	c.mu.Unlock()
+	if closing {
 		return applyResult{}, ErrClosed
 	}
-	c.wg.Add(1)
-	c.mu.Unlock()
 	f := c.raft.Apply(b, timeout)
-	done := make(chan struct{})
-	go func() {
-		defer c.wg.Done()
-		_ = f.Error() // Raft resolves every future, at the latest on Shutdown.
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, ctx.Err())
-	}
-	if err := f.Error(); err != nil {
+	if err := c.await(ctx, f); err != nil {
 		switch {
-		case errors.Is(err, raft.ErrRaftShutdown):
+		case errors.Is(err, ErrClosed), errors.Is(err, raft.ErrRaftShutdown):
 			return applyResult{}, ErrClosed
 		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
 			errors.Is(err, raft.ErrLeadershipTransferInProgress):
 			return applyResult{}, ErrNotController
+		case ctx.Err() != nil:
+			return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, ctx.Err())
 		}
 		return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, err)
 	}

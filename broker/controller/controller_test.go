@@ -536,3 +536,33 @@ func TestRaftLogsRouted(t *testing.T) {
 		t.Errorf("routine raft logs at info level:\n%s", out)
 	}
 }
+
+// TestCloseWithProposalsInFlight: Close returns, and so does every
+// proposal, however many are in flight when it is called. Raft leaves a
+// future unanswered when it shuts down between committing and applying
+// its entry; a wait on such a future must not hold up Close.
+func TestCloseWithProposalsInFlight(t *testing.T) {
+	for round := range 20 {
+		c := start(t, testConfig(t, ""))
+		var wg sync.WaitGroup
+		for i := range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				spec := TopicSpec{Name: fmt.Sprintf("t%d-%d", round, i), Partitions: 1, ReplicationFactor: 1}
+				_, _ = c.CreateTopic(context.Background(), spec, false)
+			}()
+		}
+		closed := make(chan struct{})
+		go func() {
+			c.Close()
+			wg.Wait()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(testkit.WaitTimeout):
+			t.Fatalf("round %d: Close or a proposal did not return within %v", round, testkit.WaitTimeout)
+		}
+	}
+}
