@@ -19,8 +19,12 @@ package broker
 // INVALID_PRODUCER_EPOCH. A transactional produce is first verified with
 // the transaction coordinator (KIP-890 part 1): a partition not in the
 // producer's ongoing transaction is refused, so a late write of an ended
-// transaction cannot hang the LSO. Clients cannot write to internal
-// topics (INVALID_TOPIC_EXCEPTION).
+// transaction cannot hang the LSO. A request that carries a
+// transactional batch but no transactional id is refused whole with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka's
+// KafkaApis.handleProduceRequest refuses it: no coordinator knows that
+// transaction, so nothing would ever end it and its records would pin the
+// LSO. Clients cannot write to internal topics (INVALID_TOPIC_EXCEPTION).
 
 import (
 	"context"
@@ -40,6 +44,10 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 	img := n.ctrl.Image()
 	acks := req.Acks
 	validAcks := acks == 0 || acks == 1 || acks == -1
+	var requestErr *kerr.Error
+	if req.TransactionID == nil && hasTransactionalBatch(req) {
+		requestErr = kerr.TransactionalIDAuthorizationFailed
+	}
 
 	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	for i := range req.Topics {
@@ -56,6 +64,8 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
 			switch {
+			case requestErr != nil:
+				sp.ErrorCode = requestErr.Code
 			case !validAcks:
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 			case topicErr != nil:
@@ -71,6 +81,27 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// hasTransactionalBatch reports whether any partition of a produce request
+// carries a batch with the transactional bit. Batches are read as far as
+// their headers parse; what does not parse is the log's to refuse.
+func hasTransactionalBatch(req *kmsg.ProduceRequest) bool {
+	for i := range req.Topics {
+		for j := range req.Topics[i].Partitions {
+			for rest := req.Topics[i].Partitions[j].Records; len(rest) > 0; {
+				b, err := record.Parse(rest)
+				if err != nil {
+					break
+				}
+				if b.Attributes().Transactional() {
+					return true
+				}
+				rest = rest[len(b):]
+			}
+		}
+	}
+	return false
 }
 
 // produceTopic resolves a produce request's topic by name, or by id from
