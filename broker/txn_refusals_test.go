@@ -1,11 +1,14 @@
 package broker_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
@@ -39,4 +42,87 @@ func TestProduceRefusesTransactionalBatchWithoutTransactionalID(t *testing.T) {
 	if hw != 1 || lso != hw {
 		t.Fatalf("high watermark %d, last stable offset %d; want both 1", hw, lso)
 	}
+}
+
+// initTransactional runs InitProducerID for a transactional id and returns
+// its producer id and epoch.
+func initTransactional(ctx context.Context, t *testing.T, cl *kgo.Client, id string) (int64, int16) {
+	t.Helper()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionalID = kmsg.StringPtr(id)
+	req.TransactionTimeoutMillis = 60000
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("InitProducerID of %q: %v %v", id, err, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	return resp.ProducerID, resp.ProducerEpoch
+}
+
+// TestTxnOffsetCommitRefusesProducerWithoutTheGroupInItsTransaction: a
+// TxnOffsetCommit is verified with the transaction coordinator first, as
+// in Kafka. An invented producer (INVALID_PRODUCER_ID_MAPPING) and a real
+// one whose transaction never added the group's offsets (INVALID_TXN_STATE)
+// are refused and leave nothing pending: OffsetFetch with RequireStable
+// answers without UNSTABLE_OFFSET_COMMIT, before and after a restart.
+func TestTxnOffsetCommitRefusesProducerWithoutTheGroupInItsTransaction(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t, brokertest.DataDir(t.TempDir()))
+	cl := nameClient(n)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "txnoffsets"); err != nil {
+		t.Fatal(err)
+	}
+	pid, epoch := initTransactional(ctx, t, cl, "no-offsets-added")
+	for _, tc := range []struct {
+		name  string
+		txnID string
+		pid   int64
+		epoch int16
+		want  *kerr.Error
+	}{
+		{"invented producer", "invented", 4242, 0, kerr.InvalidProducerIDMapping},
+		{"no AddOffsetsToTxn", "no-offsets-added", pid, epoch, kerr.InvalidTxnState},
+	} {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.TransactionalID, req.Group = tc.txnID, "wedged"
+		req.ProducerID, req.ProducerEpoch = tc.pid, tc.epoch
+		req.Generation = -1
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = "txnoffsets"
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Offset = 5
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("%s: response %+v", tc.name, resp.Topics)
+		}
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != tc.want.Code {
+			t.Errorf("%s: TxnOffsetCommit answered %v, want %v", tc.name, kerr.ErrorForCode(code), tc.want)
+		}
+	}
+
+	fetchStable := func() {
+		t.Helper()
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Group, req.RequireStable = "wedged", true
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "txnoffsets", []int32{0}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, n.Client())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("OffsetFetch: %v, %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Topics)
+		}
+		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.Offset != -1 {
+			t.Fatalf("OffsetFetch RequireStable: %v, offset %d; want no error and no offset", kerr.ErrorForCode(p.ErrorCode), p.Offset)
+		}
+	}
+	fetchStable()
+	n.Restart()
+	fetchStable()
 }
