@@ -109,9 +109,19 @@ func (n *Node) serveConn(nc net.Conn) {
 	}()
 
 	br := bufio.NewReaderSize(nc, 64<<10)
+	pool := n.requestPool
+	reserve := func(k int) error {
+		if pool.TryAcquire(int64(k)) {
+			return nil
+		}
+		return pool.Acquire(n.ctx, int64(k))
+	}
+	var held int // request bytes taken from the pool
+	defer func() { pool.Release(int64(held)) }()
 	var frameBuf []byte
 	for {
-		frame, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf)
+		frame, reserved, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf, reserve)
+		held = reserved
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && n.ctx.Err() == nil {
 				cc.logger.Debug("closing connection", "err", err)
@@ -127,6 +137,8 @@ func (n *Node) serveConn(nc net.Conn) {
 			cc.clientID = *hdr.ClientID
 		}
 		resp, err := n.dispatch(n.ctx, cc, hdr, body)
+		pool.Release(int64(held))
+		held = 0
 		// kmsg decodes []byte fields as slices of the frame, and some
 		// handlers keep them (a group member's metadata and assignment),
 		// so a frame is reused only after a Produce, whose data the log

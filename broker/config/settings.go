@@ -15,11 +15,15 @@ import (
 // synonyms. Settings never change: a dynamic broker config change would
 // parse a new Broker and swap it whole.
 type Settings struct {
-	AutoCreateTopics          bool          // auto.create.topics.enable
-	DeleteTopicEnable         bool          // delete.topic.enable
-	NumPartitions             int32         // num.partitions
-	DefaultReplicationFactor  int16         // default.replication.factor
-	SocketRequestMaxBytes     int32         // socket.request.max.bytes
+	AutoCreateTopics         bool          // auto.create.topics.enable
+	DeleteTopicEnable        bool          // delete.topic.enable
+	NumPartitions            int32         // num.partitions
+	DefaultReplicationFactor int16         // default.replication.factor
+	SocketRequestMaxBytes    int32         // socket.request.max.bytes
+	QueuedMaxRequestBytes    int64         // queued.max.request.bytes
+	RequestProgressTimeout   time.Duration // socket.request.progress.timeout.ms
+	// ConnectionsMaxIdle is connections.max.idle.ms; negative means never.
+	ConnectionsMaxIdle        time.Duration
 	FetchMaxBytes             int32         // fetch.max.bytes
 	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
 	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
@@ -110,6 +114,7 @@ func bindSettings(r *binder) Settings {
 		NumPartitions:             r.int32("num.partitions"),
 		DefaultReplicationFactor:  r.int16("default.replication.factor"),
 		SocketRequestMaxBytes:     r.int32("socket.request.max.bytes"),
+		QueuedMaxRequestBytes:     r.int64("queued.max.request.bytes"),
 		FetchMaxBytes:             r.int32("fetch.max.bytes"),
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),

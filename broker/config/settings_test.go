@@ -32,6 +32,7 @@ func TestSettingsDefaults(t *testing.T) {
 		NumPartitions:             1,
 		DefaultReplicationFactor:  1,
 		SocketRequestMaxBytes:     104857600,
+		QueuedMaxRequestBytes:     104857600,
 		FetchMaxBytes:             57671680,
 		LogRetentionCheckInterval: 5 * time.Minute,
 		ProducerIDExpiration:      24 * time.Hour,
