@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -108,24 +110,39 @@ func (n *Node) serveConn(nc net.Conn) {
 		<-writerDone
 	}()
 
-	br := bufio.NewReaderSize(nc, 64<<10)
+	settings := n.broker.Load().Settings()
+	sr := &stallReader{conn: nc}
+	br := bufio.NewReaderSize(sr, 64<<10)
 	pool := n.requestPool
 	reserve := func(k int) error {
 		if pool.TryAcquire(int64(k)) {
 			return nil
 		}
-		return pool.Acquire(n.ctx, int64(k))
+		// Waiting for the pool is no progress either: when requests
+		// being read hold all of it, the one stalled longest gives up
+		// and frees its part.
+		ctx, cancel := context.WithTimeout(n.ctx, settings.RequestProgressTimeout)
+		defer cancel()
+		return pool.Acquire(ctx, int64(k))
 	}
 	var held int // request bytes taken from the pool
 	defer func() { pool.Release(int64(held)) }()
 	var frameBuf []byte
 	for {
+		if br.Buffered() == 0 {
+			// No deadline until the next request's first byte arrives.
+			sr.timeout = 0
+			nc.SetReadDeadline(time.Time{})
+			if _, err := br.Peek(1); err != nil {
+				n.logConnClosed(cc, "idle", err)
+				return
+			}
+		}
+		sr.timeout = settings.RequestProgressTimeout
 		frame, reserved, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf, reserve)
 		held = reserved
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && n.ctx.Err() == nil {
-				cc.logger.Debug("closing connection", "err", err)
-			}
+			n.logConnClosed(cc, "stalled", err)
 			return
 		}
 		hdr, body, err := wire.ParseHeader(frame, headerIsFlexible)
@@ -170,6 +187,33 @@ func (n *Node) serveConn(nc net.Conn) {
 			putBuf(b)
 			return
 		}
+	}
+}
+
+// stallReader reads from a connection, arming a read deadline of timeout
+// before each read when timeout is set: a started request that receives no
+// byte for that long (socket.request.progress.timeout.ms) fails the read.
+type stallReader struct {
+	conn    net.Conn
+	timeout time.Duration
+}
+
+func (r *stallReader) Read(p []byte) (int, error) {
+	if r.timeout > 0 {
+		r.conn.SetReadDeadline(time.Now().Add(r.timeout))
+	}
+	return r.conn.Read(p)
+}
+
+// logConnClosed logs why reading from a connection ended; timedOut names
+// the deadline that applied (idle between requests, stalled within one).
+func (n *Node) logConnClosed(cc *clientConn, timedOut string, err error) {
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || n.ctx.Err() != nil:
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		cc.logger.Debug("closing connection: "+timedOut, "err", err)
+	default:
+		cc.logger.Debug("closing connection", "err", err)
 	}
 }
 

@@ -2,12 +2,32 @@ package broker_test
 
 import (
 	"encoding/binary"
+	"errors"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/klogdev/klog/broker/brokertest"
 )
+
+// closedWithin reads from r until the node closes the connection and
+// returns how long that took; the test fails if it stays open for bound.
+func closedWithin(t *testing.T, r *rawConn, bound time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	r.c.SetReadDeadline(start.Add(bound))
+	buf := make([]byte, 4096)
+	for {
+		if _, err := r.c.Read(buf); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("connection still open after %v", bound)
+			}
+			return time.Since(start)
+		}
+	}
+}
 
 // waitFor polls cond until it holds, failing the test after bound.
 func waitFor(t *testing.T, bound time.Duration, what string, cond func() bool) {
@@ -52,5 +72,52 @@ func TestClaimedFrameSizeIsNotAllocated(t *testing.T) {
 	grown := int64(heapAlloc()) - int64(before)
 	if grown > 32<<20 {
 		t.Fatalf("heap grew by %d MiB for %d frames of which %d bytes arrived", grown>>20, conns, conns*sent)
+	}
+}
+
+// An incomplete request that makes no progress closes the connection after
+// socket.request.progress.timeout.ms.
+func TestStalledRequestClosesConnection(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	n := brokertest.Start(t, brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
+	r := dialRaw(t, n.Addr())
+	msg := binary.BigEndian.AppendUint32(nil, 100)
+	msg = append(msg, 0, 18, 0, 0, 0) // a few bytes of an ApiVersions header
+	if _, err := r.c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	if took := closedWithin(t, r, 10*time.Second); took < timeout {
+		t.Fatalf("closed after %v, before the %v timeout", took, timeout)
+	}
+	waitFor(t, 10*time.Second, "pool still holds the stalled request's bytes", func() bool {
+		return n.Broker().QueuedRequestBytes() == 0
+	})
+}
+
+// A request that arrives slowly but steadily is served: the timeout is on
+// progress, not on the whole request.
+func TestTricklingRequestIsServed(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	n := brokertest.Start(t, brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
+	r := dialRaw(t, n.Addr())
+	frame := rawFrame(18, 0, 5, false, nil) // ApiVersions v0
+	tick := time.NewTicker(timeout / 5)
+	defer tick.Stop()
+	start := time.Now()
+	for i := range frame {
+		<-tick.C
+		if _, err := r.c.Write(frame[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took < 2*timeout {
+		t.Fatalf("trickle took %v, not longer than the %v timeout", took, timeout)
+	}
+	corr, _, err := r.recv()
+	if err != nil {
+		t.Fatalf("trickled request: %v", err)
+	}
+	if corr != 5 {
+		t.Fatalf("correlation id %d", corr)
 	}
 }

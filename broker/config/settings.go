@@ -115,6 +115,7 @@ func bindSettings(r *binder) Settings {
 		DefaultReplicationFactor:  r.int16("default.replication.factor"),
 		SocketRequestMaxBytes:     r.int32("socket.request.max.bytes"),
 		QueuedMaxRequestBytes:     r.int64("queued.max.request.bytes"),
+		RequestProgressTimeout:    r.ms("socket.request.progress.timeout.ms"),
 		FetchMaxBytes:             r.int32("fetch.max.bytes"),
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),

@@ -33,6 +33,7 @@ func TestSettingsDefaults(t *testing.T) {
 		DefaultReplicationFactor:  1,
 		SocketRequestMaxBytes:     104857600,
 		QueuedMaxRequestBytes:     104857600,
+		RequestProgressTimeout:    10 * time.Second,
 		FetchMaxBytes:             57671680,
 		LogRetentionCheckInterval: 5 * time.Minute,
 		ProducerIDExpiration:      24 * time.Hour,
