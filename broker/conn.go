@@ -130,9 +130,13 @@ func (n *Node) serveConn(nc net.Conn) {
 	var frameBuf []byte
 	for {
 		if br.Buffered() == 0 {
-			// No deadline until the next request's first byte arrives.
+			// Idle until the next request's first byte arrives.
 			sr.timeout = 0
-			nc.SetReadDeadline(time.Time{})
+			var deadline time.Time
+			if settings.ConnectionsMaxIdle >= 0 {
+				deadline = time.Now().Add(settings.ConnectionsMaxIdle)
+			}
+			nc.SetReadDeadline(deadline)
 			if _, err := br.Peek(1); err != nil {
 				n.logConnClosed(cc, "idle", err)
 				return

@@ -121,3 +121,27 @@ func TestTricklingRequestIsServed(t *testing.T) {
 		t.Fatalf("correlation id %d", corr)
 	}
 }
+
+// A connection that sends nothing closes after connections.max.idle.ms,
+// whether or not it sent requests before; the progress timeout applies
+// only within a request.
+func TestIdleConnectionCloses(t *testing.T) {
+	const idle = 600 * time.Millisecond
+	n := brokertest.Start(t,
+		brokertest.Config("connections.max.idle.ms", strconv.Itoa(int(idle.Milliseconds()))),
+		brokertest.Config("socket.request.progress.timeout.ms", "50"))
+
+	silent := dialRaw(t, n.Addr())
+	if took := closedWithin(t, silent, 10*time.Second); took < idle {
+		t.Fatalf("silent connection closed after %v, before connections.max.idle.ms %v", took, idle)
+	}
+
+	used := dialRaw(t, n.Addr())
+	used.send(18, 0, 1, false, nil)
+	if _, _, err := used.recv(); err != nil {
+		t.Fatal(err)
+	}
+	if took := closedWithin(t, used, 10*time.Second); took < idle-50*time.Millisecond {
+		t.Fatalf("connection closed %v after its last response, before connections.max.idle.ms %v", took, idle)
+	}
+}

@@ -332,6 +332,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt, atLeast(-1))},
 	{Name: "broker.rack", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "Rack of this broker, used for rack-aware placement.",
 		Validate: validator(TypeString)},
+	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", ReadOnly: true, Doc: "Time after which a connection that sends nothing is closed; -1 never closes one.",
+		Validate: validator(TypeLong, atLeast(-1))},
 	{Name: "default.replication.factor", Type: TypeInt, Default: "1", ReadOnly: true, Doc: "Replication factor of topics created without one.",
 		Validate: validator(TypeInt, between(1, math.MaxInt16))},
 	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether topics may be deleted.",

@@ -116,6 +116,7 @@ func bindSettings(r *binder) Settings {
 		SocketRequestMaxBytes:     r.int32("socket.request.max.bytes"),
 		QueuedMaxRequestBytes:     r.int64("queued.max.request.bytes"),
 		RequestProgressTimeout:    r.ms("socket.request.progress.timeout.ms"),
+		ConnectionsMaxIdle:        r.ms("connections.max.idle.ms"),
 		FetchMaxBytes:             r.int32("fetch.max.bytes"),
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),

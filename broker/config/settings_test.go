@@ -34,6 +34,7 @@ func TestSettingsDefaults(t *testing.T) {
 		SocketRequestMaxBytes:     104857600,
 		QueuedMaxRequestBytes:     104857600,
 		RequestProgressTimeout:    10 * time.Second,
+		ConnectionsMaxIdle:        10 * time.Minute,
 		FetchMaxBytes:             57671680,
 		LogRetentionCheckInterval: 5 * time.Minute,
 		ProducerIDExpiration:      24 * time.Hour,
