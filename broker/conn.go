@@ -59,7 +59,15 @@ func (n *Node) acceptLoop() {
 			c.Close()
 			return
 		}
+		ip := remoteIP(c)
+		if err := n.admitLocked(ip); err != nil {
+			n.mu.Unlock()
+			n.logger.Debug("closing connection at accept", "remote", c.RemoteAddr().String(), "err", err)
+			c.Close()
+			continue
+		}
 		n.mu.conns[c] = struct{}{}
+		n.mu.connsPerIP[ip]++
 		n.mu.Unlock()
 		n.wg.Add(1)
 		go func() {
@@ -67,9 +75,40 @@ func (n *Node) acceptLoop() {
 			n.serveConn(c)
 			n.mu.Lock()
 			delete(n.mu.conns, c)
+			if n.mu.connsPerIP[ip]--; n.mu.connsPerIP[ip] == 0 {
+				delete(n.mu.connsPerIP, ip)
+			}
 			n.mu.Unlock()
 		}()
 	}
+}
+
+// errTooManyConnections refuses a connection at accept: the node already
+// serves max.connections, or max.connections.per.ip from its address.
+var errTooManyConnections = errors.New("too many connections")
+
+// admitLocked checks a new connection from ip against max.connections and
+// max.connections.per.ip. Like Kafka's ConnectionQuotas, it refuses the
+// connection from an address over its limit; for the node-wide limit,
+// where Kafka's acceptor waits for a slot, klog closes the new connection
+// too, so that accepting never stalls.
+func (n *Node) admitLocked(ip string) error {
+	s := n.broker.Load().Settings()
+	if len(n.mu.conns) >= int(s.MaxConnections) {
+		return fmt.Errorf("%w: max.connections is %d", errTooManyConnections, s.MaxConnections)
+	}
+	if n.mu.connsPerIP[ip] >= int(s.MaxConnectionsPerIP) {
+		return fmt.Errorf("%w: max.connections.per.ip is %d", errTooManyConnections, s.MaxConnectionsPerIP)
+	}
+	return nil
+}
+
+// remoteIP is the address a connection comes from, without its port.
+func remoteIP(c net.Conn) string {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return c.RemoteAddr().String()
 }
 
 // clientConn is the per-connection state handlers may look at.

@@ -145,3 +145,36 @@ func TestIdleConnectionCloses(t *testing.T) {
 		t.Fatalf("connection closed %v after its last response, before connections.max.idle.ms %v", took, idle)
 	}
 }
+
+// Connections over max.connections.per.ip or max.connections are closed as
+// they are accepted; the ones already open keep working, and a slot freed
+// by a close is given to the next connection.
+func TestConnectionLimits(t *testing.T) {
+	for _, key := range []string{"max.connections.per.ip", "max.connections"} {
+		t.Run(key, func(t *testing.T) {
+			n := brokertest.Start(t, brokertest.Config(key, "2"))
+			first, second := dialRaw(t, n.Addr()), dialRaw(t, n.Addr())
+			for i, r := range []*rawConn{first, second} {
+				r.send(18, 0, int32(i), false, nil)
+				if _, _, err := r.recv(); err != nil {
+					t.Fatalf("connection %d within the limit: %v", i, err)
+				}
+			}
+			closedWithin(t, dialRaw(t, n.Addr()), 10*time.Second)
+			second.send(18, 0, 3, false, nil)
+			if _, _, err := second.recv(); err != nil {
+				t.Fatalf("open connection after a refused one: %v", err)
+			}
+
+			first.c.Close()
+			waitFor(t, 10*time.Second, "no connection admitted after one closed", func() bool {
+				r := dialRaw(t, n.Addr())
+				defer r.c.Close()
+				r.c.SetDeadline(time.Now().Add(5 * time.Second))
+				r.send(18, 0, 4, false, nil)
+				_, _, err := r.recv()
+				return err == nil
+			})
+		})
+	}
+}

@@ -90,6 +90,8 @@ type Node struct {
 		sync.RWMutex
 		parts map[partitionKey]*partition.Partition
 		conns map[net.Conn]struct{}
+		// connsPerIP counts conns by remote IP (max.connections.per.ip).
+		connsPerIP map[string]int
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
 
@@ -126,6 +128,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
 	n.mu.conns = make(map[net.Conn]struct{})
+	n.mu.connsPerIP = make(map[string]int)
 	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
 

@@ -15,15 +15,16 @@ import (
 // synonyms. Settings never change: a dynamic broker config change would
 // parse a new Broker and swap it whole.
 type Settings struct {
-	AutoCreateTopics         bool          // auto.create.topics.enable
-	DeleteTopicEnable        bool          // delete.topic.enable
-	NumPartitions            int32         // num.partitions
-	DefaultReplicationFactor int16         // default.replication.factor
-	SocketRequestMaxBytes    int32         // socket.request.max.bytes
-	QueuedMaxRequestBytes    int64         // queued.max.request.bytes
-	RequestProgressTimeout   time.Duration // socket.request.progress.timeout.ms
-	// ConnectionsMaxIdle is connections.max.idle.ms; negative means never.
-	ConnectionsMaxIdle        time.Duration
+	AutoCreateTopics          bool          // auto.create.topics.enable
+	DeleteTopicEnable         bool          // delete.topic.enable
+	NumPartitions             int32         // num.partitions
+	DefaultReplicationFactor  int16         // default.replication.factor
+	SocketRequestMaxBytes     int32         // socket.request.max.bytes
+	QueuedMaxRequestBytes     int64         // queued.max.request.bytes
+	RequestProgressTimeout    time.Duration // socket.request.progress.timeout.ms
+	ConnectionsMaxIdle        time.Duration // connections.max.idle.ms; negative means never
+	MaxConnections            int32         // max.connections
+	MaxConnectionsPerIP       int32         // max.connections.per.ip
 	FetchMaxBytes             int32         // fetch.max.bytes
 	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
 	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
@@ -117,6 +118,8 @@ func bindSettings(r *binder) Settings {
 		QueuedMaxRequestBytes:     r.int64("queued.max.request.bytes"),
 		RequestProgressTimeout:    r.ms("socket.request.progress.timeout.ms"),
 		ConnectionsMaxIdle:        r.ms("connections.max.idle.ms"),
+		MaxConnections:            r.int32("max.connections"),
+		MaxConnectionsPerIP:       r.int32("max.connections.per.ip"),
 		FetchMaxBytes:             r.int32("fetch.max.bytes"),
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),

@@ -35,6 +35,8 @@ func TestSettingsDefaults(t *testing.T) {
 		QueuedMaxRequestBytes:     104857600,
 		RequestProgressTimeout:    10 * time.Second,
 		ConnectionsMaxIdle:        10 * time.Minute,
+		MaxConnections:            2147483647,
+		MaxConnectionsPerIP:       2147483647,
 		FetchMaxBytes:             57671680,
 		LogRetentionCheckInterval: 5 * time.Minute,
 		ProducerIDExpiration:      24 * time.Hour,
