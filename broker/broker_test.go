@@ -145,6 +145,13 @@ func dialRaw(t *testing.T, addr string) *rawConn {
 }
 
 func (r *rawConn) send(key, version int16, corr int32, flexible bool, body []byte) {
+	if _, err := r.c.Write(rawFrame(key, version, corr, flexible, body)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// rawFrame returns a request frame with client id "test".
+func rawFrame(key, version int16, corr int32, flexible bool, body []byte) []byte {
 	var b []byte
 	b = append(b, 0, 0, 0, 0)
 	b = binary.BigEndian.AppendUint16(b, uint16(key))
@@ -157,9 +164,7 @@ func (r *rawConn) send(key, version int16, corr int32, flexible bool, body []byt
 	}
 	b = append(b, body...)
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	if _, err := r.c.Write(b); err != nil {
-		r.t.Fatal(err)
-	}
+	return b
 }
 
 func (r *rawConn) recv() (corr int32, body []byte, err error) {

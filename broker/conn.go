@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -57,7 +59,15 @@ func (n *Node) acceptLoop() {
 			c.Close()
 			return
 		}
+		ip := remoteIP(c)
+		if err := n.admitLocked(ip); err != nil {
+			n.mu.Unlock()
+			n.logger.Debug("closing connection at accept", "remote", c.RemoteAddr().String(), "err", err)
+			c.Close()
+			continue
+		}
 		n.mu.conns[c] = struct{}{}
+		n.mu.connsPerIP[ip]++
 		n.mu.Unlock()
 		n.wg.Add(1)
 		go func() {
@@ -65,9 +75,40 @@ func (n *Node) acceptLoop() {
 			n.serveConn(c)
 			n.mu.Lock()
 			delete(n.mu.conns, c)
+			if n.mu.connsPerIP[ip]--; n.mu.connsPerIP[ip] == 0 {
+				delete(n.mu.connsPerIP, ip)
+			}
 			n.mu.Unlock()
 		}()
 	}
+}
+
+// errTooManyConnections refuses a connection at accept: the node already
+// serves max.connections, or max.connections.per.ip from its address.
+var errTooManyConnections = errors.New("too many connections")
+
+// admitLocked checks a new connection from ip against max.connections and
+// max.connections.per.ip. Like Kafka's ConnectionQuotas, it refuses the
+// connection from an address over its limit; for the node-wide limit,
+// where Kafka's acceptor waits for a slot, klog closes the new connection
+// too, so that accepting never stalls.
+func (n *Node) admitLocked(ip string) error {
+	s := n.broker.Load().Settings()
+	if len(n.mu.conns) >= int(s.MaxConnections) {
+		return fmt.Errorf("%w: max.connections is %d", errTooManyConnections, s.MaxConnections)
+	}
+	if n.mu.connsPerIP[ip] >= int(s.MaxConnectionsPerIP) {
+		return fmt.Errorf("%w: max.connections.per.ip is %d", errTooManyConnections, s.MaxConnectionsPerIP)
+	}
+	return nil
+}
+
+// remoteIP is the address a connection comes from, without its port.
+func remoteIP(c net.Conn) string {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return c.RemoteAddr().String()
 }
 
 // clientConn is the per-connection state handlers may look at.
@@ -108,14 +149,43 @@ func (n *Node) serveConn(nc net.Conn) {
 		<-writerDone
 	}()
 
-	br := bufio.NewReaderSize(nc, 64<<10)
+	settings := n.broker.Load().Settings()
+	sr := &stallReader{conn: nc}
+	br := bufio.NewReaderSize(sr, 64<<10)
+	pool := n.requestPool
+	reserve := func(k int) error {
+		if pool.TryAcquire(int64(k)) {
+			return nil
+		}
+		// Waiting for the pool is no progress either: when requests
+		// being read hold all of it, the one stalled longest gives up
+		// and frees its part.
+		ctx, cancel := context.WithTimeout(n.ctx, settings.RequestProgressTimeout)
+		defer cancel()
+		return pool.Acquire(ctx, int64(k))
+	}
+	var held int // request bytes taken from the pool
+	defer func() { pool.Release(int64(held)) }()
 	var frameBuf []byte
 	for {
-		frame, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf)
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && n.ctx.Err() == nil {
-				cc.logger.Debug("closing connection", "err", err)
+		if br.Buffered() == 0 {
+			// Idle until the next request's first byte arrives.
+			sr.timeout = 0
+			var deadline time.Time
+			if settings.ConnectionsMaxIdle >= 0 {
+				deadline = time.Now().Add(settings.ConnectionsMaxIdle)
 			}
+			nc.SetReadDeadline(deadline)
+			if _, err := br.Peek(1); err != nil {
+				n.logConnClosed(cc, "idle", err)
+				return
+			}
+		}
+		sr.timeout = settings.RequestProgressTimeout
+		frame, reserved, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf, reserve)
+		held = reserved
+		if err != nil {
+			n.logConnClosed(cc, "stalled", err)
 			return
 		}
 		hdr, body, err := wire.ParseHeader(frame, headerIsFlexible)
@@ -127,6 +197,8 @@ func (n *Node) serveConn(nc net.Conn) {
 			cc.clientID = *hdr.ClientID
 		}
 		resp, err := n.dispatch(n.ctx, cc, hdr, body)
+		pool.Release(int64(held))
+		held = 0
 		// kmsg decodes []byte fields as slices of the frame, and some
 		// handlers keep them (a group member's metadata and assignment),
 		// so a frame is reused only after a Produce, whose data the log
@@ -158,6 +230,33 @@ func (n *Node) serveConn(nc net.Conn) {
 			putBuf(b)
 			return
 		}
+	}
+}
+
+// stallReader reads from a connection, arming a read deadline of timeout
+// before each read when timeout is set: a started request that receives no
+// byte for that long (socket.request.progress.timeout.ms) fails the read.
+type stallReader struct {
+	conn    net.Conn
+	timeout time.Duration
+}
+
+func (r *stallReader) Read(p []byte) (int, error) {
+	if r.timeout > 0 {
+		r.conn.SetReadDeadline(time.Now().Add(r.timeout))
+	}
+	return r.conn.Read(p)
+}
+
+// logConnClosed logs why reading from a connection ended; timedOut names
+// the deadline that applied (idle between requests, stalled within one).
+func (n *Node) logConnClosed(cc *clientConn, timedOut string, err error) {
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || n.ctx.Err() != nil:
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		cc.logger.Debug("closing connection: "+timedOut, "err", err)
+	default:
+		cc.logger.Debug("closing connection", "err", err)
 	}
 }
 

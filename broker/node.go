@@ -30,6 +30,7 @@ import (
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
+	"github.com/klogdev/klog/broker/wire"
 	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/vfs"
 )
@@ -73,6 +74,9 @@ type Node struct {
 	self   metadata.Broker
 
 	maxRequestBytes int32
+	// requestPool holds the bytes of requests being read or handled
+	// (queued.max.request.bytes), all connections together.
+	requestPool *wire.Pool
 
 	ctx    context.Context // cancelled by Close; owned by the node
 	cancel context.CancelFunc
@@ -86,6 +90,8 @@ type Node struct {
 		sync.RWMutex
 		parts map[partitionKey]*partition.Partition
 		conns map[net.Conn]struct{}
+		// connsPerIP counts conns by remote IP (max.connections.per.ip).
+		connsPerIP map[string]int
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
 
@@ -122,7 +128,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
 	n.mu.conns = make(map[net.Conn]struct{})
+	n.mu.connsPerIP = make(map[string]int)
 	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
+	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -217,6 +225,11 @@ func (n *Node) Addr() net.Addr { return n.ln.Addr() }
 func (n *Node) Advertised() string {
 	return net.JoinHostPort(n.self.Host, strconv.Itoa(int(n.self.Port)))
 }
+
+// QueuedRequestBytes returns the bytes of requests being read or handled,
+// taken from queued.max.request.bytes: what has arrived of each, not what
+// their size prefixes claim.
+func (n *Node) QueuedRequestBytes() int64 { return n.requestPool.Reserved() }
 
 // Done is closed once the node has stopped.
 func (n *Node) Done() <-chan struct{} { return n.done }

@@ -92,6 +92,11 @@ func ParseBroker(kv map[string]string) (*Broker, error) {
 	if err := r.err(); err != nil {
 		return nil, err
 	}
+	// As Kafka's KafkaConfig validation: a request the pool cannot hold
+	// would wait for it for ever.
+	if s := &b.settings; s.QueuedMaxRequestBytes < int64(s.SocketRequestMaxBytes) {
+		return nil, fmt.Errorf("%w: queued.max.request.bytes=%d is less than socket.request.max.bytes=%d", ErrInvalidValue, s.QueuedMaxRequestBytes, s.SocketRequestMaxBytes)
+	}
 	// Topic settings are resolved on every topic change; resolving the
 	// defaults here finds a bad binding at start.
 	if _, err := b.Topic(nil); err != nil {

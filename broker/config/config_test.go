@@ -98,6 +98,7 @@ func TestParseBroker(t *testing.T) {
 		{kv: map[string]string{"num.partitions": "0"}, wantErr: ErrInvalidValue, hint: "at least 1"},
 		{kv: map[string]string{"log.cleanup.policy": "compact,shred"}, wantErr: ErrInvalidValue, hint: "shred"},
 		{kv: map[string]string{"broker.id": "1", "node.id": "2"}, wantErr: ErrInvalidValue, hint: "differ"},
+		{kv: map[string]string{"queued.max.request.bytes": "1000"}, wantErr: ErrInvalidValue, hint: "less than socket.request.max.bytes"},
 		{kv: map[string]string{"auto.create.topics.enable": "FALSE"}},
 	} {
 		_, err := ParseBroker(tc.kv)

@@ -20,6 +20,11 @@ type Settings struct {
 	NumPartitions             int32         // num.partitions
 	DefaultReplicationFactor  int16         // default.replication.factor
 	SocketRequestMaxBytes     int32         // socket.request.max.bytes
+	QueuedMaxRequestBytes     int64         // queued.max.request.bytes
+	RequestProgressTimeout    time.Duration // socket.request.progress.timeout.ms
+	ConnectionsMaxIdle        time.Duration // connections.max.idle.ms; negative means never
+	MaxConnections            int32         // max.connections
+	MaxConnectionsPerIP       int32         // max.connections.per.ip
 	FetchMaxBytes             int32         // fetch.max.bytes
 	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
 	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
@@ -110,6 +115,11 @@ func bindSettings(r *binder) Settings {
 		NumPartitions:             r.int32("num.partitions"),
 		DefaultReplicationFactor:  r.int16("default.replication.factor"),
 		SocketRequestMaxBytes:     r.int32("socket.request.max.bytes"),
+		QueuedMaxRequestBytes:     r.int64("queued.max.request.bytes"),
+		RequestProgressTimeout:    r.ms("socket.request.progress.timeout.ms"),
+		ConnectionsMaxIdle:        r.ms("connections.max.idle.ms"),
+		MaxConnections:            r.int32("max.connections"),
+		MaxConnectionsPerIP:       r.int32("max.connections.per.ip"),
 		FetchMaxBytes:             r.int32("fetch.max.bytes"),
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),

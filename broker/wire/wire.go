@@ -18,6 +18,7 @@
 package wire
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,31 +44,68 @@ type Header struct {
 }
 
 // ReadFrame reads one size-prefixed frame into buf (grown if needed) and
-// returns the frame without its size prefix. Frames larger than max are
+// returns the frame without its size prefix. Frames larger than maxSize are
 // rejected with ErrFrameTooLarge before anything is allocated for them.
-func ReadFrame(r io.Reader, max int32, buf []byte) ([]byte, error) {
+//
+// Nothing is allocated for bytes that have not arrived: the body is copied
+// out of r as r receives it, and buf grows (doubling, up to the frame's
+// size) only when those bytes do not fit. Before taking more memory
+// ReadFrame calls reserve with the bytes it is about to use beyond what it
+// reserved so far: the bytes copied into buf, or the capacity of a buffer
+// it allocated. It returns the total it reserved, also on error, for the
+// caller to give back once the request was handled. An error from reserve
+// ends the read. reserve may be nil.
+func ReadFrame(r *bufio.Reader, maxSize int32, buf []byte, reserve func(n int) error) (frame []byte, reserved int, err error) {
 	var sizeBuf [4]byte
 	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+	size := int(int32(binary.BigEndian.Uint32(sizeBuf[:])))
 	if size < 8 {
-		return nil, fmt.Errorf("%w: frame of %d bytes", ErrMalformed, size)
+		return nil, 0, fmt.Errorf("%w: frame of %d bytes", ErrMalformed, size)
 	}
-	if size > max {
-		return nil, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, size, max)
+	if size > int(maxSize) {
+		return nil, 0, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, size, maxSize)
 	}
-	if cap(buf) < int(size) {
-		buf = make([]byte, size)
-	}
-	buf = buf[:size]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	buf = buf[:0]
+	owned := false // buf was allocated here, so its whole capacity is reserved
+	for len(buf) < size {
+		if r.Buffered() == 0 {
+			if _, err := r.Peek(1); err != nil {
+				if errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return nil, reserved, err
+			}
 		}
-		return nil, err
+		end := len(buf) + min(r.Buffered(), size-len(buf))
+		want := end
+		grow := end > cap(buf)
+		newCap := cap(buf)
+		if grow {
+			newCap = min(size, max(end, 2*cap(buf)))
+			want = newCap
+		} else if owned {
+			want = cap(buf)
+		}
+		if want > reserved {
+			if reserve != nil {
+				if err := reserve(want - reserved); err != nil {
+					return nil, reserved, err
+				}
+			}
+			reserved = want
+		}
+		if grow {
+			nb := make([]byte, len(buf), newCap)
+			copy(nb, buf)
+			buf, owned = nb, true
+		}
+		// The bytes are buffered: this copies them without reading.
+		n, _ := r.Read(buf[len(buf):end])
+		buf = buf[:len(buf)+n]
 	}
-	return buf, nil
+	return buf, reserved, nil
 }
 
 // ParseHeader parses the request header at the start of frame. flexible

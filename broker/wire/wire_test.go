@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -42,7 +43,7 @@ func TestRoundTripRequests(t *testing.T) {
 	} {
 		tc.req.SetVersion(tc.version)
 		raw := frame(tc.req, 42, tc.clientID)
-		got, err := ReadFrame(bytes.NewReader(raw), 1<<20, nil)
+		got, _, err := ReadFrame(bufio.NewReader(bytes.NewReader(raw)), 1<<20, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,15 +67,15 @@ func TestRoundTripRequests(t *testing.T) {
 
 func TestReadFrameLimits(t *testing.T) {
 	big := binary.BigEndian.AppendUint32(nil, 1<<30)
-	if _, err := ReadFrame(bytes.NewReader(big), 1<<20, nil); !errors.Is(err, ErrFrameTooLarge) {
+	if _, _, err := ReadFrame(bufio.NewReader(bytes.NewReader(big)), 1<<20, nil, nil); !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("oversized: %v", err)
 	}
 	small := binary.BigEndian.AppendUint32(nil, 3)
-	if _, err := ReadFrame(bytes.NewReader(append(small, 1, 2, 3)), 1<<20, nil); !errors.Is(err, ErrMalformed) {
+	if _, _, err := ReadFrame(bufio.NewReader(bytes.NewReader(append(small, 1, 2, 3))), 1<<20, nil, nil); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("undersized: %v", err)
 	}
 	short := append(binary.BigEndian.AppendUint32(nil, 100), make([]byte, 10)...)
-	if _, err := ReadFrame(bytes.NewReader(short), 1<<20, nil); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if _, _, err := ReadFrame(bufio.NewReader(bytes.NewReader(short)), 1<<20, nil, nil); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("truncated: %v", err)
 	}
 }

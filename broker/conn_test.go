@@ -1,0 +1,180 @@
+package broker_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/klogdev/klog/broker/brokertest"
+)
+
+// closedWithin reads from r until the node closes the connection and
+// returns how long that took; the test fails if it stays open for bound.
+func closedWithin(t *testing.T, r *rawConn, bound time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	r.c.SetReadDeadline(start.Add(bound))
+	buf := make([]byte, 4096)
+	for {
+		if _, err := r.c.Read(buf); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("connection still open after %v", bound)
+			}
+			return time.Since(start)
+		}
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after bound.
+func waitFor(t *testing.T, bound time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", bound, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func heapAlloc() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// A size prefix alone must not make the node allocate what it claims:
+// request memory is taken as the bytes arrive (issue 9, slowloris).
+func TestClaimedFrameSizeIsNotAllocated(t *testing.T) {
+	n := brokertest.Start(t)
+	const (
+		conns   = 8
+		claimed = 100 << 20 // socket.request.max.bytes
+		sent    = 16
+	)
+	before := heapAlloc()
+	for range conns {
+		r := dialRaw(t, n.Addr())
+		msg := binary.BigEndian.AppendUint32(nil, claimed)
+		msg = append(msg, make([]byte, sent)...)
+		if _, err := r.c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, "node has not read the bytes sent", func() bool {
+		return n.Broker().QueuedRequestBytes() == conns*sent
+	})
+	grown := int64(heapAlloc()) - int64(before)
+	if grown > 32<<20 {
+		t.Fatalf("heap grew by %d MiB for %d frames of which %d bytes arrived", grown>>20, conns, conns*sent)
+	}
+}
+
+// An incomplete request that makes no progress closes the connection after
+// socket.request.progress.timeout.ms.
+func TestStalledRequestClosesConnection(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	n := brokertest.Start(t, brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
+	r := dialRaw(t, n.Addr())
+	msg := binary.BigEndian.AppendUint32(nil, 100)
+	msg = append(msg, 0, 18, 0, 0, 0) // a few bytes of an ApiVersions header
+	if _, err := r.c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	if took := closedWithin(t, r, 10*time.Second); took < timeout {
+		t.Fatalf("closed after %v, before the %v timeout", took, timeout)
+	}
+	waitFor(t, 10*time.Second, "pool still holds the stalled request's bytes", func() bool {
+		return n.Broker().QueuedRequestBytes() == 0
+	})
+}
+
+// A request that arrives slowly but steadily is served: the timeout is on
+// progress, not on the whole request.
+func TestTricklingRequestIsServed(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	n := brokertest.Start(t, brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
+	r := dialRaw(t, n.Addr())
+	frame := rawFrame(18, 0, 5, false, nil) // ApiVersions v0
+	tick := time.NewTicker(timeout / 5)
+	defer tick.Stop()
+	start := time.Now()
+	for i := range frame {
+		<-tick.C
+		if _, err := r.c.Write(frame[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took < 2*timeout {
+		t.Fatalf("trickle took %v, not longer than the %v timeout", took, timeout)
+	}
+	corr, _, err := r.recv()
+	if err != nil {
+		t.Fatalf("trickled request: %v", err)
+	}
+	if corr != 5 {
+		t.Fatalf("correlation id %d", corr)
+	}
+}
+
+// A connection that sends nothing closes after connections.max.idle.ms,
+// whether or not it sent requests before; the progress timeout applies
+// only within a request.
+func TestIdleConnectionCloses(t *testing.T) {
+	const idle = 600 * time.Millisecond
+	n := brokertest.Start(t,
+		brokertest.Config("connections.max.idle.ms", strconv.Itoa(int(idle.Milliseconds()))),
+		brokertest.Config("socket.request.progress.timeout.ms", "50"))
+
+	silent := dialRaw(t, n.Addr())
+	if took := closedWithin(t, silent, 10*time.Second); took < idle {
+		t.Fatalf("silent connection closed after %v, before connections.max.idle.ms %v", took, idle)
+	}
+
+	used := dialRaw(t, n.Addr())
+	used.send(18, 0, 1, false, nil)
+	if _, _, err := used.recv(); err != nil {
+		t.Fatal(err)
+	}
+	if took := closedWithin(t, used, 10*time.Second); took < idle-50*time.Millisecond {
+		t.Fatalf("connection closed %v after its last response, before connections.max.idle.ms %v", took, idle)
+	}
+}
+
+// Connections over max.connections.per.ip or max.connections are closed as
+// they are accepted; the ones already open keep working, and a slot freed
+// by a close is given to the next connection.
+func TestConnectionLimits(t *testing.T) {
+	for _, key := range []string{"max.connections.per.ip", "max.connections"} {
+		t.Run(key, func(t *testing.T) {
+			n := brokertest.Start(t, brokertest.Config(key, "2"))
+			first, second := dialRaw(t, n.Addr()), dialRaw(t, n.Addr())
+			for i, r := range []*rawConn{first, second} {
+				r.send(18, 0, int32(i), false, nil)
+				if _, _, err := r.recv(); err != nil {
+					t.Fatalf("connection %d within the limit: %v", i, err)
+				}
+			}
+			closedWithin(t, dialRaw(t, n.Addr()), 10*time.Second)
+			second.send(18, 0, 3, false, nil)
+			if _, _, err := second.recv(); err != nil {
+				t.Fatalf("open connection after a refused one: %v", err)
+			}
+
+			first.c.Close()
+			waitFor(t, 10*time.Second, "no connection admitted after one closed", func() bool {
+				r := dialRaw(t, n.Addr())
+				defer r.c.Close()
+				r.c.SetDeadline(time.Now().Add(5 * time.Second))
+				r.send(18, 0, 4, false, nil)
+				_, _, err := r.recv()
+				return err == nil
+			})
+		})
+	}
+}

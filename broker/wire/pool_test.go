@@ -1,0 +1,136 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestPoolWaitsAndServesInOrder(t *testing.T) {
+	p := NewPool(10)
+	if !p.TryAcquire(8) {
+		t.Fatal("TryAcquire(8) of 10 failed")
+	}
+	if p.TryAcquire(3) {
+		t.Fatal("TryAcquire(3) with 2 free succeeded")
+	}
+	first, second := make(chan error), make(chan error)
+	go func() { first <- p.Acquire(context.Background(), 5) }()
+	waitWaiters(t, p, 1)
+	go func() { second <- p.Acquire(context.Background(), 1) }()
+	waitWaiters(t, p, 2)
+	// One byte is free, but the 1-byte request queues behind the 5-byte one.
+	if p.TryAcquire(1) {
+		t.Fatal("TryAcquire jumped the queue")
+	}
+	p.Release(8)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Reserved(); got != 6 {
+		t.Fatalf("reserved %d, want 6", got)
+	}
+}
+
+func TestPoolAcquireCancelled(t *testing.T) {
+	p := NewPool(10)
+	p.TryAcquire(10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Acquire(ctx, 4) }()
+	waitWaiters(t, p, 1)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire after cancel: %v", err)
+	}
+	p.Release(10)
+	if got := p.Reserved(); got != 0 {
+		t.Fatalf("reserved %d after the cancelled waiter, want 0", got)
+	}
+	if err := p.Acquire(context.Background(), 11); !errors.Is(err, ErrPoolTooSmall) {
+		t.Fatalf("Acquire beyond the limit: %v", err)
+	}
+}
+
+func waitWaiters(t *testing.T, p *Pool, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		got := len(p.mu.waiters)
+		p.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiters, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// ReadFrame reserves what has arrived, not what the size prefix claims,
+// and stops reading while reserve waits.
+func TestReadFrameReservesAsBytesArrive(t *testing.T) {
+	const size = 1 << 20
+	pr, pw := io.Pipe()
+	type result struct {
+		frame    []byte
+		reserved int
+		err      error
+	}
+	asked := make(chan int)
+	granted := make(chan struct{})
+	done := make(chan result, 1)
+	go func() {
+		total := 0
+		f, n, err := ReadFrame(bufio.NewReaderSize(pr, 4096), size, nil, func(n int) error {
+			total += n
+			asked <- total
+			<-granted
+			return nil
+		})
+		done <- result{f, n, err}
+	}()
+	if _, err := pw.Write(binary.BigEndian.AppendUint32(nil, size)); err != nil {
+		t.Fatal(err)
+	}
+	go pw.Write(make([]byte, 100))
+	if got := <-asked; got != 100 {
+		t.Fatalf("reserved %d for the first 100 bytes of a %d-byte frame", got, size)
+	}
+	granted <- struct{}{}
+	// Feed the rest; each reservation covers at most twice what arrived.
+	// A pipe write returns once read, so what arrived is at most what was
+	// written plus the write under way.
+	var written atomic.Int64
+	written.Store(100)
+	go func() {
+		for sent := 100; sent < size; sent += 4096 {
+			n, _ := pw.Write(make([]byte, min(4096, size-sent)))
+			written.Add(int64(n))
+		}
+	}()
+	for {
+		select {
+		case total := <-asked:
+			if arrived := int(written.Load()) + 4096; total > 2*arrived {
+				t.Fatalf("reserved %d with at most %d bytes arrived", total, arrived)
+			}
+			granted <- struct{}{}
+		case r := <-done:
+			if r.err != nil || len(r.frame) != size || r.reserved != size {
+				t.Fatalf("frame of %d bytes, reserved %d, err %v", len(r.frame), r.reserved, r.err)
+			}
+			return
+		}
+	}
+}
