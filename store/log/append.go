@@ -35,7 +35,7 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
 	}
 	cfg := l.mu.cfg
 	now := l.now()
-	v := validator{cfg: cfg, now: max(now.UnixMilli(), 0)}
+	v := validator{cfg: cfg, now: max(now.UnixMilli(), 0), dec: &l.dec}
 	infos, err := v.validate(batches, l.mu.infos[:0])
 	l.mu.infos = infos[:0]
 	if err != nil {

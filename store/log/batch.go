@@ -15,9 +15,9 @@ type batchInfo struct {
 	maxTimestamp int64
 	// maxTsDelta is the offset delta of the first record holding
 	// maxTimestamp (exact for uncompressed CreateTime batches; 0 for
-	// LogAppendTime; the last delta for compressed batches).
+	// LogAppendTime; the last delta for compressed batches, as Kafka).
 	maxTsDelta int32
-	fixMaxTs   bool // uncompressed CreateTime batch whose header max timestamp was wrong
+	fixMaxTs   bool // CreateTime batch whose header max timestamp was wrong
 
 	// Producer fields, for producer state.
 	producerID       int64 // -1 none
@@ -35,6 +35,24 @@ type batchInfo struct {
 type validator struct {
 	cfg Config
 	now int64 // ms
+	dec *record.Decompressor
+}
+
+// minDecompressBudget is the least decompression budget of a batch: the
+// bound record.Records puts on reads.
+const minDecompressBudget = record.MaxDecompressedBytes
+
+// decompressBudget bounds what the records of one compressed batch may
+// decompress to: max.message.bytes, so that every batch a client may
+// send uncompressed may also come compressed, and at least 64 MiB, so
+// that producers which fill a batch by its compressed size (the Java
+// client's batch.size) may compress up to 64 times as well. A batch
+// beyond it is refused (ErrInvalidRecord) as soon as decompression
+// passes it, so a compression bomb costs at most the budget (twice it
+// for zstd); Append holds the log's lock, so one log validates one batch
+// at a time.
+func (v *validator) decompressBudget() int {
+	return max(minDecompressBudget, int(v.cfg.MaxMessageBytes))
 }
 
 // validate checks every batch in b and appends one batchInfo per batch to
@@ -80,25 +98,17 @@ func (v *validator) validateBatch(batch record.Batch) (batchInfo, error) {
 		return batchInfo{}, fmt.Errorf("%w: compression codec %d", ErrInvalidRecord, codec)
 	}
 	info := batchInfo{size: batch.Size(), records: count, maxTimestamp: batch.MaxTimestamp(), maxTsDelta: lastDelta}
-	if codec == record.None {
-		maxTs, maxDelta, err := v.checkRecords(batch)
-		if err != nil {
-			return batchInfo{}, err
-		}
-		if !v.cfg.LogAppendTime {
+	maxTs, maxDelta, err := v.checkRecords(batch)
+	if err != nil {
+		return batchInfo{}, err
+	}
+	if !v.cfg.LogAppendTime {
+		if codec == record.None {
+			// Kafka keeps the last offset for a compressed batch.
 			info.maxTsDelta = maxDelta
-			if maxTs != info.maxTimestamp {
-				info.maxTimestamp, info.fixMaxTs = maxTs, true
-			}
 		}
-	} else if !v.cfg.LogAppendTime {
-		// Records are not decompressed: the header's timestamps stand for
-		// the batch.
-		if err := v.checkTimestamp(batch.BaseTimestamp()); err != nil {
-			return batchInfo{}, err
-		}
-		if err := v.checkTimestamp(batch.MaxTimestamp()); err != nil {
-			return batchInfo{}, err
+		if maxTs != info.maxTimestamp {
+			info.maxTimestamp, info.fixMaxTs = maxTs, true
 		}
 	}
 	if v.cfg.LogAppendTime {
@@ -147,15 +157,16 @@ func (v *validator) checkTimestamp(ts int64) error {
 	return nil
 }
 
-// checkRecords walks the records of an uncompressed batch without
-// allocating: the view checks that each parses and that they fill the
-// batch exactly; offset deltas must run 0..count-1 and timestamps pass
-// checkTimestamp. It returns the largest record timestamp and the offset
-// delta of its first occurrence.
+// checkRecords walks the records of a batch, in place without allocating
+// when it is uncompressed, else decompressed within decompressBudget: the
+// view checks that each parses and that they fill the (decompressed)
+// records exactly, as many as the count says; offset deltas must run
+// 0..count-1 and timestamps pass checkTimestamp. It returns the largest
+// record timestamp and the offset delta of its first occurrence.
 func (v *validator) checkRecords(b record.Batch) (int64, int32, error) {
 	baseTs := b.BaseTimestamp()
 	maxTs, maxDelta := int64(-1), int32(0)
-	it, err := b.Records(nil)
+	it, err := b.RecordsWithin(v.dec, v.decompressBudget())
 	if err != nil {
 		return 0, 0, err
 	}

@@ -171,15 +171,20 @@
 //
 // Append validates every batch of the call before changing anything: length
 // within the bytes given and <= max.message.bytes (else ErrMessageTooLarge),
-// magic 2 (else ErrInvalidRecord), CRC, recordCount > 0 and lastOffsetDelta == recordCount-1. For
-// uncompressed batches each record is parsed (without allocation) and the
-// offset deltas must run 0..n-1 and fill the batch exactly; compressed
-// batches are not decompressed. CreateTime timestamps (per record when
-// uncompressed, the header's base and max timestamps when compressed) must
-// lie within message.timestamp.before.max.ms / after.max.ms of now
-// (ErrInvalidTimestamp); -1 (no timestamp) is accepted. An uncompressed
-// batch whose header maxTimestamp disagrees with its records is corrected
-// (and its CRC recomputed). With LogAppendTime the header gets maxTimestamp
+// magic 2 (else ErrInvalidRecord), CRC, recordCount > 0 and lastOffsetDelta == recordCount-1. Then
+// each record is parsed: in place and without allocation when the batch is
+// uncompressed; compressed ones are decompressed first, as Kafka's
+// LogValidator does, within a budget of max(max.message.bytes, 64 MiB) of
+// records (a bomb is refused, ErrInvalidRecord, once decompression passes
+// it; data that does not decompress is ErrCorruptMessage). The records
+// must be as many as recordCount and fill the (decompressed) records
+// section exactly (else ErrInvalidRecord; a malformed record is
+// ErrCorruptMessage), and their offset deltas must run 0..n-1.
+// CreateTime record timestamps must lie within
+// message.timestamp.before.max.ms / after.max.ms of now
+// (ErrInvalidTimestamp); -1 (no timestamp) is accepted. A batch whose
+// header maxTimestamp disagrees with its records is corrected (and its CRC
+// recomputed); compressed batches stay as the producer compressed them. With LogAppendTime the header gets maxTimestamp
 // = now and the timestamp-type bit, and a new CRC. Any invalid batch fails
 // the whole call; nothing is written.
 //

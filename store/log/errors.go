@@ -14,8 +14,8 @@ import (
 var ErrCorruptMessage = record.ErrCorruptMessage
 
 // ErrInvalidRecord means a batch breaks a rule: magic other than 2, no
-// records, record count and offset deltas disagree, or an unknown
-// compression codec. Kafka: INVALID_RECORD. It is the value the batch
+// records, record count, offset deltas and records disagree, an unknown
+// compression codec, or records that decompress beyond the budget. Kafka: INVALID_RECORD. It is the value the batch
 // view, store/log/record, returns.
 var ErrInvalidRecord = record.ErrInvalidRecord
 

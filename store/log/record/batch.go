@@ -187,6 +187,12 @@ func (b Batch) SetLastOffsetDelta(d int32) {
 	binary.BigEndian.PutUint32(b[offLastOffsetDelta:], uint32(d))
 }
 
+// SetRecordCount patches the record count; call Seal after (tests use it
+// to build a batch whose count lies).
+func (b Batch) SetRecordCount(n int32) {
+	binary.BigEndian.PutUint32(b[offRecordCount:], uint32(n))
+}
+
 // SetMaxTimestamp patches the max timestamp; call Seal after.
 func (b Batch) SetMaxTimestamp(ts int64) {
 	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(ts))

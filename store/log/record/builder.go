@@ -121,6 +121,13 @@ func (b *Builder) AppendTo(dst []byte) ([]byte, error) {
 	return b.appendBatch(dst, body), nil
 }
 
+// AppendRaw appends a batch whose records section is body, taken as it
+// is (as compressed with b.Compression), in place of the records
+// appended; count, last offset delta and max timestamp still come from
+// those. Tests use it to build batches no client would: garbage or
+// oversized compressed data.
+func (b *Builder) AppendRaw(dst, body []byte) []byte { return b.appendBatch(dst, body) }
+
 // appendBatch appends the header and the records section body to dst.
 func (b *Builder) appendBatch(dst, body []byte) []byte {
 	a := Attributes(0).WithCompression(b.Compression).WithTimestampType(b.TimestampType).

@@ -12,6 +12,7 @@
 //	b.BaseOffset(), b.LastOffset(), b.Size(), b.MaxTimestamp(), b.ProducerID(), ...
 //	b.Attributes().Compression(), .TimestampType(), .Transactional(), .Control()
 //	it, err := b.Records(dec)       // dec decompresses; nil for uncompressed batches
+//	it, err = b.RecordsWithin(dec, limit) // decompressed records bounded to limit bytes
 //	for it.Next() { r := it.Record(); r.Key, r.Value, r.Headers, r.OffsetDelta, ... }
 //	err = it.Err()
 //	m, ok, err := b.TxnMarker()     // the commit or abort of a control batch

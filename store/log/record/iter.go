@@ -80,18 +80,24 @@ type Iter struct {
 
 // Records returns an iterator over the batch's RecordCount records. An
 // uncompressed batch is walked in place without allocating. A compressed
-// one is decompressed first with d (bounded to 64 MiB of records); d may
-// be nil only when the caller knows the batch is uncompressed, and a
-// compressed batch then gives ErrInvalidRecord. Decompression errors are
-// returned as they come.
+// one is decompressed first with d, within MaxDecompressedBytes (see
+// RecordsWithin); d may be nil only when the caller knows the batch is
+// uncompressed, and a compressed batch then gives ErrInvalidRecord.
 func (b Batch) Records(d *Decompressor) (Iter, error) {
+	return b.RecordsWithin(d, MaxDecompressedBytes)
+}
+
+// RecordsWithin is Records with compressed records bounded to limit
+// bytes: data that does not decompress is ErrCorruptMessage, records
+// larger than limit ErrInvalidRecord (see Decompressor.DecompressWithin).
+func (b Batch) RecordsWithin(d *Decompressor, limit int) (Iter, error) {
 	data := b.RecordBytes()
 	if c := b.Attributes().Compression(); c != None {
 		if d == nil {
 			return Iter{}, fmt.Errorf("%w: %v records read without a decompressor", ErrInvalidRecord, c)
 		}
 		var err error
-		if data, err = d.Decompress(c, data); err != nil {
+		if data, err = d.DecompressWithin(c, data, limit); err != nil {
 			return Iter{}, err
 		}
 	}
@@ -110,7 +116,8 @@ func (it *Iter) Next() bool {
 	}
 	if it.left == 0 {
 		if len(it.b) != 0 {
-			it.err = fmt.Errorf("%w: %d bytes after the last record", ErrCorruptMessage, len(it.b))
+			// As Kafka: more data than the count says is a count lie.
+			it.err = fmt.Errorf("%w: %d bytes after the last of %d records", ErrInvalidRecord, len(it.b), it.i)
 		}
 		return false
 	}
@@ -118,7 +125,12 @@ func (it *Iter) Next() bool {
 	r := reader{b: it.b}
 	length := r.varint()
 	if r.bad || length < 0 || length > int64(len(r.b)) {
-		it.err = fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
+		if len(it.b) == 0 {
+			// The records ended where one should start: the count lies.
+			it.err = fmt.Errorf("%w: batch claims %d records, holds %d", ErrInvalidRecord, i+it.left, i)
+		} else {
+			it.err = fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
+		}
 		return false
 	}
 	it.b = r.b[length:]
@@ -163,8 +175,10 @@ func (it *Iter) Record() *Record { return &it.rec }
 func (it *Iter) Index() int32 { return it.i - 1 }
 
 // Err is the fault that ended the walk, nil when it ended after the last
-// record. Faults are ErrCorruptMessage, except an offset delta outside
-// int32 (ErrInvalidRecord).
+// record. Faults are ErrCorruptMessage, except (ErrInvalidRecord, as Kafka
+// has it) an offset delta outside int32 and a record count that disagrees
+// with the records: they end before the count is reached, or go on after
+// it.
 func (it *Iter) Err() error { return it.err }
 
 // reader decodes the fields of one record. A fault sets bad and empties
