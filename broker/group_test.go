@@ -414,6 +414,21 @@ func TestGroupKeepsMemberMetadataAcrossRequests(t *testing.T) {
 	if _, err := fc.RequestWith(context.Background(), n.Client()); err != nil {
 		t.Fatal(err)
 	}
+	// The raw joins below do not retry, so wait until the coordinator has
+	// loaded the group's partition (FindCoordinator answers before that,
+	// as in Kafka).
+	ctx, cl := testkit.Context(t), n.Client()
+	testkit.WaitFor(t, "the coordinator of group keep to serve", func() (bool, string) {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Groups = []string{"keep"}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return false, err.Error()
+		}
+		// The group does not exist yet: GROUP_ID_NOT_FOUND, once served.
+		code := resp.Groups[0].ErrorCode
+		return code != kerr.NotCoordinator.Code && code != kerr.CoordinatorLoadInProgress.Code, kerr.ErrorForCode(code).Error()
+	})
 
 	// a joins alone and leads; its SyncGroup goes over another connection,
 	// so that the next request on a's connection reuses the join's bytes.
