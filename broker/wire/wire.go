@@ -70,6 +70,28 @@ func ReadFrame(r *bufio.Reader, maxSize int32, buf []byte, reserve func(n int) e
 	buf = buf[:0]
 	owned := false // buf was allocated here, so its whole capacity is reserved
 	for len(buf) < size {
+		if r.Buffered() == 0 && cap(buf) > len(buf) {
+			// Room the buffer already has (a reused frame): read into it
+			// straight from the connection, not through r's buffer, and
+			// reserve what arrived. Large frames cost no extra copy.
+			n, err := r.Read(buf[len(buf):min(cap(buf), size)])
+			buf = buf[:len(buf)+n]
+			if end := len(buf); !owned && end > reserved {
+				if reserve != nil {
+					if rerr := reserve(end - reserved); rerr != nil {
+						return nil, reserved, rerr
+					}
+				}
+				reserved = end
+			}
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return nil, reserved, err
+			}
+			continue
+		}
 		if r.Buffered() == 0 {
 			if _, err := r.Peek(1); err != nil {
 				if errors.Is(err, io.EOF) {
