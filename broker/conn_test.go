@@ -3,6 +3,7 @@ package broker_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // closedWithin reads from r until the node closes the connection and
@@ -26,18 +28,6 @@ func closedWithin(t *testing.T, r *rawConn, bound time.Duration) time.Duration {
 			}
 			return time.Since(start)
 		}
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after bound.
-func waitFor(t *testing.T, bound time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", bound, what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -66,8 +56,9 @@ func TestClaimedFrameSizeIsNotAllocated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "node has not read the bytes sent", func() bool {
-		return n.Broker().QueuedRequestBytes() == conns*sent
+	testkit.WaitFor(t, "the node to have read the bytes sent", func() (bool, string) {
+		got := n.Broker().QueuedRequestBytes()
+		return got == conns*sent, fmt.Sprintf("%d bytes queued", got)
 	})
 	grown := int64(heapAlloc()) - int64(before)
 	if grown > 32<<20 {
@@ -89,8 +80,9 @@ func TestStalledRequestClosesConnection(t *testing.T) {
 	if took := closedWithin(t, r, 10*time.Second); took < timeout {
 		t.Fatalf("closed after %v, before the %v timeout", took, timeout)
 	}
-	waitFor(t, 10*time.Second, "pool still holds the stalled request's bytes", func() bool {
-		return n.Broker().QueuedRequestBytes() == 0
+	testkit.WaitFor(t, "the pool to release the stalled request's bytes", func() (bool, string) {
+		got := n.Broker().QueuedRequestBytes()
+		return got == 0, fmt.Sprintf("%d bytes queued", got)
 	})
 }
 
@@ -167,13 +159,15 @@ func TestConnectionLimits(t *testing.T) {
 			}
 
 			first.c.Close()
-			waitFor(t, 10*time.Second, "no connection admitted after one closed", func() bool {
+			testkit.WaitFor(t, "a connection admitted after one closed", func() (bool, string) {
 				r := dialRaw(t, n.Addr())
 				defer r.c.Close()
 				r.c.SetDeadline(time.Now().Add(5 * time.Second))
 				r.send(18, 0, 4, false, nil)
-				_, _, err := r.recv()
-				return err == nil
+				if _, _, err := r.recv(); err != nil {
+					return false, err.Error()
+				}
+				return true, ""
 			})
 		})
 	}

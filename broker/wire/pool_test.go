@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 func TestPoolWaitsAndServesInOrder(t *testing.T) {
@@ -62,19 +64,12 @@ func TestPoolAcquireCancelled(t *testing.T) {
 
 func waitWaiters(t *testing.T, p *Pool, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.WaitFor(t, fmt.Sprintf("%d waiters", n), func() (bool, string) {
 		p.mu.Lock()
 		got := len(p.mu.waiters)
 		p.mu.Unlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d waiters, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return got == n, fmt.Sprintf("%d waiters", got)
+	})
 }
 
 // ReadFrame reserves what has arrived, not what the size prefix claims,
