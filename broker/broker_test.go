@@ -499,16 +499,7 @@ func TestFirstBatchReturnedEvenWhenLargerThanLimit(t *testing.T) {
 	}
 	produceRaw(ctx, t, cl, "big", 0, rawBatch(string(make([]byte, 5000))))
 	produceRaw(ctx, t, cl, "big", 0, rawBatch("small"))
-	req := kmsg.NewPtrFetchRequest()
-	req.SetVersion(12)
-	req.MaxBytes = 100
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = "big"
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.PartitionMaxBytes = 100
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
+	resp, err := fetchRequest("big", 1, 100, 100).RequestWith(ctx, cl)
 	if err != nil {
 		t.Fatal(err)
 	}

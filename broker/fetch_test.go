@@ -29,19 +29,7 @@ func TestFetchFillsToMaxBytes(t *testing.T) {
 	}
 	fetch := func(maxBytes, partitionMaxBytes int32) []int {
 		t.Helper()
-		req := kmsg.NewPtrFetchRequest()
-		req.SetVersion(12)
-		req.MaxBytes = maxBytes
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic = "many"
-		for p := range int32(2) {
-			rp := kmsg.NewFetchRequestTopicPartition()
-			rp.Partition = p
-			rp.PartitionMaxBytes = partitionMaxBytes
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl)
+		resp, err := fetchRequest("many", 2, maxBytes, partitionMaxBytes).RequestWith(ctx, cl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,4 +57,22 @@ func TestFetchFillsToMaxBytes(t *testing.T) {
 	if got := fetch(1<<20, int32(2*size)); len(got) != 2 || got[0] != 2 || got[1] != 2 {
 		t.Errorf("batches per partition with room for two each: %v, want [2 2]", got)
 	}
+}
+
+// fetchRequest is a Fetch v12 from offset 0 of partitions 0..partitions-1
+// of topic, with the given limits.
+func fetchRequest(topic string, partitions, maxBytes, partitionMaxBytes int32) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(12)
+	req.MaxBytes = maxBytes
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	for p := range partitions {
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = p
+		rp.PartitionMaxBytes = partitionMaxBytes
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return req
 }
