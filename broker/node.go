@@ -31,6 +31,7 @@ import (
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/broker/wire"
+	"github.com/klogdev/klog/internal/ratelog"
 	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/vfs"
 )
@@ -53,7 +54,9 @@ type Config struct {
 	Advertise string
 	// Configs are static broker configs by Kafka name (-X key=value).
 	Configs map[string]string
-	// Logger receives the node's logs; nil discards them.
+	// Logger receives the node's logs; nil discards them. Repeats of one
+	// line beyond a few per ten seconds are dropped and counted
+	// (internal/ratelog).
 	Logger *slog.Logger
 }
 
@@ -117,6 +120,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// A client can make a node repeat one line thousands of times a second
+	// (malformed requests in a loop, lookups that keep meeting a bad batch,
+	// writes while the disk is full); every line the node logs goes through
+	// one rate limit.
+	logger = slog.New(ratelog.New(logger.Handler(), ratelog.Options{}))
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:9092"
 	}

@@ -34,6 +34,11 @@ func Config(key, value string) Option {
 	}
 }
 
+// Logger sends the node's logs to l instead of t.Log.
+func Logger(l *slog.Logger) Option {
+	return func(c *broker.Config) { c.Logger = l }
+}
+
 // Node is a running in-process node.
 type Node struct {
 	t    testing.TB

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,24 +20,6 @@ import (
 func txnBroker(t *testing.T) string {
 	t.Helper()
 	return startBroker(t)
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a concurrent reader.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func decodeJSON[T any](t *testing.T, s string) T {
@@ -132,7 +112,7 @@ func TestProduceTxnInterruptAborts(t *testing.T) {
 	defer cancel()
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	stderr := &lockedBuffer{}
+	stderr := &testkit.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"-b", b, "produce", "tint", "--txn-id", "tx-int"}, pr, io.Discard, stderr, func(string) string { return "" })

@@ -4,6 +4,7 @@
 package testkit
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -96,3 +97,24 @@ func (c *Clock) Advance(d time.Duration) {
 // UnixMilli is the clock's time in Kafka's unit, milliseconds since the
 // epoch.
 func (c *Clock) UnixMilli() int64 { return c.Now().UnixMilli() }
+
+// Buffer is a bytes.Buffer that a writer (a node's logger, a command's
+// output) and the test reading it may use at once.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
