@@ -17,6 +17,8 @@
 #                 (setting it skips building klog).
 #   KFAKE_CMD     the baseline, default "%BIN%/kfakeserver -listen %ADDR% -data-dir %DIR%"
 #   RECORDS       records per throughput run (default 1000000)
+#   E2E_DURATION  length of each e2e latency run at 10,000 records/s of
+#                 1 KiB, acks=all, no linger (default 15s); E2E=0 skips them
 #   PIN=0         do not pin (default: pin when taskset exists)
 #
 # Output: raw JSON lines in .bench/results-<date>.jsonl, then a table of
@@ -97,16 +99,16 @@ wait_accept() {
 failures=0
 settle() { sync; sleep 3; }
 
-# throughput LABEL TEMPLATE PAIR POSITION: produce then consume on one fresh broker.
-throughput() {
-  local label=$1 tmpl=$2 pair=$3 pos=$4 port addr dir cmd log
-  local common
+# start_broker LABEL TEMPLATE PAIR RUN: a fresh broker on a free port with a
+# fresh data directory, pinned; sets addr, dir and server_pid.
+start_broker() {
+  local label=$1 tmpl=$2 pair=$3 run=$4 port cmd log
   settle
   port=$(smoke_free_port) || { echo "no free port" >&2; return 1; }
   addr=127.0.0.1:$port
   dir=$out/data/$label
   rm -rf "$dir" && mkdir -p "$dir"
-  log=$out/logs/$label-pair$pair-throughput.log
+  log=$out/logs/$label-pair$pair-$run.log
   read -r -a cmd <<<"$(expand "$tmpl" "$addr" "$dir")"
   "${srv_pfx[@]}" "${cmd[@]}" >"$log" 2>&1 </dev/null &
   server_pid=$!
@@ -117,6 +119,12 @@ throughput() {
     failures=$((failures + 1))
     return 1
   fi
+}
+
+# throughput LABEL TEMPLATE PAIR POSITION: produce then consume on one fresh broker.
+throughput() {
+  local label=$1 tmpl=$2 pair=$3 pos=$4 addr dir common
+  start_broker "$label" "$tmpl" "$pair" throughput || return 1
   common=(-label "$label" -pair "$pair" -position "$pos" -pinned="$pinned" -commit "$commit"
     -brokers "$addr" -server-pid "$server_pid" -topic bench -timeout 10m)
   "${cli_pfx[@]}" "$bin/kbench" -mode produce "${common[@]}" -records "$records" >>"$results" ||
@@ -127,6 +135,20 @@ throughput() {
   stop_server
   rm -rf "$dir"
   tail -n 2 "$results" | cut -c1-200 >&2
+}
+
+# e2e LABEL TEMPLATE PAIR POSITION: produce-to-consume latency at a fixed
+# rate on a fresh broker.
+e2e() {
+  local label=$1 tmpl=$2 pair=$3 pos=$4 addr dir
+  start_broker "$label" "$tmpl" "$pair" e2e || return 1
+  "${cli_pfx[@]}" "$bin/kbench" -mode e2e -label "$label" -pair "$pair" -position "$pos" \
+    -pinned="$pinned" -commit "$commit" -brokers "$addr" -server-pid "$server_pid" -topic e2e \
+    -rate 10000 -size 1024 -duration "${E2E_DURATION:-15s}" -timeout 5m >>"$results" ||
+    failures=$((failures + 1))
+  stop_server
+  rm -rf "$dir"
+  tail -n 1 "$results" | cut -c1-200 >&2
 }
 
 # startup LABEL TEMPLATE PAIR POSITION: exec to first acked produce, idle RSS, shutdown.
@@ -150,6 +172,16 @@ echo "klog: $(expand "$klog_tmpl" ADDR DIR)" >&2
 echo "kfake: $(expand "$kfake_tmpl" ADDR DIR)" >&2
 echo "pairs=$pairs records=$records pinned=$pinned commit=$commit loadavg=$(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "results: $results" >&2
+# in_order RUN: RUN each broker of this pair, in the pair's order.
+in_order() {
+  local run=$1 label tmpl pos=0
+  for label in "${order[@]}"; do
+    pos=$((pos + 1))
+    if [ "$label" = klog ]; then tmpl=$klog_tmpl; else tmpl=$kfake_tmpl; fi
+    "$run" "$label" "$tmpl" "$pair" "$pos"
+  done
+}
+
 for pair in $(seq 1 "$pairs"); do
   if [ $((pair % 2)) -eq 1 ]; then
     order=(klog kfake)
@@ -157,18 +189,9 @@ for pair in $(seq 1 "$pairs"); do
     order=(kfake klog)
   fi
   echo "--- pair $pair: ${order[*]}" >&2
-  pos=0
-  for label in "${order[@]}"; do
-    pos=$((pos + 1))
-    if [ "$label" = klog ]; then tmpl=$klog_tmpl; else tmpl=$kfake_tmpl; fi
-    throughput "$label" "$tmpl" "$pair" "$pos"
-  done
-  pos=0
-  for label in "${order[@]}"; do
-    pos=$((pos + 1))
-    if [ "$label" = klog ]; then tmpl=$klog_tmpl; else tmpl=$kfake_tmpl; fi
-    startup "$label" "$tmpl" "$pair" "$pos"
-  done
+  in_order throughput
+  [ "${E2E:-1}" = 0 ] || in_order e2e
+  in_order startup
 done
 
 echo

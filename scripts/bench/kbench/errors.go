@@ -20,6 +20,9 @@ var (
 	// errBadProc means a /proc file did not have the expected layout.
 	errBadProc = errors.New("unexpected /proc format")
 
+	// errBadFlags means the flags do not describe a run kbench can make.
+	errBadFlags = errors.New("bad flags")
+
 	// errNoPairs means a report found no pair with both brokers measured.
 	errNoPairs = errors.New("no complete pairs")
 )

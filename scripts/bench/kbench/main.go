@@ -10,6 +10,11 @@
 //	         MB/s and the broker's CPU seconds per GB.
 //	consume  the same number of records from offset 0 without a group:
 //	         MB/s and the broker's CPU seconds per GB.
+//	e2e      -rate records/s of -size bytes for -duration with no linger
+//	         (unless -linger is given), consumed in the same process:
+//	         produce-to-consume latency p50/p99/p99.9/max, from the moment
+//	         each record was handed to the producer and from the moment the
+//	         schedule said it was due.
 //	startup  exec the broker command given after the flags, then time TCP
 //	         accept, the first acknowledged acks=all produce (including topic
 //	         auto-creation), idle RSS after -idle, and SIGTERM to exit.
@@ -20,6 +25,7 @@
 //
 //	kbench -mode produce -brokers 127.0.0.1:9092 -server-pid 1234 -label klog -pair 1
 //	kbench -mode consume -brokers 127.0.0.1:9092 -server-pid 1234 -label klog -pair 1
+//	kbench -mode e2e -brokers 127.0.0.1:9092 -rate 10000 -duration 15s -label klog
 //	kbench -mode startup -brokers 127.0.0.1:9092 -- klog up --data-dir d --listen 127.0.0.1:9092
 //	kbench -mode report -a klog -b kfake .bench/results-*.jsonl
 //
@@ -62,6 +68,8 @@ type config struct {
 	a, b       string
 	args       []string
 	createWait time.Duration
+	rate       int
+	duration   time.Duration
 	brokerLog  string
 }
 
@@ -74,7 +82,7 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	var c config
 	var brokers string
 	fs := flag.NewFlagSet("kbench", flag.ContinueOnError)
-	fs.StringVar(&c.mode, "mode", "produce", "produce | consume | startup | report")
+	fs.StringVar(&c.mode, "mode", "produce", "produce | consume | e2e | startup | report")
 	fs.StringVar(&c.label, "label", "", "broker label copied into the JSON line (klog, kfake)")
 	fs.IntVar(&c.pair, "pair", 0, "pair number copied into the JSON line")
 	fs.IntVar(&c.position, "position", 0, "position of this run inside its pair (1 or 2)")
@@ -94,12 +102,21 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "overall deadline of one run")
 	fs.DurationVar(&c.createWait, "create-wait", 10*time.Second, "produce: how long to wait for the topic to have a leader")
 	fs.StringVar(&c.brokerLog, "broker-log", "", "startup: file for the broker's stdout and stderr (default: discarded)")
+	fs.IntVar(&c.rate, "rate", 10_000, "e2e: records per second")
+	fs.DurationVar(&c.duration, "duration", 15*time.Second, "e2e: how long to produce")
 	fs.StringVar(&c.a, "a", "klog", "report: label of the broker under test")
 	fs.StringVar(&c.b, "b", "kfake", "report: label of the baseline broker")
 	if err := fs.Parse(argv); err != nil {
 		return 2
 	}
 	c.brokers = strings.Split(brokers, ",")
+	if c.mode == "e2e" {
+		lingerSet := false
+		fs.Visit(func(f *flag.Flag) { lingerSet = lingerSet || f.Name == "linger" })
+		if !lingerSet {
+			c.linger = 0 // one record per batch: the latency case
+		}
+	}
 	c.args = fs.Args()
 
 	if c.mode == "report" {
@@ -125,6 +142,8 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 		err = runProduce(ctx, c, m, log)
 	case "consume":
 		err = runConsume(ctx, c, m)
+	case "e2e":
+		err = runE2E(ctx, c, m, log)
 	case "startup":
 		err = runStartup(ctx, c, m, log)
 	default:

@@ -112,6 +112,33 @@ func TestProduceConsume(t *testing.T) {
 	}
 }
 
+func TestE2E(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m, code := runJSON(t, "-mode", "e2e", "-brokers", c.ListenAddrs()[0], "-topic", "lat", "-rate", "2000",
+		"-duration", "500ms", "-server-pid", fmt.Sprint(os.Getpid()), "-timeout", "60s")
+	if code != 0 {
+		t.Fatalf("e2e exit %d: %v", code, m["error"])
+	}
+	if m["records"] != float64(1000) || m["linger_ms"] != float64(0) {
+		t.Fatalf("records %v linger %v, want 1000 and 0", m["records"], m["linger_ms"])
+	}
+	for _, k := range []string{"e2e_p50_ms", "e2e_p99_ms", "e2e_from_schedule_p99_ms", "e2e_from_schedule_max_ms", "achieved_rate"} {
+		if v, ok := m[k].(float64); !ok || v <= 0 {
+			t.Errorf("%s = %v", k, m[k])
+		}
+	}
+	if m["e2e_from_schedule_max_ms"].(float64) < m["e2e_max_ms"].(float64) {
+		t.Errorf("latency from schedule %v below latency from send %v", m["e2e_from_schedule_max_ms"], m["e2e_max_ms"])
+	}
+	if _, code := runJSON(t, "-mode", "e2e", "-brokers", c.ListenAddrs()[0], "-rate", "0"); code == 0 {
+		t.Fatal("e2e at rate 0 succeeded")
+	}
+}
+
 func TestStartup(t *testing.T) {
 	port := freePort(t)
 	self, err := os.Executable()

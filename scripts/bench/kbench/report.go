@@ -15,7 +15,7 @@ import (
 // metric is one row of the report.
 type metric struct {
 	name  string
-	mode  string // produce | consume | startup
+	mode  string // produce | consume | e2e | startup
 	field string // JSON field of that mode's line
 	// higherBetter: the paired ratio is a/b (throughput); otherwise b/a
 	// (CPU per GB, latency, memory), so a ratio above 1 always means the
@@ -32,6 +32,9 @@ var metrics = []metric{
 	{name: "produce broker CPU-s/GB", mode: "produce", field: "server_cpu_s_per_gb", goal: "G2", target: 1.0},
 	{name: "consume MB/s", mode: "consume", field: "MBps", higherBetter: true, goal: "G4", target: 1.0},
 	{name: "consume broker CPU-s/GB", mode: "consume", field: "server_cpu_s_per_gb", goal: "G5", target: 1.0},
+	{name: "e2e p50 ms", mode: "e2e", field: "e2e_from_schedule_p50_ms", goal: "G7", absMax: 1},
+	{name: "e2e p99 ms", mode: "e2e", field: "e2e_from_schedule_p99_ms", goal: "G7", absMax: 5},
+	{name: "e2e p99.9 ms", mode: "e2e", field: "e2e_from_schedule_p999_ms", goal: "G7", absMax: 25},
 	{name: "startup: TCP accept ms", mode: "startup", field: "listen_ms"},
 	{name: "startup: first acked produce ms", mode: "startup", field: "first_produce_ms", goal: "G9", target: 1.0},
 	{name: "startup: idle RSS MB", mode: "startup", field: "idle_rss_mb", goal: "G10", target: 1 / 1.5},
