@@ -20,6 +20,7 @@ package broker
 
 import (
 	"context"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -68,7 +69,7 @@ func handleWriteTxnMarkers(n *Node, ctx context.Context, _ *clientConn, kreq kms
 			}
 			err := n.txns.ClientMarker(ctx, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, func() {
 				for _, t := range targets {
-					if err := n.appendMarker(t.p, t.topic, t.sp.Partition, marker); err != nil {
+					if err := n.appendMarker(t.p, t.topic, t.sp.Partition, marker, math.MaxInt32); err != nil {
 						t.sp.ErrorCode = errorCode(err)
 					}
 				}

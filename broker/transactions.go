@@ -88,6 +88,16 @@ func (s txnStore) Replay(ctx context.Context, p int32, fn func(txn.Record) error
 type txnMarkers struct{ n *Node }
 
 func (m txnMarkers) WriteMarkers(_ context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []txn.TopicPartition) map[txn.TopicPartition]error {
+	// No coordinator ever held an epoch above the highest leader epoch of
+	// __transaction_state (epochs only grow): a higher one recorded for the
+	// producer was forged by a client and must not fence this marker.
+	var highest int32
+	if t, ok := m.n.ctrl.Image().Topic(txnTopic); ok {
+		for _, p := range t.Partitions {
+			highest = max(highest, p.LeaderEpoch)
+		}
+	}
+	highest = max(highest, coordinatorEpoch)
 	var failed map[txn.TopicPartition]error
 	fail := func(tp txn.TopicPartition, err error) {
 		if failed == nil {
@@ -109,7 +119,7 @@ func (m txnMarkers) WriteMarkers(_ context.Context, producerID int64, producerEp
 			ProducerEpoch:    producerEpoch,
 			Commit:           commit,
 			CoordinatorEpoch: coordinatorEpoch,
-		}); err != nil {
+		}, highest); err != nil {
 			if errors.Is(err, log.ErrTransactionCoordinatorFenced) || errors.Is(err, log.ErrInvalidProducerEpoch) {
 				err = fmt.Errorf("%w: %w", txn.ErrMarkerFenced, err)
 			}
@@ -119,11 +129,12 @@ func (m txnMarkers) WriteMarkers(_ context.Context, producerID int64, producerEp
 	return failed
 }
 
-// appendMarker writes a marker to a partition this node leads; a marker in
-// __consumer_offsets also completes the producer's transactional offset
-// commits there.
-func (n *Node) appendMarker(p *partition.Partition, topic string, index int32, m log.Marker) error {
-	if _, err := p.AppendMarker(m); err != nil {
+// appendMarker writes a marker to a partition this node leads; a producer's
+// recorded coordinator epoch above maxCoordinatorEpoch does not fence it
+// (math.MaxInt32: every one does). A marker in __consumer_offsets also
+// completes the producer's transactional offset commits there.
+func (n *Node) appendMarker(p *partition.Partition, topic string, index int32, m log.Marker, maxCoordinatorEpoch int32) error {
+	if _, err := p.AppendCoordinatorMarker(m, maxCoordinatorEpoch); err != nil {
 		return err
 	}
 	if topic == offsetsTopic {
