@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/store/log"
 )
@@ -79,35 +80,65 @@ func (s txnStore) Replay(ctx context.Context, p int32, fn func(txn.Record) error
 	})
 }
 
-// txnMarkers writes transaction markers to the partitions of a transaction.
-// Every partition is local while klog runs one node; a partition led
-// elsewhere is an error the coordinator retries.
+// txnMarkers writes transaction markers to the partitions of a transaction:
+// this node's own inter-broker path, the only one trusted with any
+// coordinator epoch (client-sent WriteTxnMarkers go through
+// txn.Coordinator.ClientMarker). Every partition is local while klog runs
+// one node; a partition led elsewhere is an error the coordinator retries.
 type txnMarkers struct{ n *Node }
 
-func (m txnMarkers) WriteMarkers(_ context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []txn.TopicPartition) error {
-	var errs []error
+func (m txnMarkers) WriteMarkers(_ context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []txn.TopicPartition) map[txn.TopicPartition]error {
+	// No coordinator ever held an epoch above the highest leader epoch of
+	// __transaction_state (epochs only grow): a higher one recorded for the
+	// producer was forged by a client and must not fence this marker.
+	var highest int32
+	if t, ok := m.n.ctrl.Image().Topic(txnTopic); ok {
+		for _, p := range t.Partitions {
+			highest = max(highest, p.LeaderEpoch)
+		}
+	}
+	highest = max(highest, coordinatorEpoch)
+	var failed map[txn.TopicPartition]error
+	fail := func(tp txn.TopicPartition, err error) {
+		if failed == nil {
+			failed = make(map[txn.TopicPartition]error)
+		}
+		failed[tp] = err
+	}
 	for _, tp := range partitions {
 		part, err := m.n.internalPartition(tp.Topic, tp.Partition)
 		if err != nil {
 			if _, ok := m.n.ctrl.Image().Topic(tp.Topic); !ok {
 				continue // deleted since it joined the transaction: nothing to end
 			}
-			errs = append(errs, err)
+			fail(tp, err)
 			continue
 		}
-		_, err = part.AppendMarker(log.Marker{
+		if err := m.n.appendMarker(part, tp.Topic, tp.Partition, log.Marker{
 			ProducerID:       producerID,
 			ProducerEpoch:    producerEpoch,
 			Commit:           commit,
 			CoordinatorEpoch: coordinatorEpoch,
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, err))
-			continue
-		}
-		if tp.Topic == offsetsTopic {
-			m.n.groups.CompleteTransaction(tp.Partition, producerID, commit)
+		}, highest); err != nil {
+			if errors.Is(err, log.ErrTransactionCoordinatorFenced) || errors.Is(err, log.ErrInvalidProducerEpoch) {
+				err = fmt.Errorf("%w: %w", txn.ErrMarkerFenced, err)
+			}
+			fail(tp, fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, err))
 		}
 	}
-	return errors.Join(errs...)
+	return failed
+}
+
+// appendMarker writes a marker to a partition this node leads; a producer's
+// recorded coordinator epoch above maxCoordinatorEpoch does not fence it
+// (math.MaxInt32: every one does). A marker in __consumer_offsets also
+// completes the producer's transactional offset commits there.
+func (n *Node) appendMarker(p *partition.Partition, topic string, index int32, m log.Marker, maxCoordinatorEpoch int32) error {
+	if _, err := p.AppendCoordinatorMarker(m, maxCoordinatorEpoch); err != nil {
+		return err
+	}
+	if topic == offsetsTopic {
+		n.groups.CompleteTransaction(index, m.ProducerID, m.Commit)
+	}
+	return nil
 }

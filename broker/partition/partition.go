@@ -2,6 +2,7 @@ package partition
 
 import (
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -148,10 +149,18 @@ func (p *Partition) AppendWith(batches []byte, opts AppendOptions) (log.AppendRe
 // producer as leader, then advances the high watermark and wakes fetches:
 // read_committed readers may now see past the transaction.
 func (p *Partition) AppendMarker(m log.Marker) (int64, error) {
+	return p.AppendCoordinatorMarker(m, math.MaxInt32)
+}
+
+// AppendCoordinatorMarker is AppendMarker for this node's own transaction
+// coordinator, which knows no coordinator epoch above maxCoordinatorEpoch
+// was ever held: a higher one recorded for the producer was forged and
+// does not fence the marker (log.Log.AppendCoordinatorMarker).
+func (p *Partition) AppendCoordinatorMarker(m log.Marker, maxCoordinatorEpoch int32) (int64, error) {
 	var offset int64
 	err := p.writeAsLeader(AppendOptions{}, func(epoch int32) error {
 		var err error
-		offset, err = p.log.AppendMarker(m, epoch)
+		offset, err = p.log.AppendCoordinatorMarker(m, epoch, maxCoordinatorEpoch)
 		return err
 	})
 	if err != nil {

@@ -90,6 +90,8 @@ func Code(err error) int16 {
 		return kerr.RequestTimedOut.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
+	case errors.Is(err, ErrClusterAuthorizationFailed):
+		return kerr.ClusterAuthorizationFailed.Code
 	default:
 		return kerr.UnknownServerError.Code
 	}

@@ -33,10 +33,14 @@ type TopicPartition struct {
 // Markers writes transaction markers (implemented by the broker).
 type Markers interface {
 	// WriteMarkers appends a commit or abort marker for pid/epoch to every
-	// partition and returns when all are written. The coordinator retries
-	// failures (bounded backoff) until it succeeds or the coordinator is
-	// unloaded.
-	WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []TopicPartition) error
+	// partition and returns when all were tried, with the error of each
+	// partition whose marker was not written (none when all were). The
+	// coordinator retries those partitions (bounded backoff) until they
+	// are written or the coordinator is unloaded, except a partition whose
+	// error wraps ErrMarkerFenced: it is given up, as Kafka's coordinator
+	// gives up on INVALID_PRODUCER_EPOCH and
+	// TRANSACTION_COORDINATOR_FENCED.
+	WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []TopicPartition) map[TopicPartition]error
 }
 
 // TopicInfo is what the coordinator needs to know of a topic.
@@ -120,6 +124,9 @@ type Coordinator struct {
 		closed bool
 		parts  map[int32]*partState
 		txns   map[string]*actor
+		// byProducer indexes txns by the producer id each last published
+		// (ClientMarker looks markers up by producer id).
+		byProducer map[int64]*actor
 	}
 	wg      sync.WaitGroup
 	stop    chan struct{} // closed by Close: stops the abort ticker
@@ -141,6 +148,7 @@ func New(cfg Config) *Coordinator {
 	c := &Coordinator{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), backoff: minRetryBackoff}
 	c.mu.parts = make(map[int32]*partState)
 	c.mu.txns = make(map[string]*actor)
+	c.mu.byProducer = make(map[int64]*actor)
 	c.wg.Add(1)
 	go c.ticker()
 	return c
@@ -159,9 +167,9 @@ func (c *Coordinator) Close() {
 	c.mu.closed = true
 	close(c.stop)
 	actors := make([]*actor, 0, len(c.mu.txns))
-	for id, a := range c.mu.txns {
+	for _, a := range c.mu.txns {
 		actors = append(actors, a)
-		delete(c.mu.txns, id)
+		c.forgetLocked(a)
 	}
 	clear(c.mu.parts)
 	c.mu.Unlock()
@@ -298,10 +306,10 @@ func (c *Coordinator) UnloadPartition(p int32) {
 	c.mu.Lock()
 	delete(c.mu.parts, p)
 	var stopped []*actor
-	for id, a := range c.mu.txns {
+	for _, a := range c.mu.txns {
 		if a.part == p {
 			stopped = append(stopped, a)
-			delete(c.mu.txns, id)
+			c.forgetLocked(a)
 		}
 	}
 	c.mu.Unlock()
@@ -329,9 +337,20 @@ func (c *Coordinator) startLocked(m *meta, part, coordinatorEpoch int32) *actor 
 	}
 	a.snap = a.snapshot()
 	c.mu.txns[m.id] = a
+	a.indexLocked(-1)
 	c.wg.Add(1)
 	go a.loop()
 	return a
+}
+
+// forgetLocked removes a from the coordinator's maps. c.mu must be held.
+func (c *Coordinator) forgetLocked(a *actor) {
+	if c.mu.txns[a.id] == a {
+		delete(c.mu.txns, a.id)
+	}
+	if c.mu.byProducer[a.snap.ProducerID] == a {
+		delete(c.mu.byProducer, a.snap.ProducerID)
+	}
 }
 
 // lookup returns the actor of id, creating one with an unpersisted Empty
@@ -356,7 +375,7 @@ func (c *Coordinator) lookup(id string, create bool) (*actor, error) {
 		// Expired: the actor reaps itself after its current event, but a
 		// request may come first. Detach it now, as its reaping would, so
 		// the id is unknown, or starts afresh, and never served as Dead.
-		delete(c.mu.txns, id)
+		c.forgetLocked(a)
 		a.cancel()
 		a = nil
 	}
@@ -497,7 +516,7 @@ func (a *actor) tryReap() bool {
 	if a.inflight > 0 || a.c.mu.txns[a.id] != a {
 		return false
 	}
-	delete(a.c.mu.txns, a.id)
+	a.c.forgetLocked(a)
 	a.cancel()
 	return true
 }
@@ -509,8 +528,22 @@ func (a *actor) now() time.Time { return a.c.now() }
 func (a *actor) publish() {
 	snap := a.snapshot()
 	a.c.mu.Lock()
+	old := a.snap.ProducerID
 	a.snap = snap
+	a.indexLocked(old)
 	a.c.mu.Unlock()
+}
+
+// indexLocked moves a in the producer id index from old to the producer id
+// of its snapshot, while a is the id's actor. c.mu must be held.
+func (a *actor) indexLocked(old int64) {
+	idx := a.c.mu.byProducer
+	if old != a.snap.ProducerID && idx[old] == a {
+		delete(idx, old)
+	}
+	if a.snap.ProducerID >= 0 && a.c.mu.txns[a.id] == a {
+		idx[a.snap.ProducerID] = a
+	}
 }
 
 // persist writes next to the log and, once committed, makes it the state.
@@ -599,13 +632,12 @@ func (a *actor) writeMarkers(pid int64, epoch int16, commit bool, tps []TopicPar
 	}
 	for len(tps) > 0 {
 		ctx, cancel := context.WithTimeout(a.ctx, markerTimeout)
-		err := a.c.cfg.Markers.WriteMarkers(ctx, pid, epoch, commit, a.epoch, tps)
+		failed := a.c.cfg.Markers.WriteMarkers(ctx, pid, epoch, commit, a.epoch, tps)
 		cancel()
-		if err == nil {
+		tps = a.retryMarkers(pid, epoch, commit, tps, failed)
+		if len(tps) == 0 {
 			break
 		}
-		a.c.log.Warn("writing transaction markers failed; retrying", "transactional_id", a.id, "producer_id", pid,
-			"epoch", epoch, "commit", commit, "err", err)
 		if !wait() {
 			return
 		}

@@ -185,3 +185,115 @@ func TestConcurrentProducers(t *testing.T) {
 }
 
 func runtimeYield() { time.Sleep(100 * time.Microsecond) }
+
+// beginTxn initializes id and adds partitions of foo to a transaction.
+func beginTxn(ctx context.Context, t *testing.T, c *Coordinator, id string, partitions ...int32) (int64, int16) {
+	t.Helper()
+	ir := c.InitProducerID(ctx, initReq(id, -1, -1))
+	if ir.ErrorCode != 0 {
+		t.Fatalf("init %s: %s", id, errName(ir.ErrorCode))
+	}
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.Version = 3
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, ir.ProducerID, ir.ProducerEpoch
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "foo", Partitions: partitions}}
+	for _, p := range c.AddPartitionsToTxn(ctx, add).Topics[0].Partitions {
+		if p.ErrorCode != 0 {
+			t.Fatalf("add %s: %s", id, errName(p.ErrorCode))
+		}
+	}
+	return ir.ProducerID, ir.ProducerEpoch
+}
+
+// TestFencedMarkerIsNotRetriedForever: a partition that refuses a marker
+// as fenced is given up (Kafka's coordinator stops sending on
+// TRANSACTION_COORDINATOR_FENCED), the other partitions get theirs and the
+// transaction completes, so its id is not CONCURRENT_TRANSACTIONS for
+// good.
+func TestFencedMarkerIsNotRetriedForever(t *testing.T) {
+	e := newTestEnv(t, nil)
+	ctx := testkit.Context(t)
+	e.markers.fenced = map[TopicPartition]bool{{"foo", 1}: true}
+	pid, epoch := beginTxn(ctx, t, e.c, "t1", 0, 1)
+	end := kmsg.NewPtrEndTxnRequest()
+	end.Version = 4
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = "t1", pid, epoch, true
+	if code := e.c.EndTxn(ctx, end).ErrorCode; code != 0 {
+		t.Fatalf("end: %s", errName(code))
+	}
+	testkit.WaitFor(t, "the transaction to complete", func() (bool, string) {
+		s, err := e.c.describe("t1")
+		if err != nil {
+			return false, err.Error()
+		}
+		return s.State == StateCompleteCommit.String() && !s.MarkersPending, s.State
+	})
+	e.markers.mu.Lock()
+	attempts := e.markers.attempts
+	e.markers.mu.Unlock()
+	if attempts != 1 {
+		t.Fatalf("markers written in %d attempts, want 1: the fenced partition is not retried", attempts)
+	}
+	if got := e.c.InitProducerID(ctx, initReq("t1", pid, epoch)).ErrorCode; got != 0 {
+		t.Fatalf("init after the fenced marker: %s", errName(got))
+	}
+}
+
+// TestClientMarker: what a client's WriteTxnMarkers may do to the
+// transactions of this coordinator.
+func TestClientMarker(t *testing.T) {
+	e := newTestEnv(t, nil)
+	ctx := testkit.Context(t)
+	pid, epoch := beginTxn(ctx, t, e.c, "t1", 0)
+	written := 0
+	write := func() { written++ }
+	for _, tc := range []struct {
+		name             string
+		pid              int64
+		epoch            int16
+		commit           bool
+		coordinatorEpoch int32
+		want             int16
+		wantWritten      int
+	}{
+		{"future coordinator epoch", pid, epoch, false, math.MaxInt32, kerr.ClusterAuthorizationFailed.Code, 0},
+		{"commit behind the coordinator", pid, epoch, true, 0, kerr.InvalidTxnState.Code, 0},
+		{"other producer epoch", pid, epoch + 1, false, 0, kerr.InvalidProducerEpoch.Code, 0},
+		{"unknown producer, future epoch", 4242, 0, false, 1, kerr.ClusterAuthorizationFailed.Code, 0},
+		{"unknown producer", 4242, 0, false, 0, 0, 1},
+	} {
+		written = 0
+		err := e.c.ClientMarker(ctx, tc.pid, tc.epoch, tc.commit, tc.coordinatorEpoch, write)
+		if Code(err) != tc.want || written != tc.wantWritten {
+			t.Errorf("%s: %v, written %d; want %s, written %d", tc.name, err, written, errName(tc.want), tc.wantWritten)
+		}
+	}
+	// An abort of the Ongoing transaction is the coordinator's, with the
+	// epoch bumped: the producer is fenced and only the coordinator's
+	// markers are written.
+	written = 0
+	if err := e.c.ClientMarker(ctx, pid, epoch, false, 0, write); err != nil || written != 0 {
+		t.Fatalf("abort: %v, written %d", err, written)
+	}
+	testkit.WaitFor(t, "the abort to complete", func() (bool, string) {
+		s, err := e.c.describe("t1")
+		if err != nil {
+			return false, err.Error()
+		}
+		return s.State == StateCompleteAbort.String() && !s.MarkersPending, s.State
+	})
+	if got, want := e.markers.takeCalls(), []string{fmt.Sprintf("marker abort pid=%d epoch=%d coordinator-epoch=0 foo-0", pid, epoch+1)}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("markers %q, want %q", got, want)
+	}
+	end := kmsg.NewPtrEndTxnRequest()
+	end.Version = 4
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = "t1", pid, epoch, true
+	if code := e.c.EndTxn(ctx, end).ErrorCode; code != kerr.ProducerFenced.Code {
+		t.Fatalf("commit after the abort: %s, want PRODUCER_FENCED", errName(code))
+	}
+	// With no transaction in flight the marker is written as sent, on the
+	// id's actor.
+	if err := e.c.ClientMarker(ctx, pid, epoch+1, false, 0, write); err != nil || written != 1 {
+		t.Fatalf("marker with no transaction in flight: %v, written %d", err, written)
+	}
+}

@@ -26,6 +26,15 @@
 // abort with a bumped epoch; it is never written. Dead is an expired id,
 // written as a tombstone.
 //
+// # Markers
+//
+// The coordinator's markers are written through Markers, in-process; a
+// partition that refuses one as fenced (a newer producer or coordinator
+// epoch) is not retried, and the transaction completes once every other
+// partition has its marker. Markers a client sends in WriteTxnMarkers are
+// decided by ClientMarker, so no client ends a transaction behind its
+// coordinator or fences it with a coordinator epoch from the future.
+//
 // # Persistence
 //
 // Every change is appended to the compacted internal topic

@@ -56,3 +56,15 @@ var ErrConcurrentTransactions = errors.New("txn: concurrent transactions")
 // ErrTimedOut means the request gave up waiting for the transactional id's
 // actor (REQUEST_TIMED_OUT).
 var ErrTimedOut = errors.New("txn: request timed out")
+
+// ErrClusterAuthorizationFailed means a client sent a transaction marker
+// only a coordinator may send: one at a coordinator epoch above that of
+// the producer's coordinator (CLUSTER_AUTHORIZATION_FAILED, Kafka's answer
+// to WriteTxnMarkers without CLUSTER_ACTION).
+var ErrClusterAuthorizationFailed = errors.New("txn: marker claims a coordinator epoch the client does not hold")
+
+// ErrMarkerFenced is what Markers wraps for a partition that refused a
+// marker for good: it holds a newer producer epoch or coordinator epoch of
+// the producer (Kafka: INVALID_PRODUCER_EPOCH,
+// TRANSACTION_COORDINATOR_FENCED). The coordinator does not retry it.
+var ErrMarkerFenced = errors.New("txn: transaction marker fenced by the partition")

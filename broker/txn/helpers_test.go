@@ -70,19 +70,36 @@ var errInjected = errors.New("injected failure")
 // fakeMarkers records marker writes; it can hold them or fail them.
 type fakeMarkers struct {
 	mu       sync.Mutex
-	held     chan struct{} // non-nil: writes wait until it is closed
-	fail     int           // the next fail writes fail
+	held     chan struct{}           // non-nil: writes wait until it is closed
+	fail     int                     // the next fail writes fail
+	fenced   map[TopicPartition]bool // partitions refusing every marker as fenced
 	calls    []string
 	attempts int
 }
 
-func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, commit bool, coordinatorEpoch int32, tps []TopicPartition) error {
+func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, commit bool, coordinatorEpoch int32, tps []TopicPartition) map[TopicPartition]error {
+	all := func(err error) map[TopicPartition]error {
+		out := make(map[TopicPartition]error, len(tps))
+		for _, tp := range tps {
+			out[tp] = err
+		}
+		return out
+	}
 	f.mu.Lock()
 	f.attempts++
 	if f.fail > 0 {
 		f.fail--
 		f.mu.Unlock()
-		return errInjected
+		return all(errInjected)
+	}
+	var failed map[TopicPartition]error
+	for _, tp := range tps {
+		if f.fenced[tp] {
+			if failed == nil {
+				failed = make(map[TopicPartition]error)
+			}
+			failed[tp] = fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, ErrMarkerFenced)
+		}
 	}
 	held := f.held
 	f.mu.Unlock()
@@ -90,7 +107,7 @@ func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, 
 		select {
 		case <-held:
 		case <-ctx.Done():
-			return ctx.Err()
+			return all(ctx.Err())
 		}
 	}
 	kind := "abort"
@@ -104,7 +121,7 @@ func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, 
 	f.mu.Lock()
 	f.calls = append(f.calls, fmt.Sprintf("marker %s pid=%d epoch=%d coordinator-epoch=%d %s", kind, pid, epoch, coordinatorEpoch, strings.Join(parts, ",")))
 	f.mu.Unlock()
-	return nil
+	return failed
 }
 
 func (f *fakeMarkers) hold() {

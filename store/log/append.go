@@ -30,6 +30,12 @@ type AppendResult struct {
 func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.appendLocked(batches, leaderEpoch, math.MaxInt32)
+}
+
+// appendLocked is Append; a producer's recorded coordinator epoch above
+// maxCoordinatorEpoch does not fence a marker. l.mu must be held.
+func (l *Log) appendLocked(batches []byte, leaderEpoch, maxCoordinatorEpoch int32) (AppendResult, error) {
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
@@ -45,7 +51,7 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
 	if total > math.MaxInt32 {
 		return AppendResult{}, fmt.Errorf("%w: append of %d bytes", ErrMessageTooLarge, total)
 	}
-	if dup, isDup, err := l.checkProducersLocked(infos, l.end.Load()); err != nil || isDup {
+	if dup, isDup, err := l.checkProducersLocked(infos, l.end.Load(), maxCoordinatorEpoch); err != nil || isDup {
 		return dup, err
 	}
 	var records int64

@@ -212,7 +212,10 @@
 //     (ErrTransactionCoordinatorFenced); it ends the open transaction and,
 //     for an abort, adds a .txnindex entry to the segment holding it. A
 //     marker for a producer without open transaction is written and
-//     records nothing. AppendMarker builds such a batch.
+//     records nothing. AppendMarker builds such a batch;
+//     AppendCoordinatorMarker builds it for a coordinator that knows the
+//     highest coordinator epoch ever held, and is not fenced by a
+//     recorded epoch above that one (forged by a client).
 //
 // Later batches of a call are checked against the state the earlier ones
 // leave; any failure fails the whole call. The state changes only once the

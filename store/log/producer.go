@@ -261,8 +261,9 @@ func (l *Log) pendingLocked(pid int64) *pendingProducer {
 // append whose first offset will be first, staging the changes in
 // l.mu.pending and l.mu.events. When a batch repeats one of the last
 // batches of its producer it returns that batch's original placement and
-// dup = true; nothing may then be appended.
-func (l *Log) checkProducersLocked(infos []batchInfo, first int64) (res AppendResult, dup bool, err error) {
+// dup = true; nothing may then be appended. A recorded coordinator epoch
+// above maxCoordinatorEpoch does not fence a marker (AppendCoordinatorMarker).
+func (l *Log) checkProducersLocked(infos []batchInfo, first int64, maxCoordinatorEpoch int32) (res AppendResult, dup bool, err error) {
 	l.mu.pending, l.mu.events = l.mu.pending[:0], l.mu.events[:0]
 	off := first
 	for i := range infos {
@@ -278,7 +279,7 @@ func (l *Log) checkProducersLocked(infos []batchInfo, first int64) (res AppendRe
 			continue
 		}
 		if b.marker >= 0 {
-			if err := l.checkMarkerLocked(&b); err != nil {
+			if err := l.checkMarkerLocked(&b, maxCoordinatorEpoch); err != nil {
 				return AppendResult{}, false, err
 			}
 			continue
@@ -319,13 +320,13 @@ func (l *Log) checkProducersLocked(infos []batchInfo, first int64) (res AppendRe
 	return AppendResult{}, false, nil
 }
 
-func (l *Log) checkMarkerLocked(b *producerBatch) error {
+func (l *Log) checkMarkerLocked(b *producerBatch, maxCoordinatorEpoch int32) error {
 	p := l.pendingLocked(b.producerID)
 	e := &p.entry
 	if b.epoch < e.epoch {
 		return fmt.Errorf("%w: marker for producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, b.producerID, b.epoch, e.epoch)
 	}
-	if e.coordinatorEpoch > b.coordinatorEpoch {
+	if e.coordinatorEpoch > b.coordinatorEpoch && e.coordinatorEpoch <= maxCoordinatorEpoch {
 		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, last seen %d", ErrTransactionCoordinatorFenced, b.producerID, b.coordinatorEpoch, e.coordinatorEpoch)
 	}
 	if first := e.applyMarker(b); first >= 0 {

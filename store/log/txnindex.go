@@ -3,6 +3,7 @@ package log
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/klogdev/klog/store/log/record"
 )
@@ -103,6 +104,22 @@ type Marker struct {
 // for a producer without an open transaction is written all the same and
 // records nothing. It returns the marker's offset.
 func (l *Log) AppendMarker(m Marker, leaderEpoch int32) (int64, error) {
+	return l.appendMarker(m, leaderEpoch, math.MaxInt32)
+}
+
+// AppendCoordinatorMarker is AppendMarker for the marker of a coordinator
+// that knows no coordinator epoch above maxCoordinatorEpoch was ever held
+// (klog's node: the highest leader epoch of __transaction_state). A
+// producer's recorded coordinator epoch above it came from no coordinator,
+// a client forged it, and does not fence this marker, which records its
+// own epoch instead; a recorded epoch up to it still fences it
+// (ErrTransactionCoordinatorFenced), as in Kafka. Without it one forged
+// marker would fence every later transaction of the producer for good.
+func (l *Log) AppendCoordinatorMarker(m Marker, leaderEpoch, maxCoordinatorEpoch int32) (int64, error) {
+	return l.appendMarker(m, leaderEpoch, maxCoordinatorEpoch)
+}
+
+func (l *Log) appendMarker(m Marker, leaderEpoch, maxCoordinatorEpoch int32) (int64, error) {
 	if m.ProducerID < 0 {
 		return 0, fmt.Errorf("%w: transaction marker without producer id", ErrInvalidRecord)
 	}
@@ -111,7 +128,9 @@ func (l *Log) AppendMarker(m Marker, leaderEpoch int32) (int64, error) {
 		ts = l.now().UnixMilli()
 	}
 	tm := record.TxnMarker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Commit, CoordinatorEpoch: m.CoordinatorEpoch}
-	res, err := l.Append(tm.AppendBatch(nil, ts), leaderEpoch)
+	l.mu.Lock()
+	res, err := l.appendLocked(tm.AppendBatch(nil, ts), leaderEpoch, maxCoordinatorEpoch)
+	l.mu.Unlock()
 	if err != nil {
 		return 0, fmt.Errorf("append marker for producer %d: %w", m.ProducerID, err)
 	}
