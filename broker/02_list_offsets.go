@@ -11,6 +11,10 @@ package broker
 // as Kafka does without tiered storage. Any other timestamp finds the first
 // offset whose timestamp is at or after it, through the time index; none
 // found returns offset -1.
+//
+// A partition named more than once is answered once, with INVALID_REQUEST,
+// and a topic named more than once is answered as one, as Kafka's
+// ReplicaManager.fetchOffset answers ListOffsetsRequest.duplicatePartitions.
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 )
 
@@ -25,36 +30,66 @@ func handleListOffsets(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Requ
 	req := kreq.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	img := n.ctrl.Image()
+	parts := make(occurrences[topicPartition])
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			parts.add(topicPartition{rt.Topic, rp.Partition})
+		}
+	}
+	topics := make(map[string]int, len(req.Topics)) // index in resp.Topics
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
-		st := kmsg.NewListOffsetsResponseTopic()
-		st.Topic = rt.Topic
+		i, ok := topics[rt.Topic]
+		if !ok {
+			i = len(resp.Topics)
+			topics[rt.Topic] = i
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			resp.Topics = append(resp.Topics, st)
+		}
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			p, perr := n.leaderPartition(img, rt.Topic, rp.Partition)
-			switch {
-			case perr != nil:
-				sp.ErrorCode = perr.Code
-			default:
-				if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
-					sp.ErrorCode = errorCode(err)
-					break
-				}
-				if err := listOffset(p, req.IsolationLevel, rp.Timestamp, &sp); err != nil {
-					sp.ErrorCode = errorCode(err)
-				}
+			switch parts.next(topicPartition{rt.Topic, rp.Partition}) {
+			case repeated:
+				continue
+			case firstOfMany:
+				sp.ErrorCode = errorCode(errDuplicatePartition)
+			case once:
+				n.listPartitionOffset(img, req, rt.Topic, rp, &sp)
 			}
-			if req.Version == 0 && sp.ErrorCode == 0 && sp.Offset >= 0 {
-				sp.OldStyleOffsets = []int64{sp.Offset}
-			}
-			st.Partitions = append(st.Partitions, sp)
+			resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, sp)
 		}
-		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// topicPartition names one partition of a request.
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// listPartitionOffset answers one partition of a ListOffsets request.
+func (n *Node) listPartitionOffset(img *metadata.Image, req *kmsg.ListOffsetsRequest, topic string, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+	p, perr := n.leaderPartition(img, topic, rp.Partition)
+	switch {
+	case perr != nil:
+		sp.ErrorCode = perr.Code
+	default:
+		if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
+			sp.ErrorCode = errorCode(err)
+			break
+		}
+		if err := listOffset(p, req.IsolationLevel, rp.Timestamp, sp); err != nil {
+			sp.ErrorCode = errorCode(err)
+		}
+	}
+	if req.Version == 0 && sp.ErrorCode == 0 && sp.Offset >= 0 {
+		sp.OldStyleOffsets = []int64{sp.Offset}
+	}
 }
 
 func listOffset(p *partition.Partition, isolation int8, ts int64, sp *kmsg.ListOffsetsResponseTopicPartition) error {

@@ -15,6 +15,9 @@ package broker
 // LEADER_NOT_AVAILABLE. Internal topics (names starting with "__") are never
 // auto-created by clients.
 //
+// The requested topics are a set, as in Kafka: a topic named twice (even
+// the empty name, answered INVALID_TOPIC_EXCEPTION) is answered once.
+//
 // Not implemented: authorized operations (klog has no ACLs); the fields
 // keep Kafka's "not requested" value.
 
@@ -41,10 +44,11 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	allowAuto := (req.Version < 4 || req.AllowAutoTopicCreation) && n.settings().AutoCreateTopics
+	requested := distinct(req.Topics, metadataTopicKey)
 
 	if !allTopics && allowAuto {
 		created := false
-		for _, rt := range req.Topics {
+		for _, rt := range requested {
 			if rt.Topic == nil || *rt.Topic == "" {
 				continue
 			}
@@ -74,7 +78,7 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 		}
 		return resp, nil
 	}
-	for _, rt := range req.Topics {
+	for _, rt := range requested {
 		var t *metadata.Topic
 		var ok bool
 		if rt.Topic != nil {
@@ -99,6 +103,22 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// requestedTopic tells two topics of a Metadata request apart: by name, or
+// by id for a topic asked for by id.
+type requestedTopic struct {
+	byName bool
+	name   string
+	id     [16]byte
+}
+
+func metadataTopicKey(rt kmsg.MetadataRequestTopic) requestedTopic {
+	k := requestedTopic{id: rt.TopicID}
+	if rt.Topic != nil {
+		k.byName, k.name = true, *rt.Topic
+	}
+	return k
 }
 
 func (n *Node) autoCreate(ctx context.Context, name string) error {

@@ -6,7 +6,8 @@ package broker
 // partition, abs(hash(group)) % partitions with Kafka's hash, so a group's
 // coordinator is the node holding its records. The first lookup creates
 // __consumer_offsets (offsets.topic.num.partitions partitions, compacted),
-// as Kafka does. Versions 4+ look up a batch of keys.
+// as Kafka does. Versions 4+ look up a batch of keys, each distinct key
+// answered once (Kafka answers every repetition; see duplicates.go).
 //
 // Transactional ids (type 1) map the same way to __transaction_state,
 // created on first use. Share groups (type 2) are not supported.
@@ -21,7 +22,7 @@ import (
 func handleFindCoordinator(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	keys := req.CoordinatorKeys
+	keys := distinct(req.CoordinatorKeys, identity[string])
 	if req.Version < 4 {
 		keys = []string{req.CoordinatorKey}
 	}

@@ -3,7 +3,8 @@ package broker
 // DescribeGroups (key 15), versions 0-6.
 //
 // Served by the group coordinator (broker/group): state, protocol and
-// members with their metadata and assignments.
+// members with their metadata and assignments. Each distinct group is
+// described once (see duplicates.go).
 //
 // Not implemented: authorized operations (no ACLs).
 
@@ -14,5 +15,7 @@ import (
 )
 
 func handleDescribeGroups(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.DescribeGroups(ctx, req.(*kmsg.DescribeGroupsRequest)), nil
+	r := req.(*kmsg.DescribeGroupsRequest)
+	r.Groups = distinct(r.Groups, identity[string])
+	return n.groups.DescribeGroups(ctx, r), nil
 }

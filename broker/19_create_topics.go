@@ -8,14 +8,14 @@ package broker
 // take num.partitions / default.replication.factor; a manual replica
 // assignment is honoured. ValidateOnly (v1+) checks without creating. From
 // v5 the response carries the resolved partition count, replication factor
-// and configs; v7 adds the topic id. A name repeated in one request fails
-// with INVALID_REQUEST, as in Kafka.
+// and configs; v7 adds the topic id. A name repeated in one request is
+// answered once, with INVALID_REQUEST, and not created, as in Kafka
+// (ControllerApis.createTopics).
 
 import (
 	"context"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/controller"
@@ -27,18 +27,19 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 	ctx, cancel := requestContext(ctx, req.TimeoutMillis)
 	defer cancel()
 
-	seen := make(map[string]int, len(req.Topics))
+	names := make(occurrences[string], len(req.Topics))
 	for _, rt := range req.Topics {
-		seen[rt.Topic]++
+		names.add(rt.Topic)
 	}
 	created := false
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
-		if seen[rt.Topic] > 1 {
-			st.ErrorCode = kerr.InvalidRequest.Code
-			msg := "topic " + rt.Topic + " appears more than once in the request"
-			st.ErrorMessage = &msg
+		switch names.next(rt.Topic) {
+		case repeated:
+			continue
+		case firstOfMany:
+			st.ErrorCode, st.ErrorMessage = errorCode(errDuplicateTopic), errorMessage(errDuplicateTopic)
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
@@ -109,16 +110,30 @@ func requestContext(ctx context.Context, timeoutMillis int32) (context.Context, 
 // resource at a time (AlterConfigs, CreatePartitions,
 // IncrementalAlterConfigs): bounded by the request's timeout, it runs
 // change for each resource and puts its error in the response's shape with
-// answer. When any resource changed (never in a validate-only request) the
-// node reconciles, once, before the request answers, so that the change is
-// in effect when the client learns of it.
-func changeEach[Req, Resp any](n *Node, ctx context.Context, timeoutMillis int32, validateOnly bool, resources []Req,
+// answer. A resource whose key appears more than once is not changed and
+// answered once, with dup (an INVALID_REQUEST), as Kafka's ControllerApis
+// answers them. When any resource changed (never in a validate-only
+// request) the node reconciles, once, before the request answers, so that
+// the change is in effect when the client learns of it.
+func changeEach[Req, Resp any, K comparable](n *Node, ctx context.Context, timeoutMillis int32, validateOnly bool, resources []Req,
+	key func(r *Req) K, dup error,
 	change func(ctx context.Context, r *Req, validateOnly bool) error, answer func(r *Req, err error) Resp) []Resp {
 	ctx, cancel := requestContext(ctx, timeoutMillis)
 	defer cancel()
+	keys := make(occurrences[K], len(resources))
+	for i := range resources {
+		keys.add(key(&resources[i]))
+	}
 	var out []Resp
 	changed := false
 	for i := range resources {
+		switch keys.next(key(&resources[i])) {
+		case repeated:
+			continue
+		case firstOfMany:
+			out = append(out, answer(&resources[i], dup))
+			continue
+		}
 		err := change(ctx, &resources[i], validateOnly)
 		if err == nil && !validateOnly {
 			changed = true

@@ -5,7 +5,10 @@ package broker
 // Topics are named (v0-5) or, from v6, named or identified by topic id.
 // Deletion is committed to the metadata log; every node then removes the
 // topic's partition directories. delete.topic.enable=false refuses with
-// TOPIC_DELETION_DISABLED. Internal topics cannot be deleted.
+// TOPIC_DELETION_DISABLED. Internal topics cannot be deleted. A name, or an
+// id, named more than once is answered once, with INVALID_REQUEST, and not
+// deleted (ControllerApis.deleteTopics); a topic named both by name and by
+// id is deleted once, and its other entry answers that it is unknown.
 
 import (
 	"context"
@@ -37,11 +40,35 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 			targets = append(targets, target{name: &name})
 		}
 	}
+	names := make(occurrences[string], len(targets))
+	ids := make(occurrences[[16]byte])
+	for _, tg := range targets {
+		if tg.name != nil {
+			names.add(*tg.name)
+		} else {
+			ids.add(tg.id)
+		}
+	}
 	img := n.ctrl.Image()
 	deleted := false
 	for _, tg := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = tg.name, tg.id
+		var seen occurrence
+		var dup error
+		if tg.name != nil {
+			seen, dup = names.next(*tg.name), errDuplicateTopic
+		} else {
+			seen, dup = ids.next(tg.id), errDuplicateTopicID
+		}
+		switch seen {
+		case repeated:
+			continue
+		case firstOfMany:
+			st.ErrorCode, st.ErrorMessage = errorCode(dup), errorMessage(dup)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		name := ""
 		if tg.name != nil {
 			name = *tg.name

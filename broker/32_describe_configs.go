@@ -8,6 +8,9 @@ package broker
 // broker configs. Synonyms (v1+) show the chain behind a topic config, and
 // types and documentation come with v3+. Broker loggers (type 8) are not
 // supported and answer with an error for that resource.
+//
+// A resource named more than once is described once (Kafka's ConfigHelper
+// describes every repetition; see duplicates.go), and each config name once.
 
 import (
 	"context"
@@ -23,7 +26,10 @@ func handleDescribeConfigs(n *Node, _ context.Context, _ *clientConn, kreq kmsg.
 	req := kreq.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	img := n.ctrl.Image()
-	for _, rr := range req.Resources {
+	resources := distinct(req.Resources, func(rr kmsg.DescribeConfigsRequestResource) configResource {
+		return configResource{rr.ResourceType, rr.ResourceName}
+	})
+	for _, rr := range resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var values []config.Value
@@ -93,4 +99,12 @@ func describeConfig(req *kmsg.DescribeConfigsRequest, v config.Value) kmsg.Descr
 		}
 	}
 	return c
+}
+
+// configResource is a config resource as Kafka's ConfigResource compares
+// them: by type and name. DescribeConfigs, AlterConfigs and
+// IncrementalAlterConfigs find the resources a request names twice by it.
+type configResource struct {
+	typ  kmsg.ConfigResourceType
+	name string
 }

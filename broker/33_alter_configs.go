@@ -5,7 +5,9 @@ package broker
 // The legacy, non-incremental form: a topic's overrides are replaced by the
 // given set (configs not named go back to their defaults). Validated and
 // committed like IncrementalAlterConfigs. Broker resources are refused:
-// klog's broker configs are static.
+// klog's broker configs are static. A resource named more than once is
+// answered once, with INVALID_REQUEST, and not changed
+// (ControllerApis.handleLegacyAlterConfigs).
 
 import (
 	"context"
@@ -16,7 +18,11 @@ import (
 func handleAlterConfigs(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	resp.Resources = changeEach(n, ctx, 30000, req.ValidateOnly, req.Resources, n.alterConfigs,
+	resp.Resources = changeEach(n, ctx, 30000, req.ValidateOnly, req.Resources,
+		func(rr *kmsg.AlterConfigsRequestResource) configResource {
+			return configResource{rr.ResourceType, rr.ResourceName}
+		}, errDuplicateResource,
+		n.alterConfigs,
 		func(rr *kmsg.AlterConfigsRequestResource, err error) kmsg.AlterConfigsResponseResource {
 			sr := kmsg.NewAlterConfigsResponseResource()
 			sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName

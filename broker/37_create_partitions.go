@@ -5,7 +5,8 @@ package broker
 // Raises a topic's partition count to the requested total (never lowers
 // it: INVALID_PARTITIONS). Manual assignments for the new partitions are not
 // supported yet: klog places them itself. ValidateOnly checks without
-// creating.
+// creating. A topic named more than once is answered once, with
+// INVALID_REQUEST (ControllerApis.createPartitions).
 
 import (
 	"context"
@@ -17,16 +18,10 @@ import (
 func handleCreatePartitions(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	seen := make(map[string]int, len(req.Topics))
-	for _, rt := range req.Topics {
-		seen[rt.Topic]++
-	}
 	resp.Topics = changeEach(n, ctx, req.TimeoutMillis, req.ValidateOnly, req.Topics,
+		func(rt *kmsg.CreatePartitionsRequestTopic) string { return rt.Topic }, errDuplicateTopic,
 		func(ctx context.Context, rt *kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
-			switch {
-			case seen[rt.Topic] > 1:
-				return kerr.InvalidRequest
-			case len(rt.Assignment) > 0:
+			if len(rt.Assignment) > 0 {
 				return kerr.InvalidReplicaAssignment
 			}
 			return n.ctrl.CreatePartitions(ctx, rt.Topic, rt.Count, validateOnly)

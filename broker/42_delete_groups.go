@@ -4,7 +4,8 @@ package broker
 //
 // Served by the group coordinator (broker/group): empty groups are deleted
 // with their offsets (tombstones in __consumer_offsets); others get
-// NON_EMPTY_GROUP.
+// NON_EMPTY_GROUP. Each distinct group is deleted and answered once (see
+// duplicates.go).
 
 import (
 	"context"
@@ -13,5 +14,7 @@ import (
 )
 
 func handleDeleteGroups(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.DeleteGroups(ctx, req.(*kmsg.DeleteGroupsRequest)), nil
+	r := req.(*kmsg.DeleteGroupsRequest)
+	r.Groups = distinct(r.Groups, identity[string])
+	return n.groups.DeleteGroups(ctx, r), nil
 }

@@ -6,7 +6,9 @@ package broker
 // configs such as cleanup.policy — appended to or subtracted from, and
 // committed through the controller. Values are validated against the config
 // definitions (INVALID_CONFIG with the reason). Dynamic broker configs are
-// not supported: klog's broker configs are static (-X at start).
+// not supported: klog's broker configs are static (-X at start). A resource
+// named more than once is answered once, with INVALID_REQUEST, and not
+// changed (ControllerApis.handleIncrementalAlterConfigs).
 
 import (
 	"context"
@@ -20,7 +22,11 @@ import (
 func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	resp.Resources = changeEach(n, ctx, 30000, req.ValidateOnly, req.Resources, n.incrementalAlter,
+	resp.Resources = changeEach(n, ctx, 30000, req.ValidateOnly, req.Resources,
+		func(rr *kmsg.IncrementalAlterConfigsRequestResource) configResource {
+			return configResource{rr.ResourceType, rr.ResourceName}
+		}, errDuplicateResource,
+		n.incrementalAlter,
 		func(rr *kmsg.IncrementalAlterConfigsRequestResource, err error) kmsg.IncrementalAlterConfigsResponseResource {
 			sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 			sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName

@@ -4,7 +4,8 @@ package broker
 //
 // Served by the group coordinator (broker/group): deletes committed offsets
 // of partitions the group is not subscribed to (GROUP_SUBSCRIBED_TO_TOPIC
-// otherwise).
+// otherwise). Each distinct partition is answered once, under one entry per
+// topic, as Kafka's OffsetDeleteResponse merges them.
 
 import (
 	"context"
@@ -13,5 +14,9 @@ import (
 )
 
 func handleOffsetDelete(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.OffsetDelete(ctx, req.(*kmsg.OffsetDeleteRequest)), nil
+	r := req.(*kmsg.OffsetDeleteRequest)
+	r.Topics = mergeTopics(r.Topics, func(t *kmsg.OffsetDeleteRequestTopic) string { return t.Topic },
+		func(t *kmsg.OffsetDeleteRequestTopic) *[]kmsg.OffsetDeleteRequestTopicPartition { return &t.Partitions },
+		func(p kmsg.OffsetDeleteRequestTopicPartition) int32 { return p.Partition })
+	return n.groups.OffsetDelete(ctx, r), nil
 }

@@ -4,7 +4,9 @@ package broker
 //
 // For each partition this node leads: the producers in its producer state —
 // id, epoch, last sequence, last timestamp, coordinator epoch and the first
-// offset of the producer's open transaction (-1 if none).
+// offset of the producer's open transaction (-1 if none). Each distinct
+// partition is answered once, under one entry per topic (Kafka answers
+// every repetition; see duplicates.go).
 
 import (
 	"context"
@@ -16,7 +18,9 @@ func handleDescribeProducers(n *Node, _ context.Context, _ *clientConn, kreq kms
 	req := kreq.(*kmsg.DescribeProducersRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
 	img := n.ctrl.Image()
-	for _, rt := range req.Topics {
+	topics := mergeTopics(req.Topics, func(t *kmsg.DescribeProducersRequestTopic) string { return t.Topic },
+		func(t *kmsg.DescribeProducersRequestTopic) *[]int32 { return &t.Partitions }, identity[int32])
+	for _, rt := range topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
 		for _, index := range rt.Partitions {

@@ -3,7 +3,8 @@ package broker
 // DescribeTransactions (key 65), versions 0-0.
 //
 // Served by the transaction coordinator (broker/txn): state, producer id
-// and epoch, timeout, start time and partitions of each transactional id.
+// and epoch, timeout, start time and partitions of each transactional id,
+// each distinct id answered once (see duplicates.go).
 
 import (
 	"context"
@@ -12,5 +13,7 @@ import (
 )
 
 func handleDescribeTransactions(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
-	return n.txns.DescribeTransactions(ctx, req.(*kmsg.DescribeTransactionsRequest)), nil
+	r := req.(*kmsg.DescribeTransactionsRequest)
+	r.TransactionalIDs = distinct(r.TransactionalIDs, identity[string])
+	return n.txns.DescribeTransactions(ctx, r), nil
 }

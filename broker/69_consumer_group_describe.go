@@ -12,5 +12,7 @@ import (
 )
 
 func handleConsumerGroupDescribe(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.ConsumerGroupDescribe(ctx, req.(*kmsg.ConsumerGroupDescribeRequest)), nil
+	r := req.(*kmsg.ConsumerGroupDescribeRequest)
+	r.Groups = distinct(r.Groups, identity[string])
+	return n.groups.ConsumerGroupDescribe(ctx, r), nil
 }

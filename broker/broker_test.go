@@ -34,6 +34,26 @@ func nameClient(n *brokertest.Node) *kgo.Client {
 	return n.Client(kgo.MaxVersions(v))
 }
 
+// topicConfig is the value DescribeConfigs gives for config key of topic
+// ("" when it has none).
+func topicConfig(t testing.TB, ctx context.Context, adm *kadm.Client, topic, key string) string {
+	t.Helper()
+	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rc.Configs {
+		if c.Key == key {
+			return c.MaybeValue()
+		}
+	}
+	return ""
+}
+
 func TestAPITableWithinKmsg(t *testing.T) {
 	for _, v := range broker.APIVersions() {
 		req := kmsg.RequestForKey(v.Key)
@@ -731,23 +751,7 @@ func TestAdminChangeRefusals(t *testing.T) {
 		return answer{e.Code, e.Error() + ": " + detail}
 	}
 	static := refused(kerr.InvalidRequest, "klog's broker configs are static; set them with -X at start")
-	retention := func() string {
-		t.Helper()
-		rcs, err := adm.DescribeTopicConfigs(ctx, "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, err := rcs.On("t", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range rc.Configs {
-			if c.Key == "retention.ms" {
-				return c.MaybeValue()
-			}
-		}
-		return ""
-	}
+	retention := func() string { return topicConfig(t, ctx, adm, "t", "retention.ms") }
 	before := retention()
 
 	alter := kmsg.NewPtrAlterConfigsRequest()
@@ -760,7 +764,7 @@ func TestAdminChangeRefusals(t *testing.T) {
 		{kmsg.ConfigResourceTypeBroker, "0", "1"},
 		{kmsg.ConfigResourceTypeTopic, "missing", "1000"},
 		{kmsg.ConfigResourceTypeTopic, "t", "soon"},
-		{kmsg.ConfigResourceTypeTopic, "t", "1000"},
+		{kmsg.ConfigResourceTypeTopic, "u", "1000"}, // one resource per request: a second t is a duplicate
 	} {
 		rr := kmsg.NewAlterConfigsRequestResource()
 		rr.ResourceType, rr.ResourceName = r.typ, r.name
@@ -786,7 +790,7 @@ func TestAdminChangeRefusals(t *testing.T) {
 		{kmsg.ConfigResourceTypeBroker, "0", []kmsg.IncrementalAlterConfigOp{set}},
 		{kmsg.ConfigResourceTypeTopic, "missing", []kmsg.IncrementalAlterConfigOp{set}},
 		{kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigOp{set, del}},
-		{kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigOp{set}},
+		{kmsg.ConfigResourceTypeTopic, "u", []kmsg.IncrementalAlterConfigOp{set}},
 	} {
 		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
 		rr.ResourceType, rr.ResourceName = r.typ, r.name
@@ -823,8 +827,7 @@ func TestAdminChangeRefusals(t *testing.T) {
 		partitions.Topics = append(partitions.Topics, rt)
 	}
 	check(partitions,
-		refused(kerr.InvalidRequest, ""),
-		refused(kerr.InvalidRequest, ""),
+		answer{kerr.InvalidRequest.Code, "duplicate topic name"}, // once, as Kafka answers it
 		refused(kerr.InvalidReplicaAssignment, ""),
 		answer{kerr.UnknownTopicOrPartition.Code, `unknown topic: "missing"`},
 		answer{})

@@ -11,6 +11,21 @@ import (
 	"github.com/klogdev/klog/store/log"
 )
 
+var (
+	// errDuplicateTopic answers, with INVALID_REQUEST, a topic named more
+	// than once in one CreateTopics, CreatePartitions or DeleteTopics.
+	errDuplicateTopic = errors.New("duplicate topic name")
+	// errDuplicateTopicID answers, with INVALID_REQUEST, a topic id named
+	// more than once in one DeleteTopics.
+	errDuplicateTopicID = errors.New("duplicate topic id")
+	// errDuplicateResource answers, with INVALID_REQUEST, a config resource
+	// named more than once in one AlterConfigs or IncrementalAlterConfigs.
+	errDuplicateResource = errors.New("duplicate resource")
+	// errDuplicatePartition answers, with INVALID_REQUEST, a partition named
+	// more than once in one ListOffsets.
+	errDuplicatePartition = errors.New("duplicate partition")
+)
+
 // errorCode maps an error from klog's packages to the Kafka error code
 // clients understand. Kafka error codes live only in the handlers; the
 // packages below return their own sentinel errors.
@@ -66,6 +81,10 @@ var errorCodes = []struct {
 	{controller.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
 	{controller.ErrNotController, kerr.NotController},
 	{controller.ErrClosed, kerr.NotController},
+	{errDuplicateTopic, kerr.InvalidRequest},
+	{errDuplicateTopicID, kerr.InvalidRequest},
+	{errDuplicateResource, kerr.InvalidRequest},
+	{errDuplicatePartition, kerr.InvalidRequest},
 }
 
 // errorMessage is the message sent with an error code where the protocol
