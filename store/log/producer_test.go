@@ -6,9 +6,11 @@ import (
 	"errors"
 	"hash/crc32"
 	"log/slog"
+	"math"
 	"path"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
@@ -16,14 +18,14 @@ import (
 )
 
 func TestSnapshotLayout(t *testing.T) {
-	ps := newProducerState()
-	e := newProducerEntry(7)
+	ps := newProducerState(0)
+	e := newStagedProducer(7)
 	e.applyData(&producerBatch{producerID: 7, epoch: 3, firstSeq: 10, lastSeq: 14, firstOffset: 100, lastOffset: 104, maxTimestamp: 1234, transactional: true})
 	e.coordinatorEpoch = 9
-	ps.put(e)
-	m := newProducerEntry(2) // a producer known only from a marker
+	ps.put(&e)
+	m := newStagedProducer(2) // a producer known only from a marker
 	m.applyMarker(&producerBatch{producerID: 2, epoch: 1, marker: 1, coordinatorEpoch: 4, maxTimestamp: 55})
-	ps.put(m)
+	ps.put(&m)
 	b := encodeSnapshot(&ps)
 
 	want := []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 2}
@@ -47,24 +49,27 @@ func TestSnapshotLayout(t *testing.T) {
 		t.Fatalf("size %d", len(b))
 	}
 
-	es, err := decodeSnapshot(b)
+	got, err := decodeSnapshot(b, testTs, math.MaxInt64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(es) != 2 || es[1].state() != e.state() || es[0].state() != m.state() {
-		t.Fatalf("round trip: %+v", es)
+	if len(got.byID) != 2 || got.byID[7].state() != ps.byID[7].state() || got.byID[2].state() != ps.byID[2].state() {
+		t.Fatalf("round trip: %+v", got.byID)
 	}
-	if got, ok := es[1].find(10, 14); !ok || got.firstOffset() != 100 || got.timestamp != 1234 {
-		t.Fatalf("retained batch %+v %v", got, ok)
+	if got.firstUnstableOffset() != 100 {
+		t.Fatalf("open transaction not loaded: first unstable offset %d", got.firstUnstableOffset())
+	}
+	if m, ok := got.byID[7].find(10, 14); !ok || m.firstOffset() != 100 || m.timestamp != 1234 {
+		t.Fatalf("retained batch %+v %v", m, ok)
 	}
 	for i := range b {
 		bad := bytes.Clone(b)
 		bad[i] ^= 0x40
-		if _, err := decodeSnapshot(bad); !errors.Is(err, ErrCorrupt) {
+		if _, err := decodeSnapshot(bad, testTs, math.MaxInt64); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("flipped byte %d: %v", i, err)
 		}
 	}
-	if _, err := decodeSnapshot(b[:len(b)-1]); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeSnapshot(b[:len(b)-1], testTs, math.MaxInt64); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("short snapshot: %v", err)
 	}
 }
@@ -210,6 +215,35 @@ func TestManagerMaintainExpiresProducers(t *testing.T) {
 	}
 }
 
+// TestProducerWindow: a producer keeps its window while it has more than
+// one batch and goes back to the inline batch on a new epoch.
+func TestProducerWindow(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	entry := func() producerEntry {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return *l.mu.producers.byID[7]
+	}
+	for seq := range int32(producerBatchesRetained + 1) {
+		mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 7, 0, seq, 1, false), 0)
+	}
+	if got := entry(); got.more == nil || got.more.n != producerBatchesRetained {
+		t.Fatalf("window %+v", got.more)
+	}
+	for seq := range int32(producerBatchesRetained + 1) {
+		r, err := l.Append(logtest.ProducerBatch(e.clk.UnixMilli(), 7, 0, seq, 1, false), 0)
+		if dup := seq > 0; err != nil && dup || err == nil && r.Duplicate != dup || r.Duplicate && r.FirstOffset != int64(seq) {
+			t.Fatalf("sequence %d again: %+v %v", seq, r, err)
+		}
+	}
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 7, 1, 0, 1, false), 0)
+	if got := entry(); got.more != nil || got.one.lastOffset != l.EndOffset()-1 {
+		t.Fatalf("after a new epoch: %+v", got)
+	}
+}
+
 func TestManagerRestartKeepsProducers(t *testing.T) {
 	for _, clean := range []bool{true, false} {
 		e := newEnv(t)
@@ -254,3 +288,34 @@ func TestManagerRestartKeepsProducers(t *testing.T) {
 
 // testTs is the test clock's start (newClock), in ms.
 const testTs = 1_700_000_000_000
+
+// TestProducerEntrySize: what a producer id costs a log, besides its map
+// slot, while it has at most one batch retained (doc.go, "Producer state
+// memory").
+func TestProducerEntrySize(t *testing.T) {
+	if got := unsafe.Sizeof(producerEntry{}); got > 64 {
+		t.Fatalf("producerEntry is %d bytes, want at most 64", got)
+	}
+}
+
+// TestUnsequencedBatchesHaveNoLastSequence: batches without sequence
+// numbers (a coordinator's offset commits in a transaction) leave the last
+// sequence at -1, as Kafka's DefaultRecordBatch.lastSequence, and never
+// answer a sequenced batch as its duplicate.
+func TestUnsequencedBatchesHaveNoLastSequence(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 5, 0, -1, 3, true), 0)
+	if ps := l.Producers(); len(ps) != 1 || ps[0].LastSequence != -1 {
+		t.Fatalf("after an unsequenced batch: %+v", ps)
+	}
+	if _, err := l.AppendMarker(Marker{ProducerID: 5, Commit: true}, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Sequences MaxInt32, 0, 1: the same last sequence and offset delta.
+	r := mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 5, 0, math.MaxInt32, 3, false), 0)
+	if r.Duplicate || r.FirstOffset != 4 {
+		t.Fatalf("sequenced batch after the unsequenced one: %+v", r)
+	}
+}
