@@ -228,10 +228,13 @@ type ongoingTxn struct {
 type producerState struct {
 	byID    map[int64]*producerEntry
 	ongoing []ongoingTxn
+	// peak is the most entries byID has held since it was made: a Go map
+	// never shrinks, so expire remakes it once it holds far fewer.
+	peak int
 }
 
 func newProducerState(size int) producerState {
-	return producerState{byID: make(map[int64]*producerEntry, size)}
+	return producerState{byID: make(map[int64]*producerEntry, size), peak: size}
 }
 
 // put stores s as the committed state of its producer.
@@ -240,6 +243,7 @@ func (ps *producerState) put(s *stagedProducer) {
 	if e == nil {
 		e = new(producerEntry)
 		ps.byID[s.id] = e
+		ps.peak = max(ps.peak, len(ps.byID))
 	}
 	e.set(s)
 }
@@ -512,13 +516,22 @@ func (l *Log) Producers() []ProducerState {
 
 // ExpireProducers forgets producers whose last batch or marker is at least
 // expiration older than now (producer.id.expiration.ms), never one with an
-// open transaction. It returns how many were dropped. A producer that
-// writes again after expiring is treated as unknown.
+// open transaction, as Kafka's ProducerStateManager.removeExpiredProducers
+// does. It returns how many were dropped. A producer that writes again
+// after expiring is treated as unknown.
+//
+// Unlike Kafka, a producer whose last timestamp lies ahead of now (a client
+// clock ahead, or a client that invents timestamps) is taken as last active
+// now: else a batch timestamped years ahead would keep its producer for
+// years. Its LastTimestamp reads now from then on.
 func (l *Log) ExpireProducers(now time.Time, expiration time.Duration) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.mu.producers.expire(now.UnixMilli(), expiration.Milliseconds())
 }
+
+// minShrinkPeak is the peak size below which expire never remakes the map.
+const minShrinkPeak = 1024
 
 func (ps *producerState) expire(nowMs, expirationMs int64) int {
 	n := 0
@@ -528,9 +541,19 @@ func (ps *producerState) expire(nowMs, expirationMs int64) int {
 			n++
 		}
 	}
+	if ps.peak >= minShrinkPeak && len(ps.byID) <= ps.peak/4 {
+		m := make(map[int64]*producerEntry, len(ps.byID))
+		for id, e := range ps.byID {
+			m[id] = e
+		}
+		ps.byID, ps.peak = m, len(m)
+	}
 	return n
 }
 
+// producerExpired reports whether e has been idle expirationMs at nowMs. A
+// last timestamp ahead of nowMs is first brought back to nowMs.
 func producerExpired(e *producerInfo, nowMs, expirationMs int64) bool {
+	e.lastTimestamp = min(e.lastTimestamp, nowMs)
 	return e.txnFirstOffset < 0 && nowMs-e.lastTimestamp >= expirationMs
 }

@@ -215,6 +215,89 @@ func TestManagerMaintainExpiresProducers(t *testing.T) {
 	}
 }
 
+// appendInventedProducers appends one one-record batch for each of n new
+// producer ids from first on, timestamped ts.
+func appendInventedProducers(t testing.TB, l *Log, first int64, n int, ts int64) {
+	t.Helper()
+	bs := make([][]byte, 0, 500)
+	for pid := first; pid < first+int64(n); pid++ {
+		bs = append(bs, logtest.ProducerBatch(ts, pid, 0, 0, 1, false))
+		if len(bs) == cap(bs) || pid == first+int64(n)-1 {
+			mustAppend(t, l, logtest.Concat(bs...), 0)
+			bs = bs[:0]
+		}
+	}
+}
+
+// TestExpiryBoundsProducers: producers invented by a client are all gone
+// one expiration after they wrote, even one whose batch claims a time ten
+// years ahead, and the map that held them is given back.
+func TestExpiryBoundsProducers(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.TimestampAfterMaxMs = math.MaxInt64 // the broker's default
+	l := e.open(0)
+	defer l.Close()
+	const n = 3000
+	appendInventedProducers(t, l, 0, n, e.clk.UnixMilli())
+	future := e.clk.Now().AddDate(10, 0, 0).UnixMilli()
+	mustAppend(t, l, logtest.ProducerBatch(future, n, 0, 0, 1, false), 0)
+	if got := len(l.Producers()); got != n+1 {
+		t.Fatalf("%d producers, want %d", got, n+1)
+	}
+	if k := l.ExpireProducers(e.clk.Now(), time.Hour); k != 0 {
+		t.Fatalf("%d expired before their time", k)
+	}
+	e.clk.Advance(time.Hour)
+	if k := l.ExpireProducers(e.clk.Now(), time.Hour); k != n+1 {
+		t.Fatalf("%d expired, want %d; left: %+v", k, n+1, l.Producers()[:min(3, len(l.Producers()))])
+	}
+	l.mu.Lock()
+	peak := l.mu.producers.peak
+	l.mu.Unlock()
+	if peak != 0 {
+		t.Fatalf("map of producers not remade: peak %d", peak)
+	}
+}
+
+// TestLoadDropsExpiredProducers: state loaded after a restart holds no
+// producer the live state would have expired, whether it comes from the
+// snapshot (clean close) or from replaying the batches after an older one
+// (crash), and a producer comes back with its last batch only.
+func TestLoadDropsExpiredProducers(t *testing.T) {
+	for _, clean := range []bool{true, false} {
+		e := newEnv(t)
+		e.cfg.ProducerIDExpirationMs = time.Hour.Milliseconds()
+		l := e.open(0)
+		appendInventedProducers(t, l, 0, 100, e.clk.UnixMilli())
+		e.clk.Advance(30 * time.Minute)
+		for seq := range int32(producerBatchesRetained) {
+			mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1000, 0, seq, 1, false), 0)
+		}
+		if err := l.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		e.fs = e.restartFS(clean, l.Close)
+		e.clk.Advance(30 * time.Minute)
+		l = e.open(l.EndOffset())
+		ps := l.Producers()
+		if len(ps) != 1 || ps[0].ProducerID != 1000 || ps[0].LastSequence != producerBatchesRetained-1 {
+			t.Fatalf("clean=%v: loaded %d producers, want only 1000: %+v", clean, len(ps), ps[:min(3, len(ps))])
+		}
+		l.mu.Lock()
+		more := l.mu.producers.byID[1000].more
+		l.mu.Unlock()
+		if clean && more != nil {
+			t.Fatalf("producer loaded from the snapshot holds %d batches, want 1", more.n)
+		}
+		// The last batch still answers as a duplicate.
+		r := mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1000, 0, producerBatchesRetained-1, 1, false), 0)
+		if !r.Duplicate {
+			t.Fatalf("clean=%v: last batch not a duplicate after restart: %+v", clean, r)
+		}
+		_ = l.Close()
+	}
+}
+
 // TestProducerWindow: a producer keeps its window while it has more than
 // one batch and goes back to the inline batch on a new epoch.
 func TestProducerWindow(t *testing.T) {
@@ -260,15 +343,7 @@ func TestManagerRestartKeepsProducers(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := l.Producers()
-		fsys := e.fs
-		if clean {
-			if err := m.Close(); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			fsys = e.fs.CrashClone()
-			_ = m.Close()
-		}
+		fsys := e.restartFS(clean, m.Close)
 		m, err = OpenManager(fsys, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: e.clk.Now})
 		if err != nil {
 			t.Fatal(err)

@@ -299,6 +299,9 @@ func (l *Log) loadProducerStateLocked(now time.Time, rebuild bool) error {
 	if err := l.replayLocked(&ps, snap, end, collect, false); err != nil {
 		return err
 	}
+	// Replay re-creates producers from batches the live state may have
+	// expired already; drop them now rather than at the next check.
+	ps.expire(nowMs, l.mu.cfg.ProducerIDExpirationMs)
 	for _, s := range stale {
 		if err := s.txn.Truncate(0); err != nil {
 			return fmt.Errorf("truncate transaction index of segment %d: %w", s.base, err)
