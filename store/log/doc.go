@@ -217,9 +217,13 @@
 // Later batches of a call are checked against the state the earlier ones
 // leave; any failure fails the whole call. The state changes only once the
 // batches are written. FirstUnstableOffset is the first offset of the
-// earliest open transaction. ExpireProducers (Manager.Maintain, with
-// producer.id.expiration.ms) forgets producers idle that long, never one
-// with an open transaction.
+// earliest open transaction. ExpireProducers (Manager.ExpireProducers,
+// which the broker runs every producer.id.expiration.check.interval.ms,
+// default 10 minutes, as Kafka does) forgets producers idle for
+// producer.id.expiration.ms (default 24 hours), never one with an open
+// transaction; a producer whose last timestamp lies ahead of the clock
+// counts as last active when an expiry pass first sees it (a klog
+// deviation: Kafka would keep it until that future time).
 //
 // Valid batches are patched in place and written with one Write call.
 // Before the write the active segment is rolled when the append would make

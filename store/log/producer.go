@@ -530,6 +530,21 @@ func (l *Log) ExpireProducers(now time.Time, expiration time.Duration) int {
 	return l.mu.producers.expire(now.UnixMilli(), expiration.Milliseconds())
 }
 
+// ExpireProducers runs Log.ExpireProducers over every log, each with its
+// producer.id.expiration.ms; the broker calls it every
+// producer.id.expiration.check.interval.ms. It returns how many producers
+// were dropped.
+func (m *Manager) ExpireProducers(now time.Time) int {
+	n := 0
+	for tp, l := range m.Logs() {
+		if k := l.ExpireProducers(now, time.Duration(l.Config().ProducerIDExpirationMs)*time.Millisecond); k > 0 {
+			m.logger.Debug("expired producers", "partition", tp.Dir(), "producers", k)
+			n += k
+		}
+	}
+	return n
+}
+
 // minShrinkPeak is the peak size below which expire never remakes the map.
 const minShrinkPeak = 1024
 

@@ -183,7 +183,7 @@ func TestAppendValidatesProducersAsUnit(t *testing.T) {
 	}
 }
 
-func TestManagerMaintainExpiresProducers(t *testing.T) {
+func TestManagerExpireProducers(t *testing.T) {
 	e := newEnv(t)
 	m, err := OpenManager(e.fs, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: e.clk.Now})
 	if err != nil {
@@ -199,12 +199,18 @@ func TestManagerMaintainExpiresProducers(t *testing.T) {
 	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1, 0, 0, 1, false), 0)
 	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 2, 0, 0, 1, true), 0)
 	e.clk.Advance(999 * time.Millisecond)
-	m.Maintain(e.clk.Now())
-	if n := len(l.Producers()); n != 2 {
-		t.Fatalf("%d producers before expiry", n)
+	if n := m.ExpireProducers(e.clk.Now()); n != 0 || len(l.Producers()) != 2 {
+		t.Fatalf("%d expired, %d producers left before expiry", n, len(l.Producers()))
 	}
 	e.clk.Advance(time.Millisecond)
+	// Maintain runs on every tick; expiry has its own interval.
 	m.Maintain(e.clk.Now())
+	if n := len(l.Producers()); n != 2 {
+		t.Fatalf("Maintain expired producers: %d left", n)
+	}
+	if n := m.ExpireProducers(e.clk.Now()); n != 1 {
+		t.Fatalf("%d expired, want 1", n)
+	}
 	ps := l.Producers()
 	if len(ps) != 1 || ps[0].ProducerID != 2 {
 		t.Fatalf("after expiry: %+v", ps)
