@@ -376,7 +376,11 @@ func (n *Node) dropPartition(key partitionKey) {
 	}
 }
 
-// maintainLogs runs retention, time-based rolls and timed flushes.
+// maintainLogs runs retention, time-based rolls and timed flushes, and
+// drops expired producer ids every producer.id.expiration.check.interval.ms
+// (Kafka's PeriodicProducerExpirationCheck): a pass visits every producer
+// of every partition under the partition's lock, too much work for every
+// tick.
 func (n *Node) maintainLogs() {
 	defer n.wg.Done()
 	interval := n.settings().LogRetentionCheckInterval
@@ -389,12 +393,16 @@ func (n *Node) maintainLogs() {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	expiry := time.NewTicker(n.settings().ProducerIDExpiryCheck)
+	defer expiry.Stop()
 	for {
 		select {
 		case <-n.ctx.Done():
 			return
 		case now := <-t.C:
 			n.logs.Maintain(now)
+		case now := <-expiry.C:
+			n.logs.ExpireProducers(now)
 		}
 	}
 }

@@ -386,6 +386,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", ReadOnly: true, Doc: "Idle time after which a producer id's state is dropped.",
 		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "producer.id.expiration.check.interval.ms", Type: TypeInt, Default: "600000", ReadOnly: true, Doc: "How often partitions drop the producer ids idle for producer.id.expiration.ms. An internal config in Kafka, which DescribeConfigs does not list; klog lists it.",
+		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "104857600", ReadOnly: true, Doc: "Bytes of requests being read or handled, all connections together; a connection stops being read while they are taken. At least socket.request.max.bytes. klog defaults to 100 MiB and has no unbounded setting (Kafka: -1, unbounded), so that no client can make the node allocate without limit.",
 		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "replica.fetch.max.bytes", Type: TypeInt, Default: "1048576", ReadOnly: true, Doc: "Bytes a follower asks for per partition in a fetch.",

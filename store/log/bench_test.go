@@ -2,6 +2,7 @@ package log
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/klogdev/klog/internal/testkit"
@@ -190,5 +191,73 @@ func BenchmarkValidateCompressed(b *testing.B) {
 			b.ReportMetric(float64(len(plain))/float64(len(batch)), "ratio")
 			b.ReportMetric(float64(len(plain))/float64(len(batch)), "ratio")
 		})
+	}
+}
+
+// BenchmarkProducerMemory measures what the state of idempotent producers
+// costs, the hostile case of issue 9: 600,000 producer ids, each seen once
+// with a one-record batch. It reports heap bytes per producer while the log
+// is live, after it is reopened from its snapshot, the bytes allocated by
+// that reopen, and the snapshot's size per producer. Run it with
+// -benchtime=1x; the figures do not depend on b.N.
+func BenchmarkProducerMemory(b *testing.B) {
+	const producers = 600_000
+	const perAppend = 1000
+	clk := newClock()
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 1 << 30
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for b.Loop() {
+		dir := b.TempDir()
+		l, err := Open(vfs.OS(), dir, cfg, Options{Now: clk.Now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		empty := heap()
+		for pid := int64(0); pid < producers; pid += perAppend {
+			bs := make([][]byte, perAppend)
+			for i := range bs {
+				bs[i] = logtest.ProducerBatch(clk.UnixMilli(), pid+int64(i), 0, 0, 1, false)
+			}
+			if _, err := l.Append(logtest.Concat(bs...), 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		live := heap() - empty
+		if n := len(l.Producers()); n != producers {
+			b.Fatalf("%d producers", n)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+		snap, err := vfs.OS().Stat(snapshotPath(dir, producers))
+		if err != nil {
+			b.Fatal(err)
+		}
+		before := heap()
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		// A clean restart: the recovery point is the log end.
+		l, err = Open(vfs.OS(), dir, cfg, Options{Now: clk.Now, RecoveryPoint: producers})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.ReadMemStats(&ms1)
+		loaded := heap() - before
+		if n := len(l.Producers()); n != producers {
+			b.Fatalf("%d producers after reopen", n)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(live)/producers, "live-B/producer")
+		b.ReportMetric(float64(loaded)/producers, "loaded-B/producer")
+		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/producers, "load-alloc-B/producer")
+		b.ReportMetric(float64(snap.Size())/producers, "snapshot-B/producer")
 	}
 }

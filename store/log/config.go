@@ -20,7 +20,7 @@ type Config struct {
 	TimestampAfterMaxMs  int64 // message.timestamp.after.max.ms
 	FileDeleteDelayMs    int64 // file.delete.delay.ms; accepted, deletion is immediate (see package doc)
 	// ProducerIDExpirationMs is producer.id.expiration.ms: a producer
-	// idle this long is forgotten (Manager.Maintain, Log.ExpireProducers).
+	// idle this long is forgotten (Manager.ExpireProducers, Log.ExpireProducers).
 	ProducerIDExpirationMs int64
 	// CleanupPolicy is cleanup.policy. RetentionMs and RetentionBytes
 	// apply only when it includes CleanupDelete, as in Kafka: a log that

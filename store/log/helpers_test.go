@@ -66,3 +66,19 @@ func readAllBatches(t testing.TB, l *Log) [][]byte {
 	}
 	return out
 }
+
+// restartFS ends a run for a restart test: it closes with closeFn and
+// returns e.fs when clean; else it returns a crash clone of e.fs (only the
+// synced bytes) taken before closeFn, whose error is then ignored.
+func (e *env) restartFS(clean bool, closeFn func() error) *vfs.MemFS {
+	e.t.Helper()
+	if clean {
+		if err := closeFn(); err != nil {
+			e.t.Fatal(err)
+		}
+		return e.fs
+	}
+	crashed := e.fs.CrashClone()
+	_ = closeFn()
+	return crashed
+}

@@ -240,15 +240,13 @@ func (m *Manager) checkpointLocked() error {
 }
 
 // Maintain runs one maintenance pass over every log: segment.ms rolls,
-// producer.id.expiration.ms, flush.ms flushes and retention. Errors are logged (a failed log stays
-// failed and reports itself on its next write).
+// flush.ms flushes and retention. Errors are logged (a failed log stays
+// failed and reports itself on its next write). Producer expiry has its own
+// interval: ExpireProducers.
 func (m *Manager) Maintain(now time.Time) {
 	for tp, l := range m.Logs() {
 		if err := l.MaybeRoll(now); err != nil && !errors.Is(err, ErrClosed) {
 			m.logger.Warn("segment roll failed", "partition", tp.Dir(), "err", err)
-		}
-		if n := l.ExpireProducers(now, time.Duration(l.Config().ProducerIDExpirationMs)*time.Millisecond); n > 0 {
-			m.logger.Debug("expired producers", "partition", tp.Dir(), "producers", n)
 		}
 		if err := l.maybeFlushOnTime(now); err != nil {
 			m.logger.Warn("flush failed", "partition", tp.Dir(), "err", err)

@@ -22,86 +22,168 @@ type ProducerState struct {
 	CurrentTxnStartOffset int64 // first offset of the open transaction, -1 none
 }
 
-// batchMetadata is one retained batch of a producer.
+// batchMetadata is one retained batch of a producer, 24 bytes. Its first
+// sequence is not stored: sequences advance by one per record, so it is
+// lastSeq less offsetDelta.
 type batchMetadata struct {
-	firstSeq    int32
 	lastSeq     int32
-	lastOffset  int64
 	offsetDelta int32
+	lastOffset  int64 // -1 in producerEntry.one when no batch is retained
 	timestamp   int64
 }
 
 func (m batchMetadata) firstOffset() int64 { return m.lastOffset - int64(m.offsetDelta) }
 
-// producerEntry is the state of one producer id. It is a plain value (the
-// batch window is a fixed array) so that appends can stage a copy without
-// allocating.
-type producerEntry struct {
-	id               int64
-	epoch            int16
-	batches          [producerBatchesRetained]batchMetadata // ring, oldest at head
-	head, n          int8
-	lastTimestamp    int64
-	coordinatorEpoch int32
-	txnFirstOffset   int64 // -1 when no transaction is open
+func (m batchMetadata) firstSeq() int32 { return decrementSequence(m.lastSeq, m.offsetDelta) }
+
+// batchWindow is the recent batches of a producer's current epoch: a ring,
+// oldest at head.
+type batchWindow struct {
+	b       [producerBatchesRetained]batchMetadata
+	head, n int8
 }
 
-func newProducerEntry(id int64) producerEntry {
-	return producerEntry{id: id, epoch: -1, lastTimestamp: -1, coordinatorEpoch: -1, txnFirstOffset: -1}
-}
-
-func (e *producerEntry) at(i int8) *batchMetadata {
-	return &e.batches[(e.head+i)%producerBatchesRetained]
+func (w *batchWindow) at(i int8) *batchMetadata {
+	return &w.b[(w.head+i)%producerBatchesRetained]
 }
 
 // last returns the newest retained batch.
-func (e *producerEntry) last() (batchMetadata, bool) {
-	if e.n == 0 {
+func (w *batchWindow) last() (batchMetadata, bool) {
+	if w.n == 0 {
 		return batchMetadata{}, false
 	}
-	return *e.at(e.n - 1), true
+	return *w.at(w.n - 1), true
 }
 
-func (e *producerEntry) lastSeq() int32 {
-	if m, ok := e.last(); ok {
-		return m.lastSeq
+func (w *batchWindow) push(m batchMetadata) {
+	if w.n == producerBatchesRetained {
+		w.head = (w.head + 1) % producerBatchesRetained
+		w.n--
 	}
-	return -1
-}
-
-// setEpoch moves to epoch, forgetting the batches of an older one.
-func (e *producerEntry) setEpoch(epoch int16) {
-	if e.epoch != epoch {
-		e.epoch, e.head, e.n = epoch, 0, 0
-	}
-}
-
-func (e *producerEntry) addBatch(epoch int16, m batchMetadata) {
-	e.setEpoch(epoch)
-	if e.n == producerBatchesRetained {
-		e.head = (e.head + 1) % producerBatchesRetained
-		e.n--
-	}
-	*e.at(e.n) = m
-	e.n++
-	e.lastTimestamp = m.timestamp
+	*w.at(w.n) = m
+	w.n++
 }
 
 // find returns the retained batch with exactly this sequence range.
-func (e *producerEntry) find(firstSeq, lastSeq int32) (batchMetadata, bool) {
-	for i := range e.n {
-		if m := e.at(i); m.firstSeq == firstSeq && m.lastSeq == lastSeq {
+func (w *batchWindow) find(firstSeq, lastSeq int32) (batchMetadata, bool) {
+	for i := range w.n {
+		if m := w.at(i); m.lastSeq == lastSeq && m.firstSeq() == firstSeq {
 			return *m, true
 		}
 	}
 	return batchMetadata{}, false
 }
 
+// producerInfo is the state of one producer id besides its batches.
+type producerInfo struct {
+	id               int64
+	lastTimestamp    int64
+	txnFirstOffset   int64 // -1 when no transaction is open
+	coordinatorEpoch int32
+	epoch            int16
+}
+
+// producerEntry is the committed state of one producer id. Any client can
+// make a log hold one per producer id it invents, so it is kept small: 64
+// bytes with at most one batch retained, which is every producer that wrote
+// once, and every producer loaded from a snapshot. The window of a producer
+// that has more is allocated on its second batch and kept while it has
+// more than one. Entries change only through stage and set.
+type producerEntry struct {
+	producerInfo
+	one  batchMetadata // the retained batch when more is nil; lastOffset -1 when none
+	more *batchWindow  // the retained batches, when more than one is
+}
+
+// stage returns a copy of e to change; set stores it back.
+func (e *producerEntry) stage() stagedProducer {
+	s := stagedProducer{producerInfo: e.producerInfo}
+	switch {
+	case e.more != nil:
+		s.batches = *e.more
+	case e.one.lastOffset >= 0:
+		s.batches.push(e.one)
+	}
+	return s
+}
+
+func (e *producerEntry) set(s *stagedProducer) {
+	e.producerInfo = s.producerInfo
+	if s.batches.n <= 1 {
+		e.more = nil
+		e.one = batchMetadata{lastOffset: -1}
+		if m, ok := s.batches.last(); ok {
+			e.one = m
+		}
+		return
+	}
+	if e.more == nil {
+		e.more = new(batchWindow)
+	}
+	*e.more = s.batches
+}
+
+// last returns the newest retained batch.
+func (e *producerEntry) last() (batchMetadata, bool) {
+	if e.more != nil {
+		return e.more.last()
+	}
+	return e.one, e.one.lastOffset >= 0
+}
+
+// find returns the retained batch with exactly this sequence range.
+func (e *producerEntry) find(firstSeq, lastSeq int32) (batchMetadata, bool) {
+	if e.more != nil {
+		return e.more.find(firstSeq, lastSeq)
+	}
+	if m := e.one; m.lastOffset >= 0 && m.lastSeq == lastSeq && m.firstSeq() == firstSeq {
+		return m, true
+	}
+	return batchMetadata{}, false
+}
+
 func (e *producerEntry) state() ProducerState {
+	lastSeq := int32(-1)
+	if m, ok := e.last(); ok {
+		lastSeq = m.lastSeq
+	}
 	return ProducerState{
-		ProducerID: e.id, ProducerEpoch: e.epoch, LastSequence: e.lastSeq(), LastTimestamp: e.lastTimestamp,
+		ProducerID: e.id, ProducerEpoch: e.epoch, LastSequence: lastSeq, LastTimestamp: e.lastTimestamp,
 		CoordinatorEpoch: e.coordinatorEpoch, CurrentTxnStartOffset: e.txnFirstOffset,
 	}
+}
+
+// stagedProducer is the state of a producer id while an append or a replay
+// changes it: a plain value holding the whole window, so that appends stage
+// a copy without allocating.
+type stagedProducer struct {
+	producerInfo
+	batches batchWindow
+}
+
+// newStagedProducer is the state of a producer id the log does not know.
+func newStagedProducer(id int64) stagedProducer {
+	return stagedProducer{producerInfo: producerInfo{id: id, epoch: -1, lastTimestamp: -1, coordinatorEpoch: -1, txnFirstOffset: -1}}
+}
+
+func (s *stagedProducer) lastSeq() int32 {
+	if m, ok := s.batches.last(); ok {
+		return m.lastSeq
+	}
+	return -1
+}
+
+// setEpoch moves to epoch, forgetting the batches of an older one.
+func (s *stagedProducer) setEpoch(epoch int16) {
+	if s.epoch != epoch {
+		s.epoch, s.batches = epoch, batchWindow{}
+	}
+}
+
+func (s *stagedProducer) addBatch(epoch int16, m batchMetadata) {
+	s.setEpoch(epoch)
+	s.batches.push(m)
+	s.lastTimestamp = m.timestamp
 }
 
 // incrementSequence adds n to a sequence number, wrapping past MaxInt32 to 0.
@@ -110,6 +192,16 @@ func incrementSequence(seq, n int32) int32 {
 		return n - (math.MaxInt32 - seq) - 1
 	}
 	return seq + n
+}
+
+// lastSequence is the last sequence of a batch starting at firstSeq whose
+// last offset delta is delta: -1 for a batch without sequence numbers, as
+// Kafka's DefaultRecordBatch.lastSequence.
+func lastSequence(firstSeq, delta int32) int32 {
+	if firstSeq < 0 {
+		return -1
+	}
+	return incrementSequence(firstSeq, delta)
 }
 
 // decrementSequence is the inverse of incrementSequence.
@@ -136,19 +228,32 @@ type ongoingTxn struct {
 type producerState struct {
 	byID    map[int64]*producerEntry
 	ongoing []ongoingTxn
+	// peak is the most entries byID has held since it was made: a Go map
+	// never shrinks, so expire remakes it once it holds far fewer.
+	peak int
 }
 
-func newProducerState() producerState {
-	return producerState{byID: map[int64]*producerEntry{}}
+func newProducerState(size int) producerState {
+	return producerState{byID: make(map[int64]*producerEntry, size), peak: size}
 }
 
-func (ps *producerState) put(e producerEntry) {
-	if p := ps.byID[e.id]; p != nil {
-		*p = e
-		return
+// put stores s as the committed state of its producer.
+func (ps *producerState) put(s *stagedProducer) {
+	e := ps.byID[s.id]
+	if e == nil {
+		e = new(producerEntry)
+		ps.byID[s.id] = e
+		ps.peak = max(ps.peak, len(ps.byID))
 	}
-	ne := e
-	ps.byID[e.id] = &ne
+	e.set(s)
+}
+
+// stage returns the state of pid to change, a new one if it is unknown.
+func (ps *producerState) stage(pid int64) stagedProducer {
+	if e := ps.byID[pid]; e != nil {
+		return e.stage()
+	}
+	return newStagedProducer(pid)
 }
 
 func (ps *producerState) startTxn(pid, first int64) {
@@ -208,35 +313,35 @@ type txnEvent struct {
 	abort       bool
 }
 
-// applyData records a data batch in e; it returns whether the batch began
+// applyData records a data batch in s; it returns whether the batch began
 // a transaction.
-func (e *producerEntry) applyData(b *producerBatch) bool {
-	e.addBatch(b.epoch, batchMetadata{
-		firstSeq: b.firstSeq, lastSeq: b.lastSeq, lastOffset: b.lastOffset,
+func (s *stagedProducer) applyData(b *producerBatch) bool {
+	s.addBatch(b.epoch, batchMetadata{
+		lastSeq: b.lastSeq, lastOffset: b.lastOffset,
 		offsetDelta: int32(b.lastOffset - b.firstOffset), timestamp: b.maxTimestamp,
 	})
-	if b.transactional && e.txnFirstOffset < 0 {
-		e.txnFirstOffset = b.firstOffset
+	if b.transactional && s.txnFirstOffset < 0 {
+		s.txnFirstOffset = b.firstOffset
 		return true
 	}
 	return false
 }
 
-// applyMarker ends e's transaction; it returns the first offset of the
+// applyMarker ends s's transaction; it returns the first offset of the
 // transaction it ended, or -1 when none was open.
-func (e *producerEntry) applyMarker(b *producerBatch) int64 {
-	first := e.txnFirstOffset
-	e.setEpoch(b.epoch)
-	e.txnFirstOffset = -1
-	e.coordinatorEpoch = b.coordinatorEpoch
-	e.lastTimestamp = b.maxTimestamp
+func (s *stagedProducer) applyMarker(b *producerBatch) int64 {
+	first := s.txnFirstOffset
+	s.setEpoch(b.epoch)
+	s.txnFirstOffset = -1
+	s.coordinatorEpoch = b.coordinatorEpoch
+	s.lastTimestamp = b.maxTimestamp
 	return first
 }
 
 // pendingProducer is a producer entry staged by an append that has not
 // been written yet.
 type pendingProducer struct {
-	entry          producerEntry
+	entry          stagedProducer
 	committedEpoch int16 // epoch before this append, -1 for an unknown producer
 }
 
@@ -249,9 +354,9 @@ func (l *Log) pendingLocked(pid int64) *pendingProducer {
 			return &l.mu.pending[i]
 		}
 	}
-	p := pendingProducer{entry: newProducerEntry(pid), committedEpoch: -1}
+	p := pendingProducer{entry: newStagedProducer(pid), committedEpoch: -1}
 	if c := l.mu.producers.byID[pid]; c != nil {
-		p.entry, p.committedEpoch = *c, c.epoch
+		p.entry, p.committedEpoch = c.stage(), c.epoch
 	}
 	l.mu.pending = append(l.mu.pending, p)
 	return &l.mu.pending[len(l.mu.pending)-1]
@@ -270,7 +375,7 @@ func (l *Log) checkProducersLocked(infos []batchInfo, first int64, maxCoordinato
 		in := &infos[i]
 		b := producerBatch{
 			producerID: in.producerID, epoch: in.producerEpoch, firstSeq: in.baseSequence,
-			lastSeq: incrementSequence(in.baseSequence, in.records-1), firstOffset: off,
+			lastSeq: lastSequence(in.baseSequence, in.records-1), firstOffset: off,
 			lastOffset: off + int64(in.records) - 1, maxTimestamp: in.maxTimestamp,
 			transactional: in.transactional, marker: in.marker, coordinatorEpoch: in.coordinatorEpoch,
 		}
@@ -345,7 +450,7 @@ func (l *Log) commitProducersLocked(seg *segment) {
 	}
 	ps := &l.mu.producers
 	for i := range l.mu.pending {
-		ps.put(l.mu.pending[i].entry)
+		ps.put(&l.mu.pending[i].entry)
 	}
 	for _, ev := range l.mu.events {
 		if ev.lastOffset < 0 {
@@ -371,19 +476,16 @@ func (l *Log) commitProducersLocked(seg *segment) {
 // (recovery and truncation rebuild state from data already accepted). An
 // aborted transaction it completes is returned with ok = true.
 func (ps *producerState) replayBatch(b *producerBatch) (AbortedTxn, bool) {
-	e := ps.byID[b.producerID]
-	if e == nil {
-		ne := newProducerEntry(b.producerID)
-		e = &ne
-		ps.byID[b.producerID] = e
-	}
+	e := ps.stage(b.producerID)
 	if b.marker < 0 {
 		if e.applyData(b) {
 			ps.startTxn(b.producerID, b.firstOffset)
 		}
+		ps.put(&e)
 		return AbortedTxn{}, false
 	}
 	first := e.applyMarker(b)
+	ps.put(&e)
 	if first < 0 {
 		return AbortedTxn{}, false
 	}
@@ -415,25 +517,59 @@ func (l *Log) Producers() []ProducerState {
 
 // ExpireProducers forgets producers whose last batch or marker is at least
 // expiration older than now (producer.id.expiration.ms), never one with an
-// open transaction. It returns how many were dropped. A producer that
-// writes again after expiring is treated as unknown.
+// open transaction, as Kafka's ProducerStateManager.removeExpiredProducers
+// does. It returns how many were dropped. A producer that writes again
+// after expiring is treated as unknown.
+//
+// Unlike Kafka, a producer whose last timestamp lies ahead of now (a client
+// clock ahead, or a client that invents timestamps) is taken as last active
+// now: else a batch timestamped years ahead would keep its producer for
+// years. Its LastTimestamp reads now from then on.
 func (l *Log) ExpireProducers(now time.Time, expiration time.Duration) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.mu.producers.expire(now.UnixMilli(), expiration.Milliseconds())
 }
 
-func (ps *producerState) expire(nowMs, expirationMs int64) int {
+// ExpireProducers runs Log.ExpireProducers over every log, each with its
+// producer.id.expiration.ms; the broker calls it every
+// producer.id.expiration.check.interval.ms. It returns how many producers
+// were dropped.
+func (m *Manager) ExpireProducers(now time.Time) int {
 	n := 0
-	for id, e := range ps.byID {
-		if producerExpired(e, nowMs, expirationMs) {
-			delete(ps.byID, id)
-			n++
+	for tp, l := range m.Logs() {
+		if k := l.ExpireProducers(now, time.Duration(l.Config().ProducerIDExpirationMs)*time.Millisecond); k > 0 {
+			m.logger.Debug("expired producers", "partition", tp.Dir(), "producers", k)
+			n += k
 		}
 	}
 	return n
 }
 
-func producerExpired(e *producerEntry, nowMs, expirationMs int64) bool {
+// minShrinkPeak is the peak size below which expire never remakes the map.
+const minShrinkPeak = 1024
+
+func (ps *producerState) expire(nowMs, expirationMs int64) int {
+	n := 0
+	for id, e := range ps.byID {
+		if producerExpired(&e.producerInfo, nowMs, expirationMs) {
+			delete(ps.byID, id)
+			n++
+		}
+	}
+	if ps.peak >= minShrinkPeak && len(ps.byID) <= ps.peak/4 {
+		m := make(map[int64]*producerEntry, len(ps.byID))
+		for id, e := range ps.byID {
+			m[id] = e
+		}
+		ps.byID, ps.peak = m, len(m)
+	}
+	return n
+}
+
+// producerExpired reports whether e has been idle expirationMs at nowMs. A
+// last timestamp ahead of nowMs is first brought back to nowMs.
+func producerExpired(e *producerInfo, nowMs, expirationMs int64) bool {
+	e.lastTimestamp = min(e.lastTimestamp, nowMs)
 	return e.txnFirstOffset < 0 && nowMs-e.lastTimestamp >= expirationMs
 }

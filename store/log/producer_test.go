@@ -6,9 +6,11 @@ import (
 	"errors"
 	"hash/crc32"
 	"log/slog"
+	"math"
 	"path"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
@@ -16,14 +18,14 @@ import (
 )
 
 func TestSnapshotLayout(t *testing.T) {
-	ps := newProducerState()
-	e := newProducerEntry(7)
+	ps := newProducerState(0)
+	e := newStagedProducer(7)
 	e.applyData(&producerBatch{producerID: 7, epoch: 3, firstSeq: 10, lastSeq: 14, firstOffset: 100, lastOffset: 104, maxTimestamp: 1234, transactional: true})
 	e.coordinatorEpoch = 9
-	ps.put(e)
-	m := newProducerEntry(2) // a producer known only from a marker
+	ps.put(&e)
+	m := newStagedProducer(2) // a producer known only from a marker
 	m.applyMarker(&producerBatch{producerID: 2, epoch: 1, marker: 1, coordinatorEpoch: 4, maxTimestamp: 55})
-	ps.put(m)
+	ps.put(&m)
 	b := encodeSnapshot(&ps)
 
 	want := []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 2}
@@ -47,24 +49,27 @@ func TestSnapshotLayout(t *testing.T) {
 		t.Fatalf("size %d", len(b))
 	}
 
-	es, err := decodeSnapshot(b)
+	got, err := decodeSnapshot(b, testTs, math.MaxInt64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(es) != 2 || es[1].state() != e.state() || es[0].state() != m.state() {
-		t.Fatalf("round trip: %+v", es)
+	if len(got.byID) != 2 || got.byID[7].state() != ps.byID[7].state() || got.byID[2].state() != ps.byID[2].state() {
+		t.Fatalf("round trip: %+v", got.byID)
 	}
-	if got, ok := es[1].find(10, 14); !ok || got.firstOffset() != 100 || got.timestamp != 1234 {
-		t.Fatalf("retained batch %+v %v", got, ok)
+	if got.firstUnstableOffset() != 100 {
+		t.Fatalf("open transaction not loaded: first unstable offset %d", got.firstUnstableOffset())
+	}
+	if m, ok := got.byID[7].find(10, 14); !ok || m.firstOffset() != 100 || m.timestamp != 1234 {
+		t.Fatalf("retained batch %+v %v", m, ok)
 	}
 	for i := range b {
 		bad := bytes.Clone(b)
 		bad[i] ^= 0x40
-		if _, err := decodeSnapshot(bad); !errors.Is(err, ErrCorrupt) {
+		if _, err := decodeSnapshot(bad, testTs, math.MaxInt64); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("flipped byte %d: %v", i, err)
 		}
 	}
-	if _, err := decodeSnapshot(b[:len(b)-1]); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeSnapshot(b[:len(b)-1], testTs, math.MaxInt64); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("short snapshot: %v", err)
 	}
 }
@@ -178,7 +183,7 @@ func TestAppendValidatesProducersAsUnit(t *testing.T) {
 	}
 }
 
-func TestManagerMaintainExpiresProducers(t *testing.T) {
+func TestManagerExpireProducers(t *testing.T) {
 	e := newEnv(t)
 	m, err := OpenManager(e.fs, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: e.clk.Now})
 	if err != nil {
@@ -194,12 +199,18 @@ func TestManagerMaintainExpiresProducers(t *testing.T) {
 	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1, 0, 0, 1, false), 0)
 	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 2, 0, 0, 1, true), 0)
 	e.clk.Advance(999 * time.Millisecond)
-	m.Maintain(e.clk.Now())
-	if n := len(l.Producers()); n != 2 {
-		t.Fatalf("%d producers before expiry", n)
+	if n := m.ExpireProducers(e.clk.Now()); n != 0 || len(l.Producers()) != 2 {
+		t.Fatalf("%d expired, %d producers left before expiry", n, len(l.Producers()))
 	}
 	e.clk.Advance(time.Millisecond)
+	// Maintain runs on every tick; expiry has its own interval.
 	m.Maintain(e.clk.Now())
+	if n := len(l.Producers()); n != 2 {
+		t.Fatalf("Maintain expired producers: %d left", n)
+	}
+	if n := m.ExpireProducers(e.clk.Now()); n != 1 {
+		t.Fatalf("%d expired, want 1", n)
+	}
 	ps := l.Producers()
 	if len(ps) != 1 || ps[0].ProducerID != 2 {
 		t.Fatalf("after expiry: %+v", ps)
@@ -207,6 +218,118 @@ func TestManagerMaintainExpiresProducers(t *testing.T) {
 	// An expired producer is unknown: any sequence is accepted again.
 	if _, err := l.Append(logtest.ProducerBatch(e.clk.UnixMilli(), 1, 0, 7, 1, false), 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// appendInventedProducers appends one one-record batch for each of n new
+// producer ids from first on, timestamped ts.
+func appendInventedProducers(t testing.TB, l *Log, first int64, n int, ts int64) {
+	t.Helper()
+	bs := make([][]byte, 0, 500)
+	for pid := first; pid < first+int64(n); pid++ {
+		bs = append(bs, logtest.ProducerBatch(ts, pid, 0, 0, 1, false))
+		if len(bs) == cap(bs) || pid == first+int64(n)-1 {
+			mustAppend(t, l, logtest.Concat(bs...), 0)
+			bs = bs[:0]
+		}
+	}
+}
+
+// TestExpiryBoundsProducers: producers invented by a client are all gone
+// one expiration after they wrote, even one whose batch claims a time ten
+// years ahead, and the map that held them is given back.
+func TestExpiryBoundsProducers(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.TimestampAfterMaxMs = math.MaxInt64 // the broker's default
+	l := e.open(0)
+	defer l.Close()
+	const n = 3000
+	appendInventedProducers(t, l, 0, n, e.clk.UnixMilli())
+	future := e.clk.Now().AddDate(10, 0, 0).UnixMilli()
+	mustAppend(t, l, logtest.ProducerBatch(future, n, 0, 0, 1, false), 0)
+	if got := len(l.Producers()); got != n+1 {
+		t.Fatalf("%d producers, want %d", got, n+1)
+	}
+	if k := l.ExpireProducers(e.clk.Now(), time.Hour); k != 0 {
+		t.Fatalf("%d expired before their time", k)
+	}
+	e.clk.Advance(time.Hour)
+	if k := l.ExpireProducers(e.clk.Now(), time.Hour); k != n+1 {
+		t.Fatalf("%d expired, want %d; left: %+v", k, n+1, l.Producers()[:min(3, len(l.Producers()))])
+	}
+	l.mu.Lock()
+	peak := l.mu.producers.peak
+	l.mu.Unlock()
+	if peak != 0 {
+		t.Fatalf("map of producers not remade: peak %d", peak)
+	}
+}
+
+// TestLoadDropsExpiredProducers: state loaded after a restart holds no
+// producer the live state would have expired, whether it comes from the
+// snapshot (clean close) or from replaying the batches after an older one
+// (crash), and a producer comes back with its last batch only.
+func TestLoadDropsExpiredProducers(t *testing.T) {
+	for _, clean := range []bool{true, false} {
+		e := newEnv(t)
+		e.cfg.ProducerIDExpirationMs = time.Hour.Milliseconds()
+		l := e.open(0)
+		appendInventedProducers(t, l, 0, 100, e.clk.UnixMilli())
+		e.clk.Advance(30 * time.Minute)
+		for seq := range int32(producerBatchesRetained) {
+			mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1000, 0, seq, 1, false), 0)
+		}
+		if err := l.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		e.fs = e.restartFS(clean, l.Close)
+		e.clk.Advance(30 * time.Minute)
+		l = e.open(l.EndOffset())
+		ps := l.Producers()
+		if len(ps) != 1 || ps[0].ProducerID != 1000 || ps[0].LastSequence != producerBatchesRetained-1 {
+			t.Fatalf("clean=%v: loaded %d producers, want only 1000: %+v", clean, len(ps), ps[:min(3, len(ps))])
+		}
+		l.mu.Lock()
+		more := l.mu.producers.byID[1000].more
+		l.mu.Unlock()
+		if clean && more != nil {
+			t.Fatalf("producer loaded from the snapshot holds %d batches, want 1", more.n)
+		}
+		// The last batch still answers as a duplicate.
+		r := mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1000, 0, producerBatchesRetained-1, 1, false), 0)
+		if !r.Duplicate {
+			t.Fatalf("clean=%v: last batch not a duplicate after restart: %+v", clean, r)
+		}
+		_ = l.Close()
+	}
+}
+
+// TestProducerWindow: a producer keeps its window while it has more than
+// one batch and goes back to the inline batch on a new epoch.
+func TestProducerWindow(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	entry := func() producerEntry {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return *l.mu.producers.byID[7]
+	}
+	for seq := range int32(producerBatchesRetained + 1) {
+		mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 7, 0, seq, 1, false), 0)
+	}
+	if got := entry(); got.more == nil || got.more.n != producerBatchesRetained {
+		t.Fatalf("window %+v", got.more)
+	}
+	for seq := range int32(producerBatchesRetained + 1) {
+		r, err := l.Append(logtest.ProducerBatch(e.clk.UnixMilli(), 7, 0, seq, 1, false), 0)
+		if dup := seq > 0; err != nil && dup || err == nil && r.Duplicate != dup || r.Duplicate && r.FirstOffset != int64(seq) {
+			t.Fatalf("sequence %d again: %+v %v", seq, r, err)
+		}
+	}
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 7, 1, 0, 1, false), 0)
+	if got := entry(); got.more != nil || got.one.lastOffset != l.EndOffset()-1 {
+		t.Fatalf("after a new epoch: %+v", got)
 	}
 }
 
@@ -226,15 +349,7 @@ func TestManagerRestartKeepsProducers(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := l.Producers()
-		fsys := e.fs
-		if clean {
-			if err := m.Close(); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			fsys = e.fs.CrashClone()
-			_ = m.Close()
-		}
+		fsys := e.restartFS(clean, m.Close)
 		m, err = OpenManager(fsys, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelDebug), Now: e.clk.Now})
 		if err != nil {
 			t.Fatal(err)
@@ -254,3 +369,34 @@ func TestManagerRestartKeepsProducers(t *testing.T) {
 
 // testTs is the test clock's start (newClock), in ms.
 const testTs = 1_700_000_000_000
+
+// TestProducerEntrySize: what a producer id costs a log, besides its map
+// slot, while it has at most one batch retained (doc.go, "Producer state
+// memory").
+func TestProducerEntrySize(t *testing.T) {
+	if got := unsafe.Sizeof(producerEntry{}); got > 64 {
+		t.Fatalf("producerEntry is %d bytes, want at most 64", got)
+	}
+}
+
+// TestUnsequencedBatchesHaveNoLastSequence: batches without sequence
+// numbers (a coordinator's offset commits in a transaction) leave the last
+// sequence at -1, as Kafka's DefaultRecordBatch.lastSequence, and never
+// answer a sequenced batch as its duplicate.
+func TestUnsequencedBatchesHaveNoLastSequence(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 5, 0, -1, 3, true), 0)
+	if ps := l.Producers(); len(ps) != 1 || ps[0].LastSequence != -1 {
+		t.Fatalf("after an unsequenced batch: %+v", ps)
+	}
+	if _, err := l.AppendMarker(Marker{ProducerID: 5, Commit: true}, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Sequences MaxInt32, 0, 1: the same last sequence and offset delta.
+	r := mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 5, 0, math.MaxInt32, 3, false), 0)
+	if r.Duplicate || r.FirstOffset != 4 {
+		t.Fatalf("sequenced batch after the unsequenced one: %+v", r)
+	}
+}

@@ -57,45 +57,72 @@ func encodeSnapshot(ps *producerState) []byte {
 	return b
 }
 
-// decodeSnapshot parses a snapshot file into producer entries, each
-// retaining its last batch only.
-func decodeSnapshot(b []byte) ([]producerEntry, error) {
+// decodeSnapshot parses a snapshot file into producer state, each entry
+// retaining its last batch only, dropping the producers expired at nowMs
+// (producer.id.expiration.ms is expirationMs). The file is checked whole
+// before anything is kept, and the map is made to the size it ends with.
+func decodeSnapshot(b []byte, nowMs, expirationMs int64) (producerState, error) {
 	if len(b) < snapshotHeaderSize {
-		return nil, fmt.Errorf("%w: snapshot of %d bytes", ErrCorrupt, len(b))
+		return producerState{}, fmt.Errorf("%w: snapshot of %d bytes", ErrCorrupt, len(b))
 	}
 	if v := int16(binary.BigEndian.Uint16(b)); v != snapshotVersion {
-		return nil, fmt.Errorf("%w: snapshot version %d", ErrCorrupt, v)
+		return producerState{}, fmt.Errorf("%w: snapshot version %d", ErrCorrupt, v)
 	}
 	if want, got := binary.BigEndian.Uint32(b[2:]), crc32.Checksum(b[6:], castagnoli); want != got {
-		return nil, fmt.Errorf("%w: snapshot crc %08x, computed %08x", ErrCorrupt, want, got)
+		return producerState{}, fmt.Errorf("%w: snapshot crc %08x, computed %08x", ErrCorrupt, want, got)
 	}
 	n := int32(binary.BigEndian.Uint32(b[6:]))
 	if n < 0 || int64(n)*snapshotEntrySize != int64(len(b)-snapshotHeaderSize) {
-		return nil, fmt.Errorf("%w: snapshot claims %d entries in %d bytes", ErrCorrupt, n, len(b))
+		return producerState{}, fmt.Errorf("%w: snapshot claims %d entries in %d bytes", ErrCorrupt, n, len(b))
 	}
-	es := make([]producerEntry, 0, n)
+	kept := 0
 	for p := snapshotHeaderSize; p < len(b); p += snapshotEntrySize {
-		e := newProducerEntry(int64(binary.BigEndian.Uint64(b[p:])))
-		e.epoch = int16(binary.BigEndian.Uint16(b[p+8:]))
-		m := batchMetadata{
-			lastSeq:     int32(binary.BigEndian.Uint32(b[p+10:])),
-			lastOffset:  int64(binary.BigEndian.Uint64(b[p+14:])),
-			offsetDelta: int32(binary.BigEndian.Uint32(b[p+22:])),
-			timestamp:   int64(binary.BigEndian.Uint64(b[p+26:])),
+		e, err := decodeSnapshotEntry(b[p : p+snapshotEntrySize])
+		if err != nil {
+			return producerState{}, err
 		}
-		e.coordinatorEpoch = int32(binary.BigEndian.Uint32(b[p+34:]))
-		e.txnFirstOffset = int64(binary.BigEndian.Uint64(b[p+38:]))
-		if e.id < 0 || m.offsetDelta < 0 || e.txnFirstOffset < -1 {
-			return nil, fmt.Errorf("%w: snapshot entry for producer %d", ErrCorrupt, e.id)
+		if !producerExpired(&e.producerInfo, nowMs, expirationMs) {
+			kept++
 		}
-		if m.lastOffset >= 0 && m.lastSeq >= 0 {
-			m.firstSeq = decrementSequence(m.lastSeq, m.offsetDelta)
-			e.addBatch(e.epoch, m)
-		}
-		e.lastTimestamp = m.timestamp
-		es = append(es, e)
 	}
-	return es, nil
+	ps := newProducerState(kept)
+	for p := snapshotHeaderSize; p < len(b); p += snapshotEntrySize {
+		e, _ := decodeSnapshotEntry(b[p : p+snapshotEntrySize])
+		if producerExpired(&e.producerInfo, nowMs, expirationMs) {
+			continue
+		}
+		s := e.stage()
+		ps.put(&s)
+		if e.txnFirstOffset >= 0 {
+			ps.startTxn(e.id, e.txnFirstOffset)
+		}
+	}
+	return ps, nil
+}
+
+// decodeSnapshotEntry parses one snapshotEntrySize entry.
+func decodeSnapshotEntry(b []byte) (producerEntry, error) {
+	e := producerEntry{producerInfo: producerInfo{
+		id:               int64(binary.BigEndian.Uint64(b)),
+		epoch:            int16(binary.BigEndian.Uint16(b[8:])),
+		lastTimestamp:    int64(binary.BigEndian.Uint64(b[26:])),
+		coordinatorEpoch: int32(binary.BigEndian.Uint32(b[34:])),
+		txnFirstOffset:   int64(binary.BigEndian.Uint64(b[38:])),
+	}}
+	m := batchMetadata{
+		lastSeq:     int32(binary.BigEndian.Uint32(b[10:])),
+		lastOffset:  int64(binary.BigEndian.Uint64(b[14:])),
+		offsetDelta: int32(binary.BigEndian.Uint32(b[22:])),
+		timestamp:   e.lastTimestamp,
+	}
+	if e.id < 0 || m.offsetDelta < 0 || e.txnFirstOffset < -1 {
+		return producerEntry{}, fmt.Errorf("%w: snapshot entry for producer %d", ErrCorrupt, e.id)
+	}
+	e.one = batchMetadata{lastOffset: -1}
+	if m.lastOffset >= 0 && m.lastSeq >= 0 {
+		e.one = m
+	}
+	return e, nil
 }
 
 func snapshotPath(dir string, offset int64) string {
@@ -155,46 +182,35 @@ func (l *Log) deleteSnapshotsLocked(del func(offset int64) bool) error {
 }
 
 // loadSnapshotLocked reads the latest readable snapshot at or below limit
-// into a fresh state, dropping producers expired at nowMs. Unreadable
+// into a fresh state, dropping producers expired at nowMs (as Kafka's
+// ProducerStateManager.loadFromSnapshot does). Unreadable
 // snapshots are deleted. It returns the snapshot's offset, or -1 (and an
 // empty state) when there is none.
 func (l *Log) loadSnapshotLocked(limit, nowMs int64) (producerState, int64, error) {
-	ps := newProducerState()
 	offs, err := l.snapshotOffsetsLocked()
 	if err != nil {
-		return ps, -1, err
+		return newProducerState(0), -1, err
 	}
-	expiration := l.mu.cfg.ProducerIDExpirationMs
 	for i := len(offs) - 1; i >= 0; i-- {
 		o := offs[i]
 		if o > limit {
 			continue
 		}
 		b, err := readFile(l.fs, snapshotPath(l.dir, o), maxSnapshotBytes)
-		var es []producerEntry
+		var ps producerState
 		if err == nil {
-			es, err = decodeSnapshot(b)
+			ps, err = decodeSnapshot(b, nowMs, l.mu.cfg.ProducerIDExpirationMs)
 		}
 		if err != nil {
 			l.logger.Warn("producer snapshot unreadable, deleting it", "offset", o, "err", err)
 			if rerr := l.fs.Remove(snapshotPath(l.dir, o)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-				return ps, -1, fmt.Errorf("remove producer snapshot %d: %w", o, rerr)
+				return newProducerState(0), -1, fmt.Errorf("remove producer snapshot %d: %w", o, rerr)
 			}
 			continue
 		}
-		for i := range es {
-			e := &es[i]
-			if producerExpired(e, nowMs, expiration) {
-				continue
-			}
-			ps.put(*e)
-			if e.txnFirstOffset >= 0 {
-				ps.startTxn(e.id, e.txnFirstOffset)
-			}
-		}
 		return ps, o, nil
 	}
-	return ps, -1, nil
+	return newProducerState(0), -1, nil
 }
 
 // segmentExts are the files of one segment.
@@ -276,13 +292,16 @@ func (l *Log) loadProducerStateLocked(now time.Time, rebuild bool) error {
 		if from < 0 {
 			from = first
 		}
-		if err := l.replayLocked(&early, from, snap, collect); err != nil {
+		if err := l.replayLocked(&early, from, snap, collect, true); err != nil {
 			return err
 		}
 	}
-	if err := l.replayLocked(&ps, snap, end, collect); err != nil {
+	if err := l.replayLocked(&ps, snap, end, collect, false); err != nil {
 		return err
 	}
+	// Replay re-creates producers from batches the live state may have
+	// expired already; drop them now rather than at the next check.
+	ps.expire(nowMs, l.mu.cfg.ProducerIDExpirationMs)
 	for _, s := range stale {
 		if err := s.txn.Truncate(0); err != nil {
 			return fmt.Errorf("truncate transaction index of segment %d: %w", s.base, err)
@@ -303,8 +322,11 @@ const maxReplayedControlBatch = 64 << 10
 
 // replayLocked applies the batches with offsets in [from, to) to ps.
 // collect, when not nil, sees every aborted transaction completed, with the
-// segment holding its marker.
-func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segment, AbortedTxn)) error {
+// segment holding its marker. With txnOnly, ps is wanted for the aborted
+// transactions alone: producers that open none are not recorded (a
+// rebuild of transaction indexes would otherwise hold a second copy of
+// every producer in the replayed range).
+func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segment, AbortedTxn), txnOnly bool) error {
 	var hdr [record.HeaderSize]byte
 	for _, s := range l.segments() {
 		if s.next <= from {
@@ -336,7 +358,8 @@ func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segm
 			if h.BaseOffset() >= to {
 				return nil
 			}
-			if b, ok := l.replayedBatch(s, pos, h); ok && h.LastOffset() >= from {
+			// Markers are transactional batches too.
+			if b, ok := l.replayedBatch(s, pos, h); ok && h.LastOffset() >= from && (b.transactional || !txnOnly) {
 				if a, ok := ps.replayBatch(&b); ok && collect != nil {
 					collect(s, a)
 				}
@@ -365,7 +388,7 @@ func (l *Log) replayedBatch(s *segment, pos int64, h record.Batch) (producerBatc
 	if b.producerID < 0 {
 		return b, false
 	}
-	b.lastSeq = incrementSequence(b.firstSeq, h.LastOffsetDelta())
+	b.lastSeq = lastSequence(b.firstSeq, h.LastOffsetDelta())
 	if !attrs.Control() {
 		return b, true
 	}

@@ -99,7 +99,7 @@ func (l *Log) resetLocked(offset int64) error {
 	if err := l.deleteSnapshotsLocked(func(int64) bool { return true }); err != nil {
 		return err
 	}
-	l.mu.producers = newProducerState()
+	l.mu.producers = newProducerState(0)
 	l.fuo.Store(-1)
 	return l.writeEpochsLocked()
 }
