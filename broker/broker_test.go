@@ -361,6 +361,23 @@ func TestProduceRefusals(t *testing.T) {
 	}
 }
 
+// Kafka 4.4's message.timestamp.after.max.ms is one hour: a record stamped
+// further ahead is refused, so no client can plant a far-future timestamp
+// (which would also keep its producer's state from expiring).
+func TestFutureTimestampsRefusedByDefault(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := n.Client(kgo.DefaultProduceTopic("ts"), kgo.AllowAutoTopicCreation(), kgo.RecordRetries(0))
+	soon := &kgo.Record{Value: []byte("v"), Timestamp: time.Now().Add(30 * time.Minute)}
+	if err := cl.ProduceSync(ctx, soon).FirstErr(); err != nil {
+		t.Fatalf("30 minutes ahead: %v", err)
+	}
+	late := &kgo.Record{Value: []byte("v"), Timestamp: time.Now().Add(2 * time.Hour)}
+	if err := cl.ProduceSync(ctx, late).FirstErr(); !errors.Is(err, kerr.InvalidTimestamp) {
+		t.Fatalf("2 hours ahead: %v, want %v", err, kerr.InvalidTimestamp)
+	}
+}
+
 func TestMinInsyncReplicas(t *testing.T) {
 	ctx := testkit.Context(t)
 	n := brokertest.Start(t)

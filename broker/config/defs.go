@@ -280,7 +280,7 @@ var topicDefs = []Def{
 		Validate: validator(TypeInt, atLeast(0)), synonyms: []synonym{{"message.max.bytes", 1}}},
 	{Name: "message.downconversion.enable", Type: TypeBoolean, Default: "true", Doc: "Whether batches are down-converted for old fetch versions.",
 		Validate: validator(TypeBoolean), synonyms: []synonym{{"log.message.downconversion.enable", 1}}},
-	{Name: "message.timestamp.after.max.ms", Type: TypeLong, Default: maxLong, Doc: "Largest allowed amount a record timestamp may be ahead of the broker's time.",
+	{Name: "message.timestamp.after.max.ms", Type: TypeLong, Default: "3600000", Doc: "Largest allowed amount a record timestamp may be ahead of the broker's time.",
 		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.message.timestamp.after.max.ms", 1}}},
 	{Name: "message.timestamp.before.max.ms", Type: TypeLong, Default: maxLong, Doc: "Largest allowed amount a record timestamp may be behind the broker's time.",
 		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.message.timestamp.before.max.ms", 1}}},
