@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -91,5 +92,46 @@ func TestInternalTopicsCreatedOnFindCoordinator(t *testing.T) {
 				t.Errorf("%s: %s not set on the topic", rc.Name, k)
 			}
 		}
+	}
+}
+
+// TestClientCreatedInternalTopicsServe: a client may create
+// __transaction_state and __consumer_offsets itself, with any partition
+// count, as Kafka allows. The coordinators then hash over the count the
+// topic has, not the configured one, so InitProducerID and offset commits
+// work at once, with no restart.
+func TestClientCreatedInternalTopicsServe(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t) // the configured counts: 50 partitions each
+	cl := n.Client()
+	adm := kadm.NewClient(cl)
+	for _, topic := range []string{"__transaction_state", "__consumer_offsets"} {
+		created, err := adm.CreateTopic(ctx, 1, -1, nil, topic)
+		if err != nil || created.NumPartitions != 1 {
+			t.Fatalf("create %s: %v %s, %d partitions", topic, err, created.ErrMessage, created.NumPartitions)
+		}
+	}
+	// Keys that hash to a partition other than 0 over the configured 50.
+	const txnID, groupID = "my-txn", "my-group"
+	if metadata.CoordinatorPartition(txnID, 50) == 0 || metadata.CoordinatorPartition(groupID, 50) == 0 {
+		t.Fatal("test keys hash to partition 0 of 50")
+	}
+	if pid, _ := initTransactional(ctx, t, cl, txnID); pid < 0 {
+		t.Errorf("producer id %d", pid)
+	}
+	var offsets kadm.Offsets
+	offsets.Add(kadm.Offset{Topic: "t", Partition: 0, At: 7, LeaderEpoch: -1})
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := adm.CommitOffsets(ctx, groupID, offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	fetched, err := adm.FetchOffsets(ctx, groupID)
+	if err != nil || fetched.Error() != nil {
+		t.Fatalf("fetch: %v %v", err, fetched.Error())
+	}
+	if o, _ := fetched.Lookup("t", 0); o.At != 7 {
+		t.Errorf("fetched offset %d, want 7", o.At)
 	}
 }
