@@ -10,6 +10,11 @@ package broker
 // v5 the response carries the resolved partition count, replication factor
 // and configs; v7 adds the topic id. A name repeated in one request fails
 // with INVALID_REQUEST, as in Kafka.
+//
+// As in Kafka (ControllerApis.createTopics), __cluster_metadata is refused
+// with INVALID_REQUEST, while a client may create __consumer_offsets or
+// __transaction_state itself, with any partition count: the coordinators
+// hash over the count the topic has.
 
 import (
 	"context"

@@ -5,15 +5,17 @@ package broker
 // Topics are named (v0-5) or, from v6, named or identified by topic id.
 // Deletion is committed to the metadata log; every node then removes the
 // topic's partition directories. delete.topic.enable=false refuses with
-// TOPIC_DELETION_DISABLED. Internal topics cannot be deleted.
+// TOPIC_DELETION_DISABLED. Internal topics are deleted like any other, as
+// Kafka's controller does (ReplicationControlManager.deleteTopic has no
+// exception for them; only an authorizer can refuse): their coordinator
+// unloads them, and the next FindCoordinator creates them afresh with the
+// configured partitions.
 
 import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/klogdev/klog/broker/metadata"
 )
 
 func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
@@ -60,8 +62,6 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		switch {
 		case !n.settings().DeleteTopicEnable:
 			err = kerr.TopicDeletionDisabled
-		case isInternal(img, name):
-			err = kerr.InvalidRequest
 		default:
 			err = n.ctrl.DeleteTopic(ctx, name)
 		}
@@ -77,9 +77,4 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		n.reconcile()
 	}
 	return resp, nil
-}
-
-func isInternal(img *metadata.Image, name string) bool {
-	t, ok := img.Topic(name)
-	return ok && t.Internal
 }

@@ -5,7 +5,8 @@ package broker
 // Raises a topic's partition count to the requested total (never lowers
 // it: INVALID_PARTITIONS). Manual assignments for the new partitions are not
 // supported yet: klog places them itself. ValidateOnly checks without
-// creating.
+// creating. A change to an internal topic's count (its keys hash over it)
+// is refused with POLICY_VIOLATION; Kafka allows it.
 
 import (
 	"context"

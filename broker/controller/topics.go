@@ -35,6 +35,9 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 	if err := metadata.ValidateTopicName(spec.Name); err != nil {
 		return nil, err
 	}
+	if spec.Name == clusterMetadataTopic {
+		return nil, fmt.Errorf("%w: creation of internal topic %s is prohibited", ErrInvalidRequest, spec.Name)
+	}
 	img := c.Image()
 	if _, ok := img.Topic(spec.Name); ok {
 		return nil, fmt.Errorf("%w: %q", ErrTopicExists, spec.Name)
@@ -116,6 +119,12 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 	}
 	cur := int32(len(t.Partitions))
 	switch {
+	case t.Internal:
+		// Kafka allows it, and its coordinators, which read the count at
+		// startup, move the groups and transactional ids that hash
+		// elsewhere away from their state at the next restart. klog's
+		// coordinators follow the count at once, so refuse.
+		return fmt.Errorf("%w: the partition count of internal topic %s cannot change: its groups or transactional ids would hash to partitions without their state", ErrPolicyViolation, topic)
 	case total == cur:
 		return fmt.Errorf("%w: topic already has %d partitions", ErrInvalidPartitions, cur)
 	case total < cur:
@@ -226,6 +235,10 @@ func (c *Controller) placeNew(img *metadata.Image, partitions int32, rf int16) (
 	}
 	return c.place(img, 0, int32(n), int(r))
 }
+
+// clusterMetadataTopic is the name of Kafka's metadata log, which no client
+// may create (Kafka's ControllerApis.createTopics).
+const clusterMetadataTopic = "__cluster_metadata"
 
 // place assigns replicas to count partitions starting at index first:
 // round-robin over the unfenced brokers in ID order, from a start that
