@@ -5,8 +5,9 @@ package broker
 // Raises a topic's partition count to the requested total (never lowers
 // it: INVALID_PARTITIONS). Manual assignments for the new partitions are not
 // supported yet: klog places them itself. ValidateOnly checks without
-// creating. A change to an internal topic's count (its keys hash over it)
-// is refused with POLICY_VIOLATION; Kafka allows it.
+// creating. More than klog.max.partitions partition replicas on a node,
+// and any change to an internal topic's count (its keys hash over it), are
+// refused with POLICY_VIOLATION; Kafka allows the latter.
 
 import (
 	"context"

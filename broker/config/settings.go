@@ -28,6 +28,7 @@ type Settings struct {
 	FetchMaxBytes             int32         // fetch.max.bytes
 	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
 	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
+	MaxPartitions             int32         // klog.max.partitions: most partition replicas on one node
 
 	Group       GroupSettings
 	Transaction TransactionSettings
@@ -123,6 +124,7 @@ func bindSettings(r *binder) Settings {
 		FetchMaxBytes:             r.int32("fetch.max.bytes"),
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),
+		MaxPartitions:             r.int32("klog.max.partitions"),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),

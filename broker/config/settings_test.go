@@ -40,6 +40,7 @@ func TestSettingsDefaults(t *testing.T) {
 		FetchMaxBytes:             57671680,
 		LogRetentionCheckInterval: 5 * time.Minute,
 		ProducerIDExpiration:      24 * time.Hour,
+		MaxPartitions:             10000,
 		Group: GroupSettings{
 			InitialRebalanceDelay:         0,
 			MinSessionTimeout:             6 * time.Second,

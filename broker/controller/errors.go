@@ -38,7 +38,8 @@ var ErrInvalidReplicaAssignment = errors.New("invalid replica assignment")
 var ErrInvalidRequest = errors.New("invalid request")
 
 // ErrPolicyViolation is returned for a valid request that klog's rules
-// refuse: a new partition count for an internal topic.
+// refuse: partitions past klog.max.partitions on a node, or a new
+// partition count for an internal topic.
 var ErrPolicyViolation = errors.New("policy violation")
 
 // ErrInvalidConfig is returned for an unknown config name or a bad value;
