@@ -11,6 +11,14 @@ package broker
 // and configs; v7 adds the topic id. A name repeated in one request is
 // answered once, with INVALID_REQUEST, and not created, as in Kafka
 // (ControllerApis.createTopics).
+//
+// As in Kafka (ControllerApis.createTopics), __cluster_metadata is refused
+// with INVALID_REQUEST, while a client may create __consumer_offsets or
+// __transaction_state itself, with any partition count: the coordinators
+// hash over the count the topic has. A creation that would put more than
+// klog.max.partitions partition replicas on a node is refused with
+// POLICY_VIOLATION (Kafka's answer to a creation too large for one
+// controller batch) before its partitions are placed.
 
 import (
 	"context"

@@ -5,18 +5,20 @@ package broker
 // Topics are named (v0-5) or, from v6, named or identified by topic id.
 // Deletion is committed to the metadata log; every node then removes the
 // topic's partition directories. delete.topic.enable=false refuses with
-// TOPIC_DELETION_DISABLED. Internal topics cannot be deleted. A name, or an
-// id, named more than once is answered once, with INVALID_REQUEST, and not
-// deleted (ControllerApis.deleteTopics); a topic named both by name and by
-// id is deleted once, and its other entry answers that it is unknown.
+// TOPIC_DELETION_DISABLED. Internal topics are deleted like any other, as
+// Kafka's controller does (ReplicationControlManager.deleteTopic has no
+// exception for them; only an authorizer can refuse): their coordinator
+// unloads them, and the next FindCoordinator creates them afresh with the
+// configured partitions. A name, or an id, named more than once is answered
+// once, with INVALID_REQUEST, and not deleted (ControllerApis.deleteTopics);
+// a topic named both by name and by id is deleted once, and its other entry
+// answers that it is unknown.
 
 import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/klogdev/klog/broker/metadata"
 )
 
 func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
@@ -87,8 +89,6 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		switch {
 		case !n.settings().DeleteTopicEnable:
 			err = kerr.TopicDeletionDisabled
-		case isInternal(img, name):
-			err = kerr.InvalidRequest
 		default:
 			err = n.ctrl.DeleteTopic(ctx, name)
 		}
@@ -104,9 +104,4 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		n.reconcile()
 	}
 	return resp, nil
-}
-
-func isInternal(img *metadata.Image, name string) bool {
-	t, ok := img.Topic(name)
-	return ok && t.Internal
 }

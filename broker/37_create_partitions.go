@@ -6,7 +6,10 @@ package broker
 // it: INVALID_PARTITIONS). Manual assignments for the new partitions are not
 // supported yet: klog places them itself. ValidateOnly checks without
 // creating. A topic named more than once is answered once, with
-// INVALID_REQUEST (ControllerApis.createPartitions).
+// INVALID_REQUEST (ControllerApis.createPartitions). More than
+// klog.max.partitions partition replicas on a node, and any change to an
+// internal topic's count (its keys hash over it), are refused with
+// POLICY_VIOLATION; Kafka allows the latter.
 
 import (
 	"context"

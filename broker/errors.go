@@ -78,6 +78,7 @@ var errorCodes = []struct {
 	{controller.ErrInvalidConfig, kerr.InvalidConfig},
 	{controller.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
 	{controller.ErrInvalidRequest, kerr.InvalidRequest},
+	{controller.ErrPolicyViolation, kerr.PolicyViolation},
 	{controller.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
 	{controller.ErrNotController, kerr.NotController},
 	{controller.ErrClosed, kerr.NotController},

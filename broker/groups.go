@@ -37,7 +37,8 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 	return group.New(group.Config{
 		Logger:                        n.logger.With("component", "group"),
 		Store:                         groupStore{internalStore{n, n.offsets}},
-		Partitions:                    n.offsets.partitions(n.ctrl.Image(), s),
+		Partitions:                    s.OffsetsTopic.Partitions,
+		PartitionCount:                func() int32 { return n.offsets.partitions(n.ctrl.Image(), n.settings()) },
 		Topics:                        n.groupTopics,
 		InitialRebalanceDelay:         s.Group.InitialRebalanceDelay,
 		MinSessionTimeout:             s.Group.MinSessionTimeout,

@@ -45,13 +45,17 @@ type internalTopic struct {
 	unload func(partition int32)
 
 	// loaded maps each partition handed to the coordinator to the leader
-	// epoch it was loaded at. Guarded by Node.reconcileMu.
-	loaded map[int32]int32
+	// epoch it was loaded at; loadedID is the id of the topic they belong
+	// to. Guarded by Node.reconcileMu.
+	loaded   map[int32]int32
+	loadedID [16]byte
 }
 
 // partitions is the number of partitions the topic's keys hash over: the
 // topic's own count once it exists (the setting may have changed since it
-// was created), else the configured one.
+// was created, or a client may have created the topic, as Kafka lets it),
+// else the configured one. The coordinators read it for every key, so
+// they follow the topic as it is now.
 func (it *internalTopic) partitions(img *metadata.Image, s *config.Settings) int32 {
 	if t, ok := img.Topic(it.name); ok {
 		return int32(len(t.Partitions))
@@ -110,15 +114,23 @@ func (n *Node) reconcileInternalTopic(img *metadata.Image, it *internalTopic) {
 		return // closing: Close unloads everything
 	}
 	lead := make(map[int32]int32)
+	var id [16]byte
 	if t, ok := img.Topic(it.name); ok {
+		id = t.ID
 		for _, p := range t.Partitions {
 			if p.Leader == n.cfg.NodeID {
 				lead[p.Index] = p.LeaderEpoch
 			}
 		}
 	}
+	// A topic deleted and created again — perhaps with another partition
+	// count, so keys hash elsewhere — between two reconciles shares
+	// partition indexes with the old one but none of its records: unload
+	// everything of the old topic.
+	recreated := id != it.loadedID
+	it.loadedID = id
 	for p, epoch := range it.loaded {
-		if e, ok := lead[p]; !ok || (it.reloadOnNewEpoch && e != epoch) {
+		if e, ok := lead[p]; recreated || !ok || (it.reloadOnNewEpoch && e != epoch) {
 			delete(it.loaded, p)
 			it.unload(p)
 		}

@@ -1,13 +1,18 @@
 package broker_test
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -92,4 +97,131 @@ func TestInternalTopicsCreatedOnFindCoordinator(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestClientCreatedInternalTopicsServe: a client may create
+// __transaction_state and __consumer_offsets itself, with any partition
+// count, as Kafka allows (only __cluster_metadata is refused, with
+// INVALID_REQUEST). The coordinators then hash over the count the topic
+// has, not the configured one, so InitProducerID and offset commits work
+// at once, with no restart.
+func TestClientCreatedInternalTopicsServe(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t) // the configured counts: 50 partitions each
+	cl := n.Client()
+	adm := kadm.NewClient(cl)
+	for _, topic := range []string{"__transaction_state", "__consumer_offsets"} {
+		created, err := adm.CreateTopic(ctx, 1, -1, nil, topic)
+		if err != nil || created.NumPartitions != 1 {
+			t.Fatalf("create %s: %v %s, %d partitions", topic, err, created.ErrMessage, created.NumPartitions)
+		}
+	}
+	created, err := adm.CreateTopic(ctx, 1, -1, nil, "__cluster_metadata")
+	if !errors.Is(err, kerr.InvalidRequest) || !strings.Contains(created.ErrMessage, "creation of internal topic __cluster_metadata is prohibited") {
+		t.Errorf("create __cluster_metadata: %v %q", err, created.ErrMessage)
+	}
+
+	// Keys that hash to a partition other than 0 over the configured 50.
+	const txnID, groupID = "my-txn", "my-group"
+	if metadata.CoordinatorPartition(txnID, 50) == 0 || metadata.CoordinatorPartition(groupID, 50) == 0 {
+		t.Fatal("test keys hash to partition 0 of 50")
+	}
+	if pid, _ := initTransactional(ctx, t, cl, txnID); pid < 0 {
+		t.Errorf("producer id %d", pid)
+	}
+	var offsets kadm.Offsets
+	offsets.Add(kadm.Offset{Topic: "t", Partition: 0, At: 7, LeaderEpoch: -1})
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := adm.CommitOffsets(ctx, groupID, offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	fetched, err := adm.FetchOffsets(ctx, groupID)
+	if err != nil || fetched.Error() != nil {
+		t.Fatalf("fetch: %v %v", err, fetched.Error())
+	}
+	if o, _ := fetched.Lookup("t", 0); o.At != 7 {
+		t.Errorf("fetched offset %d, want 7", o.At)
+	}
+}
+
+// TestDeleteInternalTopic: DeleteTopics deletes an internal topic as Kafka
+// does (no authorizer: no refusal). The coordinator lets go of it, and the
+// next FindCoordinator creates it again with the configured partitions;
+// the coordinator serves the new topic, whose partition count differs.
+func TestDeleteInternalTopic(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t, brokertest.Config("transaction.state.log.num.partitions", "5"))
+	cl := n.Client()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, -1, nil, "__transaction_state"); err != nil {
+		t.Fatal(err)
+	}
+	const txnID = "txn-a"
+	if metadata.CoordinatorPartition(txnID, 5) == 0 {
+		t.Fatal("test key hashes to partition 0 of 5")
+	}
+	first, _ := initTransactional(ctx, t, cl, txnID)
+
+	if resp, err := adm.DeleteTopic(ctx, "__transaction_state"); err != nil {
+		t.Fatalf("delete: %v %s", err, resp.ErrMessage)
+	}
+	if code, _, parts := topicMetadata(ctx, t, cl, "__transaction_state"); code != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("after delete: %v, %d partitions", kerr.ErrorForCode(code), parts)
+	}
+
+	if second, _ := initTransactional(ctx, t, cl, txnID); second == first {
+		t.Errorf("producer id %d again after the transaction state was deleted", second)
+	}
+	if code, internal, parts := topicMetadata(ctx, t, cl, "__transaction_state"); code != 0 || !internal || parts != 5 {
+		t.Errorf("recreated: %v, internal %v, %d partitions", kerr.ErrorForCode(code), internal, parts)
+	}
+}
+
+// TestInternalTopicPartitionCountIsFixed: CreatePartitions on an internal
+// topic is refused with POLICY_VIOLATION, since its keys hash over the
+// count and would lose their state. Kafka allows it and remaps the keys at
+// its next restart.
+func TestInternalTopicPartitionCountIsFixed(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t, brokertest.Config("offsets.topic.num.partitions", "3"))
+	cl := n.Client()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	var offsets kadm.Offsets
+	offsets.Add(kadm.Offset{Topic: "t", Partition: 0, At: 1, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctx, "g", offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	resp, err := adm.UpdatePartitions(ctx, 4, "__consumer_offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp["__consumer_offsets"]
+	if !errors.Is(r.Err, kerr.PolicyViolation) || !strings.Contains(r.ErrMessage, "internal topic __consumer_offsets") {
+		t.Errorf("create partitions: %v %q", r.Err, r.ErrMessage)
+	}
+	if code, _, parts := topicMetadata(ctx, t, cl, "__consumer_offsets"); code != 0 || parts != 3 {
+		t.Errorf("%v, %d partitions, want 3", kerr.ErrorForCode(code), parts)
+	}
+}
+
+// topicMetadata asks the node itself for a topic (kadm answers from the
+// client's metadata cache): its error code, internal flag and partition
+// count.
+func topicMetadata(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) (code int16, internal bool, partitions int) {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := cl.Broker(0).Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := resp.(*kmsg.MetadataResponse).Topics[0]
+	return mt.ErrorCode, mt.IsInternal, len(mt.Partitions)
 }

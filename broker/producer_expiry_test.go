@@ -21,7 +21,10 @@ func TestProducerIDsExpire(t *testing.T) {
 	const expiration = 2 * time.Second
 	n := brokertest.Start(t,
 		brokertest.Config("producer.id.expiration.ms", fmt.Sprint(expiration.Milliseconds())),
-		brokertest.Config("producer.id.expiration.check.interval.ms", "20"))
+		brokertest.Config("producer.id.expiration.check.interval.ms", "20"),
+		// Kafka's default refuses timestamps over an hour ahead; a user may
+		// lift that, and expiry must still hold.
+		brokertest.Config("log.message.timestamp.after.max.ms", "9223372036854775807"))
 	cl := nameClient(n)
 	adm := kadm.NewClient(cl)
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "pids"); err != nil {

@@ -37,11 +37,12 @@ func (n *Node) newTxnStateTopic() *internalTopic {
 func (n *Node) newTxnCoordinator() *txn.Coordinator {
 	s := n.settings()
 	return txn.New(txn.Config{
-		Logger:      n.logger.With("component", "txn"),
-		Store:       txnStore{internalStore{n, n.txnState}},
-		Markers:     txnMarkers{n},
-		ProducerIDs: n.nextProducerID,
-		Partitions:  n.txnState.partitions(n.ctrl.Image(), s),
+		Logger:         n.logger.With("component", "txn"),
+		Store:          txnStore{internalStore{n, n.txnState}},
+		Markers:        txnMarkers{n},
+		ProducerIDs:    n.nextProducerID,
+		Partitions:     s.TransactionStateTopic.Partitions,
+		PartitionCount: func() int32 { return n.txnState.partitions(n.ctrl.Image(), n.settings()) },
 		Topics: func() map[string]txn.TopicInfo {
 			img := n.ctrl.Image()
 			out := make(map[string]txn.TopicInfo, len(img.Topics))

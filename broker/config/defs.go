@@ -356,6 +356,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt)},
 	{Name: "group.min.session.timeout.ms", Type: TypeInt, Default: "6000", ReadOnly: true, Doc: "Smallest session timeout a consumer may ask for.",
 		Validate: validator(TypeInt)},
+	{Name: "klog.max.partitions", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "Most partition replicas one node hosts, internal topics included. A CreateTopics, CreatePartitions or topic auto-creation that would place more on a node is refused with POLICY_VIOLATION and creates nothing; a node always starts on its data directory, whatever it holds. klog only: Kafka has no such limit (KIP-578 proposed one). Each partition costs memory (indexes, producer state, its partition and coordinator state) and start-up time (each log is opened and its tail checked); open segment files are bounded on their own, so the limit is not what keeps descriptors in check.",
+		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://127.0.0.1:9092", ReadOnly: true, Doc: "Addresses the broker listens on (klog binds loopback by default).",
 		Validate: validator(TypeString)},
 	{Name: "log.dir", Type: TypeString, Default: "/tmp/kafka-logs", ReadOnly: true, Doc: "Log directory, used when log.dirs is not set.",

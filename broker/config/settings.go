@@ -29,6 +29,7 @@ type Settings struct {
 	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
 	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
 	ProducerIDExpiryCheck     time.Duration // producer.id.expiration.check.interval.ms
+	MaxPartitions             int32         // klog.max.partitions: most partition replicas on one node
 
 	Group       GroupSettings
 	Transaction TransactionSettings
@@ -125,6 +126,7 @@ func bindSettings(r *binder) Settings {
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),
 		ProducerIDExpiryCheck:     r.ms("producer.id.expiration.check.interval.ms"),
+		MaxPartitions:             r.int32("klog.max.partitions"),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),

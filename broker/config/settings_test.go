@@ -41,6 +41,7 @@ func TestSettingsDefaults(t *testing.T) {
 		LogRetentionCheckInterval: 5 * time.Minute,
 		ProducerIDExpiration:      24 * time.Hour,
 		ProducerIDExpiryCheck:     10 * time.Minute,
+		MaxPartitions:             10000,
 		Group: GroupSettings{
 			InitialRebalanceDelay:         0,
 			MinSessionTimeout:             6 * time.Second,
@@ -80,7 +81,7 @@ func TestSettingsDefaults(t *testing.T) {
 		FlushMs:              math.MaxInt64,
 		MaxMessageBytes:      1048588,
 		TimestampBeforeMaxMs: math.MaxInt64,
-		TimestampAfterMaxMs:  math.MaxInt64,
+		TimestampAfterMaxMs:  3600000,
 		CleanupPolicy:        []string{"delete"},
 	}
 	if got := topic(t, b, nil); !reflect.DeepEqual(got, wantTopic) {

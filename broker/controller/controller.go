@@ -91,6 +91,10 @@ type Controller struct {
 	ready     atomic.Bool // this node leads and has finished its leader setup
 	closed    atomic.Bool
 	placement atomic.Int64 // rotating start index for replica placement
+	// creating holds one token for the topic or partition creation under
+	// way, so each checks klog.max.partitions against the image it then
+	// commits on; waiting for it honours the request's context.
+	creating chan struct{}
 
 	stop chan struct{} // closed by Close
 	wg   sync.WaitGroup
@@ -132,7 +136,7 @@ func New(cfg Config) (*Controller, error) {
 		cfg.ApplyTimeout = 10 * time.Second
 	}
 	cfg.Self.ID = cfg.NodeID
-	c := &Controller{cfg: cfg, log: cfg.Logger.With("component", "controller"), stop: make(chan struct{})}
+	c := &Controller{cfg: cfg, log: cfg.Logger.With("component", "controller"), stop: make(chan struct{}), creating: make(chan struct{}, 1)}
 	c.mu.changed = make(chan struct{})
 	c.img.Store(metadata.Empty())
 

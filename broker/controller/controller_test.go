@@ -41,6 +41,18 @@ func start(t testing.TB, cfg Config) *Controller {
 	return c
 }
 
+// startWith starts an in-memory controller with the given broker configs.
+func startWith(t testing.TB, configs map[string]string) *Controller {
+	t.Helper()
+	b, err := config.ParseBroker(configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, "")
+	cfg.Broker = b
+	return start(t, cfg)
+}
+
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -144,13 +156,7 @@ func TestTopicLifecycle(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	b, err := config.ParseBroker(map[string]string{"delete.topic.enable": "false"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(t, "")
-	cfg.Broker = b
-	c := start(t, cfg)
+	c := startWith(t, map[string]string{"delete.topic.enable": "false"})
 	ctx := ctxT(t)
 	if _, err := c.CreateTopic(ctx, TopicSpec{Name: "a.b", Partitions: 1, ReplicationFactor: 1}, false); err != nil {
 		t.Fatal(err)
@@ -278,6 +284,21 @@ func TestConcurrentCreates(t *testing.T) {
 	}
 
 	// Distinct names all succeed, with distinct IDs.
+	for i, err := range createEach(ctx, c, n) {
+		if err != nil {
+			t.Errorf("create t%d: %v", i, err)
+		}
+	}
+	if img := c.Image(); len(img.Topics) != n+1 || len(img.TopicIDs) != n+1 {
+		t.Errorf("%d topics, %d ids", len(img.Topics), len(img.TopicIDs))
+	}
+}
+
+// createEach creates topics t0 to t<n-1>, of one partition each, all at
+// once, and returns their errors.
+func createEach(ctx context.Context, c *Controller, n int) []error {
+	var wg sync.WaitGroup
+	errs := make([]error, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -286,14 +307,7 @@ func TestConcurrentCreates(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("create t%d: %v", i, err)
-		}
-	}
-	if img := c.Image(); len(img.Topics) != n+1 || len(img.TopicIDs) != n+1 {
-		t.Errorf("%d topics, %d ids", len(img.Topics), len(img.TopicIDs))
-	}
+	return errs
 }
 
 func TestRestart(t *testing.T) {
@@ -564,5 +578,39 @@ func TestCloseWithProposalsInFlight(t *testing.T) {
 		case <-time.After(testkit.WaitTimeout):
 			t.Fatalf("round %d: Close or a proposal did not return within %v", round, testkit.WaitTimeout)
 		}
+	}
+}
+
+// TestPartitionLimit: klog.max.partitions bounds the partition replicas
+// on the node across concurrent creations, and a creation past it is
+// refused before its partitions are placed: refusing 60,000 allocates
+// next to nothing.
+func TestPartitionLimit(t *testing.T) {
+	c := startWith(t, map[string]string{"klog.max.partitions": "10"})
+	ctx := ctxT(t)
+
+	created := 0
+	for i, err := range createEach(ctx, c, 16) {
+		switch {
+		case err == nil:
+			created++
+		case !errors.Is(err, ErrPolicyViolation):
+			t.Errorf("create t%d: %v", i, err)
+		}
+	}
+	if created != 10 || len(c.Image().Topics) != 10 {
+		t.Errorf("%d creations succeeded, %d topics, want 10", created, len(c.Image().Topics))
+	}
+	if err := c.CreatePartitions(ctx, "t0", 2, true); !errors.Is(err, ErrPolicyViolation) {
+		t.Errorf("grow past the limit: %v", err)
+	}
+
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := c.CreateTopic(ctx, TopicSpec{Name: "big", Partitions: 60000, ReplicationFactor: 1}, true); !errors.Is(err, ErrPolicyViolation) {
+			t.Fatalf("create 60,000: %v", err)
+		}
+	})
+	if allocs > 100 {
+		t.Errorf("refusing 60,000 partitions allocated %.0f times", allocs)
 	}
 }

@@ -37,6 +37,11 @@ var ErrInvalidReplicaAssignment = errors.New("invalid replica assignment")
 // other (an assignment together with a partition count).
 var ErrInvalidRequest = errors.New("invalid request")
 
+// ErrPolicyViolation is returned for a valid request that klog's rules
+// refuse: partitions past klog.max.partitions on a node, or a new
+// partition count for an internal topic.
+var ErrPolicyViolation = errors.New("policy violation")
+
 // ErrInvalidConfig is returned for an unknown config name or a bad value;
 // it wraps the message from broker/config.
 var ErrInvalidConfig = errors.New("invalid config")

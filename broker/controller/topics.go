@@ -35,6 +35,14 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 	if err := metadata.ValidateTopicName(spec.Name); err != nil {
 		return nil, err
 	}
+	if spec.Name == clusterMetadataTopic {
+		return nil, fmt.Errorf("%w: creation of internal topic %s is prohibited", ErrInvalidRequest, spec.Name)
+	}
+	unlock, err := c.lockCreate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	img := c.Image()
 	if _, ok := img.Topic(spec.Name); ok {
 		return nil, fmt.Errorf("%w: %q", ErrTopicExists, spec.Name)
@@ -46,7 +54,6 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 		return nil, err
 	}
 	var parts []metadata.Partition
-	var err error
 	if len(spec.Assignment) > 0 {
 		if spec.Partitions != -1 || spec.ReplicationFactor != -1 {
 			return nil, fmt.Errorf("%w: a replica assignment requires partitions and replication factor of -1", ErrInvalidRequest)
@@ -56,6 +63,9 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 		parts, err = c.placeNew(img, spec.Partitions, spec.ReplicationFactor)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkPlaced(img, parts); err != nil {
 		return nil, err
 	}
 	rec := &metadata.CreateTopicRecord{
@@ -109,6 +119,11 @@ func (c *Controller) DeleteTopic(ctx context.Context, name string) error {
 // CreatePartitions grows a topic to total partitions, placing the new
 // ones with the replication factor of the existing ones.
 func (c *Controller) CreatePartitions(ctx context.Context, topic string, total int32, validateOnly bool) error {
+	unlock, err := c.lockCreate(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	img := c.Image()
 	t, ok := img.Topic(topic)
 	if !ok {
@@ -116,6 +131,12 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 	}
 	cur := int32(len(t.Partitions))
 	switch {
+	case t.Internal:
+		// Kafka allows it, and its coordinators, which read the count at
+		// startup, move the groups and transactional ids that hash
+		// elsewhere away from their state at the next restart. klog's
+		// coordinators follow the count at once, so refuse.
+		return fmt.Errorf("%w: the partition count of internal topic %s cannot change: its groups or transactional ids would hash to partitions without their state", ErrPolicyViolation, topic)
 	case total == cur:
 		return fmt.Errorf("%w: topic already has %d partitions", ErrInvalidPartitions, cur)
 	case total < cur:
@@ -127,8 +148,14 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 	if cur > 0 {
 		rf = len(t.Partitions[0].Replicas)
 	}
+	if err := c.checkRoom(img, int64(total-cur), int64(rf)); err != nil {
+		return err
+	}
 	added, err := c.place(img, cur, total-cur, rf)
 	if err != nil {
+		return err
+	}
+	if err := c.checkPlaced(img, added); err != nil {
 		return err
 	}
 	if validateOnly {
@@ -224,7 +251,86 @@ func (c *Controller) placeNew(img *metadata.Image, partitions int32, rf int16) (
 	if r <= 0 || r > math.MaxInt16 {
 		return nil, fmt.Errorf("%w: replication factor must be larger than 0", ErrInvalidReplicationFactor)
 	}
+	if err := c.checkRoom(img, n, r); err != nil {
+		return nil, err
+	}
 	return c.place(img, 0, int32(n), int(r))
+}
+
+// clusterMetadataTopic is the name of Kafka's metadata log, which no client
+// may create (Kafka's ControllerApis.createTopics).
+const clusterMetadataTopic = "__cluster_metadata"
+
+// lockCreate takes the creation token, waiting no longer than ctx allows.
+func (c *Controller) lockCreate(ctx context.Context) (unlock func(), err error) {
+	select {
+	case c.creating <- struct{}{}:
+		return func() { <-c.creating }, nil
+	case <-c.stop:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, fmt.Errorf("controller: wait to create: %w", ctx.Err())
+	}
+}
+
+// hostedReplicas counts the partition replicas each unfenced broker hosts.
+func hostedReplicas(img *metadata.Image) map[int32]int64 {
+	hosted := make(map[int32]int64, len(img.Brokers))
+	for id, b := range img.Brokers {
+		if !b.Fenced {
+			hosted[id] = 0
+		}
+	}
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			for _, r := range p.Replicas {
+				if _, ok := hosted[r]; ok {
+					hosted[r]++
+				}
+			}
+		}
+	}
+	return hosted
+}
+
+// checkRoom refuses, before any is placed, count new partitions of rf
+// replicas that cannot fit under klog.max.partitions even spread evenly
+// over the unfenced brokers; with one broker the check is exact.
+func (c *Controller) checkRoom(img *metadata.Image, count, rf int64) error {
+	limit := int64(c.cfg.Broker.Settings().MaxPartitions)
+	hosted := hostedReplicas(img)
+	if int64(len(hosted)) < rf {
+		return nil // place refuses the replication factor
+	}
+	var total int64
+	for _, n := range hosted {
+		total += n
+	}
+	if room := limit*int64(len(hosted)) - total; count*rf > room {
+		return fmt.Errorf("%w: %d new partitions with %d replica(s) each do not fit under klog.max.partitions=%d per node: %d node(s) host %d partition replicas, room for %d more",
+			ErrPolicyViolation, count, rf, limit, len(hosted), total, max(room, 0))
+	}
+	return nil
+}
+
+// checkPlaced refuses placed partitions that would put more than
+// klog.max.partitions replicas on a broker.
+func (c *Controller) checkPlaced(img *metadata.Image, added []metadata.Partition) error {
+	limit := int64(c.cfg.Broker.Settings().MaxPartitions)
+	hosted := hostedReplicas(img)
+	adding := make(map[int32]int64)
+	for _, p := range added {
+		for _, r := range p.Replicas {
+			adding[r]++
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(adding)) {
+		if hosted[id]+adding[id] > limit {
+			return fmt.Errorf("%w: %d new partition replicas on node %d, which hosts %d, would exceed klog.max.partitions=%d per node",
+				ErrPolicyViolation, adding[id], id, hosted[id], limit)
+		}
+	}
+	return nil
 }
 
 // place assigns replicas to count partitions starting at index first:

@@ -41,11 +41,12 @@ type TopicInfo struct {
 // Config configures a Coordinator. Zero durations and sizes take Kafka's
 // defaults, except InitialRebalanceDelay (zero means no delay).
 type Config struct {
-	Logger     *slog.Logger
-	Store      Store
-	Partitions int32                       // offsets.topic.num.partitions
-	Topics     func() map[string]TopicInfo // current topics by name; nil = no topic validation, no KIP-848 assignment
-	Now        func() time.Time            // nil = time.Now
+	Logger         *slog.Logger
+	Store          Store
+	Partitions     int32                       // offsets.topic.num.partitions, the count when PartitionCount is nil
+	PartitionCount func() int32                // the current partition count of __consumer_offsets; see partitionOf
+	Topics         func() map[string]TopicInfo // current topics by name; nil = no topic validation, no KIP-848 assignment
+	Now            func() time.Time            // nil = time.Now
 
 	InitialRebalanceDelay         time.Duration // group.initial.rebalance.delay.ms
 	MinSessionTimeout             time.Duration // group.min.session.timeout.ms (6000)
@@ -82,6 +83,10 @@ func (cfg *Config) defaults() {
 	}
 	if cfg.Partitions <= 0 {
 		cfg.Partitions = 50
+	}
+	if cfg.PartitionCount == nil {
+		n := cfg.Partitions
+		cfg.PartitionCount = func() int32 { return n }
 	}
 	if cfg.MinSessionTimeout <= 0 {
 		cfg.MinSessionTimeout = 6 * time.Second
@@ -324,6 +329,16 @@ func (c *Coordinator) startLocked(g *group) *actor {
 	return a
 }
 
+// partitionOf is the __consumer_offsets partition of group id, over the
+// count PartitionCount gives now: the node passes the topic's own count, so
+// the coordinator serves whatever count the topic has (a client may have
+// created it). Kafka reads the count once, at startup
+// (GroupCoordinatorService.startup), and answers NOT_COORDINATOR until a
+// restart when the two differ.
+func (c *Coordinator) partitionOf(id string) int32 {
+	return metadata.CoordinatorPartition(id, c.cfg.PartitionCount())
+}
+
 // errGroupMissing is the code run reports when create is false and the
 // group does not exist; fn has then been called with a nil group.
 const errGroupMissing int16 = -2
@@ -335,13 +350,14 @@ const errGroupMissing int16 = -2
 // COORDINATOR_LOAD_IN_PROGRESS) or the request gave up.
 // The returned channel closes when the group's actor exits.
 func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(g *group)) (<-chan struct{}, int16) {
-	p := metadata.CoordinatorPartition(id, c.cfg.Partitions)
+	p := c.partitionOf(id)
 	c.mu.Lock()
 	if c.mu.closed {
 		c.mu.Unlock()
 		return nil, kerr.CoordinatorNotAvailable.Code
 	}
 	ps, ok := c.mu.parts[p]
+	a := c.mu.groups[id]
 	switch {
 	case !ok:
 		c.mu.Unlock()
@@ -349,8 +365,13 @@ func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(g
 	case ps.loading:
 		c.mu.Unlock()
 		return nil, kerr.CoordinatorLoadInProgress.Code
+	case a != nil && a.part != p:
+		// Loaded from a partition the group no longer hashes to: the
+		// topic was recreated with another count and the node has not
+		// unloaded the old partitions yet.
+		c.mu.Unlock()
+		return nil, kerr.NotCoordinator.Code
 	}
-	a := c.mu.groups[id]
 	if a == nil {
 		if !create {
 			c.mu.Unlock()

@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -515,5 +517,40 @@ func TestAppendFailureKeepsState(t *testing.T) {
 	}
 	if s := c.Snapshot(); len(s) != 1 || s[0].Offsets[0].Offset != 1 {
 		t.Fatalf("offset changed after a failed append: %+v", s)
+	}
+}
+
+// TestGroupsFollowTheLivePartitionCount: with PartitionCount set, groups
+// hash over the topic's count as it is now. A group whose actor was loaded
+// from a partition it no longer hashes to answers NOT_COORDINATOR, even
+// when its new partition is loaded, until the node unloads the old one.
+func TestGroupsFollowTheLivePartitionCount(t *testing.T) {
+	var count atomic.Int32
+	count.Store(1)
+	c, _, _ := newTestCoordinator(t, func(cfg *Config) { cfg.PartitionCount = count.Load })
+	ctx := testkit.Context(t)
+	const moved = "g2" // partition 1 of 2
+	if p := metadata.CoordinatorPartition(moved, 2); p != 1 {
+		t.Fatalf("%s hashes to %d of 2", moved, p)
+	}
+	commit := func() int16 {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Group, req.Generation = moved, -1
+		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+		return c.OffsetCommit(ctx, req).Topics[0].Partitions[0].ErrorCode
+	}
+	if code := commit(); code != 0 {
+		t.Fatalf("commit over one partition: %v", kerr.ErrorForCode(code))
+	}
+	count.Store(2)
+	if err := c.LoadPartition(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if code := commit(); code != kerr.NotCoordinator.Code {
+		t.Errorf("commit through the actor of partition 0: %v, want NOT_COORDINATOR", kerr.ErrorForCode(code))
+	}
+	c.UnloadPartition(0)
+	if code := commit(); code != 0 {
+		t.Errorf("commit once partition 0 is unloaded: %v", kerr.ErrorForCode(code))
 	}
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/klogdev/klog/broker/metadata"
 )
 
 // TxnStore is the extension of Store that transactional offset commits
@@ -292,12 +290,21 @@ func (c *Coordinator) noteTxnGroupLocked(producerID int64, id string) {
 	ids[id] = struct{}{}
 }
 
+// groupPartitionLocked is the partition group id was loaded from, or,
+// without an actor, the one it hashes to. c.mu must be held.
+func (c *Coordinator) groupPartitionLocked(id string) int32 {
+	if a := c.mu.groups[id]; a != nil {
+		return a.part
+	}
+	return c.partitionOf(id)
+}
+
 // forgetTxnGroupsLocked drops the index entries of the groups of partition
 // p. c.mu must be held.
 func (c *Coordinator) forgetTxnGroupsLocked(p int32) {
 	for pid, ids := range c.mu.txnGroups {
 		for id := range ids {
-			if metadata.CoordinatorPartition(id, c.cfg.Partitions) == p {
+			if c.groupPartitionLocked(id) == p {
 				delete(ids, id)
 			}
 		}
@@ -332,7 +339,7 @@ func (c *Coordinator) CompleteTransaction(p int32, producerID int64, commit bool
 	}
 	var ids []string
 	for id := range c.mu.txnGroups[producerID] {
-		if metadata.CoordinatorPartition(id, c.cfg.Partitions) == p {
+		if c.groupPartitionLocked(id) == p {
 			ids = append(ids, id)
 			delete(c.mu.txnGroups[producerID], id)
 		}

@@ -9,8 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/klogdev/klog/broker/metadata"
 )
 
 // TxnSnapshot is the state of one transactional id, for inspection.
@@ -571,7 +569,7 @@ func (c *Coordinator) describe(id string) (*TxnSnapshot, error) {
 	if id == "" {
 		return nil, fmt.Errorf("empty transactional id: %w", errInvalidRequest)
 	}
-	p := metadata.CoordinatorPartition(id, c.cfg.Partitions)
+	p := c.partitionOf(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {

@@ -57,7 +57,8 @@ type Config struct {
 	Store          Store
 	Markers        Markers
 	ProducerIDs    func(ctx context.Context) (int64, error) // next unused producer id (controller-allocated blocks)
-	Partitions     int32                                    // transaction.state.log.num.partitions (50)
+	Partitions     int32                                    // transaction.state.log.num.partitions (50), the count when PartitionCount is nil
+	PartitionCount func() int32                             // the current partition count of __transaction_state; see partitionOf
 	Topics         func() map[string]TopicInfo              // to validate AddPartitionsToTxn; nil = no validation
 	GroupPartition func(group string) TopicPartition        // the __consumer_offsets partition of a group
 	Now            func() time.Time                         // nil = time.Now
@@ -93,6 +94,10 @@ func (cfg *Config) defaults() {
 	}
 	if cfg.Partitions <= 0 {
 		cfg.Partitions = 50
+	}
+	if cfg.PartitionCount == nil {
+		n := cfg.Partitions
+		cfg.PartitionCount = func() int32 { return n }
 	}
 	if cfg.MaxTimeout <= 0 {
 		cfg.MaxTimeout = 15 * time.Minute
@@ -353,11 +358,21 @@ func (c *Coordinator) forgetLocked(a *actor) {
 	}
 }
 
+// partitionOf is the __transaction_state partition of transactional id,
+// over the count PartitionCount gives now: the node passes the topic's own
+// count, so the coordinator serves whatever count the topic has (a client
+// may have created it). Kafka reads the count once, at startup
+// (TransactionStateManager.startup), and answers NOT_COORDINATOR until a
+// restart when the two differ.
+func (c *Coordinator) partitionOf(id string) int32 {
+	return metadata.CoordinatorPartition(id, c.cfg.PartitionCount())
+}
+
 // lookup returns the actor of id, creating one with an unpersisted Empty
 // state when create is set. A nil actor and nil error means the id is
 // unknown.
 func (c *Coordinator) lookup(id string, create bool) (*actor, error) {
-	p := metadata.CoordinatorPartition(id, c.cfg.Partitions)
+	p := c.partitionOf(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {
@@ -371,6 +386,12 @@ func (c *Coordinator) lookup(id string, create bool) (*actor, error) {
 		return nil, ErrLoadInProgress
 	}
 	a := c.mu.txns[id]
+	if a != nil && a.part != p {
+		// Loaded from a partition the id no longer hashes to: the
+		// topic was recreated with another count and the node has not
+		// unloaded the old partitions yet.
+		return nil, ErrNotCoordinator
+	}
 	if a != nil && a.snap.State == StateDead.String() {
 		// Expired: the actor reaps itself after its current event, but a
 		// request may come first. Detach it now, as its reaping would, so

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -295,5 +297,35 @@ func TestClientMarker(t *testing.T) {
 	// id's actor.
 	if err := e.c.ClientMarker(ctx, pid, epoch+1, false, 0, write); err != nil || written != 1 {
 		t.Fatalf("marker with no transaction in flight: %v, written %d", err, written)
+	}
+}
+
+// TestIDsFollowTheLivePartitionCount: with PartitionCount set, transactional
+// ids hash over the topic's count as it is now. An id whose actor was
+// loaded from a partition it no longer hashes to answers NOT_COORDINATOR,
+// even when its new partition is loaded, until the node unloads the old
+// one.
+func TestIDsFollowTheLivePartitionCount(t *testing.T) {
+	var count atomic.Int32
+	count.Store(1)
+	e := newTestEnv(t, func(cfg *Config) { cfg.PartitionCount = count.Load })
+	ctx := testkit.Context(t)
+	const moved = "t1" // partition 1 of 2
+	if p := metadata.CoordinatorPartition(moved, 2); p != 1 {
+		t.Fatalf("%s hashes to %d of 2", moved, p)
+	}
+	if got := e.c.InitProducerID(ctx, initReq(moved, -1, -1)).ErrorCode; got != 0 {
+		t.Fatalf("init over one partition: %s", errName(got))
+	}
+	count.Store(2)
+	if err := e.c.LoadPartition(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.c.InitProducerID(ctx, initReq(moved, -1, -1)).ErrorCode; got != kerr.NotCoordinator.Code {
+		t.Errorf("init through the actor of partition 0: %s, want NOT_COORDINATOR", errName(got))
+	}
+	e.c.UnloadPartition(0)
+	if got := e.c.InitProducerID(ctx, initReq(moved, -1, -1)).ErrorCode; got != 0 {
+		t.Errorf("init once partition 0 is unloaded: %s", errName(got))
 	}
 }

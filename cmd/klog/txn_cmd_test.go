@@ -98,7 +98,12 @@ func TestProduceTxnAbortsOnBadInput(t *testing.T) {
 	}
 	// The same transactional id then commits normally.
 	mustRun(t, b, "fine\n", "produce", "tbad", "--txn-id", "tx-bad", "-q")
-	r = mustRun(t, b, "", "consume", "tbad", "-e")
+	// The commit's markers are written after EndTxn answers, as in Kafka:
+	// the record becomes visible to read_committed once they are.
+	testkit.WaitFor(t, "the committed record to be visible", func() (bool, string) {
+		r = mustRun(t, b, "", "consume", "tbad", "-e")
+		return r.stdout != "", r.stdout
+	})
 	if r.stdout != "fine\n" {
 		t.Errorf("read committed after commit = %q", r.stdout)
 	}
