@@ -29,6 +29,13 @@ type Settings struct {
 	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
 	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
 
+	// MaxInflightRequests, QueuedMaxResponseBytesPerConnection and
+	// QueuedMaxResponseBytes bound the responses waiting to be written:
+	// a connection over them is not read (klog only).
+	MaxInflightRequests                 int32 // max.inflight.requests.per.connection
+	QueuedMaxResponseBytesPerConnection int64 // queued.max.response.bytes.per.connection
+	QueuedMaxResponseBytes              int64 // queued.max.response.bytes
+
 	Group       GroupSettings
 	Transaction TransactionSettings
 	// OffsetsTopic and TransactionStateTopic say how the coordinators'
@@ -123,6 +130,10 @@ func bindSettings(r *binder) Settings {
 		FetchMaxBytes:             r.int32("fetch.max.bytes"),
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),
+
+		MaxInflightRequests:                 r.int32("max.inflight.requests.per.connection"),
+		QueuedMaxResponseBytesPerConnection: r.int64("queued.max.response.bytes.per.connection"),
+		QueuedMaxResponseBytes:              r.int64("queued.max.response.bytes"),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),

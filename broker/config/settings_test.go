@@ -40,6 +40,10 @@ func TestSettingsDefaults(t *testing.T) {
 		FetchMaxBytes:             57671680,
 		LogRetentionCheckInterval: 5 * time.Minute,
 		ProducerIDExpiration:      24 * time.Hour,
+
+		MaxInflightRequests:                 5,
+		QueuedMaxResponseBytesPerConnection: 1 << 20,
+		QueuedMaxResponseBytes:              100 << 20,
 		Group: GroupSettings{
 			InitialRebalanceDelay:         0,
 			MinSessionTimeout:             6 * time.Second,
