@@ -11,10 +11,12 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -22,10 +24,20 @@ import (
 // next request is read only after the previous one was handled. Responses
 // are written by a second goroutine so that writing a large fetch response
 // overlaps with reading and handling the next request.
-
-// maxQueuedResponses bounds the responses waiting to be written per
-// connection.
-const maxQueuedResponses = 4
+//
+// A client that sends requests and does not take their responses must not
+// make the node hold them without bound. Kafka mutes a channel from the
+// moment a request is received until its response is sent
+// (SocketServer.Processor, ChannelMuteEvent.REQUEST_RECEIVED and
+// RESPONSE_SENT), so it holds one response per connection. klog lets a
+// connection run ahead of its writer, within bounds: the next request is
+// read only while the connection has fewer than
+// max.inflight.requests.per.connection responses unwritten, they hold less
+// than queued.max.response.bytes.per.connection, and the responses of all
+// connections together hold less than queued.max.response.bytes. A
+// connection with no response unwritten is always read, so a slow reader
+// never stops the others from being served, and each connection holds at
+// most one response past the bounds.
 
 // maxPooledBuffer is the largest response buffer kept for reuse.
 const maxPooledBuffer = 16 << 20
@@ -126,32 +138,23 @@ func (n *Node) serveConn(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	cc := &clientConn{remote: nc.RemoteAddr().String()}
-	cc.logger = n.logger.With("remote", cc.remote)
-
-	out := make(chan *[]byte, maxQueuedResponses)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		failed := false
-		for b := range out {
-			if !failed {
-				if _, err := nc.Write(*b); err != nil {
-					failed = true
-					nc.Close() // unblocks the reader
-				}
-			}
-			putBuf(b)
-		}
-	}()
-	defer func() {
-		close(out)
-		<-writerDone
-	}()
-
 	settings := n.broker.Load().Settings()
 	sr := &stallReader{conn: nc}
 	br := bufio.NewReaderSize(sr, 64<<10)
+	cc := &clientConn{remote: nc.RemoteAddr().String()}
+	cc.logger = n.logger.With("remote", cc.remote)
+
+	q := newResponseQueue(settings, n.responseBytes)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		q.write(nc, settings.ConnectionsMaxIdle)
+	}()
+	defer func() {
+		close(q.out)
+		<-writerDone
+	}()
+
 	pool := n.requestPool
 	reserve := func(k int) error {
 		if pool.TryAcquire(int64(k)) {
@@ -168,6 +171,10 @@ func (n *Node) serveConn(nc net.Conn) {
 	defer func() { pool.Release(int64(held)) }()
 	var frameBuf []byte
 	for {
+		// A client that does not take its responses is not read.
+		if err := q.waitRoom(n.ctx, &n.pausedConns); err != nil {
+			return
+		}
 		if br.Buffered() == 0 {
 			// Idle until the next request's first byte arrives.
 			sr.timeout = 0
@@ -224,11 +231,128 @@ func (n *Node) serveConn(nc net.Conn) {
 			cc.release()
 			cc.release = nil
 		}
+		q.push(b)
+	}
+}
+
+// responseQueue holds a connection's encoded responses, in order, until
+// its writer has written them, and counts what they hold: for the
+// connection (number and bytes) and, in node, for all connections.
+type responseQueue struct {
+	out      chan *[]byte // to the writer; never full, see push
+	node     *wire.Pool   // queued.max.response.bytes
+	maxCount int          // max.inflight.requests.per.connection
+	maxBytes int64        // queued.max.response.bytes.per.connection
+
+	mu struct {
+		sync.Mutex
+		count int   // responses queued or being written
+		bytes int64 // the capacity of their buffers
+		// written is closed, and replaced, when a response was written.
+		written chan struct{}
+	}
+}
+
+func newResponseQueue(s *config.Settings, node *wire.Pool) *responseQueue {
+	q := &responseQueue{
+		out:      make(chan *[]byte, s.MaxInflightRequests),
+		node:     node,
+		maxCount: int(s.MaxInflightRequests),
+		maxBytes: s.QueuedMaxResponseBytesPerConnection,
+	}
+	q.mu.written = make(chan struct{})
+	return q
+}
+
+// waitRoom returns once the connection may read its next request: it has
+// nothing unwritten, or it is within its bounds and the node within
+// queued.max.response.bytes. paused counts the connections waiting here.
+func (q *responseQueue) waitRoom(ctx context.Context, paused *atomic.Int64) error {
+	counted := false
+	defer func() {
+		if counted {
+			paused.Add(-1)
+		}
+	}()
+	for {
+		q.mu.Lock()
+		count, bytes, written := q.mu.count, q.mu.bytes, q.mu.written
+		q.mu.Unlock()
+		if count == 0 {
+			return nil
+		}
+		var freed <-chan struct{}
+		if count < q.maxCount && bytes < q.maxBytes {
+			over, f := q.node.Over()
+			if !over {
+				return nil
+			}
+			freed = f
+		}
+		if !counted {
+			counted = true
+			paused.Add(1)
+		}
 		select {
-		case out <- b:
-		case <-n.ctx.Done():
-			putBuf(b)
-			return
+		case <-written:
+		case <-freed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// push queues b for the writer. It never blocks: waitRoom let the
+// connection read the request only with fewer than maxCount responses
+// unwritten, the capacity of out.
+func (q *responseQueue) push(b *[]byte) {
+	n := int64(cap(*b))
+	q.mu.Lock()
+	q.mu.count++
+	q.mu.bytes += n
+	q.mu.Unlock()
+	q.node.Take(n)
+	q.out <- b
+}
+
+// write writes the queued responses to nc until out is closed. A write
+// that makes no progress for idle (connections.max.idle.ms; negative:
+// never) fails, like any write error, closing nc, which ends the
+// connection's reading too; the responses queued after it are dropped.
+// Kafka's Selector likewise closes a connection idle that long, whether
+// it waits to read or to write.
+func (q *responseQueue) write(nc net.Conn, idle time.Duration) {
+	failed := false
+	for b := range q.out {
+		if !failed {
+			if err := writeProgressing(nc, *b, idle); err != nil {
+				failed = true
+				nc.Close()
+			}
+		}
+		n := int64(cap(*b))
+		putBuf(b)
+		q.mu.Lock()
+		q.mu.count--
+		q.mu.bytes -= n
+		close(q.mu.written)
+		q.mu.written = make(chan struct{})
+		q.mu.Unlock()
+		q.node.Release(n)
+	}
+}
+
+// writeProgressing writes b to nc, failing when a write moves no byte for
+// timeout (negative: no limit).
+func writeProgressing(nc net.Conn, b []byte, timeout time.Duration) error {
+	for {
+		if timeout >= 0 {
+			nc.SetWriteDeadline(time.Now().Add(timeout))
+		}
+		n, err := nc.Write(b)
+		b = b[n:]
+		if err == nil || n == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
 		}
 	}
 }
