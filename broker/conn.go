@@ -131,6 +131,9 @@ type clientConn struct {
 	// release, when set by a handler, is called once its response has
 	// been encoded: buffers the response pointed into go back to the pool.
 	release func()
+	// sizeHint, when set by a handler, is about the size its response
+	// encodes to.
+	sizeHint int
 }
 
 func (n *Node) serveConn(nc net.Conn) {
@@ -225,14 +228,30 @@ func (n *Node) serveConn(nc net.Conn) {
 			}
 			continue // acks=0 produce: Kafka sends nothing back
 		}
-		b := getBuf()
-		*b = wire.AppendResponse(*b, hdr.CorrelationID, resp)
+		b := encodeResponse(hdr.CorrelationID, resp, cc.sizeHint)
+		cc.sizeHint = 0
+		// The response owns its bytes now: what it pointed into (a
+		// fetch's read buffer) goes back before it is queued, so record
+		// data is held once while the response waits.
 		if cc.release != nil {
 			cc.release()
 			cc.release = nil
 		}
 		q.push(b)
 	}
+}
+
+// encodeResponse encodes resp as a frame into a pooled buffer, or into
+// one allocated once at sizeHint when that is larger: a large response
+// is not copied again and again as it grows, each copy left to the
+// garbage collector.
+func encodeResponse(correlationID int32, resp kmsg.Response, sizeHint int) *[]byte {
+	b := getBuf()
+	if sizeHint > cap(*b) {
+		*b = make([]byte, 0, sizeHint)
+	}
+	*b = wire.AppendResponse(*b, correlationID, resp)
+	return b
 }
 
 // responseQueue holds a connection's encoded responses, in order, until
