@@ -79,9 +79,15 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 			return resp, nil
 		}
 		if timer == nil {
+			// Park: the wait ends early when the client goes away.
 			timer = time.NewTimer(wait)
 			defer timer.Stop()
 			wake = make(chan struct{}, 1)
+			var stopWatch func()
+			ctx, stopWatch = cc.untilHangup(ctx)
+			defer stopWatch()
+			n.parkedFetches.Add(1)
+			defer n.parkedFetches.Add(-1)
 		}
 		registered := n.waitFetch(req, iso, wake)
 		if !registered {

@@ -134,6 +134,47 @@ type clientConn struct {
 	// sizeHint, when set by a handler, is about the size its response
 	// encodes to.
 	sizeHint int
+
+	nc net.Conn
+	br *bufio.Reader
+	sr *stallReader
+	// hungUp is set by untilHangup's stop when the client closed the
+	// connection while its request was handled.
+	hungUp bool
+}
+
+// untilHangup returns ctx, also cancelled when the client closes the
+// connection while the current request is handled: a long-poll fetch
+// that waits for data releases the client's resources at once instead of
+// at the end of its wait. Only a handler may call it, and it must call
+// stop before it returns. While a request is handled nothing else reads
+// the connection, so a goroutine waits for its next byte; if that is a
+// request the client pipelined, it is left for the connection to read and
+// a hang-up after it goes unnoticed until the handler returns.
+func (cc *clientConn) untilHangup(ctx context.Context) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	// No deadline while watching: the handler bounds its own wait, and
+	// stop ends the watch with a deadline in the past; the connection's
+	// loop arms its own deadlines again before it reads.
+	cc.sr.timeout = 0
+	cc.nc.SetReadDeadline(time.Time{})
+	var stopping atomic.Bool
+	hungUp := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := cc.br.Peek(1); err != nil && !stopping.Load() {
+			hungUp = true
+			cancel()
+		}
+	}()
+	return ctx, func() {
+		stopping.Store(true)
+		cc.nc.SetReadDeadline(time.Unix(1, 0))
+		<-done
+		cc.hungUp = cc.hungUp || hungUp
+		cancel()
+	}
 }
 
 func (n *Node) serveConn(nc net.Conn) {
@@ -144,7 +185,7 @@ func (n *Node) serveConn(nc net.Conn) {
 	settings := n.broker.Load().Settings()
 	sr := &stallReader{conn: nc}
 	br := bufio.NewReaderSize(sr, 64<<10)
-	cc := &clientConn{remote: nc.RemoteAddr().String()}
+	cc := &clientConn{remote: nc.RemoteAddr().String(), nc: nc, br: br, sr: sr}
 	cc.logger = n.logger.With("remote", cc.remote)
 
 	q := newResponseQueue(settings, n.responseBytes)
@@ -220,6 +261,12 @@ func (n *Node) serveConn(nc net.Conn) {
 		if err != nil {
 			cc.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
 			return
+		}
+		if cc.hungUp {
+			if cc.release != nil {
+				cc.release()
+			}
+			return // nobody to answer
 		}
 		if resp == nil {
 			if cc.release != nil {

@@ -81,8 +81,10 @@ type Node struct {
 	// (queued.max.response.bytes), all connections together.
 	responseBytes *wire.Pool
 	// pausedConns counts the connections not read because their
-	// responses are not being taken.
-	pausedConns atomic.Int64
+	// responses are not being taken; parkedFetches the fetches waiting
+	// for data.
+	pausedConns   atomic.Int64
+	parkedFetches atomic.Int64
 
 	ctx    context.Context // cancelled by Close; owned by the node
 	cancel context.CancelFunc
@@ -245,6 +247,10 @@ func (n *Node) QueuedResponseBytes() int64 { return n.responseBytes.Reserved() }
 // PausedConnections returns how many connections are not being read
 // because their responses are not being taken.
 func (n *Node) PausedConnections() int64 { return n.pausedConns.Load() }
+
+// ParkedFetches returns how many fetches are waiting for data (a long
+// poll: less than MinBytes available, MaxWait not over).
+func (n *Node) ParkedFetches() int64 { return n.parkedFetches.Load() }
 
 // Done is closed once the node has stopped.
 func (n *Node) Done() <-chan struct{} { return n.done }
