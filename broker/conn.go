@@ -42,6 +42,14 @@ import (
 // maxPooledBuffer is the largest response buffer kept for reuse.
 const maxPooledBuffer = 16 << 20
 
+// Accept errors (out of file descriptors, EMFILE, say) are retried after a
+// pause, as net/http's Server.Serve does: minAcceptBackoff, doubling up to
+// maxAcceptBackoff, and back to the start after a success.
+const (
+	minAcceptBackoff = 5 * time.Millisecond
+	maxAcceptBackoff = time.Second
+)
+
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
@@ -57,13 +65,9 @@ func putBuf(b *[]byte) {
 func (n *Node) acceptLoop() {
 	defer n.wg.Done()
 	for {
-		c, err := n.ln.Accept()
+		c, err := accept(n.ctx, n.ln, n.logger)
 		if err != nil {
-			if n.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			n.logger.Warn("accept", "err", err)
-			continue
+			return
 		}
 		n.mu.Lock()
 		if n.ctx.Err() != nil {
@@ -92,6 +96,36 @@ func (n *Node) acceptLoop() {
 			}
 			n.mu.Unlock()
 		}()
+	}
+}
+
+// accept returns the next connection of ln. When accepting fails it
+// waits before trying again, backing off from minAcceptBackoff to
+// maxAcceptBackoff, and logs each failure with its wait: once the wait
+// has reached maxAcceptBackoff, a listener that keeps failing costs one
+// attempt and one log line per maxAcceptBackoff. Unlike net/http, which
+// returns on an error that is not temporary, accept retries every error,
+// so that the node never stops accepting for good; it returns an error
+// only once ctx is done or ln is closed.
+func accept(ctx context.Context, ln net.Listener, logger *slog.Logger) (net.Conn, error) {
+	var delay time.Duration
+	for {
+		c, err := ln.Accept()
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+			return nil, err
+		}
+		delay = min(max(2*delay, minAcceptBackoff), maxAcceptBackoff)
+		logger.Warn("accept failed; retrying", "err", err, "in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
 	}
 }
 
