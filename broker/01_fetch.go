@@ -71,6 +71,7 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	var wake chan struct{}
 	buf := getBuf()
 	cc.release = func() { putBuf(buf) }
+	defer func() { cc.sizeHint = fetchResponseSize(resp) }()
 	for {
 		*buf = (*buf)[:0]
 		total, stop := n.fillFetch(req, resp, iso, maxBytes, buf)
@@ -78,9 +79,15 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 			return resp, nil
 		}
 		if timer == nil {
+			// Park: the wait ends early when the client goes away.
 			timer = time.NewTimer(wait)
 			defer timer.Stop()
 			wake = make(chan struct{}, 1)
+			var stopWatch func()
+			ctx, stopWatch = cc.untilHangup(ctx)
+			defer stopWatch()
+			n.parkedFetches.Add(1)
+			defer n.parkedFetches.Add(-1)
 		}
 		registered := n.waitFetch(req, iso, wake)
 		if !registered {
@@ -99,6 +106,21 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 			return resp, nil
 		}
 	}
+}
+
+// fetchResponseSize is about the size resp encodes to: its record data
+// and a generous allowance for everything around it.
+func fetchResponseSize(resp *kmsg.FetchResponse) int {
+	size := 256
+	for ti := range resp.Topics {
+		t := &resp.Topics[ti]
+		size += 64 + len(t.Topic)
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			size += 128 + len(p.RecordBatches) + 16*len(p.AbortedTransactions)
+		}
+	}
+	return size
 }
 
 // fillFetch (re)builds resp from the current state of every requested

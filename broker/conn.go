@@ -11,10 +11,12 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -22,15 +24,36 @@ import (
 // next request is read only after the previous one was handled. Responses
 // are written by a second goroutine so that writing a large fetch response
 // overlaps with reading and handling the next request.
-
-// maxQueuedResponses bounds the responses waiting to be written per
-// connection.
-const maxQueuedResponses = 4
+//
+// A client that sends requests and does not take their responses must not
+// make the node hold them without bound. Kafka mutes a channel from the
+// moment a request is received until its response is sent
+// (SocketServer.Processor, ChannelMuteEvent.REQUEST_RECEIVED and
+// RESPONSE_SENT), so it holds one response per connection. klog lets a
+// connection run ahead of its writer, within bounds: the next request is
+// read only while the connection has fewer than
+// klog.max.inflight.requests.per.connection responses unwritten, they hold less
+// than klog.queued.max.response.bytes.per.connection, and the responses of all
+// connections together hold less than klog.queued.max.response.bytes. A
+// connection with no response unwritten is always read, so a slow reader
+// never stops the others from being served, and each connection holds at
+// most one response past the bounds.
 
 // maxPooledBuffer is the largest response buffer kept for reuse.
 const maxPooledBuffer = 16 << 20
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+// Accept errors (out of file descriptors, EMFILE, say) are retried after a
+// pause, as net/http's Server.Serve does: minAcceptBackoff, doubling up to
+// maxAcceptBackoff, and back to the start after a success.
+const (
+	minAcceptBackoff = 5 * time.Millisecond
+	maxAcceptBackoff = time.Second
+)
+
+// defaultBufSize is the capacity of a new pooled response buffer.
+const defaultBufSize = 64 << 10
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, defaultBufSize); return &b }}
 
 func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
 
@@ -45,13 +68,9 @@ func putBuf(b *[]byte) {
 func (n *Node) acceptLoop() {
 	defer n.wg.Done()
 	for {
-		c, err := n.ln.Accept()
+		c, err := accept(n.ctx, n.ln, n.logger)
 		if err != nil {
-			if n.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			n.logger.Warn("accept", "err", err)
-			continue
+			return
 		}
 		n.mu.Lock()
 		if n.ctx.Err() != nil {
@@ -80,6 +99,36 @@ func (n *Node) acceptLoop() {
 			}
 			n.mu.Unlock()
 		}()
+	}
+}
+
+// accept returns the next connection of ln. When accepting fails it
+// waits before trying again, backing off from minAcceptBackoff to
+// maxAcceptBackoff, and logs each failure with its wait: once the wait
+// has reached maxAcceptBackoff, a listener that keeps failing costs one
+// attempt and one log line per maxAcceptBackoff. Unlike net/http, which
+// returns on an error that is not temporary, accept retries every error,
+// so that the node never stops accepting for good; it returns an error
+// only once ctx is done or ln is closed.
+func accept(ctx context.Context, ln net.Listener, logger *slog.Logger) (net.Conn, error) {
+	var delay time.Duration
+	for {
+		c, err := ln.Accept()
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+			return nil, err
+		}
+		delay = min(max(2*delay, minAcceptBackoff), maxAcceptBackoff)
+		logger.Warn("accept failed; retrying", "err", err, "in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
 	}
 }
 
@@ -119,6 +168,50 @@ type clientConn struct {
 	// release, when set by a handler, is called once its response has
 	// been encoded: buffers the response pointed into go back to the pool.
 	release func()
+	// sizeHint, when set by a handler, is about the size its response
+	// encodes to.
+	sizeHint int
+
+	nc net.Conn
+	br *bufio.Reader
+	sr *stallReader
+	// hungUp is set by untilHangup's stop when the client closed the
+	// connection while its request was handled.
+	hungUp bool
+}
+
+// untilHangup returns ctx, also cancelled when the client closes the
+// connection while the current request is handled: a long-poll fetch
+// that waits for data releases the client's resources at once instead of
+// at the end of its wait. Only a handler may call it, and it must call
+// stop before it returns. While a request is handled nothing else reads
+// the connection, so a goroutine waits for its next byte; if that is a
+// request the client pipelined, it is left for the connection to read and
+// a hang-up after it goes unnoticed until the handler returns.
+func (cc *clientConn) untilHangup(ctx context.Context) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	// No deadline while watching: the handler bounds its own wait, and
+	// stop ends the watch with a deadline in the past; the connection's
+	// loop arms its own deadlines again before it reads.
+	cc.sr.timeout = 0
+	cc.nc.SetReadDeadline(time.Time{})
+	var stopping atomic.Bool
+	hungUp := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := cc.br.Peek(1); err != nil && !stopping.Load() {
+			hungUp = true
+			cancel()
+		}
+	}()
+	return ctx, func() {
+		stopping.Store(true)
+		cc.nc.SetReadDeadline(time.Unix(1, 0))
+		<-done
+		cc.hungUp = cc.hungUp || hungUp
+		cancel()
+	}
 }
 
 func (n *Node) serveConn(nc net.Conn) {
@@ -126,32 +219,23 @@ func (n *Node) serveConn(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	cc := &clientConn{remote: nc.RemoteAddr().String()}
-	cc.logger = n.logger.With("remote", cc.remote)
-
-	out := make(chan *[]byte, maxQueuedResponses)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		failed := false
-		for b := range out {
-			if !failed {
-				if _, err := nc.Write(*b); err != nil {
-					failed = true
-					nc.Close() // unblocks the reader
-				}
-			}
-			putBuf(b)
-		}
-	}()
-	defer func() {
-		close(out)
-		<-writerDone
-	}()
-
 	settings := n.broker.Load().Settings()
 	sr := &stallReader{conn: nc}
 	br := bufio.NewReaderSize(sr, 64<<10)
+	cc := &clientConn{remote: nc.RemoteAddr().String(), nc: nc, br: br, sr: sr}
+	cc.logger = n.logger.With("remote", cc.remote)
+
+	q := newResponseQueue(settings, n.responseBytes)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		q.write(nc, settings.ConnectionsMaxIdle)
+	}()
+	defer func() {
+		close(q.out)
+		<-writerDone
+	}()
+
 	pool := n.requestPool
 	reserve := func(k int) error {
 		if pool.TryAcquire(int64(k)) {
@@ -168,6 +252,10 @@ func (n *Node) serveConn(nc net.Conn) {
 	defer func() { pool.Release(int64(held)) }()
 	var frameBuf []byte
 	for {
+		// A client that does not take its responses is not read.
+		if err := q.waitRoom(n.ctx, &n.pausedConns); err != nil {
+			return
+		}
 		if br.Buffered() == 0 {
 			// Idle until the next request's first byte arrives.
 			sr.timeout = 0
@@ -211,6 +299,12 @@ func (n *Node) serveConn(nc net.Conn) {
 			cc.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
 			return
 		}
+		if cc.hungUp {
+			if cc.release != nil {
+				cc.release()
+			}
+			return // nobody to answer
+		}
 		if resp == nil {
 			if cc.release != nil {
 				cc.release()
@@ -218,17 +312,159 @@ func (n *Node) serveConn(nc net.Conn) {
 			}
 			continue // acks=0 produce: Kafka sends nothing back
 		}
-		b := getBuf()
-		*b = wire.AppendResponse(*b, hdr.CorrelationID, resp)
+		b := encodeResponse(hdr.CorrelationID, resp, cc.sizeHint)
+		cc.sizeHint = 0
+		// The response owns its bytes now: what it pointed into (a
+		// fetch's read buffer) goes back before it is queued, so record
+		// data is held once while the response waits.
 		if cc.release != nil {
 			cc.release()
 			cc.release = nil
 		}
+		q.push(b)
+	}
+}
+
+// encodeResponse encodes resp as a frame into a pooled buffer, or into
+// one allocated once at sizeHint when that is larger: a large response
+// is not copied again and again as it grows, each copy left to the
+// garbage collector.
+//
+// A pooled buffer more than twice sizeHint is not used either: it would be
+// held, and counted against the queue's bounds, in full while the response
+// waits. So a response with a hint never holds more than twice its size.
+func encodeResponse(correlationID int32, resp kmsg.Response, sizeHint int) *[]byte {
+	b := getBuf()
+	switch {
+	case sizeHint > cap(*b):
+		*b = make([]byte, 0, sizeHint)
+	case sizeHint > 0 && cap(*b) > 2*sizeHint && cap(*b) > defaultBufSize:
+		putBuf(b)
+		fresh := make([]byte, 0, sizeHint)
+		b = &fresh
+	}
+	*b = wire.AppendResponse(*b, correlationID, resp)
+	return b
+}
+
+// responseQueue holds a connection's encoded responses, in order, until
+// its writer has written them, and counts what they hold: for the
+// connection (number and bytes) and, in node, for all connections.
+type responseQueue struct {
+	out      chan *[]byte // to the writer; never full, see push
+	node     *wire.Pool   // klog.queued.max.response.bytes
+	maxCount int          // klog.max.inflight.requests.per.connection
+	maxBytes int64        // klog.queued.max.response.bytes.per.connection
+
+	mu struct {
+		sync.Mutex
+		count int   // responses queued or being written
+		bytes int64 // the capacity of their buffers
+		// written is closed, and replaced, when a response was written.
+		written chan struct{}
+	}
+}
+
+func newResponseQueue(s *config.Settings, node *wire.Pool) *responseQueue {
+	q := &responseQueue{
+		out:      make(chan *[]byte, s.MaxInflightRequests),
+		node:     node,
+		maxCount: int(s.MaxInflightRequests),
+		maxBytes: s.QueuedMaxResponseBytesPerConnection,
+	}
+	q.mu.written = make(chan struct{})
+	return q
+}
+
+// waitRoom returns once the connection may read its next request: it has
+// nothing unwritten, or it is within its bounds and the node within
+// klog.queued.max.response.bytes. paused counts the connections waiting here.
+func (q *responseQueue) waitRoom(ctx context.Context, paused *atomic.Int64) error {
+	counted := false
+	defer func() {
+		if counted {
+			paused.Add(-1)
+		}
+	}()
+	for {
+		q.mu.Lock()
+		count, bytes, written := q.mu.count, q.mu.bytes, q.mu.written
+		q.mu.Unlock()
+		if count == 0 {
+			return nil
+		}
+		var freed <-chan struct{}
+		if count < q.maxCount && bytes < q.maxBytes {
+			over, f := q.node.Over()
+			if !over {
+				return nil
+			}
+			freed = f
+		}
+		if !counted {
+			counted = true
+			paused.Add(1)
+		}
 		select {
-		case out <- b:
-		case <-n.ctx.Done():
-			putBuf(b)
-			return
+		case <-written:
+		case <-freed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// push queues b for the writer. It never blocks: waitRoom let the
+// connection read the request only with fewer than maxCount responses
+// unwritten, the capacity of out.
+func (q *responseQueue) push(b *[]byte) {
+	n := int64(cap(*b))
+	q.mu.Lock()
+	q.mu.count++
+	q.mu.bytes += n
+	q.mu.Unlock()
+	q.node.Take(n)
+	q.out <- b
+}
+
+// write writes the queued responses to nc until out is closed. A write
+// that makes no progress for idle (connections.max.idle.ms; negative:
+// never) fails, like any write error, closing nc, which ends the
+// connection's reading too; the responses queued after it are dropped.
+// Kafka's Selector likewise closes a connection idle that long, whether
+// it waits to read or to write.
+func (q *responseQueue) write(nc net.Conn, idle time.Duration) {
+	failed := false
+	for b := range q.out {
+		if !failed {
+			if err := writeProgressing(nc, *b, idle); err != nil {
+				failed = true
+				nc.Close()
+			}
+		}
+		n := int64(cap(*b))
+		putBuf(b)
+		q.mu.Lock()
+		q.mu.count--
+		q.mu.bytes -= n
+		close(q.mu.written)
+		q.mu.written = make(chan struct{})
+		q.mu.Unlock()
+		q.node.Release(n)
+	}
+}
+
+// writeProgressing writes b to nc, failing when a write moves no byte for
+// timeout (negative: no limit).
+func writeProgressing(nc net.Conn, b []byte, timeout time.Duration) error {
+	for {
+		if timeout >= 0 {
+			nc.SetWriteDeadline(time.Now().Add(timeout))
+		}
+		n, err := nc.Write(b)
+		b = b[n:]
+		if err == nil || n == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
 		}
 	}
 }

@@ -1,17 +1,24 @@
 package broker_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
+	"github.com/klogdev/klog/store/log/logtest"
 )
 
 // closedWithin reads from r until the node closes the connection and
@@ -171,4 +178,91 @@ func TestConnectionLimits(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Clients that pipeline fetches and never read the responses are not read
+// any further once their responses hold the per-connection or the node's
+// bound (issue 9, slow readers): the node holds one response each, and a
+// normal client is still served.
+func TestSlowReadersAreNotRead(t *testing.T) {
+	for _, bound := range []string{"klog.queued.max.response.bytes.per.connection", "klog.queued.max.response.bytes"} {
+		t.Run(bound, func(t *testing.T) {
+			ctx := testkit.Context(t)
+			n := brokertest.Start(t, brokertest.Config(bound, "1"))
+			cl := nameClient(n)
+			const slow = 3
+			var slowConns []*rawConn
+			for range slow {
+				slowConns = append(slowConns, slowReader(ctx, t, n, cl))
+			}
+			b := n.Broker()
+			testkit.WaitFor(t, "the slow readers to be paused", func() (bool, string) {
+				return b.PausedConnections() == slow, fmt.Sprintf("%d paused, %d response bytes queued", b.PausedConnections(), b.QueuedResponseBytes())
+			})
+			// A response may sit in a pooled buffer up to twice its size.
+			if got, most := b.QueuedResponseBytes(), int64(slow*2*slowResponseMax); got > most {
+				t.Errorf("%d response bytes queued for %d paused connections, want at most one response each (%d)", got, slow, most)
+			}
+
+			resp, err := fetchRequest("big", 1, 1<<20, 1<<20).RequestWith(ctx, cl)
+			if err != nil {
+				t.Fatalf("normal client beside slow readers: %v", err)
+			}
+			if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.RecordBatches) < slowBatchSize {
+				t.Fatalf("normal client got error %d and %d bytes", p.ErrorCode, len(p.RecordBatches))
+			}
+
+			for _, r := range slowConns {
+				r.c.Close()
+			}
+			testkit.WaitFor(t, "the slow readers' responses to be dropped", func() (bool, string) {
+				return b.QueuedResponseBytes() == 0 && b.PausedConnections() == 0, fmt.Sprintf("%d paused, %d response bytes queued", b.PausedConnections(), b.QueuedResponseBytes())
+			})
+		})
+	}
+}
+
+// A response the client does not take for connections.max.idle.ms closes
+// the connection, as an idle one does, and frees what it held.
+func TestStalledWriteClosesConnection(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t, brokertest.Config("connections.max.idle.ms", "500"))
+	slowReader(ctx, t, n, nameClient(n))
+	b := n.Broker()
+	testkit.WaitFor(t, "the slow reader to be paused", func() (bool, string) {
+		return b.PausedConnections() == 1, fmt.Sprintf("%d paused", b.PausedConnections())
+	})
+	testkit.WaitFor(t, "the stalled write to close its connection", func() (bool, string) {
+		return b.QueuedResponseBytes() == 0 && b.PausedConnections() == 0, fmt.Sprintf("%d paused, %d response bytes queued", b.PausedConnections(), b.QueuedResponseBytes())
+	})
+}
+
+// slowBatchSize is the batch slowReader fetches; slowResponseMax bounds the
+// buffer of one response carrying it.
+const (
+	slowBatchSize   = 600 << 10
+	slowResponseMax = slowBatchSize + 64<<10
+)
+
+// slowReader produces a batch of slowBatchSize to partition 0 of topic
+// "big" (created on first use) and returns a connection that asks for it
+// 40 times, pipelined, far more than the socket buffers between the node
+// and the client hold, and never reads.
+func slowReader(ctx context.Context, t *testing.T, n *brokertest.Node, cl *kgo.Client) *rawConn {
+	t.Helper()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "big"); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		t.Fatal(err)
+	}
+	produceRaw(ctx, t, cl, "big", 0, logtest.Batch(logtest.Values(1, slowBatchSize)...))
+	body := fetchRequest("big", 1, 1<<20, 1<<20).AppendTo(nil)
+	var pipelined []byte
+	for corr := range int32(40) {
+		pipelined = append(pipelined, rawFrame(1, 12, corr, true, body)...)
+	}
+	r := dialRaw(t, n.Addr())
+	r.c.(*net.TCPConn).SetReadBuffer(4 << 10)
+	if _, err := r.c.Write(pipelined); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

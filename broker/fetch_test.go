@@ -1,7 +1,9 @@
 package broker_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -75,4 +77,54 @@ func fetchRequest(topic string, partitions, maxBytes, partitionMaxBytes int32) *
 	}
 	req.Topics = append(req.Topics, rt)
 	return req
+}
+
+// A long-poll fetch parked for data is released as soon as its client
+// closes the connection, not at the end of its MaxWait (issue 9: such
+// fetches stayed in CLOSE-WAIT for up to 30 s).
+func TestParkedFetchEndsWithItsConnection(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := nameClient(n)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "empty"); err != nil {
+		t.Fatal(err)
+	}
+	req := fetchRequest("empty", 1, 1<<20, 1<<20)
+	req.MaxWaitMillis, req.MinBytes = 30_000, 1
+	r := dialRaw(t, n.Addr())
+	r.send(1, 12, 1, true, req.AppendTo(nil))
+	b := n.Broker()
+	testkit.WaitFor(t, "the fetch to park", func() (bool, string) {
+		return b.ParkedFetches() == 1, fmt.Sprintf("%d parked", b.ParkedFetches())
+	})
+
+	closed := time.Now()
+	r.c.Close()
+	testkit.WaitFor(t, "the fetch to be released", func() (bool, string) {
+		return b.ParkedFetches() == 0, fmt.Sprintf("%d parked", b.ParkedFetches())
+	})
+	if took := time.Since(closed); took > 10*time.Second {
+		t.Fatalf("parked fetch released %v after its connection closed", took)
+	}
+
+	// A parked fetch that keeps its connection is still answered, and so
+	// is a request pipelined behind it, which ends the watch.
+	req.MaxWaitMillis = 200
+	r = dialRaw(t, n.Addr())
+	r.send(1, 12, 2, true, req.AppendTo(nil))
+	if corr, _, err := r.recv(); err != nil || corr != 2 {
+		t.Fatalf("long poll on an open connection: correlation %d, %v", corr, err)
+	}
+	req.MaxWaitMillis = 30_000
+	r.send(1, 12, 3, true, req.AppendTo(nil))
+	testkit.WaitFor(t, "the second fetch to park", func() (bool, string) {
+		return b.ParkedFetches() == 1, fmt.Sprintf("%d parked", b.ParkedFetches())
+	})
+	r.send(18, 0, 4, false, nil) // ApiVersions v0
+	produceRaw(ctx, t, cl, "empty", 0, rawBatch("wake"))
+	for _, want := range []int32{3, 4} {
+		if corr, _, err := r.recv(); err != nil || corr != want {
+			t.Fatalf("pipelined behind a long poll: correlation %d, %v; want %d", corr, err, want)
+		}
+	}
 }

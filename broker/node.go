@@ -80,6 +80,14 @@ type Node struct {
 	// requestPool holds the bytes of requests being read or handled
 	// (queued.max.request.bytes), all connections together.
 	requestPool *wire.Pool
+	// responseBytes counts the bytes of responses waiting to be written
+	// (klog.queued.max.response.bytes), all connections together.
+	responseBytes *wire.Pool
+	// pausedConns counts the connections not read because their
+	// responses are not being taken; parkedFetches the fetches waiting
+	// for data.
+	pausedConns   atomic.Int64
+	parkedFetches atomic.Int64
 
 	ctx    context.Context // cancelled by Close; owned by the node
 	cancel context.CancelFunc
@@ -139,6 +147,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.mu.connsPerIP = make(map[string]int)
 	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
+	n.responseBytes = wire.NewPool(brokerCfg.Settings().QueuedMaxResponseBytes)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -238,6 +247,18 @@ func (n *Node) Advertised() string {
 // taken from queued.max.request.bytes: what has arrived of each, not what
 // their size prefixes claim.
 func (n *Node) QueuedRequestBytes() int64 { return n.requestPool.Reserved() }
+
+// QueuedResponseBytes returns the bytes of responses waiting to be
+// written, all connections together (klog.queued.max.response.bytes).
+func (n *Node) QueuedResponseBytes() int64 { return n.responseBytes.Reserved() }
+
+// PausedConnections returns how many connections are not being read
+// because their responses are not being taken.
+func (n *Node) PausedConnections() int64 { return n.pausedConns.Load() }
+
+// ParkedFetches returns how many fetches are waiting for data (a long
+// poll: less than MinBytes available, MaxWait not over).
+func (n *Node) ParkedFetches() int64 { return n.parkedFetches.Load() }
 
 // Done is closed once the node has stopped.
 func (n *Node) Done() <-chan struct{} { return n.done }

@@ -31,6 +31,13 @@ type Settings struct {
 	ProducerIDExpiryCheck     time.Duration // producer.id.expiration.check.interval.ms
 	MaxPartitions             int32         // klog.max.partitions: most partition replicas on one node
 
+	// MaxInflightRequests, QueuedMaxResponseBytesPerConnection and
+	// QueuedMaxResponseBytes bound the responses waiting to be written:
+	// a connection over them is not read (klog only).
+	MaxInflightRequests                 int32 // klog.max.inflight.requests.per.connection
+	QueuedMaxResponseBytesPerConnection int64 // klog.queued.max.response.bytes.per.connection
+	QueuedMaxResponseBytes              int64 // klog.queued.max.response.bytes
+
 	Group       GroupSettings
 	Transaction TransactionSettings
 	// OffsetsTopic and TransactionStateTopic say how the coordinators'
@@ -127,6 +134,10 @@ func bindSettings(r *binder) Settings {
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),
 		ProducerIDExpiryCheck:     r.ms("producer.id.expiration.check.interval.ms"),
 		MaxPartitions:             r.int32("klog.max.partitions"),
+
+		MaxInflightRequests:                 r.int32("klog.max.inflight.requests.per.connection"),
+		QueuedMaxResponseBytesPerConnection: r.int64("klog.queued.max.response.bytes.per.connection"),
+		QueuedMaxResponseBytes:              r.int64("klog.queued.max.response.bytes"),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),

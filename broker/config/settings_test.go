@@ -42,6 +42,10 @@ func TestSettingsDefaults(t *testing.T) {
 		ProducerIDExpiration:      24 * time.Hour,
 		ProducerIDExpiryCheck:     10 * time.Minute,
 		MaxPartitions:             10000,
+
+		MaxInflightRequests:                 5,
+		QueuedMaxResponseBytesPerConnection: 1 << 20,
+		QueuedMaxResponseBytes:              100 << 20,
 		Group: GroupSettings{
 			InitialRebalanceDelay:         0,
 			MinSessionTimeout:             6 * time.Second,

@@ -19,6 +19,12 @@ var ErrPoolTooSmall = errors.New("wire: request larger than the request memory p
 //
 // Waiters are served in arrival order, so a large request is not starved by
 // a stream of small ones.
+//
+// Memory whose size is known only once it exists, such as an encoded
+// response, is counted with Take instead, which never waits: a node-wide
+// pool of response bytes (klog.queued.max.response.bytes) stops connections
+// from reading further requests, with Over, while the responses of all
+// connections together hold it.
 type Pool struct {
 	limit int64
 
@@ -26,6 +32,8 @@ type Pool struct {
 		sync.Mutex
 		used    int64
 		waiters []*poolWaiter // FIFO
+		// freed, made by Over, is closed at the next Release.
+		freed chan struct{}
 	}
 }
 
@@ -107,7 +115,35 @@ func (p *Pool) Release(n int64) {
 	if p.mu.used < 0 {
 		panic("wire: pool released more than it granted")
 	}
+	if p.mu.freed != nil {
+		close(p.mu.freed)
+		p.mu.freed = nil
+	}
 	p.grantLocked()
+}
+
+// Take takes n bytes at once, whatever the pool holds already, so the pool
+// may hold more than its limit. A caller about to take more asks Over
+// first.
+func (p *Pool) Take(n int64) {
+	p.mu.Lock()
+	p.mu.used += n
+	p.mu.Unlock()
+}
+
+// Over reports whether the pool is at or past its limit and, when it is,
+// returns a channel closed at the next Release: a caller that must also
+// watch other events selects on it and asks again.
+func (p *Pool) Over() (bool, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.used < p.limit {
+		return false, nil
+	}
+	if p.mu.freed == nil {
+		p.mu.freed = make(chan struct{})
+	}
+	return true, p.mu.freed
 }
 
 // grantLocked wakes the waiters at the head of the queue whose bytes now

@@ -129,3 +129,43 @@ func TestReadFrameReservesAsBytesArrive(t *testing.T) {
 		}
 	}
 }
+
+// Take goes past the pool's limit, and Over tells a caller at the limit
+// when bytes are released.
+func TestPoolTakeAndOver(t *testing.T) {
+	p := NewPool(10)
+	if over, _ := p.Over(); over {
+		t.Fatal("empty pool over its limit")
+	}
+	p.Take(6)
+	p.Take(6)
+	if got := p.Reserved(); got != 12 {
+		t.Fatalf("used %d after taking 6 twice, want 12", got)
+	}
+	over, freed := p.Over()
+	if !over {
+		t.Fatal("pool of 10 holding 12 not over")
+	}
+	select {
+	case <-freed:
+		t.Fatal("freed before anything was released")
+	default:
+	}
+	p.Release(1)
+	select {
+	case <-freed:
+	default:
+		t.Fatal("a release did not close the channel Over returned")
+	}
+	if over, _ := p.Over(); !over {
+		t.Fatal("pool of 10 holding 11 not over")
+	}
+	p.Release(1)
+	if over, _ := p.Over(); !over {
+		t.Fatal("pool at its limit not over")
+	}
+	p.Release(1)
+	if over, _ := p.Over(); over {
+		t.Fatal("pool of 10 holding 9 over")
+	}
+}
