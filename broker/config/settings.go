@@ -28,6 +28,9 @@ type Settings struct {
 	FetchMaxBytes             int32         // fetch.max.bytes
 	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
 	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
+	// LogMaxOpenFiles is log.max.open.files; 0 leaves the cap to
+	// store/log.DefaultMaxOpenFiles.
+	LogMaxOpenFiles int32
 
 	Group       GroupSettings
 	Transaction TransactionSettings
@@ -123,6 +126,7 @@ func bindSettings(r *binder) Settings {
 		FetchMaxBytes:             r.int32("fetch.max.bytes"),
 		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),
+		LogMaxOpenFiles:           r.int32("log.max.open.files"),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),
