@@ -56,13 +56,14 @@ func (l *LimitFS) MaxOpen() int { return l.max }
 // Open implements FS. The file is opened at once, so that a missing file
 // fails here, and may be closed underneath as soon as Open returns.
 func (l *LimitFS) Open(name string) (File, error) {
-	return l.handle(name, l.fs.Open, false)
+	return l.handle(name, l.fs.Open)
 }
 
-// Create implements FS. The new file counts as written until it is synced:
-// creating may have truncated an existing one.
+// Create implements FS. Like Open, the file may be closed underneath as
+// soon as Create returns; a new file has nothing to sync, and a truncated
+// one is no more durable than under the FS below until its owner syncs it.
 func (l *LimitFS) Create(name string) (File, error) {
-	return l.handle(name, l.fs.Create, true)
+	return l.handle(name, l.fs.Create)
 }
 
 // OpenFiles returns how many files of the FS under l are open now.
@@ -72,12 +73,12 @@ func (l *LimitFS) OpenFiles() int {
 	return l.mu.open
 }
 
-func (l *LimitFS) handle(name string, open func(string) (File, error), wrote bool) (File, error) {
+func (l *LimitFS) handle(name string, open func(string) (File, error)) (File, error) {
 	h := &limitFile{fs: l, name: name}
 	if _, err := h.acquire(open, false); err != nil {
 		return nil, err
 	}
-	h.release(wrote, false)
+	h.release(false, false)
 	return h, nil
 }
 
