@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"container/list"
 	"fmt"
 	"io/fs"
 	"sync"
@@ -35,7 +34,7 @@ type LimitFS struct {
 		open int // files of fs open, being opened or being closed
 		// idle handles whose file is open and not in use, most recently
 		// used first; clean ones are closed before dirty ones.
-		clean, dirty list.List
+		clean, dirty idleList
 	}
 	freed sync.Cond // a slot or a handle became available; L is &mu
 }
@@ -107,17 +106,14 @@ func (l *LimitFS) SyncDir(dir string) error { return l.fs.SyncDir(dir) }
 // there is one; false when every open file is in use. It drops l.mu while
 // it syncs and closes.
 func (l *LimitFS) closeIdleLocked() bool {
-	e := l.mu.clean.Back()
-	from := &l.mu.clean
-	if e == nil {
-		e, from = l.mu.dirty.Back(), &l.mu.dirty
+	h := l.mu.clean.tail
+	if h == nil {
+		h = l.mu.dirty.tail
 	}
-	if e == nil {
+	if h == nil {
 		return false
 	}
-	h := e.Value.(*limitFile)
-	from.Remove(e)
-	h.elem = nil
+	h.leaveIdleLocked()
 	h.busy = true
 	f, dirty := h.f, h.dirty
 	l.mu.Unlock()
@@ -148,13 +144,15 @@ type limitFile struct {
 	fs   *LimitFS
 	name string
 
-	f      File          // nil while the file is closed underneath
-	pins   int           // operations running on f
-	busy   bool          // f is being opened or closed
-	elem   *list.Element // in fs.mu.clean or fs.mu.dirty while idle and open
-	dirty  bool          // written since the last successful sync
-	closed bool          // Close was called
-	err    error         // sticky: syncing f before closing it failed
+	f      File       // nil while the file is closed underneath
+	pins   int        // operations running on f
+	busy   bool       // f is being opened or closed
+	idle   *idleList  // fs.mu.clean or fs.mu.dirty while idle and open
+	prev   *limitFile // towards the head of idle
+	next   *limitFile // towards the tail of idle
+	dirty  bool       // written since the last successful sync
+	closed bool       // Close was called
+	err    error      // sticky: syncing f before closing it failed
 }
 
 // acquire returns the open file, opening it (with open, or fs.Open when
@@ -203,15 +201,9 @@ func (h *limitFile) acquire(open func(string) (File, error), write bool) (File, 
 
 // leaveIdleLocked takes the handle off its idle list, if it is on one.
 func (h *limitFile) leaveIdleLocked() {
-	if h.elem == nil {
-		return
+	if h.idle != nil {
+		h.idle.remove(h)
 	}
-	if h.dirty {
-		h.fs.mu.dirty.Remove(h.elem)
-	} else {
-		h.fs.mu.clean.Remove(h.elem)
-	}
-	h.elem = nil
 }
 
 // release unpins the file; wrote marks it dirty, synced clean.
@@ -234,9 +226,9 @@ func (h *limitFile) release(wrote, synced bool) {
 		return
 	}
 	if h.dirty {
-		h.elem = l.mu.dirty.PushFront(h)
+		l.mu.dirty.pushFront(h)
 	} else {
-		h.elem = l.mu.clean.PushFront(h)
+		l.mu.clean.pushFront(h)
 	}
 	l.freed.Broadcast()
 }
@@ -322,4 +314,32 @@ func (h *limitFile) Close() error {
 	l.freed.Broadcast()
 	l.mu.Unlock()
 	return err
+}
+
+// idleList is a list of idle handles, most recently used at the head. It
+// is intrusive, so that a handle going idle allocates nothing.
+type idleList struct{ head, tail *limitFile }
+
+func (q *idleList) pushFront(h *limitFile) {
+	h.idle, h.prev, h.next = q, nil, q.head
+	if q.head != nil {
+		q.head.prev = h
+	} else {
+		q.tail = h
+	}
+	q.head = h
+}
+
+func (q *idleList) remove(h *limitFile) {
+	if h.prev != nil {
+		h.prev.next = h.next
+	} else {
+		q.head = h.next
+	}
+	if h.next != nil {
+		h.next.prev = h.prev
+	} else {
+		q.tail = h.prev
+	}
+	h.idle, h.prev, h.next = nil, nil, nil
 }
