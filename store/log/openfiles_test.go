@@ -16,9 +16,10 @@ import (
 
 // TestManagerCapsOpenFiles: 20 partitions of 5 segments each (400 segment
 // files) behind a cap of 8 open files. Appending, reading every batch back,
-// a clean restart and a recovery after a crash (every segment re-scanned)
-// never have more than 8 files open at once — counted by the MemFS under
-// the Manager — and every batch reads back as written.
+// concurrent readers and flushes, a clean restart and a recovery after a
+// crash (every segment re-scanned) never have more than 8 files open at
+// once — counted by the MemFS under the Manager — and every batch reads
+// back as written.
 func TestManagerCapsOpenFiles(t *testing.T) {
 	const (
 		maxOpen    = 8
@@ -85,6 +86,29 @@ func TestManagerCapsOpenFiles(t *testing.T) {
 		}
 	}
 	checkAll(m)
+	// Readers of every partition at once, with a writer, share the cap.
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for p := range partitions {
+				l := m.Get("t", int32((p+g*5)%partitions))
+				if _, err := l.Read(nil, 0, 1<<20, l.EndOffset(), true); err != nil {
+					t.Errorf("concurrent read: %v", err)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for p := range partitions {
+			if err := m.Get("t", int32(p)).Flush(); err != nil {
+				t.Errorf("concurrent flush: %v", err)
+			}
+		}
+	})
+	wg.Wait()
+	if _, peak := fsys.OpenFiles(); peak > maxOpen {
+		t.Fatalf("%d files open at once under a cap of %d", peak, maxOpen)
+	}
 	if got, _ := m.OpenFiles(); got > maxOpen {
 		t.Fatalf("manager counts %d open files", got)
 	}
