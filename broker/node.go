@@ -175,8 +175,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 
 	n.logs, err = log.OpenManager(fs, dataDir, log.ManagerOptions{
-		Logger:    logger.With("component", "log"),
-		ConfigFor: n.topicLogConfig,
+		Logger:       logger.With("component", "log"),
+		ConfigFor:    n.topicLogConfig,
+		MaxOpenFiles: int(brokerCfg.Settings().LogMaxOpenFiles),
 	})
 	if err != nil {
 		ln.Close()
@@ -213,7 +214,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	go n.watchMetadata()
 	go n.maintainLogs()
 	go n.prefetchProducerIDs()
-	logger.Info("node ready", "node", cfg.NodeID, "listen", ln.Addr().String(), "advertise", net.JoinHostPort(host, strconv.Itoa(int(port))))
+	_, maxOpen := n.logs.OpenFiles()
+	logger.Info("node ready", "node", cfg.NodeID, "listen", ln.Addr().String(), "advertise", net.JoinHostPort(host, strconv.Itoa(int(port))), "max_open_log_files", maxOpen)
 	return n, nil
 }
 

@@ -366,6 +366,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeString)},
 	{Name: "log.flush.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Doc: "How often the recovery point checkpoint is written.",
 		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "klog.max.open.files", Type: TypeInt, Default: "0", ReadOnly: true, Doc: "Most segment and checkpoint files the node keeps open at once, all partitions together; beyond it the least recently used are closed and reopened when next used. 0 means half the process's open file limit (RLIMIT_NOFILE, which the Go runtime raises to the hard limit at start), leaving the other half to connections. klog only: Kafka keeps every segment open and relies on the ulimit.",
+		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", ReadOnly: true, Doc: "How often logs are checked for segments to delete.",
 		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "klog.max.inflight.requests.per.connection", Type: TypeInt, Default: "5", ReadOnly: true, Doc: "Requests read from one connection whose responses are not yet written; the connection is not read while it has this many. klog only: Kafka handles one request per connection at a time; 5 is the clients' default max.in.flight.requests.per.connection.",

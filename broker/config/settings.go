@@ -37,6 +37,9 @@ type Settings struct {
 	MaxInflightRequests                 int32 // klog.max.inflight.requests.per.connection
 	QueuedMaxResponseBytesPerConnection int64 // klog.queued.max.response.bytes.per.connection
 	QueuedMaxResponseBytes              int64 // klog.queued.max.response.bytes
+	// LogMaxOpenFiles is klog.max.open.files; 0 leaves the cap to
+	// store/log.DefaultMaxOpenFiles.
+	LogMaxOpenFiles int32
 
 	Group       GroupSettings
 	Transaction TransactionSettings
@@ -138,6 +141,7 @@ func bindSettings(r *binder) Settings {
 		MaxInflightRequests:                 r.int32("klog.max.inflight.requests.per.connection"),
 		QueuedMaxResponseBytesPerConnection: r.int64("klog.queued.max.response.bytes.per.connection"),
 		QueuedMaxResponseBytes:              r.int64("klog.queued.max.response.bytes"),
+		LogMaxOpenFiles:                     r.int32("klog.max.open.files"),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),

@@ -40,7 +40,21 @@ type upProcess struct {
 // startUp runs `klog up` with args and waits for its ready line.
 func startUp(t *testing.T, args ...string) *upProcess {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"up", "--log-level", "warn"}, args...)...)
+	return startUpCmd(t, exec.Command(os.Args[0], append([]string{"up", "--log-level", "warn"}, args...)...))
+}
+
+// startUpWithFileLimit runs `klog up` with args under `ulimit -n nofile`
+// (soft and hard limit) and waits for its ready line.
+func startUpWithFileLimit(t *testing.T, nofile int, args ...string) *upProcess {
+	t.Helper()
+	script := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile)
+	return startUpCmd(t, exec.Command("sh", append([]string{"-c", script, os.Args[0], "up", "--log-level", "warn"}, args...)...))
+}
+
+// startUpCmd starts cmd, a `klog up`, and waits for its ready line; it
+// fails at once when the process exits before it.
+func startUpCmd(t *testing.T, cmd *exec.Cmd) *upProcess {
+	t.Helper()
 	cmd.Env = append(os.Environ(), "KLOG_TEST_AS_KLOG=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -60,6 +74,7 @@ func startUp(t *testing.T, args ...string) *upProcess {
 	})
 	ready := make(chan string, 1)
 	go func() {
+		defer close(ready)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if b, ok := strings.CutPrefix(sc.Text(), "BROKERS="); ok {
@@ -70,7 +85,12 @@ func startUp(t *testing.T, args ...string) *upProcess {
 		io.Copy(io.Discard, stdout)
 	}()
 	select {
-	case p.brokers = <-ready:
+	case b, ok := <-ready:
+		if !ok {
+			cmd.Wait() // stderr is complete once the process is reaped
+			t.Fatalf("klog up exited before it was ready (%v); stderr:\n%s", cmd.ProcessState, stderr.String())
+		}
+		p.brokers = b
 	case <-time.After(30 * time.Second):
 		t.Fatalf("klog up not ready after 30s; stderr:\n%s", stderr.String())
 	}

@@ -44,6 +44,9 @@ func benchAppend(b *testing.B, fsys vfs.FS, dir string) {
 
 func BenchmarkAppend(b *testing.B) {
 	b.Run("os", func(b *testing.B) { benchAppend(b, vfs.OS(), b.TempDir()) })
+	// Through the open-file cap every Manager uses, with room for the
+	// active segment's files.
+	b.Run("os-capped", func(b *testing.B) { benchAppend(b, vfs.LimitOpen(vfs.OS(), 8), b.TempDir()) })
 	b.Run("mem", func(b *testing.B) {
 		benchAppend(b, vfs.NewMem(), "/bench")
 	})
@@ -55,6 +58,7 @@ func BenchmarkRead(b *testing.B) {
 		fs   func(b *testing.B) (vfs.FS, string)
 	}{
 		{"os", func(b *testing.B) (vfs.FS, string) { return vfs.OS(), b.TempDir() }},
+		{"os-capped", func(b *testing.B) (vfs.FS, string) { return vfs.LimitOpen(vfs.OS(), 8), b.TempDir() }},
 		{"mem", func(b *testing.B) (vfs.FS, string) { return vfs.NewMem(), "/bench" }},
 	} {
 		b.Run(fs.name, func(b *testing.B) {

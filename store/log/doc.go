@@ -309,7 +309,28 @@
 // (SetStartOffset, i.e. DeleteRecords). The log start offset moves to the
 // first remaining segment when that is higher. Files are unlinked at once
 // (file.delete.delay.ms is not applied); readers that pinned a segment keep
-// reading it and the files are closed when the last reader is done.
+// reading it while its files stay open, and the handles are closed when the
+// last reader is done. A reader that must reopen a file of a dropped
+// segment (see Open files) finds it gone and reads on from the segments
+// that remain, as a read that came a moment later would.
+//
+// # Open files
+//
+// Every segment has four files, and nothing else bounds how many segments
+// a node holds, so a Manager opens all files through a vfs.LimitFS that
+// keeps at most ManagerOptions.MaxOpenFiles of them open, all partitions
+// together (DefaultMaxOpenFiles: half of RLIMIT_NOFILE). A Log holds
+// handles; a file is opened when it is used and closed again, least
+// recently used first, when another needs the slot. Indexes live in memory,
+// so their files are only touched by flushes and by recovery, and a
+// partition being appended to keeps its active .log open as long as it is
+// among the most recently used. Recovery goes through the same cap: a node
+// starts on its data directory whatever the limit, however many segments
+// it holds. A file with unsynced writes is fsynced before it is closed (a
+// clean one is closed first when there is one), and an error of that fsync
+// fails the Log's next write or flush, as the write's own fsync would.
+// Kafka keeps every segment's .log open, opens its offset and time indexes
+// on first use (LazyIndex), and leaves the bound to the operator's ulimit.
 //
 // # Concurrency
 //

@@ -15,7 +15,8 @@ import (
 // Manager owns every partition log of one data directory and the node-level
 // checkpoint files.
 type Manager struct {
-	fs        vfs.FS
+	fs        vfs.FS // files, the open ones capped
+	files     *vfs.LimitFS
 	dir       string
 	logger    *slog.Logger
 	now       func() time.Time
@@ -37,15 +38,45 @@ type ManagerOptions struct {
 	// ConfigFor returns the settings of a topic when its logs are opened at
 	// start-up; nil means DefaultConfig for every topic.
 	ConfigFor func(topic string) Config
+	// MaxOpenFiles caps the files the Manager and its logs keep open at
+	// once, all partitions together; 0 means DefaultMaxOpenFiles(). See
+	// "Open files" in the package doc.
+	MaxOpenFiles int
 }
+
+// DefaultMaxOpenFiles is the cap on open files of a Manager opened without
+// one: half the process's limit on file descriptors (RLIMIT_NOFILE), which
+// leaves the other half to connections, the metadata store and the rest;
+// at least minDefaultOpenFiles, and maxDefaultOpenFiles when the limit is
+// unknown or larger. A limit below 2*minDefaultOpenFiles gets
+// minDefaultOpenFiles all the same: the node must start.
+func DefaultMaxOpenFiles() int {
+	n := vfs.NoFileLimit() / 2
+	if n == 0 || n > maxDefaultOpenFiles {
+		return maxDefaultOpenFiles
+	}
+	return max(int(n), minDefaultOpenFiles)
+}
+
+const (
+	minDefaultOpenFiles = 16
+	maxDefaultOpenFiles = 1 << 20
+)
 
 // OpenManager opens the data directory dir, creating it if needed, and
 // recovers every partition directory ("<topic>-<partition>") in it. After a
 // clean shutdown (the marker file written by Close is present) no segment is
 // re-scanned; otherwise each log re-scans from its checkpointed recovery
-// point. Unrelated files and directories are ignored.
+// point. Unrelated files and directories are ignored. Files are opened
+// through a vfs.LimitFS of opts.MaxOpenFiles.
 func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error) {
-	m := &Manager{fs: fsys, dir: dir, logger: opts.Logger, now: opts.Now, configFor: opts.ConfigFor}
+	maxOpen := opts.MaxOpenFiles
+	if maxOpen <= 0 {
+		maxOpen = DefaultMaxOpenFiles()
+	}
+	files := vfs.LimitOpen(fsys, maxOpen)
+	fsys = files
+	m := &Manager{fs: fsys, files: files, dir: dir, logger: opts.Logger, now: opts.Now, configFor: opts.ConfigFor}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}
@@ -119,6 +150,12 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 		}
 	}
 	return m, nil
+}
+
+// OpenFiles returns how many files the Manager's logs have open and the
+// most they may have open at once.
+func (m *Manager) OpenFiles() (open, maxOpen int) {
+	return m.files.OpenFiles(), m.files.MaxOpen()
 }
 
 func (m *Manager) closeLogs() error {

@@ -33,6 +33,9 @@ func (l *Log) Read(dst []byte, offset int64, maxBytes int, upperBound int64, min
 			out, found, err := readSegment(s, dst, offset, maxBytes, bound, minOneBatch)
 			s.release()
 			if err != nil {
+				if l.dropped(s) {
+					break // its files went with it: retry
+				}
 				return dst, err
 			}
 			if found {
@@ -46,6 +49,14 @@ func (l *Log) Read(dst []byte, offset int64, maxBytes int, upperBound int64, min
 			return dst, fmt.Errorf("%w: offset %d moved while reading", ErrOffsetOutOfRange, offset)
 		}
 	}
+}
+
+// dropped reports whether s has left the log. Its files may then be gone:
+// a reader that pinned it cannot reopen them once the file cache closed
+// them (vfs.LimitFS), and reads on from the segments still there.
+func (l *Log) dropped(s *segment) bool {
+	segs := l.segments()
+	return len(segs) == 0 || segs[segmentFor(segs, s.base)] != s
 }
 
 func (l *Log) isClosed() bool {
@@ -119,6 +130,9 @@ func (l *Log) OffsetForTimestamp(ts int64) (int64, int64, bool, error) {
 		}
 		off, rts, ok, err := l.offsetForTimestampIn(s, ts, start)
 		s.release()
+		if err != nil && l.dropped(s) {
+			continue // its files went with it, and its records
+		}
 		if err != nil || ok {
 			return off, rts, ok, err
 		}

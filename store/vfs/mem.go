@@ -61,6 +61,7 @@ type MemFS struct {
 		dirs    map[string]bool
 		inject  func(op Op, name string) error
 	}
+	open, peak atomic.Int64 // files open now, and the most open at once
 }
 
 type memNode struct {
@@ -101,6 +102,22 @@ func (m *MemFS) check(op Op, name string) error {
 		return &fs.PathError{Op: op.String(), Path: name, Err: err}
 	}
 	return nil
+}
+
+// OpenFiles returns how many files are open now and the most that were
+// open at once since NewMem.
+func (m *MemFS) OpenFiles() (open, peak int) {
+	return int(m.open.Load()), int(m.peak.Load())
+}
+
+func (m *MemFS) opened() {
+	n := m.open.Add(1)
+	for {
+		p := m.peak.Load()
+		if n <= p || m.peak.CompareAndSwap(p, n) {
+			return
+		}
+	}
 }
 
 // CrashClone returns a new MemFS holding only what was durable: the names
@@ -159,6 +176,7 @@ func (m *MemFS) Create(name string) (File, error) {
 		n.mtime = time.Now()
 		n.mu.Unlock()
 	}
+	m.opened()
 	return &memFile{fs: m, name: name, n: n}, nil
 }
 
@@ -177,6 +195,7 @@ func (m *MemFS) Open(name string) (File, error) {
 		}
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
+	m.opened()
 	return &memFile{fs: m, name: name, n: n}, nil
 }
 
@@ -498,5 +517,6 @@ func (f *memFile) Close() error {
 	if f.closed.Swap(true) {
 		return ErrClosed
 	}
+	f.fs.open.Add(-1)
 	return nil
 }

@@ -3,7 +3,9 @@
 // The partition log (store/log) only touches files through FS and File, so
 // the same code runs on the real file system (OS) and on an in-memory one
 // (NewMem) that can simulate a crash — keep only what was made durable — and
-// inject errors into any operation. vfs imports nothing from klog.
+// inject errors into any operation. LimitOpen wraps either so that at most
+// a given number of files are open underneath at once. vfs imports nothing
+// from klog.
 //
 // File semantics shared by both implementations:
 //
