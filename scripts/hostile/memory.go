@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,35 +85,24 @@ func closedIn(conns []*rawConn, d time.Duration) (closed int, slowest time.Durat
 }
 
 // slowloris (finding 1): 70 connections each send only a length prefix
-// claiming 100 MiB, 10 send half a request and stall, 10 send nothing.
-// Bounds: memory (checked by the caller), the stalled ones closed within
-// socket.request.progress.timeout.ms, the idle ones within
-// connections.max.idle.ms, and (strict only) max.connections honoured.
+// claiming 100 MiB, 10 send half a request and stall, 10 send nothing,
+// and 8 claim 100 MiB and send 80 MiB of it before stalling (which makes
+// a node that buffers whole frames touch 640 MB). Bounds: memory (checked
+// by the caller), the stalled ones closed within
+// socket.request.progress.timeout.ms after their last byte, the idle ones
+// within connections.max.idle.ms, and (strict only) max.connections
+// honoured.
 func slowloris(ctx context.Context, p *run, strict bool) {
+	const claim, filled = 100 << 20, 80 << 20
 	prefix, _ := dialMany(p.n, 70)
 	half, _ := dialMany(p.n, 10)
 	idle, _ := dialMany(p.n, 10)
+	fillers, _ := dialMany(p.n, 8)
 	defer closeAll(prefix)
 	defer closeAll(half)
 	defer closeAll(idle)
-	for _, c := range prefix {
-		_ = c.write(binary.BigEndian.AppendUint32(nil, 100<<20))
-	}
-	for _, c := range half {
-		frame, err := c.encode(kmsg.NewPtrApiVersionsRequest())
-		if err == nil {
-			_ = c.write(frame[:len(frame)/2])
-		}
-	}
-	stalled := append(append([]*rawConn{}, prefix...), half...)
+	defer closeAll(fillers)
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		closed, slowest := closedIn(stalled, progressTimeout+closeSlack)
-		p.notef("stalled %d/%d closed, slowest %.1fs", closed, len(stalled), slowest.Seconds())
-		if closed < len(stalled) {
-			p.bound(strict, "%d of %d stalled connections still open %v after their last byte (progress timeout %v)", len(stalled)-closed, len(stalled), progressTimeout+closeSlack, progressTimeout)
-		}
-	})
 	wg.Go(func() {
 		closed, slowest := closedIn(idle, idleTimeout+closeSlack)
 		p.notef("idle %d/%d closed, slowest %.1fs", closed, len(idle), slowest.Seconds())
@@ -121,6 +112,43 @@ func slowloris(ctx context.Context, p *run, strict bool) {
 			p.failf("idle connections closed after %v, before connections.max.idle.ms %v", slowest, idleTimeout)
 		}
 	})
+	for _, c := range prefix {
+		_ = c.write(binary.BigEndian.AppendUint32(nil, claim))
+	}
+	for _, c := range half {
+		frame, err := c.encode(kmsg.NewPtrApiVersionsRequest())
+		if err == nil {
+			_ = c.write(frame[:len(frame)/2])
+		}
+	}
+	var sent sync.WaitGroup
+	var sentBytes atomic.Int64
+	chunk := make([]byte, 1<<20)
+	for _, c := range fillers {
+		sent.Go(func() {
+			// The node may stop reading (its request pool is full) and
+			// then close: the write ends there.
+			_ = c.c.SetWriteDeadline(time.Now().Add(3 * time.Second))
+			if _, err := c.c.Write(binary.BigEndian.AppendUint32(nil, claim)); err != nil {
+				return
+			}
+			for range filled / len(chunk) {
+				n, err := c.c.Write(chunk)
+				sentBytes.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	sent.Wait()
+	p.notef("fillers sent %d MiB of %d", sentBytes.Load()>>20, len(fillers)*filled>>20)
+	stalled := slices.Concat(prefix, half, fillers)
+	closed, slowest := closedIn(stalled, progressTimeout+closeSlack)
+	p.notef("stalled %d/%d closed, slowest %.1fs", closed, len(stalled), slowest.Seconds())
+	if closed < len(stalled) {
+		p.bound(strict, "%d of %d stalled connections still open %v after their last byte (progress timeout %v)", len(stalled)-closed, len(stalled), progressTimeout+closeSlack, progressTimeout)
+	}
 	wg.Wait()
 }
 
