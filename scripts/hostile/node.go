@@ -217,14 +217,21 @@ func (n *node) closeWait(ports map[int]bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return countCloseWait(b, n.port, ports)
+}
+
+// countCloseWait counts the lines of a /proc/net/tcp table for sockets on
+// local port port in CLOSE-WAIT (state 08) whose remote port is in ports.
+func countCloseWait(table []byte, port int, ports map[int]bool) (int, error) {
 	count := 0
-	for _, line := range strings.Split(string(b), "\n")[1:] {
+	lines := strings.Split(string(table), "\n")
+	for _, line := range lines[min(1, len(lines)):] { // the first is a header
 		f := strings.Fields(line)
 		if len(f) < 4 {
 			continue
 		}
 		local, remote, state := f[1], f[2], f[3]
-		if state != "08" || !strings.HasSuffix(local, fmt.Sprintf(":%04X", n.port)) {
+		if state != "08" || !strings.HasSuffix(local, fmt.Sprintf(":%04X", port)) {
 			continue
 		}
 		_, rp, ok := strings.Cut(remote, ":")
