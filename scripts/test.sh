@@ -7,7 +7,8 @@
 # smoke (real clients against "klog up"), compat (the client × scenario
 # matrix of scripts/compat/run.sh against "klog up --memory"), kgo-suite
 # (franz-go's own kgo integration tests, scripts/compat/kgo-suite.sh, against
-# "klog up --memory"). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
+# "klog up --memory"), hostile (scripts/hostile/run.sh: one bounded probe per
+# finding of issue 9, each against its own "klog up"). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
 # stages still make sense and exits non-zero if any stage failed.
 #
 # For local runs, skip stages with environment variables (CI runs them all):
@@ -19,6 +20,7 @@
 #   KLOG_SKIP_SMOKE=1        skip the smoke tests
 #   KLOG_SKIP_COMPAT=1       skip the compat matrix
 #   KLOG_SKIP_KGO_SUITE=1    skip franz-go's kgo integration suite
+#   KLOG_SKIP_HOSTILE=1      skip the hostile-client probes
 # Other knobs:
 #   KLOG_GOTEST_TIMEOUT      go test -timeout (default 15m)
 #   KLOG_GOTEST_PKGS         packages for go test (default ./...)
@@ -228,6 +230,20 @@ elif [ "$built" -ne 1 ]; then
   echo "kgo-suite: not run, klog did not build"
 else
   run_stage kgo-suite run_kgo_suite
+fi
+
+# --- hostile ------------------------------------------------------------------
+# One bounded probe per finding of issue 9 (memory, descriptors, transactions
+# a client can wedge, garbage, log floods), each starting its own node; prints
+# a PROBE line with its figures per probe.
+if skipped "${KLOG_SKIP_HOSTILE:-0}"; then
+  skip hostile "KLOG_SKIP_HOSTILE=1"
+elif [ "$built" -ne 1 ]; then
+  stage hostile
+  fail hostile 0
+  echo "hostile: not run, klog did not build"
+else
+  run_stage hostile timeout -k 10 300 scripts/hostile/run.sh "$klog_bin"
 fi
 
 echo

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// sampleEvery is how often the sampler reads /proc.
+const sampleEvery = 25 * time.Millisecond
+
+// sampler watches one process's memory and descriptors until it exits.
+type sampler struct {
+	pid int
+	mu  struct {
+		sync.Mutex
+		peakRSSKB int64 // largest VmRSS seen
+		hwmKB     int64 // VmHWM at the last sample: the kernel's peak
+		peakFDs   int
+		rssKB     int64 // last VmRSS
+		fds       int   // last count of /proc/PID/fd
+	}
+}
+
+func startSampler(pid int, exited <-chan struct{}) *sampler {
+	s := &sampler{pid: pid}
+	s.sample()
+	go func() {
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-exited:
+				return
+			case <-t.C:
+				s.sample()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) sample() {
+	rss, hwm, err := readStatus(s.pid)
+	if err != nil {
+		return // the process is gone; the last sample stands
+	}
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", s.pid))
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.rssKB, s.mu.fds = rss, len(ents)
+	s.mu.hwmKB = max(s.mu.hwmKB, hwm)
+	s.mu.peakRSSKB = max(s.mu.peakRSSKB, rss)
+	s.mu.peakFDs = max(s.mu.peakFDs, len(ents))
+}
+
+// peakMB is the process's peak resident memory: VmHWM, or the largest
+// VmRSS sampled if that is larger.
+func (s *sampler) peakMB() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return float64(max(s.mu.hwmKB, s.mu.peakRSSKB)) / 1024
+}
+
+func (s *sampler) peakFDs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.peakFDs
+}
+
+// now takes a sample and returns its VmRSS in bytes and descriptor count.
+func (s *sampler) now() (rssBytes int64, fds int) {
+	s.sample()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.rssKB * 1024, s.mu.fds
+}
+
+// readStatus reads VmRSS and VmHWM (kB) from /proc/PID/status.
+func readStatus(pid int) (rssKB, hwmKB int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	found := 0
+	for sc.Scan() {
+		key, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			return 0, 0, fmt.Errorf("%w: status %s", errBadProc, key)
+		}
+		v, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%w: status %s: %v", errBadProc, key, err)
+		}
+		if key == "VmRSS" {
+			rssKB = v
+		} else {
+			hwmKB = v
+		}
+		found++
+	}
+	if found < 2 {
+		return 0, 0, fmt.Errorf("%w: status without VmRSS/VmHWM", errBadProc)
+	}
+	return rssKB, hwmKB, sc.Err()
+}
