@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +27,13 @@ type upOptions struct {
 	configs   []string
 	logLevel  string
 	readyFile string
+	memLimit  string
 }
+
+// defaultMemoryLimit is klog up's soft memory limit unless --memory-limit
+// or GOMEMLIMIT says otherwise: the node's request and response budgets
+// (100 MiB each by default) and its working set fit well inside it.
+const defaultMemoryLimit = "448MiB"
 
 func newUpCmd(g *globals) *cobra.Command {
 	var o upOptions
@@ -55,6 +64,7 @@ When the node is ready, klog up prints BROKERS=HOST:PORT on stdout.`,
 	f.StringArrayVarP(&o.configs, "config", "X", nil, "broker config as key=value, Kafka's names (repeatable)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&o.readyFile, "ready-file", "", "write the brokers address to this file once ready")
+	f.StringVar(&o.memLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the node, as GOMEMLIMIT (e.g. 1GiB); off for none. GOMEMLIMIT in the environment wins over the default")
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "memory")
 	return cmd
 }
@@ -64,6 +74,9 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	if err := setMemoryLimit(o.memLimit, cmd.Flags().Changed("memory-limit"), g.getenv); err != nil {
+		return err
 	}
 	configs := make(map[string]string, len(o.configs))
 	for _, kv := range o.configs {
@@ -123,6 +136,45 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	err = node.Close()
 	logger.Info("stopped", "took", time.Since(stopStart).Round(time.Microsecond))
 	return err
+}
+
+// setMemoryLimit sets the Go runtime's soft memory limit from
+// --memory-limit: past it the garbage collector works harder (never more
+// than about half the CPU) to stay under it; no allocation fails because of
+// it. An explicit flag wins over GOMEMLIMIT, GOMEMLIMIT over the default.
+func setMemoryLimit(value string, explicit bool, getenv func(string) string) error {
+	if !explicit && getenv("GOMEMLIMIT") != "" {
+		return nil // the runtime read it at start
+	}
+	limit, err := parseMemoryLimit(value)
+	if err != nil {
+		return usagef("--memory-limit %q: %v", value, err)
+	}
+	debug.SetMemoryLimit(limit)
+	return nil
+}
+
+// parseMemoryLimit reads a size as GOMEMLIMIT writes it: a number of bytes
+// with an optional B, KiB, MiB, GiB or TiB suffix, or "off".
+func parseMemoryLimit(s string) (int64, error) {
+	if s == "off" {
+		return math.MaxInt64, nil
+	}
+	num, unit := s, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, unit = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/unit {
+		return 0, errors.New("want a positive size such as 512MiB or 2GiB, or off")
+	}
+	return n * unit, nil
 }
 
 func printReady(w io.Writer, format, brokers, dataDir string, memory bool) error {
