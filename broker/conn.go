@@ -237,8 +237,13 @@ func (n *Node) serveConn(nc net.Conn) {
 	}()
 
 	pool := n.requestPool
-	reserve := func(k int) error {
-		if pool.TryAcquire(int64(k)) {
+	var (
+		held      int // request bytes taken from the pool
+		heldFrame int // the size of the frame they were taken for
+	)
+	reserve := func(size, k int) error {
+		heldFrame = size
+		if pool.TryAcquire(int64(size), int64(k)) {
 			return nil
 		}
 		// Waiting for the pool is no progress either: when requests
@@ -246,10 +251,9 @@ func (n *Node) serveConn(nc net.Conn) {
 		// and frees its part.
 		ctx, cancel := context.WithTimeout(n.ctx, settings.RequestProgressTimeout)
 		defer cancel()
-		return pool.Acquire(ctx, int64(k))
+		return pool.Acquire(ctx, int64(size), int64(k))
 	}
-	var held int // request bytes taken from the pool
-	defer func() { pool.Release(int64(held)) }()
+	defer func() { pool.ReleaseFrame(int64(heldFrame), int64(held)) }()
 	var frameBuf []byte
 	for {
 		// A client that does not take its responses is not read.
@@ -285,7 +289,7 @@ func (n *Node) serveConn(nc net.Conn) {
 			cc.clientID = *hdr.ClientID
 		}
 		resp, err := n.dispatch(n.ctx, cc, hdr, body)
-		pool.Release(int64(held))
+		pool.ReleaseFrame(int64(heldFrame), int64(held))
 		held = 0
 		// kmsg decodes []byte fields as slices of the frame, and some
 		// handlers keep them (a group member's metadata and assignment),

@@ -121,6 +121,61 @@ func TestTricklingRequestIsServed(t *testing.T) {
 	}
 }
 
+// Large frames sent partly and stalled hold the request pool to its limit,
+// yet a new client is served at once: small frames do not wait behind
+// them (issue 9, hostile probe slowloris, where a client's ApiVersions
+// waited for the pool until the progress timeout closed it).
+func TestSmallRequestsPassStalledLargeOnes(t *testing.T) {
+	const (
+		pool    = 8 << 20 // queued.max.request.bytes
+		frame   = 4 << 20 // socket.request.max.bytes
+		timeout = 4 * time.Second
+	)
+	n := brokertest.Start(t,
+		brokertest.Config("queued.max.request.bytes", strconv.Itoa(pool)),
+		brokertest.Config("socket.request.max.bytes", strconv.Itoa(frame)),
+		brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
+	if _, err := kadm.NewClient(n.Client()).CreateTopic(t.Context(), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	stall := func(sent int) {
+		r := dialRaw(t, n.Addr())
+		msg := append(binary.BigEndian.AppendUint32(nil, frame), make([]byte, sent)...)
+		// The node may stop reading; the write ends at cleanup.
+		go r.c.Write(msg)
+	}
+	// Past half of the frame, the buffer grows to (nearly) all of it: two
+	// such frames take the pool but for less than a third one's first
+	// bite, so the third waits.
+	stall(3 << 20)
+	stall(3 << 20)
+	const held = pool - 1<<10
+	testkit.WaitFor(t, "stalled frames to hold the pool", func() (bool, string) {
+		got := n.Broker().QueuedRequestBytes()
+		return got >= held, fmt.Sprintf("%d bytes queued", got)
+	})
+	stall(1 << 20)
+
+	ctx, cancel := context.WithTimeout(t.Context(), timeout/2)
+	defer cancel()
+	start := time.Now()
+	cl := n.Client()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.ApiVersions(ctx); err != nil {
+		t.Fatalf("ApiVersions with the pool held: %v after %v", err, time.Since(start))
+	}
+	if _, err := adm.Metadata(ctx, "t"); err != nil {
+		t.Fatalf("Metadata with the pool held: %v after %v", err, time.Since(start))
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce with the pool held: %v after %v", err, time.Since(start))
+	}
+	t.Logf("served in %v with the pool held", time.Since(start))
+	if got := n.Broker().QueuedRequestBytes(); got < held {
+		t.Fatalf("%d bytes queued after the client was served: the stalled frames let go", got)
+	}
+}
+
 // A connection that sends nothing closes after connections.max.idle.ms,
 // whether or not it sent requests before; the progress timeout applies
 // only within a request.

@@ -394,7 +394,7 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "producer.id.expiration.check.interval.ms", Type: TypeInt, Default: "600000", ReadOnly: true, Doc: "How often partitions drop the producer ids idle for producer.id.expiration.ms. An internal config in Kafka, which DescribeConfigs does not list; klog lists it.",
 		Validate: validator(TypeInt, atLeast(1))},
-	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "104857600", ReadOnly: true, Doc: "Bytes of requests being read or handled, all connections together; a connection stops being read while they are taken. At least socket.request.max.bytes. klog defaults to 100 MiB and has no unbounded setting (Kafka: -1, unbounded), so that no client can make the node allocate without limit.",
+	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "104857600", ReadOnly: true, Doc: "Bytes of requests being read or handled, all connections together; a connection stops being read while they are taken. At least socket.request.max.bytes. klog defaults to 100 MiB and has no unbounded setting (Kafka: -1, unbounded), so that no client can make the node allocate without limit. Requests of at most 64 KiB may take a headroom of 1/16 of it beyond it (klog only), so that they are not held up by large ones.",
 		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "klog.queued.max.response.bytes", Type: TypeLong, Default: "104857600", ReadOnly: true, Doc: "Bytes of responses waiting to be written, all connections together; while they hold this much, a connection with a response of its own still unwritten is not read. klog only: Kafka holds one response per connection.",
 		Validate: validator(TypeLong, atLeast(1))},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -11,14 +12,30 @@ import (
 // whole pool: it could never be granted.
 var ErrPoolTooSmall = errors.New("wire: request larger than the request memory pool")
 
+// SmallFrameBytes is the largest frame, size prefix excluded, the pool
+// counts as small: the requests a client needs to get going (ApiVersions,
+// Metadata, a small produce) are far below it.
+const SmallFrameBytes = 64 << 10
+
 // Pool is a node-wide budget of request bytes (Kafka's
 // queued.max.request.bytes): memory for a request frame is taken from it as
 // the frame's bytes arrive and given back once the request was handled.
 // When it is exhausted, readers wait in Acquire, which stops them reading
 // from their sockets: backpressure instead of memory.
 //
-// Waiters are served in arrival order, so a large request is not starved by
-// a stream of small ones.
+// Frames come in two classes, by the size their prefix claims, not by the
+// bytes asked for at once (a large frame's first bites are small):
+//
+//   - Large frames share the pool's limit and wait in arrival order, so one
+//     is not starved by a stream of others.
+//   - Small frames (at most SmallFrameBytes) never queue behind large ones:
+//     they are granted whenever they fit in the limit plus a headroom of
+//     their own (Headroom), so a normal client is served while large frames
+//     sent halfway and stalled hold the whole limit. While large frames
+//     wait, small ones together may hold no more than the headroom, so that
+//     a stream of small frames cannot starve a large one either.
+//
+// The pool therefore holds at most Limit+Headroom bytes.
 //
 // Memory whose size is known only once it exists, such as an encoded
 // response, is counted with Take instead, which never waits: a node-wide
@@ -26,12 +43,17 @@ var ErrPoolTooSmall = errors.New("wire: request larger than the request memory p
 // from reading further requests, with Over, while the responses of all
 // connections together hold it.
 type Pool struct {
-	limit int64
+	limit    int64
+	headroom int64
 
 	mu struct {
 		sync.Mutex
-		used    int64
-		waiters []*poolWaiter // FIFO
+		large   int64         // bytes of large frames and of Take
+		small   int64         // bytes of small frames
+		waiting []*poolWaiter // large frames, FIFO
+		// smallWaiting are small frames that did not fit even in the
+		// headroom; each is granted as soon as it fits.
+		smallWaiting []*poolWaiter
 		// freed, made by Over, is closed at the next Release.
 		freed chan struct{}
 	}
@@ -42,43 +64,89 @@ type poolWaiter struct {
 	ready chan struct{} // closed once n bytes were granted
 }
 
-// NewPool returns a pool of limit bytes.
-func NewPool(limit int64) *Pool { return &Pool{limit: limit} }
+// NewPool returns a pool of limit bytes for large frames, with a headroom
+// for small ones of limit/16, at least SmallFrameBytes.
+func NewPool(limit int64) *Pool {
+	return &Pool{limit: limit, headroom: max(limit/16, SmallFrameBytes)}
+}
 
 // Limit returns the pool's size in bytes.
 func (p *Pool) Limit() int64 { return p.limit }
+
+// Headroom returns the bytes beyond Limit only small frames may take.
+func (p *Pool) Headroom() int64 { return p.headroom }
 
 // Reserved returns the bytes currently taken from the pool.
 func (p *Pool) Reserved() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.mu.used
+	return p.mu.large + p.mu.small
 }
 
-// TryAcquire takes n bytes if they are free now and nobody is waiting.
-func (p *Pool) TryAcquire(n int64) bool {
+// isSmall reports whether a frame of frame bytes is in the small class.
+func isSmall(frame int64) bool { return frame <= SmallFrameBytes }
+
+// TryAcquire takes n more bytes for a frame of frame bytes if they can be
+// granted now without waiting.
+func (p *Pool) TryAcquire(frame, n int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.mu.waiters) == 0 && p.mu.used+n <= p.limit {
-		p.mu.used += n
-		return true
-	}
-	return false
+	return p.tryLocked(frame, n)
 }
 
-// Acquire takes n bytes, waiting until they are free or ctx is done.
-func (p *Pool) Acquire(ctx context.Context, n int64) error {
-	if n > p.limit {
-		return fmt.Errorf("%w: %d > %d", ErrPoolTooSmall, n, p.limit)
+// tryLocked grants n bytes for a frame of frame bytes if it may have them
+// now.
+func (p *Pool) tryLocked(frame, n int64) bool {
+	if isSmall(frame) {
+		if !p.smallFitsLocked(n) {
+			return false
+		}
+		p.mu.small += n
+		return true
+	}
+	if len(p.mu.waiting) > 0 || !p.largeFitsLocked(n) {
+		return false
+	}
+	p.mu.large += n
+	return true
+}
+
+// smallFitsLocked reports whether n bytes of a small frame may be granted.
+func (p *Pool) smallFitsLocked(n int64) bool {
+	if p.mu.large+p.mu.small+n > p.limit+p.headroom {
+		return false
+	}
+	// Waiting large frames get what small ones free beyond the headroom.
+	return len(p.mu.waiting) == 0 || p.mu.small+n <= p.headroom
+}
+
+// largeFitsLocked reports whether n bytes of a large frame fit.
+func (p *Pool) largeFitsLocked(n int64) bool {
+	return p.mu.large+n <= p.limit && p.mu.large+p.mu.small+n <= p.limit+p.headroom
+}
+
+// Acquire takes n more bytes for a frame of frame bytes, waiting until they
+// can be granted or ctx is done.
+func (p *Pool) Acquire(ctx context.Context, frame, n int64) error {
+	small := isSmall(frame)
+	bound := p.limit
+	if small {
+		bound += p.headroom
+	}
+	if n > bound {
+		return fmt.Errorf("%w: %d > %d", ErrPoolTooSmall, n, bound)
 	}
 	p.mu.Lock()
-	if len(p.mu.waiters) == 0 && p.mu.used+n <= p.limit {
-		p.mu.used += n
+	if p.tryLocked(frame, n) {
 		p.mu.Unlock()
 		return nil
 	}
 	w := &poolWaiter{n: n, ready: make(chan struct{})}
-	p.mu.waiters = append(p.mu.waiters, w)
+	queue := &p.mu.waiting
+	if small {
+		queue = &p.mu.smallWaiting
+	}
+	*queue = append(*queue, w)
 	p.mu.Unlock()
 
 	select {
@@ -91,28 +159,38 @@ func (p *Pool) Acquire(ctx context.Context, n int64) error {
 	select {
 	case <-w.ready:
 		// Granted while we gave up: hand the bytes on.
-		p.mu.used -= n
+		if small {
+			p.mu.small -= n
+		} else {
+			p.mu.large -= n
+		}
 	default:
-		for i, o := range p.mu.waiters {
-			if o == w {
-				p.mu.waiters = append(p.mu.waiters[:i], p.mu.waiters[i+1:]...)
-				break
-			}
+		if i := slices.Index(*queue, w); i >= 0 {
+			*queue = slices.Delete(*queue, i, i+1)
 		}
 	}
 	p.grantLocked()
 	return ctx.Err()
 }
 
-// Release gives n bytes back to the pool.
-func (p *Pool) Release(n int64) {
+// ReleaseFrame gives back n bytes acquired for a frame of frame bytes.
+func (p *Pool) ReleaseFrame(frame, n int64) { p.release(isSmall(frame), n) }
+
+// Release gives back n bytes counted with Take.
+func (p *Pool) Release(n int64) { p.release(false, n) }
+
+func (p *Pool) release(small bool, n int64) {
 	if n == 0 {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.mu.used -= n
-	if p.mu.used < 0 {
+	if small {
+		p.mu.small -= n
+	} else {
+		p.mu.large -= n
+	}
+	if p.mu.small < 0 || p.mu.large < 0 {
 		panic("wire: pool released more than it granted")
 	}
 	if p.mu.freed != nil {
@@ -127,7 +205,7 @@ func (p *Pool) Release(n int64) {
 // first.
 func (p *Pool) Take(n int64) {
 	p.mu.Lock()
-	p.mu.used += n
+	p.mu.large += n
 	p.mu.Unlock()
 }
 
@@ -137,7 +215,7 @@ func (p *Pool) Take(n int64) {
 func (p *Pool) Over() (bool, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.used < p.limit {
+	if p.mu.large+p.mu.small < p.limit {
 		return false, nil
 	}
 	if p.mu.freed == nil {
@@ -146,17 +224,25 @@ func (p *Pool) Over() (bool, <-chan struct{}) {
 	return true, p.mu.freed
 }
 
-// grantLocked wakes the waiters at the head of the queue whose bytes now
-// fit.
+// grantLocked wakes the large waiters at the head of their queue whose
+// bytes now fit, then every small waiter that fits.
 func (p *Pool) grantLocked() {
-	for len(p.mu.waiters) > 0 {
-		w := p.mu.waiters[0]
-		if p.mu.used+w.n > p.limit {
-			return
+	for len(p.mu.waiting) > 0 {
+		w := p.mu.waiting[0]
+		if !p.largeFitsLocked(w.n) {
+			break
 		}
-		p.mu.used += w.n
-		p.mu.waiters[0] = nil
-		p.mu.waiters = p.mu.waiters[1:]
+		p.mu.large += w.n
+		p.mu.waiting[0] = nil
+		p.mu.waiting = p.mu.waiting[1:]
 		close(w.ready)
 	}
+	p.mu.smallWaiting = slices.DeleteFunc(p.mu.smallWaiting, func(w *poolWaiter) bool {
+		if !p.smallFitsLocked(w.n) {
+			return false
+		}
+		p.mu.small += w.n
+		close(w.ready)
+		return true
+	})
 }

@@ -13,24 +13,27 @@ import (
 	"github.com/klogdev/klog/internal/testkit"
 )
 
+// large is the size of a frame in the pool's large class.
+const large = SmallFrameBytes + 1
+
 func TestPoolWaitsAndServesInOrder(t *testing.T) {
 	p := NewPool(10)
-	if !p.TryAcquire(8) {
+	if !p.TryAcquire(large, 8) {
 		t.Fatal("TryAcquire(8) of 10 failed")
 	}
-	if p.TryAcquire(3) {
+	if p.TryAcquire(large, 3) {
 		t.Fatal("TryAcquire(3) with 2 free succeeded")
 	}
 	first, second := make(chan error), make(chan error)
-	go func() { first <- p.Acquire(context.Background(), 5) }()
+	go func() { first <- p.Acquire(context.Background(), large, 5) }()
 	waitWaiters(t, p, 1)
-	go func() { second <- p.Acquire(context.Background(), 1) }()
+	go func() { second <- p.Acquire(context.Background(), large, 1) }()
 	waitWaiters(t, p, 2)
 	// One byte is free, but the 1-byte request queues behind the 5-byte one.
-	if p.TryAcquire(1) {
+	if p.TryAcquire(large, 1) {
 		t.Fatal("TryAcquire jumped the queue")
 	}
-	p.Release(8)
+	p.ReleaseFrame(large, 8)
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
@@ -44,29 +47,122 @@ func TestPoolWaitsAndServesInOrder(t *testing.T) {
 
 func TestPoolAcquireCancelled(t *testing.T) {
 	p := NewPool(10)
-	p.TryAcquire(10)
+	p.TryAcquire(large, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- p.Acquire(ctx, 4) }()
+	go func() { done <- p.Acquire(ctx, large, 4) }()
 	waitWaiters(t, p, 1)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Acquire after cancel: %v", err)
 	}
-	p.Release(10)
+	p.ReleaseFrame(large, 10)
 	if got := p.Reserved(); got != 0 {
 		t.Fatalf("reserved %d after the cancelled waiter, want 0", got)
 	}
-	if err := p.Acquire(context.Background(), 11); !errors.Is(err, ErrPoolTooSmall) {
+	if err := p.Acquire(context.Background(), large, 11); !errors.Is(err, ErrPoolTooSmall) {
 		t.Fatalf("Acquire beyond the limit: %v", err)
 	}
+}
+
+// A small frame is granted at once while large frames hold the pool to
+// its limit and more wait, and the large ones are still served in order
+// once bytes are freed (issue 9, slowloris: a client's ApiVersions waited
+// behind stalled 100 MiB frames until it timed out).
+func TestPoolSmallFramesPassLargeWaiters(t *testing.T) {
+	const limit = 1 << 20
+	p := NewPool(limit)
+	if !p.TryAcquire(100<<20, limit) {
+		t.Fatal("TryAcquire of the whole limit failed")
+	}
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() { first <- p.Acquire(context.Background(), large, 100) }()
+	waitWaiters(t, p, 1)
+	go func() { second <- p.Acquire(context.Background(), large, 50) }()
+	waitWaiters(t, p, 2)
+
+	// An ApiVersions request: its first bites, then the rest.
+	if !p.TryAcquire(50, 10) {
+		t.Fatal("a small frame waited behind large ones")
+	}
+	if err := p.Acquire(context.Background(), 50, 40); err != nil {
+		t.Fatal(err)
+	}
+	// A small frame may use the whole headroom, and no more.
+	if !p.TryAcquire(SmallFrameBytes, p.Headroom()-50) {
+		t.Fatal("a small frame could not use the headroom")
+	}
+	if p.TryAcquire(SmallFrameBytes, 1) {
+		t.Fatal("a small frame went past the headroom")
+	}
+	if p.TryAcquire(large, 1) {
+		t.Fatal("a large frame jumped the queue")
+	}
+	p.ReleaseFrame(SmallFrameBytes, p.Headroom()-50)
+	p.ReleaseFrame(50, 50)
+
+	// The small frames' bytes went back to the headroom; the large
+	// waiters get bytes of the limit, in order.
+	select {
+	case err := <-first:
+		t.Fatalf("a large waiter was granted bytes only small frames freed: %v", err)
+	default:
+	}
+	p.ReleaseFrame(100<<20, 120)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	waitWaiters(t, p, 1)
+	p.ReleaseFrame(100<<20, 30)
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Reserved(); got != limit {
+		t.Fatalf("reserved %d, want %d", got, limit)
+	}
+}
+
+// A steady stream of small frames does not starve a large one: while a
+// large frame waits, small ones together get no more than the headroom,
+// so what they free beyond it goes to the large one.
+func TestPoolSmallFramesCannotStarveLarge(t *testing.T) {
+	const limit = 1 << 20
+	p := NewPool(limit)
+	held := 0
+	for p.TryAcquire(SmallFrameBytes, SmallFrameBytes) {
+		held++
+	}
+	if want := int((limit + p.Headroom()) / SmallFrameBytes); held != want {
+		t.Fatalf("%d small frames of %d bytes fit, want %d", held, SmallFrameBytes, want)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Acquire(context.Background(), large, limit/2) }()
+	waitWaiters(t, p, 1)
+	for i := range held {
+		// One small request done, the next one arrives.
+		p.ReleaseFrame(SmallFrameBytes, SmallFrameBytes)
+		if p.TryAcquire(SmallFrameBytes, SmallFrameBytes) {
+			continue
+		}
+		p.mu.Lock()
+		waiting := len(p.mu.waiting)
+		p.mu.Unlock()
+		if waiting == 0 {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("large frame granted after %d of %d small frames were done", i+1, held)
+			return
+		}
+	}
+	t.Fatal("small frames kept the large one waiting")
 }
 
 func waitWaiters(t *testing.T, p *Pool, n int) {
 	t.Helper()
 	testkit.WaitFor(t, fmt.Sprintf("%d waiters", n), func() (bool, string) {
 		p.mu.Lock()
-		got := len(p.mu.waiters)
+		got := len(p.mu.waiting)
 		p.mu.Unlock()
 		return got == n, fmt.Sprintf("%d waiters", got)
 	})
@@ -87,7 +183,10 @@ func TestReadFrameReservesAsBytesArrive(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		total := 0
-		f, n, err := ReadFrame(bufio.NewReaderSize(pr, 4096), size, nil, func(n int) error {
+		f, n, err := ReadFrame(bufio.NewReaderSize(pr, 4096), size, nil, func(frame, n int) error {
+			if frame != size {
+				t.Errorf("reserve told of a %d-byte frame, want %d", frame, size)
+			}
 			total += n
 			asked <- total
 			<-granted

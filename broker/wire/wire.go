@@ -50,12 +50,14 @@ type Header struct {
 // Nothing is allocated for bytes that have not arrived: the body is copied
 // out of r as r receives it, and buf grows (doubling, up to the frame's
 // size) only when those bytes do not fit. Before taking more memory
-// ReadFrame calls reserve with the bytes it is about to use beyond what it
-// reserved so far: the bytes copied into buf, or the capacity of a buffer
-// it allocated. It returns the total it reserved, also on error, for the
-// caller to give back once the request was handled. An error from reserve
-// ends the read. reserve may be nil.
-func ReadFrame(r *bufio.Reader, maxSize int32, buf []byte, reserve func(n int) error) (frame []byte, reserved int, err error) {
+// ReadFrame calls reserve with the frame's size, as its prefix claims, and
+// the bytes it is about to use beyond what it reserved so far: the bytes
+// copied into buf, or the capacity of a buffer it allocated. The size
+// lets a pool tell a small request from the first bites of a large one.
+// It returns the total it reserved, also on error, for the caller to give
+// back once the request was handled. An error from reserve ends the read.
+// reserve may be nil.
+func ReadFrame(r *bufio.Reader, maxSize int32, buf []byte, reserve func(size, n int) error) (frame []byte, reserved int, err error) {
 	var sizeBuf [4]byte
 	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
 		return nil, 0, err
@@ -78,7 +80,7 @@ func ReadFrame(r *bufio.Reader, maxSize int32, buf []byte, reserve func(n int) e
 			buf = buf[:len(buf)+n]
 			if end := len(buf); !owned && end > reserved {
 				if reserve != nil {
-					if rerr := reserve(end - reserved); rerr != nil {
+					if rerr := reserve(size, end-reserved); rerr != nil {
 						return nil, reserved, rerr
 					}
 				}
@@ -112,7 +114,7 @@ func ReadFrame(r *bufio.Reader, maxSize int32, buf []byte, reserve func(n int) e
 		}
 		if want > reserved {
 			if reserve != nil {
-				if err := reserve(want - reserved); err != nil {
+				if err := reserve(size, want-reserved); err != nil {
 					return nil, reserved, err
 				}
 			}
