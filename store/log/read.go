@@ -216,10 +216,15 @@ func (l *Log) MaxTimestamp() (int64, int64) {
 // BatchSize returns the size of the batch Read would return first for
 // offset: the batch holding it, when that batch lies below upperBound;
 // 0 when there is none. A caller that must account for memory before it
-// reads asks it first.
+// reads asks it first. Offsets out of range are ErrOffsetOutOfRange, as
+// for Read.
 func (l *Log) BatchSize(offset, upperBound int64) (int, error) {
-	bound := min(upperBound, l.end.Load())
-	if offset < l.start.Load() || offset >= bound {
+	end := l.end.Load()
+	if offset < l.start.Load() || offset > end {
+		return 0, fmt.Errorf("%w: offset %d, log has [%d, %d)", ErrOffsetOutOfRange, offset, l.start.Load(), end)
+	}
+	bound := min(upperBound, end)
+	if offset >= bound {
 		return 0, nil
 	}
 	segs := l.segments()
