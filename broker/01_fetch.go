@@ -72,14 +72,14 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	var wake chan struct{}
 	buf := getBuf()
 	fb := &fetchBudget{pool: n.responseBytes}
-	cc.release = func() { putBuf(buf); fb.keep(0) }
+	cc.release = func() { putBuf(buf); fb.keep(nil) }
 	defer func() {
 		cc.sizeHint = fetchResponseSize(resp)
-		cc.reserved = fb.handOver()
+		cc.reserved = fb.handOver(len(*buf))
 	}()
 	fill := func() (total int, stop, starved bool) {
 		*buf = (*buf)[:0]
-		fb.keep(0)
+		fb.keep(*buf)
 		return n.fillFetch(req, resp, iso, maxBytes, buf, fb)
 	}
 	for {
@@ -132,11 +132,11 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 }
 
 // fetchBudget is the part of the node's response budget
-// (klog.queued.max.response.bytes) a fetch holds: room for twice the
-// record data it has read, since the read buffer and the encoded
-// response that copies it both exist while the response is encoded. It
-// is taken before the data is read, so that fetches running together
-// never read more than the budget has free.
+// (klog.queued.max.response.bytes) a fetch holds: its read buffer's
+// capacity and the record data read into it once more, since the read
+// buffer and the encoded response that copies the data both exist while
+// the response is encoded. Room is taken before the data is read, so that
+// fetches running together never read more than the budget has free.
 type fetchBudget struct {
 	pool *wire.Pool
 	held int64
@@ -164,24 +164,31 @@ func (b *fetchBudget) takeFirst(n int) bool {
 	return true
 }
 
-// keep makes the fetch hold room for exactly read bytes of record data,
-// giving back what it took and did not read (or taking what it read past
-// its room, when a batch changed between sizing and reading it).
-func (b *fetchBudget) keep(read int) {
-	switch want := 2 * int64(read); {
+// keep makes the fetch hold exactly what buf needs: its capacity and its
+// record data once more, nothing while it is empty (an idle pooled
+// buffer, which a long poll waiting for data must not hold the budget
+// with). It gives back the room taken and not read into, or takes what
+// was read past the room, when a batch changed between sizing and
+// reading it.
+func (b *fetchBudget) keep(buf []byte) {
+	var want int64
+	if len(buf) > 0 {
+		want = int64(cap(buf) + len(buf))
+	}
+	switch {
 	case b.held > want:
 		b.pool.Release(b.held - want)
 	case b.held < want:
 		b.pool.Take(want - b.held)
 	}
-	b.held = 2 * int64(read)
+	b.held = want
 }
 
-// handOver splits the fetch's room in two: it returns the half for the
-// encoded response, which the response queue takes over with it, and
-// keeps the half for the read buffer, given back with the buffer.
-func (b *fetchBudget) handOver() int64 {
-	out := b.held / 2
+// handOver returns the room for the encoded copy of records bytes of
+// record data, which the response queue takes over with the response,
+// and keeps the room for the read buffer, given back with the buffer.
+func (b *fetchBudget) handOver(records int) int64 {
+	out := min(int64(records), b.held)
 	b.held -= out
 	return out
 }
@@ -259,18 +266,28 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 				// With no room left the partition reports its offsets
 				// only. Room comes from the response budget first.
 				start := len(*buf)
-				res, err := p.Fetch(*buf, rp.FetchOffset, fb.take(limit), iso, false)
-				if err == nil && start == 0 && len(res.Records) == 0 {
+				room, first := 0, false
+				var sizeErr error
+				if start == 0 {
 					// The first batch is returned whatever the limits,
-					// when the budget can hold it.
-					size, serr := p.FirstBatchSize(rp.FetchOffset, iso)
+					// when the budget can hold it. A fetch refused
+					// takes and gives back nothing, so that it does
+					// not wake the others waiting for the budget.
+					var size int
+					size, sizeErr = p.FirstBatchSize(rp.FetchOffset, iso)
 					switch {
-					case serr != nil || size == 0:
+					case sizeErr != nil || size == 0:
 					case fb.takeFirst(size):
-						res, err = p.Fetch(*buf, rp.FetchOffset, size, iso, true)
+						room, first = size+fb.take(limit-size), true
 					default:
 						starved = true
 					}
+				} else {
+					room = fb.take(limit)
+				}
+				res, err := p.Fetch(*buf, rp.FetchOffset, room, iso, first)
+				if err == nil {
+					err = sizeErr
 				}
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 				if err != nil {
@@ -286,7 +303,7 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 					sp.AbortedTransactions = abortedTransactions(res.AbortedTransactions)
 				}
 			}
-			fb.keep(len(*buf))
+			fb.keep(*buf)
 			if sp.ErrorCode != 0 {
 				stop = true
 			}
