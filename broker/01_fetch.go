@@ -8,7 +8,10 @@ package broker
 // the partition's max bytes and the request's max bytes (capped by the
 // broker's fetch.max.bytes). As in Kafka (KIP-74), the first batch of the
 // first partition with data is returned even when it is larger than those
-// limits, so a consumer can always make progress. The request waits up to
+// limits, so a consumer can always make progress. Record data is read only
+// with room for it in the node's response budget
+// (klog.queued.max.response.bytes, see fetchBudget); without room for the
+// first batch a partition returns no data for now. The request waits up to
 // MaxWaitMillis until MinBytes are available; any append to a fetched
 // partition wakes it. Versions 13+ name topics by id.
 //
