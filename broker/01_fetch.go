@@ -8,7 +8,10 @@ package broker
 // the partition's max bytes and the request's max bytes (capped by the
 // broker's fetch.max.bytes). As in Kafka (KIP-74), the first batch of the
 // first partition with data is returned even when it is larger than those
-// limits, so a consumer can always make progress. The request waits up to
+// limits, so a consumer can always make progress. Record data is read only
+// with room for it in the node's response budget
+// (klog.queued.max.response.bytes, see fetchBudget); without room for the
+// first batch a partition returns no data for now. The request waits up to
 // MaxWaitMillis until MinBytes are available; any append to a fetched
 // partition wakes it. Versions 13+ name topics by id.
 //
@@ -33,6 +36,7 @@ import (
 
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/broker/wire"
 	"github.com/klogdev/klog/store/log"
 )
 
@@ -70,11 +74,21 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	var timer *time.Timer
 	var wake chan struct{}
 	buf := getBuf()
-	cc.release = func() { putBuf(buf) }
-	defer func() { cc.sizeHint = fetchResponseSize(resp) }()
-	for {
+	fb := &fetchBudget{pool: n.responseBytes}
+	cc.release = func() { putBuf(buf); fb.keep(nil) }
+	defer func() {
+		cc.sizeHint = fetchResponseSize(resp)
+		cc.reserved = fb.handOver(len(*buf))
+	}()
+	fill := func() (total int, stop, starved bool) {
 		*buf = (*buf)[:0]
-		total, stop := n.fillFetch(req, resp, iso, maxBytes, buf)
+		fb.keep(*buf)
+		return n.fillFetch(req, resp, iso, maxBytes, buf, fb)
+	}
+	for {
+		// Taken before reading: a release while we read wakes us.
+		freed := n.responseBytes.Freed()
+		total, stop, starved := fill()
 		if stop || total >= int(req.MinBytes) || wait <= 0 {
 			return resp, nil
 		}
@@ -89,6 +103,19 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 			n.parkedFetches.Add(1)
 			defer n.parkedFetches.Add(-1)
 		}
+		if starved {
+			// Data waits that the response budget has no room for:
+			// read again when responses elsewhere are written.
+			select {
+			case <-freed:
+				continue
+			case <-timer.C:
+				fill()
+				return resp, nil
+			case <-ctx.Done():
+				return resp, nil
+			}
+		}
 		registered := n.waitFetch(req, iso, wake)
 		if !registered {
 			continue // data arrived while we looked
@@ -98,14 +125,75 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 			n.unwaitFetch(req, wake)
 		case <-timer.C:
 			n.unwaitFetch(req, wake)
-			*buf = (*buf)[:0]
-			n.fillFetch(req, resp, iso, maxBytes, buf)
+			fill()
 			return resp, nil
 		case <-ctx.Done():
 			n.unwaitFetch(req, wake)
 			return resp, nil
 		}
 	}
+}
+
+// fetchBudget is the part of the node's response budget
+// (klog.queued.max.response.bytes) a fetch holds: its read buffer's
+// capacity and the record data read into it once more, since the read
+// buffer and the encoded response that copies the data both exist while
+// the response is encoded. Room is taken before the data is read, so that
+// fetches running together never read more than the budget has free.
+type fetchBudget struct {
+	pool *wire.Pool
+	held int64
+}
+
+// take takes room for n more bytes of record data, or for as much as the
+// budget has free, and returns the bytes that may be read.
+func (b *fetchBudget) take(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	got := b.pool.TakeUpTo(2 * int64(n))
+	b.held += got
+	return int(got / 2)
+}
+
+// takeFirst takes room for a first batch of n bytes, the one Kafka
+// returns whatever the limits (KIP-74), when the budget has it free or
+// holds nothing but this fetch's own bytes. It reports whether it took it.
+func (b *fetchBudget) takeFirst(n int) bool {
+	if !b.pool.TakeIfAlone(2*int64(n), b.held) {
+		return false
+	}
+	b.held += 2 * int64(n)
+	return true
+}
+
+// keep makes the fetch hold exactly what buf needs: its capacity and its
+// record data once more, nothing while it is empty (an idle pooled
+// buffer, which a long poll waiting for data must not hold the budget
+// with). It gives back the room taken and not read into, or takes what
+// was read past the room, when a batch changed between sizing and
+// reading it.
+func (b *fetchBudget) keep(buf []byte) {
+	var want int64
+	if len(buf) > 0 {
+		want = int64(cap(buf) + len(buf))
+	}
+	switch {
+	case b.held > want:
+		b.pool.Release(b.held - want)
+	case b.held < want:
+		b.pool.Take(want - b.held)
+	}
+	b.held = want
+}
+
+// handOver returns the room for the encoded copy of records bytes of
+// record data, which the response queue takes over with the response,
+// and keeps the room for the read buffer, given back with the buffer.
+func (b *fetchBudget) handOver(records int) int64 {
+	out := min(int64(records), b.held)
+	b.held -= out
+	return out
 }
 
 // fetchResponseSize is about the size resp encodes to: its record data
@@ -124,11 +212,12 @@ func fetchResponseSize(resp *kmsg.FetchResponse) int {
 }
 
 // fillFetch (re)builds resp from the current state of every requested
-// partition, reading record data into buf. It returns the bytes of record
-// data gathered and whether the fetch must answer now (an error to report).
-func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso partition.Isolation, maxBytes int, buf *[]byte) (int, bool) {
+// partition, reading record data into buf within the room fb takes. It
+// returns the bytes of record data gathered, whether the fetch must answer
+// now (an error to report), and whether it gathered nothing because the
+// budget had no room for the first batch.
+func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso partition.Isolation, maxBytes int, buf *[]byte, fb *fetchBudget) (total int, stop, starved bool) {
 	img := n.ctrl.Image()
-	stop := false
 	type span struct{ t, p, start, end int }
 	var spans []span
 
@@ -177,10 +266,32 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 				if remaining := maxBytes - len(*buf); remaining < limit {
 					limit = remaining
 				}
-				// With no room left past the first data the partition
-				// reports its offsets only.
+				// With no room left the partition reports its offsets
+				// only. Room comes from the response budget first.
 				start := len(*buf)
-				res, err := p.Fetch(*buf, rp.FetchOffset, limit, iso, start == 0)
+				room, first := 0, false
+				var sizeErr error
+				if start == 0 {
+					// The first batch is returned whatever the limits,
+					// when the budget can hold it. A fetch refused
+					// takes and gives back nothing, so that it does
+					// not wake the others waiting for the budget.
+					var size int
+					size, sizeErr = p.FirstBatchSize(rp.FetchOffset, iso)
+					switch {
+					case sizeErr != nil || size == 0:
+					case fb.takeFirst(size):
+						room, first = size+fb.take(limit-size), true
+					default:
+						starved = true
+					}
+				} else {
+					room = fb.take(limit)
+				}
+				res, err := p.Fetch(*buf, rp.FetchOffset, room, iso, first)
+				if err == nil {
+					err = sizeErr
+				}
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 				if err != nil {
 					sp.ErrorCode = errorCode(err)
@@ -195,6 +306,7 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 					sp.AbortedTransactions = abortedTransactions(res.AbortedTransactions)
 				}
 			}
+			fb.keep(*buf)
 			if sp.ErrorCode != 0 {
 				stop = true
 			}
@@ -206,7 +318,7 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 	for _, s := range spans {
 		resp.Topics[s.t].Partitions[s.p].RecordBatches = (*buf)[s.start:s.end]
 	}
-	return len(*buf), stop
+	return len(*buf), stop, starved && len(*buf) == 0
 }
 
 // waitFetch registers wake with every fetched partition. It reports false

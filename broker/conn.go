@@ -36,8 +36,13 @@ import (
 // than klog.queued.max.response.bytes.per.connection, and the responses of all
 // connections together hold less than klog.queued.max.response.bytes. A
 // connection with no response unwritten is always read, so a slow reader
-// never stops the others from being served, and each connection holds at
-// most one response past the bounds.
+// never stops the others from being served. The response it may then hold
+// past the bounds is small unless it is a fetch, and a fetch reads record
+// data only with room for it taken from klog.queued.max.response.bytes
+// first (fetchBudget), room the queue then takes over with the response.
+// A response that makes no write progress for
+// socket.request.progress.timeout.ms closes its connection, so a client
+// that stops reading holds the budget that long at most.
 
 // maxPooledBuffer is the largest response buffer kept for reuse.
 const maxPooledBuffer = 16 << 20
@@ -171,6 +176,11 @@ type clientConn struct {
 	// sizeHint, when set by a handler, is about the size its response
 	// encodes to.
 	sizeHint int
+	// reserved, when set by a handler, is what it took from the node's
+	// response budget for its encoded response: the response queue takes
+	// it over with the response, or it is given back when the response
+	// is dropped.
+	reserved int64
 
 	nc net.Conn
 	br *bufio.Reader
@@ -229,7 +239,7 @@ func (n *Node) serveConn(nc net.Conn) {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		q.write(nc, settings.ConnectionsMaxIdle)
+		q.write(nc, settings.RequestProgressTimeout)
 	}()
 	defer func() {
 		close(q.out)
@@ -300,20 +310,16 @@ func (n *Node) serveConn(nc net.Conn) {
 			frameBuf = frame
 		}
 		if err != nil {
+			cc.dropResponse(n.responseBytes)
 			cc.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
 			return
 		}
 		if cc.hungUp {
-			if cc.release != nil {
-				cc.release()
-			}
+			cc.dropResponse(n.responseBytes)
 			return // nobody to answer
 		}
 		if resp == nil {
-			if cc.release != nil {
-				cc.release()
-				cc.release = nil
-			}
+			cc.dropResponse(n.responseBytes)
 			continue // acks=0 produce: Kafka sends nothing back
 		}
 		b := encodeResponse(hdr.CorrelationID, resp, cc.sizeHint)
@@ -325,8 +331,20 @@ func (n *Node) serveConn(nc net.Conn) {
 			cc.release()
 			cc.release = nil
 		}
-		q.push(b)
+		q.push(b, cc.reserved)
+		cc.reserved = 0
 	}
+}
+
+// dropResponse gives back what the handler held for a response that is
+// not queued: its buffers and its part of the response budget.
+func (cc *clientConn) dropResponse(budget *wire.Pool) {
+	if cc.release != nil {
+		cc.release()
+		cc.release = nil
+	}
+	budget.Release(cc.reserved)
+	cc.reserved = 0
 }
 
 // encodeResponse encodes resp as a frame into a pooled buffer, or into
@@ -418,30 +436,38 @@ func (q *responseQueue) waitRoom(ctx context.Context, paused *atomic.Int64) erro
 	}
 }
 
-// push queues b for the writer. It never blocks: waitRoom let the
-// connection read the request only with fewer than maxCount responses
-// unwritten, the capacity of out.
-func (q *responseQueue) push(b *[]byte) {
+// push queues b for the writer, counting the capacity of its buffer in
+// the node's response budget, of which the handler took reserved bytes
+// already. It never blocks: waitRoom let the connection read the request
+// only with fewer than maxCount responses unwritten, the capacity of out.
+func (q *responseQueue) push(b *[]byte, reserved int64) {
 	n := int64(cap(*b))
 	q.mu.Lock()
 	q.mu.count++
 	q.mu.bytes += n
 	q.mu.Unlock()
-	q.node.Take(n)
+	if n > reserved {
+		q.node.Take(n - reserved)
+	} else {
+		q.node.Release(reserved - n)
+	}
 	q.out <- b
 }
 
 // write writes the queued responses to nc until out is closed. A write
-// that makes no progress for idle (connections.max.idle.ms; negative:
-// never) fails, like any write error, closing nc, which ends the
-// connection's reading too; the responses queued after it are dropped.
-// Kafka's Selector likewise closes a connection idle that long, whether
-// it waits to read or to write.
-func (q *responseQueue) write(nc net.Conn, idle time.Duration) {
+// that makes no progress for stall (socket.request.progress.timeout.ms;
+// zero or negative: never) fails, like any write error, closing nc, which
+// ends the connection's reading too; the responses queued after it are
+// dropped, so a client that stops reading holds the response budget for
+// that long at most.
+func (q *responseQueue) write(nc net.Conn, stall time.Duration) {
+	if stall <= 0 {
+		stall = -1
+	}
 	failed := false
 	for b := range q.out {
 		if !failed {
-			if err := writeProgressing(nc, *b, idle); err != nil {
+			if err := writeProgressing(nc, *b, stall); err != nil {
 				failed = true
 				nc.Close()
 			}

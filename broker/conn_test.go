@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
@@ -238,11 +239,11 @@ func TestConnectionLimits(t *testing.T) {
 }
 
 // Clients that pipeline fetches and never read the responses are not read
-// any further once their responses hold the per-connection or the node's
-// bound (issue 9, slow readers): the node holds one response each, and a
-// normal client is still served.
+// any further once their responses hold the per-connection bound (issue 9,
+// slow readers): the node holds one response each, and a normal client is
+// still served. The node's bound is TestFetchStaysWithinResponseBudget's.
 func TestSlowReadersAreNotRead(t *testing.T) {
-	for _, bound := range []string{"klog.queued.max.response.bytes.per.connection", "klog.queued.max.response.bytes"} {
+	for _, bound := range []string{"klog.queued.max.response.bytes.per.connection"} {
 		t.Run(bound, func(t *testing.T) {
 			ctx := testkit.Context(t)
 			n := brokertest.Start(t, brokertest.Config(bound, "1"))
@@ -279,11 +280,96 @@ func TestSlowReadersAreNotRead(t *testing.T) {
 	}
 }
 
-// A response the client does not take for connections.max.idle.ms closes
-// the connection, as an idle one does, and frees what it held.
+// Fetches read record data only within the node's response budget
+// (klog.queued.max.response.bytes): with many slow readers of big batches
+// the node holds about the budget, not a response per connection; a fetch
+// under the full budget returns without data instead of growing memory;
+// and once the slow readers are gone a consumer gets a batch larger than
+// the whole budget, the first batch KIP-74 always returns.
+func TestFetchStaysWithinResponseBudget(t *testing.T) {
+	ctx := testkit.Context(t)
+	const budget = 2 << 20
+	n := brokertest.Start(t,
+		brokertest.Config("klog.queued.max.response.bytes", strconv.Itoa(budget)),
+		// The slow readers hold the budget for the whole test.
+		brokertest.Config("socket.request.progress.timeout.ms", "600000"))
+	cl := nameClient(n)
+	const slow = 8
+	// Long polls: a fetch the budget has no room for parks.
+	slowReq := fetchRequest("big", 1, 1<<20, 1<<20)
+	slowReq.MinBytes, slowReq.MaxWaitMillis = 1, 30000
+	var slowConns []*rawConn
+	for range slow {
+		slowConns = append(slowConns, slowReaderOf(ctx, t, n, cl, slowReq))
+	}
+	b := n.Broker()
+	// Past the budget: one first batch taken while nothing else held it,
+	// counted twice while it is encoded, and a pooled buffer per slow
+	// reader (a small response's, or a parked fetch's).
+	most := int64(max(budget, 2*slowResponseMax) + slow*64<<10)
+	var peak int64
+	testkit.WaitFor(t, "the slow readers to be paused or parked", func() (bool, string) {
+		got := b.QueuedResponseBytes()
+		peak = max(peak, got)
+		paused, parked := b.PausedConnections(), b.ParkedFetches()
+		return paused+parked == slow, fmt.Sprintf("%d paused, %d parked, %d response bytes reserved", paused, parked, got)
+	})
+	if peak > most {
+		t.Fatalf("%d response bytes reserved for %d slow readers, want at most %d (budget %d)", peak, slow, most, budget)
+	}
+
+	req := fetchRequest("big", 1, 1<<20, 1<<20)
+	req.MinBytes, req.MaxWaitMillis = 1, 100
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("fetch under a full budget: %v", err)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.RecordBatches) != 0 {
+		t.Fatalf("fetch under a full budget got error %d and %d bytes, want no data", p.ErrorCode, len(p.RecordBatches))
+	}
+	if got := b.QueuedResponseBytes(); got > most {
+		t.Fatalf("%d response bytes reserved after a fetch under a full budget, want at most %d", got, most)
+	}
+
+	for _, r := range slowConns {
+		r.c.Close()
+	}
+	testkit.WaitFor(t, "the slow readers' responses to be dropped", func() (bool, string) {
+		return b.QueuedResponseBytes() == 0, fmt.Sprintf("%d response bytes reserved", b.QueuedResponseBytes())
+	})
+	maxMessage := strconv.Itoa(4 * budget)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": &maxMessage}, "huge"); err != nil {
+		t.Fatal(err)
+	}
+	const hugeBatch = 3 * budget / 2
+	if p := produceRaw(ctx, t, cl, "huge", 0, logtest.Batch(logtest.Values(1, hugeBatch)...)); p.ErrorCode != 0 {
+		t.Fatalf("produce of a batch larger than the budget: error %d", p.ErrorCode)
+	}
+	// Requests the slow readers pipelined may still be answered (into
+	// closed sockets) for a moment: the consumer is delayed, not stuck.
+	testkit.WaitFor(t, "a batch larger than the budget", func() (bool, string) {
+		resp, err := fetchRequest("huge", 1, 1<<20, 1<<20).RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("fetch of a batch larger than the budget: %v", err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != 0 {
+			t.Fatalf("fetch of a batch larger than the budget: error %d", p.ErrorCode)
+		}
+		return len(p.RecordBatches) >= hugeBatch, fmt.Sprintf("%d bytes", len(p.RecordBatches))
+	})
+	testkit.WaitFor(t, "the budget to be given back", func() (bool, string) {
+		return b.QueuedResponseBytes() == 0, fmt.Sprintf("%d response bytes reserved", b.QueuedResponseBytes())
+	})
+}
+
+// A response the client does not take for
+// socket.request.progress.timeout.ms closes the connection, as a request
+// that stops arriving does, and frees what it held: a slow reader holds
+// the response budget that long at most, not for connections.max.idle.ms.
 func TestStalledWriteClosesConnection(t *testing.T) {
 	ctx := testkit.Context(t)
-	n := brokertest.Start(t, brokertest.Config("connections.max.idle.ms", "500"))
+	n := brokertest.Start(t, brokertest.Config("socket.request.progress.timeout.ms", "500"))
 	slowReader(ctx, t, n, nameClient(n))
 	b := n.Broker()
 	testkit.WaitFor(t, "the slow reader to be paused", func() (bool, string) {
@@ -307,11 +393,17 @@ const (
 // and the client hold, and never reads.
 func slowReader(ctx context.Context, t *testing.T, n *brokertest.Node, cl *kgo.Client) *rawConn {
 	t.Helper()
+	return slowReaderOf(ctx, t, n, cl, fetchRequest("big", 1, 1<<20, 1<<20))
+}
+
+// slowReaderOf is slowReader sending req, a fetch of partition 0 of "big".
+func slowReaderOf(ctx context.Context, t *testing.T, n *brokertest.Node, cl *kgo.Client, req *kmsg.FetchRequest) *rawConn {
+	t.Helper()
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "big"); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		t.Fatal(err)
 	}
 	produceRaw(ctx, t, cl, "big", 0, logtest.Batch(logtest.Values(1, slowBatchSize)...))
-	body := fetchRequest("big", 1, 1<<20, 1<<20).AppendTo(nil)
+	body := req.AppendTo(nil)
 	var pipelined []byte
 	for corr := range int32(40) {
 		pipelined = append(pipelined, rawFrame(1, 12, corr, true, body)...)

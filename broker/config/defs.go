@@ -406,7 +406,7 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "socket.request.max.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Doc: "Largest request the broker accepts.",
 		Validate: validator(TypeInt, atLeast(1))},
-	{Name: "socket.request.progress.timeout.ms", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "Time after which a connection whose started request receives no more bytes is closed. klog only: Kafka has no such limit and waits for connections.max.idle.ms.",
+	{Name: "socket.request.progress.timeout.ms", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "Time after which a connection whose started request receives no more bytes, or whose response being written is not taken, is closed. klog only: Kafka has no such limit and waits for connections.max.idle.ms.",
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "How often the transaction coordinator aborts transactions past their timeout.",
 		Validate: validator(TypeInt, atLeast(1))},

@@ -54,6 +54,12 @@ func (p *Partition) Fetch(dst []byte, offset int64, maxBytes int, iso Isolation,
 	return res, nil
 }
 
+// FirstBatchSize is the size of the first batch Fetch would return at
+// offset under iso; 0 when it would return none.
+func (p *Partition) FirstBatchSize(offset int64, iso Isolation) (int, error) {
+	return p.log.BatchSize(offset, p.bound(iso))
+}
+
 // OffsetForTimestamp finds the earliest committed offset (below the high
 // watermark) whose record timestamp is at or after ts, with that
 // timestamp; ok is false when no record qualifies.

@@ -38,7 +38,10 @@ const SmallFrameBytes = 64 << 10
 // The pool therefore holds at most Limit+Headroom bytes.
 //
 // Memory whose size is known only once it exists, such as an encoded
-// response, is counted with Take instead, which never waits: a node-wide
+// response, is counted with Take instead, which never waits; memory about
+// to be read, such as a fetch's record data, with TakeUpTo and
+// TakeIfAlone, which never wait either but stay within the limit: a
+// node-wide
 // pool of response bytes (klog.queued.max.response.bytes) stops connections
 // from reading further requests, with Over, while the responses of all
 // connections together hold it.
@@ -209,6 +212,33 @@ func (p *Pool) Take(n int64) {
 	p.mu.Unlock()
 }
 
+// TakeUpTo takes n bytes, or what is left below the limit when that is
+// less, and returns what it took; it never waits. Unlike Take it checks
+// and takes under one lock, so concurrent callers never take more than
+// the pool has free between them.
+func (p *Pool) TakeUpTo(n int64) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n = max(min(n, p.limit-p.mu.used), 0)
+	p.mu.used += n
+	return n
+}
+
+// TakeIfAlone takes n bytes when they fit below the limit, or when the
+// pool holds nothing but the caller's own bytes, past the limit then: one
+// caller at a time may hold more than the limit, so that an item larger
+// than the whole pool is not refused for good. It reports whether it took
+// them.
+func (p *Pool) TakeIfAlone(n, own int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.used+n > p.limit && p.mu.used > own {
+		return false
+	}
+	p.mu.used += n
+	return true
+}
+
 // Over reports whether the pool is at or past its limit and, when it is,
 // returns a channel closed at the next Release: a caller that must also
 // watch other events selects on it and asks again.
@@ -218,10 +248,21 @@ func (p *Pool) Over() (bool, <-chan struct{}) {
 	if p.mu.large+p.mu.small < p.limit {
 		return false, nil
 	}
+	return true, p.freedLocked()
+}
+
+// Freed returns a channel closed at the next Release.
+func (p *Pool) Freed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.freedLocked()
+}
+
+func (p *Pool) freedLocked() <-chan struct{} {
 	if p.mu.freed == nil {
 		p.mu.freed = make(chan struct{})
 	}
-	return true, p.mu.freed
+	return p.mu.freed
 }
 
 // grantLocked wakes the large waiters at the head of their queue whose

@@ -268,3 +268,38 @@ func TestPoolTakeAndOver(t *testing.T) {
 		t.Fatal("pool of 10 holding 9 over")
 	}
 }
+
+// TakeUpTo stops at the limit; TakeIfAlone goes past it only for a caller
+// whose own bytes are all the pool holds.
+func TestPoolTakeUpToAndTakeIfAlone(t *testing.T) {
+	p := NewPool(10)
+	if got := p.TakeUpTo(6); got != 6 {
+		t.Fatalf("TakeUpTo(6) of an empty pool of 10 took %d", got)
+	}
+	if got := p.TakeUpTo(6); got != 4 {
+		t.Fatalf("TakeUpTo(6) with 4 free took %d", got)
+	}
+	if got := p.TakeUpTo(1); got != 0 {
+		t.Fatalf("TakeUpTo(1) of a full pool took %d", got)
+	}
+	if p.TakeIfAlone(1, 6) {
+		t.Fatal("TakeIfAlone past the limit while others hold bytes")
+	}
+	p.Release(4)
+	if !p.TakeIfAlone(3, 0) {
+		t.Fatal("TakeIfAlone refused bytes that fit")
+	}
+	if !p.TakeIfAlone(20, 9) {
+		t.Fatal("TakeIfAlone refused the caller holding all of the pool")
+	}
+	if got := p.Reserved(); got != 29 {
+		t.Fatalf("reserved %d, want 29", got)
+	}
+	freed := p.Freed()
+	p.Release(29)
+	select {
+	case <-freed:
+	default:
+		t.Fatal("a release did not close the channel Freed returned")
+	}
+}

@@ -634,3 +634,32 @@ func TestRetentionFollowsCleanupPolicy(t *testing.T) {
 		})
 	}
 }
+
+// BatchSize is the size of the batch Read returns first, whatever
+// maxBytes, and agrees with Read on the bound and the range.
+func TestBatchSize(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	for i := range 3 {
+		mustAppend(t, l, e.batch(i+1, 50), 0) // offsets [0], [1,2], [3,5]
+	}
+	for _, offset := range []int64{0, 1, 2, 3, 5} {
+		first, err := l.Read(nil, offset, 0, l.EndOffset(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size, err := l.BatchSize(offset, l.EndOffset()); err != nil || size != len(first) || size == 0 {
+			t.Fatalf("BatchSize(%d) = %d, %v; Read returns a first batch of %d", offset, size, err, len(first))
+		}
+	}
+	if size, err := l.BatchSize(3, 5); err != nil || size != 0 {
+		t.Fatalf("BatchSize of a batch past the bound = %d, %v; want 0", size, err)
+	}
+	if size, err := l.BatchSize(6, 6); err != nil || size != 0 {
+		t.Fatalf("BatchSize at the log end = %d, %v; want 0", size, err)
+	}
+	if _, err := l.BatchSize(7, 7); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("BatchSize past the log end: %v, want ErrOffsetOutOfRange", err)
+	}
+}

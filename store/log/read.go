@@ -212,3 +212,41 @@ func (l *Log) MaxTimestamp() (int64, int64) {
 	}
 	return ts, off
 }
+
+// BatchSize returns the size of the batch Read would return first for
+// offset: the batch holding it, when that batch lies below upperBound;
+// 0 when there is none. A caller that must account for memory before it
+// reads asks it first. Offsets out of range are ErrOffsetOutOfRange, as
+// for Read.
+func (l *Log) BatchSize(offset, upperBound int64) (int, error) {
+	end := l.end.Load()
+	if offset < l.start.Load() || offset > end {
+		return 0, fmt.Errorf("%w: offset %d, log has [%d, %d)", ErrOffsetOutOfRange, offset, l.start.Load(), end)
+	}
+	bound := min(upperBound, end)
+	if offset >= bound {
+		return 0, nil
+	}
+	segs := l.segments()
+	for i := segmentFor(segs, offset); i < len(segs); i++ {
+		s := segs[i]
+		if !s.acquire() {
+			return 0, nil // dropped: Read will say what is left
+		}
+		pos, h, ok, err := s.find(offset, s.size.Load())
+		s.release()
+		if err != nil {
+			if l.dropped(s) {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
+		}
+		if ok {
+			if h.LastOffset() >= bound {
+				return 0, nil
+			}
+			return h.Size(), nil
+		}
+	}
+	return 0, nil
+}
