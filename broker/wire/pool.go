@@ -37,14 +37,13 @@ const SmallFrameBytes = 64 << 10
 //
 // The pool therefore holds at most Limit+Headroom bytes.
 //
-// Memory whose size is known only once it exists, such as an encoded
-// response, is counted with Take instead, which never waits; memory about
-// to be read, such as a fetch's record data, with TakeUpTo and
-// TakeIfAlone, which never wait either but stay within the limit: a
-// node-wide
-// pool of response bytes (klog.queued.max.response.bytes) stops connections
-// from reading further requests, with Over, while the responses of all
-// connections together hold it.
+// A node-wide pool of response bytes (klog.queued.max.response.bytes)
+// counts differently: memory whose size is known only once it exists, such
+// as an encoded response, is counted with Take, which never waits; memory
+// about to be read, such as a fetch's record data, with TakeUpTo and
+// TakeIfAlone, which never wait either but stay within the limit; and Over
+// stops connections from reading further requests while the responses of
+// all connections together hold it. All of it counts as large.
 type Pool struct {
 	limit    int64
 	headroom int64
@@ -219,8 +218,8 @@ func (p *Pool) Take(n int64) {
 func (p *Pool) TakeUpTo(n int64) int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n = max(min(n, p.limit-p.mu.used), 0)
-	p.mu.used += n
+	n = max(min(n, p.limit-p.mu.large-p.mu.small), 0)
+	p.mu.large += n
 	return n
 }
 
@@ -232,10 +231,11 @@ func (p *Pool) TakeUpTo(n int64) int64 {
 func (p *Pool) TakeIfAlone(n, own int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.used+n > p.limit && p.mu.used > own {
+	used := p.mu.large + p.mu.small
+	if used+n > p.limit && used > own {
 		return false
 	}
-	p.mu.used += n
+	p.mu.large += n
 	return true
 }
 
