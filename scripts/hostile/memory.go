@@ -398,22 +398,44 @@ func slowReaders(ctx context.Context, p *run, strict bool) {
 	}
 	rss, _ := p.n.sampler().now()
 	p.notef("slow readers holding: rss %dMB", rss>>20)
-	// The attack is real only if the fetches do return the batches.
+	// The attack is real only if the slow readers do get their batches.
+	// The 60 MiB batch needs more room than the response budget has left
+	// beside them, so the node may answer its fetch without records for
+	// now: a consumer delayed, never stuck, as the check after shows.
 	if len(small) > 0 && len(big) > 0 {
-		for _, c := range []*rawConn{small[0], big[0]} {
+		for i, c := range []*rawConn{small[0], big[0]} {
 			_ = c.c.(*net.TCPConn).SetReadBuffer(4 << 20)
 			resp, size, err := c.recv(3 * time.Second)
-			if err != nil {
+			switch {
+			case err != nil:
 				p.notef("a slow reader's first fetch: %v", err)
-			} else if pt := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]; len(pt.RecordBatches) == 0 {
-				p.failf("a slow reader's first fetch returned no records: %s", codeName(pt.ErrorCode))
-			} else {
+			case len(resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches) > 0:
 				p.notef("a slow reader's fetch %dB", size)
+			case i == 0:
+				pt := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+				p.failf("a slow reader's first fetch of the 1 MiB batch returned no records: %s", codeName(pt.ErrorCode))
+			default:
+				p.notef("the 60 MiB batch's fetch waits for room in the response budget")
 			}
 		}
 	}
 	closeAll(small)
 	closeAll(big)
+	// Once the slow readers are gone, the 60 MiB batch is served.
+	start := time.Now()
+	for {
+		resp, err := doRaw(p.n, fetchReq("slow-big", 0, 64<<20, 500, 1))
+		if err == nil {
+			if got := len(resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches); got > 0 {
+				p.notef("60 MiB batch served %.1fs after the slow readers left (%dB)", time.Since(start).Seconds(), got)
+				return
+			}
+		}
+		if time.Since(start) > 10*time.Second {
+			p.failf("60 MiB batch not served 10s after the slow readers left: %v", err)
+			return
+		}
+	}
 }
 
 // longPollRelease: fetches parked at the log end whose clients then
