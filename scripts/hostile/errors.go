@@ -1,6 +1,10 @@
 package main
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/klogdev/klog/scripts/internal/procfs"
+)
 
 var (
 	// errNodeExited means the klog process under test ended when the probe
@@ -11,7 +15,7 @@ var (
 	errNotReady = errors.New("node not ready")
 
 	// errBadProc means a /proc file did not have the expected layout.
-	errBadProc = errors.New("unexpected /proc format")
+	errBadProc = procfs.ErrFormat
 
 	// errUnknownProbe is returned for a -probe name the tier does not have.
 	errUnknownProbe = errors.New("unknown probe")

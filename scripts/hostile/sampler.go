@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/klogdev/klog/scripts/internal/procfs"
 )
 
 // sampleEvery is how often the sampler reads /proc.
@@ -45,7 +44,7 @@ func startSampler(pid int, exited <-chan struct{}) *sampler {
 }
 
 func (s *sampler) sample() {
-	rss, hwm, err := readStatus(s.pid)
+	rss, hwm, err := procfs.Memory(s.pid)
 	if err != nil {
 		return // the process is gone; the last sample stands
 	}
@@ -81,39 +80,4 @@ func (s *sampler) now() (rssBytes int64, fds int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mu.rssKB * 1024, s.mu.fds
-}
-
-// readStatus reads VmRSS and VmHWM (kB) from /proc/PID/status.
-func readStatus(pid int) (rssKB, hwmKB int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	found := 0
-	for sc.Scan() {
-		key, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			return 0, 0, fmt.Errorf("%w: status %s", errBadProc, key)
-		}
-		v, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%w: status %s: %v", errBadProc, key, err)
-		}
-		if key == "VmRSS" {
-			rssKB = v
-		} else {
-			hwmKB = v
-		}
-		found++
-	}
-	if found < 2 {
-		return 0, 0, fmt.Errorf("%w: status without VmRSS/VmHWM", errBadProc)
-	}
-	return rssKB, hwmKB, sc.Err()
 }

@@ -1,6 +1,10 @@
 package main
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/klogdev/klog/scripts/internal/procfs"
+)
 
 var (
 	// errUnknownMode is returned for a -mode kbench does not have.
@@ -18,7 +22,7 @@ var (
 	errShutdownTimeout = errors.New("broker did not exit after SIGTERM")
 
 	// errBadProc means a /proc file did not have the expected layout.
-	errBadProc = errors.New("unexpected /proc format")
+	errBadProc = procfs.ErrFormat
 
 	// errBadFlags means the flags do not describe a run kbench can make.
 	errBadFlags = errors.New("bad flags")

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/klogdev/klog/scripts/internal/procfs"
 )
 
 // clockTicks is USER_HZ, the unit of the CPU times in /proc on Linux.
@@ -29,12 +30,7 @@ func sampleProc(pid int) (procSample, error) {
 	if err != nil {
 		return procSample{}, fmt.Errorf("sample pid %d: %w", pid, err)
 	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return procSample{}, fmt.Errorf("sample pid %d: %w", pid, err)
-	}
-	defer f.Close()
-	s.rssKB, s.hwmKB, err = parseStatus(bufio.NewScanner(f))
+	s.rssKB, s.hwmKB, err = procfs.Memory(pid)
 	if err != nil {
 		return procSample{}, fmt.Errorf("sample pid %d: %w", pid, err)
 	}
@@ -60,38 +56,6 @@ func parseStat(line string) (procSample, error) {
 		return procSample{}, fmt.Errorf("%w: stat times %q %q", errBadProc, f[11], f[12])
 	}
 	return procSample{userS: ut / clockTicks, sysS: st / clockTicks}, nil
-}
-
-// parseStatus reads VmRSS and VmHWM (in kB) from /proc/<pid>/status.
-func parseStatus(sc *bufio.Scanner) (rssKB, hwmKB int64, err error) {
-	found := 0
-	for sc.Scan() {
-		key, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return 0, 0, fmt.Errorf("%w: status %s", errBadProc, key)
-		}
-		v, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%w: status %s: %v", errBadProc, key, err)
-		}
-		if key == "VmRSS" {
-			rssKB = v
-		} else {
-			hwmKB = v
-		}
-		found++
-	}
-	if err := sc.Err(); err != nil {
-		return 0, 0, err
-	}
-	if found < 2 {
-		return 0, 0, fmt.Errorf("%w: status without VmRSS/VmHWM", errBadProc)
-	}
-	return rssKB, hwmKB, nil
 }
 
 // loadavg1 is the one-minute load average, 0 if unreadable.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -24,20 +23,6 @@ func TestParseStat(t *testing.T) {
 		if _, err := parseStat(bad); !errors.Is(err, errBadProc) {
 			t.Errorf("parseStat(%q) err %v, want errBadProc", bad, err)
 		}
-	}
-}
-
-func TestParseStatus(t *testing.T) {
-	in := "Name:\tklog\nVmPeak:\t  9000 kB\nVmHWM:\t   20480 kB\nVmRSS:\t   10240 kB\nThreads:\t5\n"
-	rss, hwm, err := parseStatus(bufio.NewScanner(strings.NewReader(in)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rss != 10240 || hwm != 20480 {
-		t.Fatalf("rss %d hwm %d", rss, hwm)
-	}
-	if _, _, err := parseStatus(bufio.NewScanner(strings.NewReader("Name:\tzombie\n"))); !errors.Is(err, errBadProc) {
-		t.Fatalf("err %v, want errBadProc", err)
 	}
 }
 
