@@ -64,6 +64,9 @@ type Config struct {
 type Node struct {
 	cfg    Config
 	logger *slog.Logger
+	// mem is the node's file system when it keeps its data in memory; the
+	// package's tests inject faults into it.
+	mem *vfs.MemFS
 	// broker holds the broker configs by name and typed (Settings). A
 	// dynamic change would parse a new one and swap it; request paths
 	// read it once per use through settings.
@@ -165,7 +168,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	dataDir := cfg.DataDir
 	ctrlDir := cfg.DataDir
 	if cfg.Memory {
-		fs = vfs.NewMem()
+		n.mem = vfs.NewMem()
+		fs = n.mem
 		dataDir = "/klog"
 		ctrlDir = ""
 	}
