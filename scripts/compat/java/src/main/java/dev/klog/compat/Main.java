@@ -715,7 +715,7 @@ public final class Main {
             } catch (Exception x) { // a client error is a scenario failure
                 Throwable c = cause(x);
                 c.printStackTrace(System.err);
-                detail = c.getClass().getSimpleName() + ": " + c.getMessage();
+                detail = c.getClass().getSimpleName() + (c.getMessage() == null ? " (no message)" : ": " + c.getMessage());
                 status = "FAIL";
             }
             if (status.equals("FAIL")) {
