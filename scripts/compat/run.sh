@@ -6,15 +6,22 @@
 #   scripts/compat/run.sh BROKERS [client ...]
 #
 # Clients (default: all): franz-go sarama kafka-go kcat confluent-kafka-python
-# kafka-python kafkajs. Each runner prints "RESULT <client> <scenario>
+# kafka-python kafkajs kafka-clients. Each runner prints "RESULT <client> <scenario>
 # PASS|FAIL|SKIP <detail>" lines; this script prints every line, then a
 # client × scenario matrix and "N passed, N failed, N skipped", and exits 1 if
 # any scenario failed. A client whose runner or library is missing has all its
 # scenarios SKIP with the reason. A scenario a runner did not report (it
-# crashed or timed out) is a FAIL.
+# crashed or timed out) is a FAIL. A scenario only some runners implement
+# (only_in below) is n/a for the others: not run, not counted.
+#
+# The Go runners are built with go build, the Java runner (kafka-clients) with
+# Maven into the temporary directory: offline first (a warm ~/.m2 needs no
+# network), online when that fails; each build is bounded by
+# KLOG_COMPAT_BUILD_TIMEOUT.
 #
 # Environment:
 #   KLOG_COMPAT_TIMEOUT   seconds one client's runner may take (default 180)
+#   KLOG_COMPAT_BUILD_TIMEOUT seconds one Maven build may take (default 300)
 #   KLOG_COMPAT_VERBOSE=1 show every runner's stderr, not only on failure
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,9 +29,13 @@ root=$(cd "$here/../.." && pwd)
 brokers=${1:?usage: run.sh BROKERS [client ...]}
 shift
 runner_timeout=${KLOG_COMPAT_TIMEOUT:-180}
+build_timeout=${KLOG_COMPAT_BUILD_TIMEOUT:-300}
 
-scenarios=(admin produce-consume compression offsets-by-time group idempotent transactions consume-transform-produce)
-all_clients=(franz-go sarama kafka-go kcat confluent-kafka-python kafka-python kafkajs)
+scenarios=(admin produce-consume compression offsets-by-time group group-kip848 idempotent transactions consume-transform-produce)
+all_clients=(franz-go sarama kafka-go kcat confluent-kafka-python kafka-python kafkajs kafka-clients)
+# Scenarios only some runners implement, with those runners; every other
+# client shows n/a in that column.
+declare -A only_in=([group-kip848]="kafka-clients")
 if [ $# -gt 0 ]; then
   clients=("$@")
   for c in "${clients[@]}"; do
@@ -54,10 +65,20 @@ record() {
   detail[$key]=$4
 }
 
+# implements CLIENT SCENARIO: whether CLIENT's runner has SCENARIO.
+implements() {
+  [ -z "${only_in[$2]:-}" ] && return 0
+  case " ${only_in[$2]} " in
+  *" $1 "*) return 0 ;;
+  esac
+  return 1
+}
+
 # skip_all CLIENT REASON marks every scenario of CLIENT skipped.
 skip_all() {
   local s
   for s in "${scenarios[@]}"; do
+    implements "$1" "$s" || continue
     record "$1" "$s" SKIP "$2"
     echo "RESULT $1 $s SKIP $2"
   done
@@ -70,6 +91,18 @@ go_runner() {
     (cd "$root" && go build -o "$bin" "./scripts/compat/$1") >"$work/build-$1.log" 2>&1 || return 1
   fi
   echo "$bin"
+}
+
+# java_runner builds scripts/compat/java into $work/java (classes and
+# cp.txt, the dependency classpath); the log is $work/build-java.log.
+java_runner() {
+  local rc=0 args=(-B -q -f "$here/java/pom.xml" "-Dcompat.build.dir=$work/java"
+    compile dependency:build-classpath "-Dmdep.outputFile=$work/java/cp.txt")
+  timeout -k 10 "$build_timeout" mvn -o "${args[@]}" >"$work/build-java.log" 2>&1 && return 0
+  echo "=== the offline build failed (a cold ~/.m2?): building online" >>"$work/build-java.log"
+  timeout -k 10 "$build_timeout" mvn "${args[@]}" >>"$work/build-java.log" 2>&1 || rc=$?
+  [ "$rc" -eq 124 ] && echo "ERROR mvn timed out after ${build_timeout}s" >>"$work/build-java.log"
+  return "$rc"
 }
 
 # runner_cmd CLIENT sets cmd (an array) or prints a reason and returns 1.
@@ -108,6 +141,19 @@ runner_cmd() {
     (cd "$root" && node -e 'require("kafkajs")') 2>/dev/null || { echo "kafkajs is not installed (npm ci)"; return 1; }
     cmd=(node "$here/kafkajs.js" "$brokers")
     ;;
+  kafka-clients)
+    [ -f "$here/java/pom.xml" ] || { echo "no runner scripts/compat/java/pom.xml"; return 1; }
+    command -v java >/dev/null || { echo "java is not installed"; return 1; }
+    command -v mvn >/dev/null || { echo "mvn (Maven) is not installed"; return 1; }
+    local t=$SECONDS
+    if ! java_runner; then
+      echo "mvn build of scripts/compat/java failed: $(grep -E 'ERROR|timed out' "$work/build-java.log" | head -n 3 | tr '\n' ' ' | cut -c1-300)"
+      return 1
+    fi
+    echo "kafka-clients: Maven build $((SECONDS - t))s" >&2
+    cmd=(java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+      -cp "$work/java/classes:$(cat "$work/java/cp.txt")" dev.klog.compat.Main "$brokers")
+    ;;
   esac
 }
 
@@ -128,6 +174,7 @@ for c in "${clients[@]}"; do
   done < <(grep '^RESULT ' "$work/$c.out")
   missing=0
   for s in "${scenarios[@]}"; do
+    implements "$c" "$s" || continue
     if [ -z "${status[$c/$s]:-}" ]; then
       why="runner exited $rc without a result"
       [ "$rc" -eq 124 ] && why="runner timed out after ${runner_timeout}s without a result"
@@ -138,7 +185,7 @@ for c in "${clients[@]}"; do
   done
   shown=0
   for s in "${scenarios[@]}"; do
-    [ "${status[$c/$s]}" = FAIL ] && shown=1
+    [ "${status[$c/$s]:-}" = FAIL ] && shown=1
   done
   if [ "$shown" -eq 1 ] || [ "$missing" -eq 1 ] || [ "${KLOG_COMPAT_VERBOSE:-0}" = 1 ]; then
     echo "----- $c stderr (last 60 lines, exit $rc) -----" >&2
@@ -156,6 +203,7 @@ short() {
   compression) echo compress ;;
   idempotent) echo idempot ;;
   transactions) echo txn ;;
+  group-kip848) echo kip848 ;;
   *) echo "$1" ;;
   esac
 }
@@ -169,11 +217,12 @@ echo
 for c in "${clients[@]}"; do
   printf '%-24s' "$c"
   for s in "${scenarios[@]}"; do
-    st=${status[$c/$s]}
+    st=${status[$c/$s]:-n/a}
     printf ' %-10s' "$st"
     case $st in
     PASS) passed=$((passed + 1)) ;;
     FAIL) failed=$((failed + 1)) ;;
+    n/a) ;;
     *) skipped=$((skipped + 1)) ;;
     esac
   done
