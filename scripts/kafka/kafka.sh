@@ -84,8 +84,9 @@ fetch() {
   command -v mvn >/dev/null || die "fetch: mvn is not on PATH"
   mkdir -p "$cache" || die "fetch: cannot create $cache"
   tmp=$(mktemp -d "$cache/lib.XXXXXX") || die "fetch: cannot create a directory in $cache"
+  # Maven 3.8 writes colour resets even in batch mode; they go.
   if ! mvn -q -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$tmp" >&2; then
+    -DincludeScope=runtime -DoutputDirectory="$tmp" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' >&2; then
     rm -rf "$tmp"
     die "fetch: mvn dependency:copy-dependencies failed (is Maven Central reachable?)"
   fi
