@@ -247,6 +247,9 @@ start() {
   took "$t" "format ($nodes node(s), cluster id $cid)"
 
   t=$(now)
+  # Interrupted before ready: the nodes go with it.
+  # shellcheck disable=SC2064 # dir is fixed from here on
+  trap "KLOG_KAFKA_KEEP=1 stop '$dir' >/dev/null 2>&1; exit 130" INT TERM
   for i in $(seq 0 $((nodes - 1))); do
     java "-Xmx${KLOG_KAFKA_HEAP:-512m}" -Xms128m -XX:+UseG1GC -Djava.awt.headless=true \
       "-Dlog4j2.configurationFile=$here/log4j2.properties" -Dklog.kafka.level=INFO \
@@ -291,6 +294,7 @@ start() {
     KLOG_KAFKA_KEEP=1 stop "$dir" >/dev/null 2>&1
     die "start: failed (run directory kept: $dir)"
   fi
+  trap - INT TERM
   echo "$brokers" >"$dir/brokers"
   took "$t" "start to ready"
   took "$t_all" "start total"
