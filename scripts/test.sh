@@ -8,7 +8,10 @@
 # matrix of scripts/compat/run.sh against "klog up --memory"), kgo-suite
 # (franz-go's own kgo integration tests, scripts/compat/kgo-suite.sh, against
 # "klog up --memory"), hostile (scripts/hostile/run.sh: one bounded probe per
-# finding of issue 9, each against its own "klog up"). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
+# finding of issue 9, each against its own "klog up"), reference (Kafka 4.4's
+# own command-line tools, scripts/kafka/tools.sh, against "klog up --memory"
+# and against the Kafka 4.4 reference broker of scripts/kafka/kafka.sh,
+# fetched with Maven; ~/.m2 caches it between runs). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
 # stages still make sense and exits non-zero if any stage failed.
 #
 # For local runs, skip stages with environment variables (CI runs them all):
@@ -21,6 +24,7 @@
 #   KLOG_SKIP_COMPAT=1       skip the compat matrix
 #   KLOG_SKIP_KGO_SUITE=1    skip franz-go's kgo integration suite
 #   KLOG_SKIP_HOSTILE=1      skip the hostile-client probes
+#   KLOG_SKIP_REFERENCE=1    skip the Kafka 4.4 reference stage
 # Other knobs:
 #   KLOG_GOTEST_TIMEOUT      go test -timeout (default 15m)
 #   KLOG_GOTEST_PKGS         packages for go test (default ./...)
@@ -244,6 +248,52 @@ elif [ "$built" -ne 1 ]; then
   echo "hostile: not run, klog did not build"
 else
   run_stage hostile timeout -k 10 300 scripts/hostile/run.sh "$klog_bin"
+fi
+
+# --- reference ------------------------------------------------------------------
+# Kafka 4.4's own tools (scripts/kafka/tools.sh) against a fresh klog node,
+# then against the Kafka 4.4 reference broker as the control: a check that
+# fails on Kafka is a wrong check.
+run_reference() {
+  local dir rc=0 out kafka_brokers
+  dir=$(mktemp -d)
+  # shellcheck source=smoke/lib.sh
+  source "$root/scripts/smoke/lib.sh"
+  timeout -k 10 600 scripts/kafka/kafka.sh fetch || { rm -rf "$dir"; return 1; }
+  if smoke_start_broker "$klog_bin" "$dir"; then
+    echo "reference: klog ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
+    timeout -k 10 240 scripts/kafka/tools.sh "$SMOKE_BROKERS" --target klog || rc=1
+    if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
+      echo "reference: klog died during the run"
+      smoke_dump_broker_log "$dir"
+      rc=1
+    elif ! smoke_stop_broker; then
+      smoke_dump_broker_log "$dir"
+      rc=1
+    fi
+  else
+    rc=1
+  fi
+  if out=$(timeout -k 10 300 scripts/kafka/kafka.sh start --dir "$dir/kafka"); then
+    kafka_brokers=$(sed -n 's/^BROKERS=//p' <<<"$out")
+    echo "reference: Kafka 4.4 ready at $kafka_brokers"
+    timeout -k 10 240 scripts/kafka/tools.sh "$kafka_brokers" --target kafka || rc=1
+    scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
+  else
+    echo "reference: the Kafka 4.4 reference broker did not start"
+    rc=1
+  fi
+  rm -rf "$dir"
+  return "$rc"
+}
+if skipped "${KLOG_SKIP_REFERENCE:-0}"; then
+  skip reference "KLOG_SKIP_REFERENCE=1"
+elif [ "$built" -ne 1 ]; then
+  stage reference
+  fail reference 0
+  echo "reference: not run, klog did not build"
+else
+  run_stage reference run_reference
 fi
 
 echo

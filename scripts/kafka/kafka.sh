@@ -1,0 +1,344 @@
+#!/usr/bin/env bash
+# The Apache Kafka 4.4.0 reference broker on demand: the control that klog is
+# compared with.
+#
+#   scripts/kafka/kafka.sh fetch
+#   scripts/kafka/kafka.sh start [--nodes 1|3] [--dir DIR]
+#   scripts/kafka/kafka.sh stop [DIR]
+#   scripts/kafka/kafka.sh tool NAME|CLASS [ARGS...]
+#
+# fetch  copies Kafka 4.4.0 and its runtime dependencies into the cache
+#        (mvn dependency:copy-dependencies on scripts/kafka/pom.xml; Maven's
+#        ~/.m2 is the cache between runs). A complete cache is reused.
+# start  fetches, formats a KRaft data directory per node and starts combined
+#        broker+controller nodes (kafka.Kafka) on free loopback ports: one
+#        node with a single-node dynamic quorum (format --standalone), or
+#        three with a static quorum (controller.quorum.voters). It returns
+#        once every node answers ApiVersions and the cluster's metadata lists
+#        all of them, leaving the nodes running, and prints on stdout
+#          KAFKA_RUN_DIR=DIR   (node-ID/ with its config, data and server.log)
+#          BROKERS=host:port[,host:port...]
+#        DIR is a new mktemp -d unless --dir names one (it must be empty).
+# stop   sends SIGTERM to every node of DIR (default $KAFKA_RUN_DIR), waits
+#        for them, SIGKILLs a node still running after the bound, and then
+#        removes DIR (set KLOG_KAFKA_KEEP=1 to keep it). Exits 1 if a node had
+#        to be killed.
+# tool   runs one of Kafka's command-line tools by its main class, with the
+#        fetched jars: a short name (topics, console-producer,
+#        console-consumer, consumer-groups, transactions, configs,
+#        get-offsets, broker-api-versions, producer-perf, storage,
+#        metadata-quorum, dump-log) or a fully qualified class name.
+#
+# Each step prints its duration on stderr ("kafka: format 1.4s").
+#
+# Environment:
+#   KLOG_KAFKA_CACHE          cache directory (default .cache/kafka-4.4.0 in
+#                             the repository root)
+#   KLOG_KAFKA_HEAP           broker heap (default 512m per node)
+#   KLOG_KAFKA_TOOL_HEAP      tool heap (default 256m)
+#   KLOG_KAFKA_READY_TIMEOUT  seconds start waits for readiness (default 120)
+#   KLOG_KAFKA_STOP_TIMEOUT   seconds stop waits after SIGTERM (default 30)
+#   KLOG_KAFKA_KEEP=1         stop leaves DIR in place
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+kafka_version=4.4.0
+cache=${KLOG_KAFKA_CACHE:-$root/.cache/kafka-$kafka_version}
+lib=$cache/lib
+# The file in a run directory that marks it as made by kafka.sh start.
+run_marker=kafka.sh-run
+
+# shellcheck source=../smoke/lib.sh
+source "$root/scripts/smoke/lib.sh"
+
+say() { echo "kafka: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# now prints the wall clock in microseconds; took START NAME prints how long
+# the step NAME took since START.
+now() { local t=${EPOCHREALTIME/./}; echo "$t"; }
+took() {
+  local us=$(($(now) - $1))
+  say "$(printf '%s %d.%01ds' "$2" $((us / 1000000)) $((us % 1000000 / 100000)))"
+}
+
+usage() {
+  sed -n '/^#   scripts/p' "$0" | sed 's/^#   /usage: /' >&2
+  exit 2
+}
+
+# --- fetch ----------------------------------------------------------------
+# The cache is complete when lib/.complete holds the hash of the pom that
+# filled it; a changed pom refetches.
+pom_hash() { sha256sum "$here/pom.xml" | cut -d' ' -f1; }
+
+cache_complete() { [ -f "$lib/.complete" ] && [ "$(cat "$lib/.complete")" = "$(pom_hash)" ]; }
+
+fetch() {
+  local t tmp
+  t=$(now)
+  if cache_complete; then
+    took "$t" "fetch (cached in $lib)"
+    return 0
+  fi
+  command -v mvn >/dev/null || die "fetch: mvn is not on PATH"
+  mkdir -p "$cache" || die "fetch: cannot create $cache"
+  tmp=$(mktemp -d "$cache/lib.XXXXXX") || die "fetch: cannot create a directory in $cache"
+  # Maven 3.8 writes colour resets even in batch mode; they go.
+  if ! mvn -q -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$tmp" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' >&2; then
+    rm -rf "$tmp"
+    die "fetch: mvn dependency:copy-dependencies failed (is Maven Central reachable?)"
+  fi
+  [ -f "$tmp/kafka_2.13-$kafka_version.jar" ] || { rm -rf "$tmp"; die "fetch: kafka_2.13-$kafka_version.jar missing after the copy"; }
+  pom_hash >"$tmp/.complete"
+  rm -rf "$lib"
+  mv "$tmp" "$lib" || die "fetch: cannot move $tmp to $lib"
+  took "$t" "fetch ($(find "$lib" -name '*.jar' | wc -l) jars into $lib)"
+}
+
+# java_main HEAP LEVEL CLASS ARGS... runs CLASS with the cached jars, logging
+# at LEVEL on stderr; java_cmd HEAP LEVEL sets the array JAVA to that command
+# without the class, for timeout(1).
+java_cmd() {
+  JAVA=(java "-Xmx$1" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true
+    "-Dlog4j2.configurationFile=$here/log4j2.properties" "-Dklog.kafka.level=$2"
+    -cp "$lib/*")
+}
+java_main() {
+  java_cmd "$1" "$2"
+  shift 2
+  "${JAVA[@]}" "$@"
+}
+
+tool_class() {
+  case $1 in
+  topics) echo org.apache.kafka.tools.TopicCommand ;;
+  console-producer) echo org.apache.kafka.tools.ConsoleProducer ;;
+  console-consumer) echo org.apache.kafka.tools.consumer.ConsoleConsumer ;;
+  consumer-groups) echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+  transactions) echo org.apache.kafka.tools.TransactionsCommand ;;
+  configs) echo org.apache.kafka.tools.ConfigCommand ;;
+  get-offsets) echo org.apache.kafka.tools.GetOffsetShell ;;
+  broker-api-versions) echo org.apache.kafka.tools.BrokerApiVersionsCommand ;;
+  producer-perf) echo org.apache.kafka.tools.ProducerPerformance ;;
+  metadata-quorum) echo org.apache.kafka.tools.MetadataQuorumCommand ;;
+  dump-log) echo org.apache.kafka.tools.DumpLogSegments ;;
+  storage) echo kafka.tools.StorageTool ;;
+  *.*) echo "$1" ;;
+  *) return 1 ;;
+  esac
+}
+
+tool() {
+  local class
+  [ $# -ge 1 ] || usage
+  class=$(tool_class "$1") || die "tool: unknown tool $1 (a short name or a fully qualified class)"
+  shift
+  cache_complete || fetch || exit 1
+  # exec, so that timeout(1) around "kafka.sh tool" stops the JVM itself.
+  java_cmd "${KLOG_KAFKA_TOOL_HEAP:-256m}" WARN
+  exec "${JAVA[@]}" "$class" "$@"
+}
+
+# --- start ----------------------------------------------------------------
+# write_config DIR ID NODES BROKER_PORT CONTROLLER_PORT QUORUM
+write_config() {
+  local dir=$1 id=$2 nodes=$3 bport=$4 cport=$5 quorum=$6 rf=1 isr=1
+  if [ "$nodes" -ge 3 ]; then rf=3 isr=2; fi
+  cat >"$dir/node-$id/server.properties" <<EOF
+# Written by scripts/kafka/kafka.sh start: node $id of $nodes (ids from 0,
+# as klog numbers its nodes).
+process.roles=broker,controller
+node.id=$id
+listeners=PLAINTEXT://127.0.0.1:$bport,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$bport
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+$quorum
+log.dirs=$dir/node-$id/data
+offsets.topic.replication.factor=$rf
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$isr
+share.coordinator.state.topic.replication.factor=$rf
+share.coordinator.state.topic.min.isr=$isr
+group.initial.rebalance.delay.ms=0
+EOF
+}
+
+# free_ports N prints N distinct free loopback ports.
+free_ports() {
+  local n=$1 p got=()
+  while [ "${#got[@]}" -lt "$n" ]; do
+    p=$(smoke_free_port) || return 1
+    case " ${got[*]} " in *" $p "*) continue ;; esac
+    got+=("$p")
+  done
+  echo "${got[@]}"
+}
+
+node_alive() {
+  local pid
+  pid=$(cat "$1/pid" 2>/dev/null) || return 1
+  # The pid must still be our java, not a reused number.
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$1/server.properties"
+}
+
+start() {
+  local nodes=1 dir='' t t_all ports i cid quorum fmt brokers='' bports=() cports=() deadline out ok
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --nodes) nodes=${2:-}; shift 2 || usage ;;
+    --dir) dir=${2:-}; shift 2 || usage ;;
+    *) usage ;;
+    esac
+  done
+  case $nodes in 1 | 3) ;; *) die "start: --nodes must be 1 or 3" ;; esac
+  t_all=$(now)
+  fetch || exit 1
+  if [ -z "$dir" ]; then
+    dir=$(mktemp -d) || die "start: mktemp -d failed"
+  else
+    mkdir -p "$dir" || die "start: cannot create $dir"
+    [ -z "$(ls -A "$dir")" ] || die "start: $dir is not empty"
+    dir=$(cd "$dir" && pwd)
+  fi
+  : >"$dir/$run_marker"
+
+  read -r -a ports <<<"$(free_ports $((2 * nodes)))" || die "start: no free ports"
+  for i in $(seq 0 $((nodes - 1))); do
+    bports+=("${ports[$((2 * i))]}")
+    cports+=("${ports[$((2 * i + 1))]}")
+    brokers+="${brokers:+,}127.0.0.1:${bports[$i]}"
+  done
+  if [ "$nodes" -eq 1 ]; then
+    quorum="controller.quorum.bootstrap.servers=127.0.0.1:${cports[0]}"
+    fmt=(--standalone)
+  else
+    quorum="controller.quorum.voters="
+    for i in $(seq 0 $((nodes - 1))); do
+      quorum+="${i}@127.0.0.1:${cports[$i]}"
+      [ "$i" -lt $((nodes - 1)) ] && quorum+=","
+    done
+    fmt=()
+  fi
+
+  t=$(now)
+  cid=$(java_main 128m WARN kafka.tools.StorageTool random-uuid) || die "start: StorageTool random-uuid failed"
+  for i in $(seq 0 $((nodes - 1))); do
+    mkdir -p "$dir/node-$i/data"
+    write_config "$dir" "$i" "$nodes" "${bports[$i]}" "${cports[$i]}" "$quorum"
+  done
+  # One JVM per node would double the time; the formats are independent, so
+  # they run side by side.
+  local fpids=()
+  for i in $(seq 0 $((nodes - 1))); do
+    java_main 128m WARN kafka.tools.StorageTool format --cluster-id "$cid" \
+      --config "$dir/node-$i/server.properties" "${fmt[@]}" >"$dir/node-$i/format.log" 2>&1 &
+    fpids+=($!)
+  done
+  for i in $(seq 0 $((nodes - 1))); do
+    if ! wait "${fpids[$i]}"; then
+      cat "$dir/node-$i/format.log" >&2
+      die "start: StorageTool format failed for node $i (log above)"
+    fi
+  done
+  took "$t" "format ($nodes node(s), cluster id $cid)"
+
+  t=$(now)
+  # Interrupted before ready: the nodes go with it.
+  # shellcheck disable=SC2064 # dir is fixed from here on
+  trap "KLOG_KAFKA_KEEP=1 stop '$dir' >/dev/null 2>&1; exit 130" INT TERM
+  for i in $(seq 0 $((nodes - 1))); do
+    java "-Xmx${KLOG_KAFKA_HEAP:-512m}" -Xms128m -XX:+UseG1GC -Djava.awt.headless=true \
+      "-Dlog4j2.configurationFile=$here/log4j2.properties" -Dklog.kafka.level=INFO \
+      "-Dkafka.logs.dir=$dir/node-$i" -cp "$lib/*" \
+      kafka.Kafka "$dir/node-$i/server.properties" \
+      >"$dir/node-$i/server.log" 2>&1 </dev/null &
+    echo $! >"$dir/node-$i/pid"
+  done
+
+  # Ready means: every node's broker port accepts connections, and
+  # BrokerApiVersionsCommand (ApiVersions to each broker the metadata lists)
+  # reaches every node id.
+  deadline=$((SECONDS + ${KLOG_KAFKA_READY_TIMEOUT:-120}))
+  ok=0
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    for i in $(seq 0 $((nodes - 1))); do
+      if ! node_alive "$dir/node-$i"; then
+        say "start: node $i exited before it was ready; the end of its log:"
+        tail -n 40 "$dir/node-$i/server.log" >&2
+        KLOG_KAFKA_KEEP=1 stop "$dir" >/dev/null 2>&1
+        die "start: failed (run directory kept: $dir)"
+      fi
+    done
+    ok=1
+    for i in $(seq 0 $((nodes - 1))); do
+      (exec 3<>"/dev/tcp/127.0.0.1/${bports[$i]}") 2>/dev/null || { ok=0; break; }
+    done
+    if [ "$ok" -eq 1 ]; then
+      java_cmd 128m ERROR
+      out=$(timeout 30 "${JAVA[@]}" org.apache.kafka.tools.BrokerApiVersionsCommand \
+        --bootstrap-server "$brokers" 2>&1)
+      for i in $(seq 0 $((nodes - 1))); do
+        grep -qF "127.0.0.1:${bports[$i]} (id: $i " <<<"$out" || { ok=0; break; }
+      done
+      [ "$ok" -eq 1 ] && break
+    fi
+    sleep 0.5
+  done
+  if [ "$ok" -ne 1 ]; then
+    say "start: not ready within ${KLOG_KAFKA_READY_TIMEOUT:-120}s; the end of node 0's log:"
+    tail -n 40 "$dir/node-0/server.log" >&2
+    KLOG_KAFKA_KEEP=1 stop "$dir" >/dev/null 2>&1
+    die "start: failed (run directory kept: $dir)"
+  fi
+  trap - INT TERM
+  echo "$brokers" >"$dir/brokers"
+  took "$t" "start to ready"
+  took "$t_all" "start total"
+  echo "KAFKA_RUN_DIR=$dir"
+  echo "BROKERS=$brokers"
+}
+
+# --- stop -----------------------------------------------------------------
+stop() {
+  local dir=${1:-${KAFKA_RUN_DIR:-}} t n pid killed=0 deadline
+  [ -n "$dir" ] || die "stop: no run directory (pass DIR or set KAFKA_RUN_DIR)"
+  [ -f "$dir/$run_marker" ] || die "stop: $dir is not a kafka.sh run directory"
+  t=$(now)
+  for n in "$dir"/node-*; do
+    node_alive "$n" && kill -TERM "$(cat "$n/pid")" 2>/dev/null
+  done
+  deadline=$((SECONDS + ${KLOG_KAFKA_STOP_TIMEOUT:-30}))
+  for n in "$dir"/node-*; do
+    while node_alive "$n" && [ "$SECONDS" -lt "$deadline" ]; do
+      sleep 0.2
+    done
+    if node_alive "$n"; then
+      pid=$(cat "$n/pid")
+      say "stop: ${n##*/} (pid $pid) still running ${KLOG_KAFKA_STOP_TIMEOUT:-30}s after SIGTERM; killing it"
+      kill -KILL "$pid" 2>/dev/null
+      killed=1
+    fi
+  done
+  took "$t" "stop"
+  if [ "${KLOG_KAFKA_KEEP:-0}" = 1 ]; then
+    say "stop: run directory kept: $dir"
+  else
+    rm -rf "$dir"
+  fi
+  [ "$killed" -eq 0 ]
+}
+
+cmd=${1:-}
+[ -n "$cmd" ] || usage
+shift
+case $cmd in
+fetch) fetch ;;
+start) start "$@" ;;
+stop) stop "$@" ;;
+tool) tool "$@" ;;
+*) usage ;;
+esac

@@ -1,0 +1,487 @@
+#!/usr/bin/env bash
+# Kafka 4.4's own command-line tools against any broker, with their output
+# checked: kafka-topics, kafka-console-producer and -consumer (classic and
+# KIP-848 groups, read_committed), kafka-consumer-groups (list, describe with
+# lag, state, reset, delete), kafka-get-offsets, kafka-transactions (list,
+# describe, describe-producers, find-hanging), kafka-configs (alter,
+# describe, delete) and kafka-delete-records. The tools run through their
+# main classes with the jars of scripts/kafka/kafka.sh (fetched on first
+# use); README.md lists the checks and the differences found.
+#
+#   scripts/kafka/tools.sh BROKERS [--target klog|kafka] [--out DIR]
+#
+# Prints one line per check, "PASS tools/NAME", "FAIL tools/NAME: why" or,
+# for a check in the known-differences list below and --target klog,
+# "KNOWN-DIFF tools/NAME: why (reason)", then a summary; exits 1 if any
+# check failed. Topic, group and transactional id names end in a per-run
+# suffix, so reruns against one broker do not collide. --out DIR keeps every
+# tool's stdout, stderr and exit code (NAME.out, NAME.err, NAME.rc; the run
+# suffix replaced by RUN) for comparing two brokers with diff -r.
+#
+# Environment:
+#   KLOG_TOOLS_TIMEOUT  seconds one tool may take (default 60)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+usage() { echo "usage: tools.sh BROKERS [--target klog|kafka] [--out DIR]" >&2; exit 2; }
+brokers=${1:-}
+[ -n "$brokers" ] || usage
+shift
+target=kafka
+out=''
+while [ $# -gt 0 ]; do
+  case $1 in
+  --target) target=${2:-}; shift 2 || usage ;;
+  --out) out=${2:-}; shift 2 || usage ;;
+  *) usage ;;
+  esac
+done
+case $target in klog | kafka) ;; *) usage ;; esac
+step_timeout=${KLOG_TOOLS_TIMEOUT:-60}
+
+# Checks that fail against klog for a reason found and reported, with that
+# reason. Each still runs; its failure prints KNOWN-DIFF, not FAIL. A known
+# difference that passes is printed as FIXED, so the entry can go.
+declare -A known_diff_klog=(
+  [consumer-groups-kept-after-delete-offsets]="klog drops an empty KIP-848 group as soon as --delete-offsets removes its last offsets (DescribeGroups then says GROUP_ID_NOT_FOUND); Kafka keeps it, Empty, until its periodic offsets cleanup"
+  [delete-records]="klog does not serve DeleteRecords (key 21): the tool reports UnsupportedVersionException 'The node does not support DELETE_RECORDS'; store/log has SetStartOffset, no handler calls it"
+)
+
+run="$(date +%s%N | cut -c8-13)$$"
+topic=tools-$run
+txn_topic=tools-txn-$run
+extra_topic=tools-x-$run
+group=tools-g-$run
+group848=tools-g848-$run
+txn_id=tools-txn-id-$run
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+passed=0
+failed=0
+known=0
+say() { echo "tools: $*" >&2; }
+
+# tool NAME TOOL ARGS... runs one Kafka tool (stdin from $work/in if it
+# exists) into $work/NAME.{out,err,rc}; sets rc, o (stdout) and e (stderr).
+tool() {
+  local name=$1 input=/dev/null
+  shift
+  [ -f "$work/in" ] && input=$work/in
+  timeout -k 5 "$step_timeout" "$here/kafka.sh" tool "$@" <"$input" >"$work/$name.out" 2>"$work/$name.err"
+  rc=$?
+  rm -f "$work/in"
+  echo "$rc" >"$work/$name.rc"
+  o=$(cat "$work/$name.out")
+  e=$(cat "$work/$name.err")
+  if [ -n "$out" ]; then
+    mkdir -p "$out"
+    local f
+    for f in out err rc; do
+      sed "s/$run/RUN/g" "$work/$name.$f" >"$out/$name.$f"
+    done
+  fi
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    e="timed out after ${step_timeout}s; $e"
+  fi
+}
+
+# check NAME FUNC runs FUNC, which returns non-zero after setting why.
+check() {
+  local name=$1 reason
+  why=''
+  reason=''
+  [ "$target" = klog ] && reason=${known_diff_klog[$name]:-}
+  if "$2"; then
+    if [ -n "$reason" ]; then
+      echo "FIXED tools/$name: passes now; remove it from known_diff_klog ($reason)"
+    else
+      echo "PASS tools/$name"
+    fi
+    passed=$((passed + 1))
+  elif [ -n "$reason" ]; then
+    echo "KNOWN-DIFF tools/$name: $why ($reason)"
+    known=$((known + 1))
+  else
+    echo "FAIL tools/$name: $why"
+    failed=$((failed + 1))
+  fi
+}
+
+# ok_rc: the last tool exited 0, else why says so with its stderr's end.
+ok_rc() {
+  [ "$rc" -eq 0 ] && return 0
+  why="exit $rc: $(grep -v '^\s*at ' <<<"$e" | tail -n 3 | tr '\n' ' ')"
+  return 1
+}
+
+# has TEXT: the last tool's stdout contains the line fragment TEXT.
+has() {
+  grep -qF -- "$1" <<<"$o" && return 0
+  why="stdout lacks '$1': $(head -c 300 <<<"$o" | tr '\n' '|')"
+  return 1
+}
+
+bs=(--bootstrap-server "$brokers")
+
+# cells prints the last tool's stdout, a kafka-transactions table (cells
+# padded with spaces, ended by tabs), as cells ended by "|".
+cells() { sed -E $'s/ *\t/|/g' <<<"$o"; }
+
+# --- kafka-topics ----------------------------------------------------------
+topics_create() {
+  tool topics-create topics "${bs[@]}" --create --topic "$topic" --partitions 3 --replication-factor 1
+  ok_rc && has "Created topic $topic."
+}
+topics_list() {
+  tool topics-list topics "${bs[@]}" --list
+  ok_rc || return 1
+  grep -qx -- "$topic" <<<"$o" && return 0
+  why="--list does not list $topic"
+  return 1
+}
+topics_describe() {
+  local p
+  tool topics-describe topics "${bs[@]}" --describe --topic "$topic"
+  ok_rc && has "Topic: $topic" && has "PartitionCount: 3" && has "ReplicationFactor: 1" || return 1
+  for p in 0 1 2; do
+    grep -qE "Partition: $p"$'\t'"Leader: [0-9]+"$'\t'"Replicas: [0-9]+"$'\t'"Isr: [0-9]+" <<<"$o" && continue
+    why="no leader, replicas and ISR line for partition $p"
+    return 1
+  done
+}
+topics_describe_missing() {
+  tool topics-describe-missing topics "${bs[@]}" --describe --topic "no-such-topic-$run"
+  [ "$rc" -ne 0 ] || { why="exit 0 for a topic that does not exist"; return 1; }
+  grep -qF "Topic 'no-such-topic-$run' does not exist" <<<"$e" && return 0
+  why="exit $rc without the does-not-exist message: $(tail -n 2 <<<"$e" | tr '\n' ' ')"
+  return 1
+}
+
+# --- console producer and consumer ------------------------------------------
+produced=$(for i in 1 2 3 4 5 6; do printf 'k%d:v%d\n' "$i" "$i"; done)
+console_produce() {
+  echo "$produced" >"$work/in"
+  tool console-producer console-producer "${bs[@]}" --topic "$topic" \
+    --reader-property parse.key=true --reader-property key.separator=:
+  ok_rc
+}
+# consume_all NAME GROUP [ARGS...] reads the six records as GROUP and compares
+# them with what console_produce wrote.
+consume_all() {
+  local name=$1 g=$2 got want
+  shift 2
+  tool "$name" console-consumer "${bs[@]}" --topic "$topic" --group "$g" --from-beginning \
+    --max-messages 6 --timeout-ms 30000 --formatter-property print.key=true \
+    --formatter-property key.separator=: "$@"
+  ok_rc || return 1
+  got=$(sort <<<"$o")
+  want=$(sort <<<"$produced")
+  if [ "$got" != "$want" ]; then
+    why="consumed $(tr '\n' ' ' <<<"$got") want $(tr '\n' ' ' <<<"$want")"
+    return 1
+  fi
+  grep -qF "Processed a total of 6 messages" <<<"$e" && return 0
+  why="stderr lacks 'Processed a total of 6 messages'"
+  return 1
+}
+console_consume() { consume_all console-consumer "$group"; }
+console_consume_848() {
+  consume_all console-consumer-kip848 "$group848" --command-property group.protocol=consumer
+}
+# Two more records, so the groups have a lag of 2.
+console_produce_more() {
+  printf 'x1\nx2\n' >"$work/in"
+  tool console-producer-more console-producer "${bs[@]}" --topic "$topic"
+  ok_rc
+}
+
+# --- kafka-consumer-groups --------------------------------------------------
+groups_list() {
+  tool consumer-groups-list consumer-groups "${bs[@]}" --list
+  ok_rc || return 1
+  grep -qx -- "$group" <<<"$o" && grep -qx -- "$group848" <<<"$o" && return 0
+  why="--list lacks $group or $group848: $(tr '\n' ' ' <<<"$o")"
+  return 1
+}
+# describe_lag NAME GROUP: three rows for the topic whose offsets sum to 6
+# committed, 8 at the end, and a lag of 2, each row's lag its end minus its
+# committed offset.
+describe_lag() {
+  local sums
+  tool "$1" consumer-groups "${bs[@]}" --describe --group "$2"
+  ok_rc && has "CURRENT-OFFSET  LOG-END-OFFSET  LAG" || return 1
+  sums=$(awk -v g="$2" -v t="$topic" '
+    $1 == g && $2 == t { n++; cur += $4; end += $5; lag += $6; if ($5 - $4 != $6) bad++ }
+    END { printf "rows=%d committed=%d end=%d lag=%d bad=%d", n, cur, end, lag, bad }' <<<"$o")
+  [ "$sums" = "rows=3 committed=6 end=8 lag=2 bad=0" ] && return 0
+  why="got $sums, want rows=3 committed=6 end=8 lag=2 bad=0"
+  return 1
+}
+groups_describe() { describe_lag consumer-groups-describe "$group"; }
+groups_describe_848() { describe_lag consumer-groups-describe-kip848 "$group848"; }
+# describe_state NAME GROUP: the group is Empty with no members.
+describe_state() {
+  tool "$1" consumer-groups "${bs[@]}" --describe --group "$2" --state
+  ok_rc || return 1
+  grep -qE "^$2 .* Empty +0 *$" <<<"$o" && return 0
+  why="no Empty state with 0 members for $2: $(tr '\n' '|' <<<"$o")"
+  return 1
+}
+groups_describe_state() { describe_state consumer-groups-describe-state "$group"; }
+groups_describe_state_848() { describe_state consumer-groups-describe-state-kip848 "$group848"; }
+# After --delete-offsets the KIP-848 group, empty and without offsets, is still
+# a group: Kafka drops such a group only in its periodic offsets cleanup
+# (offsets.retention.check.interval.ms, ten minutes after the broker starts).
+groups_kept_after_delete_offsets() { describe_state consumer-groups-state-after-delete-offsets "$group848"; }
+
+# After the lag checks: reset the classic group to the start (lag 8), delete
+# the KIP-848 group's offsets, delete the classic group. The tool exits 0
+# even when a group operation fails, so the output is what tells.
+groups_reset() {
+  tool consumer-groups-reset consumer-groups "${bs[@]}" --group "$group" --topic "$topic" \
+    --reset-offsets --to-earliest --execute
+  ok_rc && has "NEW-OFFSET" || return 1
+  [ "$(awk -v g="$group" '$1 == g && $4 == 0 { n++ } END { print n + 0 }' <<<"$o")" = 3 ] && return 0
+  why="want three rows with NEW-OFFSET 0: $(tr '\n' '|' <<<"$o")"
+  return 1
+}
+groups_describe_after_reset() {
+  local sums
+  tool consumer-groups-describe-after-reset consumer-groups "${bs[@]}" --describe --group "$group"
+  ok_rc || return 1
+  sums=$(awk -v g="$group" -v t="$topic" '$1 == g && $2 == t { n++; cur += $4; lag += $6 }
+    END { printf "rows=%d committed=%d lag=%d", n, cur, lag }' <<<"$o")
+  [ "$sums" = "rows=3 committed=0 lag=8" ] && return 0
+  why="got $sums, want rows=3 committed=0 lag=8"
+  return 1
+}
+groups_delete_offsets() {
+  tool consumer-groups-delete-offsets consumer-groups "${bs[@]}" --group "$group848" --topic "$topic" --delete-offsets
+  ok_rc && has "Request succeeded for deleting offsets from group $group848." || return 1
+  [ "$(grep -cE "^$topic +[0-2] +Successful" <<<"$o")" = 3 ] && return 0
+  why="want three Successful partitions: $(tr '\n' '|' <<<"$o")"
+  return 1
+}
+groups_describe_missing() {
+  tool consumer-groups-describe-missing consumer-groups "${bs[@]}" --describe --group "no-such-group-$run"
+  # The tool exits 0 here too.
+  ok_rc || return 1
+  grep -qF "GroupIdNotFoundException" <<<"$e" && return 0
+  why="stderr lacks GroupIdNotFoundException: $(tail -n 2 <<<"$e" | tr '\n' ' ')"
+  return 1
+}
+groups_delete() {
+  tool consumer-groups-delete consumer-groups "${bs[@]}" --group "$group" --delete
+  ok_rc && has "Deletion of requested consumer groups ('$group') was successful." || return 1
+  tool consumer-groups-list-after-delete consumer-groups "${bs[@]}" --list
+  ok_rc || return 1
+  grep -qx -- "$group" <<<"$o" || return 0
+  why="--list still lists $group after --delete"
+  return 1
+}
+
+# --- kafka-transactions -----------------------------------------------------
+txn_produce() {
+  tool txn-topic-create topics "${bs[@]}" --create --topic "$txn_topic" --partitions 1 --replication-factor 1
+  ok_rc || return 1
+  tool txn-produce producer-perf --topic "$txn_topic" --num-records 20 --record-size 10 \
+    --throughput -1 --command-property "bootstrap.servers=$brokers" \
+    --transactional-id "$txn_id" --transaction-duration-ms 50
+  ok_rc && has "20 records sent"
+}
+txn_list() {
+  tool transactions-list transactions "${bs[@]}" list
+  ok_rc && has "TransactionalId" || return 1
+  cells | grep -qE "^$txn_id\|[0-9]+\|[0-9]+\|CompleteCommit\|$" && return 0
+  why="no CompleteCommit row for $txn_id: $(grep -F -- "$txn_id" <<<"$o" | tr '\t' ' ')"
+  return 1
+}
+txn_describe() {
+  tool transactions-describe transactions "${bs[@]}" describe --transactional-id "$txn_id"
+  ok_rc && has "TransactionState" || return 1
+  cells | grep -qE "^[0-9]+\|$txn_id\|[0-9]+\|[0-9]+\|CompleteCommit\|60000\|" && return 0
+  why="no CompleteCommit row with a 60000 ms timeout: $(tail -n 1 <<<"$o" | tr '\t' ' ')"
+  return 1
+}
+txn_describe_producers() {
+  tool transactions-describe-producers transactions "${bs[@]}" describe-producers --topic "$txn_topic" --partition 0
+  ok_rc && has "CurrentTransactionStartOffset" || return 1
+  cells | grep -qE "^[0-9]+\|[0-9]+\|-?[0-9]+\|-?[0-9]+\|[0-9]+\|None\|$" && return 0
+  why="no producer row without an open transaction: $(tr '\t\n' ' |' <<<"$o")"
+  return 1
+}
+txn_find_hanging() {
+  tool transactions-find-hanging transactions "${bs[@]}" find-hanging --broker-id 0
+  ok_rc && has "Duration(min)" || return 1
+  [ "$(grep -c . <<<"$o")" = 1 ] && return 0
+  why="want the header only: $(tr '\t\n' ' |' <<<"$o")"
+  return 1
+}
+# The twenty committed records, read with read_committed.
+txn_consume_committed() {
+  tool console-consumer-read-committed console-consumer "${bs[@]}" --topic "$txn_topic" --from-beginning \
+    --isolation-level read_committed --max-messages 20 --timeout-ms 30000
+  ok_rc || return 1
+  [ "$(grep -c . <<<"$o")" = 20 ] && grep -qF "Processed a total of 20 messages" <<<"$e" && return 0
+  why="want 20 records: got $(grep -c . <<<"$o"); $(tail -n 1 <<<"$e")"
+  return 1
+}
+txn_describe_missing() {
+  tool transactions-describe-missing transactions "${bs[@]}" describe --transactional-id "no-such-txn-$run"
+  [ "$rc" -ne 0 ] && grep -qF "failed because the ID could not be found" <<<"$e" && return 0
+  why="exit $rc; want non-zero with 'the ID could not be found': $(tail -n 2 <<<"$e" | tr '\n' ' ')"
+  return 1
+}
+
+# --- kafka-configs ----------------------------------------------------------
+cfg=(--entity-type topics --entity-name "$topic")
+configs_alter() {
+  tool configs-alter configs "${bs[@]}" "${cfg[@]}" --alter --add-config retention.ms=123456,cleanup.policy=compact
+  ok_rc && has "Completed updating config for topic $topic."
+}
+configs_describe() {
+  tool configs-describe configs "${bs[@]}" "${cfg[@]}" --describe
+  ok_rc && has "Dynamic configs for topic $topic are:" &&
+    has "retention.ms=123456 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=123456" &&
+    has "cleanup.policy=compact sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact"
+}
+configs_describe_all() {
+  tool configs-describe-all configs "${bs[@]}" "${cfg[@]}" --describe --all
+  ok_rc && has "All configs for topic $topic are:" && has "retention.ms=123456 " &&
+    has "segment.bytes=" && has "max.message.bytes="
+}
+configs_delete() {
+  tool configs-delete configs "${bs[@]}" "${cfg[@]}" --alter --delete-config retention.ms
+  ok_rc && has "Completed updating config for topic $topic." || return 1
+  tool configs-describe-after-delete configs "${bs[@]}" "${cfg[@]}" --describe
+  ok_rc && has "cleanup.policy=compact" || return 1
+  grep -qF "retention.ms=" <<<"$o" || return 0
+  why="retention.ms is still set after --delete-config"
+  return 1
+}
+configs_invalid() {
+  tool configs-invalid configs "${bs[@]}" "${cfg[@]}" --alter --add-config retention.ms=notanumber
+  [ "$rc" -ne 0 ] && grep -qF "InvalidConfigurationException" <<<"$e" && return 0
+  why="exit $rc; want non-zero with InvalidConfigurationException: $(grep -v '^\s*at ' <<<"$e" | tail -n 2 | tr '\n' ' ')"
+  return 1
+}
+
+# --- kafka-get-offsets --------------------------------------------------------
+# offsets NAME WANT ARGS...: the partition:offset lines of the topic, sorted.
+offsets() {
+  local name=$1 want=$2 got
+  shift 2
+  tool "$name" get-offsets "${bs[@]}" --topic "$topic" "$@"
+  ok_rc || return 1
+  got=$(grep -F -- "$topic:" <<<"$o" | sed "s/^$topic://" | sort | tr '\n' ' ')
+  [ "$got" = "$want" ] && return 0
+  why="got '$got', want '$want'"
+  return 1
+}
+# The six keyed records spread by key hash; the two unkeyed ones go to one
+# partition. So only the totals are fixed: read them from the latest offsets.
+get_offsets_latest() {
+  local got total
+  tool get-offsets-latest get-offsets "${bs[@]}" --topic "$topic"
+  ok_rc || return 1
+  got=$(grep -cE "^$topic:[0-2]:[0-9]+$" <<<"$o")
+  total=$(awk -F: '{ s += $3 } END { print s + 0 }' <<<"$o")
+  latest=$o
+  [ "$got" -eq 3 ] && [ "$total" -eq 8 ] && return 0
+  why="got $got partitions with $total records, want 3 with 8: $(tr '\n' ' ' <<<"$o")"
+  return 1
+}
+get_offsets_earliest() { offsets get-offsets-earliest "0:0 1:0 2:0 " --time -2; }
+# --time -3 is the offset of the record with the largest timestamp (ListOffsets
+# v7): on each partition (the keys put a record on every one) at least 0 and
+# below that partition's end offset.
+latest=''
+get_offsets_max_timestamp() {
+  local bad
+  tool get-offsets-max-timestamp get-offsets "${bs[@]}" --topic "$topic" --time -3
+  ok_rc || return 1
+  [ -n "$latest" ] || { why="no latest offsets to compare with"; return 1; }
+  bad=$(awk -F: -v t="$topic" '
+    NR == FNR { end[$2] = $3; next }
+    $1 == t { n++; if ($3 < 0 || $3 >= end[$2]) b = b " " $2 ":" $3 }
+    END { if (n != 3) print "rows=" n; else if (b != "") print "out of range:" b }' <(echo "$latest") - <<<"$o")
+  [ -z "$bad" ] && return 0
+  why="$bad (latest offsets: $(tr '\n' ' ' <<<"$latest"))"
+  return 1
+}
+
+# --- a topic's life: records deleted, partitions added, the topic deleted ----
+extra_create() {
+  tool extra-create topics "${bs[@]}" --create --topic "$extra_topic" --partitions 1 --replication-factor 1
+  ok_rc || return 1
+  printf 'a\nb\nc\n' >"$work/in"
+  tool extra-produce console-producer "${bs[@]}" --topic "$extra_topic"
+  ok_rc
+}
+delete_records() {
+  printf '{"partitions":[{"topic":"%s","partition":0,"offset":1}],"version":1}\n' "$extra_topic" >"$work/delete.json"
+  tool delete-records org.apache.kafka.tools.DeleteRecordsCommand "${bs[@]}" --offset-json-file "$work/delete.json"
+  # It exits 0 when a partition fails; the partition's line tells.
+  ok_rc && has "partition: $extra_topic-0"$'\t'"low_watermark: 1" || return 1
+  tool delete-records-offsets get-offsets "${bs[@]}" --topic "$extra_topic" --time -2
+  ok_rc && has "$extra_topic:0:1"
+}
+topics_alter_partitions() {
+  tool topics-alter topics "${bs[@]}" --alter --topic "$extra_topic" --partitions 2
+  ok_rc || return 1
+  tool topics-describe-after-alter topics "${bs[@]}" --describe --topic "$extra_topic"
+  ok_rc && has "PartitionCount: 2" && has "Partition: 1"$'\t'"Leader: "
+}
+topics_delete() {
+  tool topics-delete topics "${bs[@]}" --delete --topic "$extra_topic"
+  ok_rc || return 1
+  tool topics-list-after-delete topics "${bs[@]}" --list
+  ok_rc || return 1
+  grep -qx -- "$extra_topic" <<<"$o" || return 0
+  why="--list still lists $extra_topic after --delete"
+  return 1
+}
+
+say "target $target at $brokers, run suffix $run"
+t0=$SECONDS
+"$here/kafka.sh" fetch || { echo "FAIL tools/fetch: kafka.sh fetch failed"; exit 1; }
+check topics-create topics_create
+check topics-list topics_list
+check topics-describe topics_describe
+check topics-describe-missing topics_describe_missing
+check console-producer console_produce
+check console-consumer console_consume
+check console-consumer-kip848 console_consume_848
+check console-producer-more console_produce_more
+check consumer-groups-list groups_list
+check consumer-groups-describe groups_describe
+check consumer-groups-describe-kip848 groups_describe_848
+check consumer-groups-describe-state groups_describe_state
+check consumer-groups-describe-state-kip848 groups_describe_state_848
+check consumer-groups-describe-missing groups_describe_missing
+check get-offsets-latest get_offsets_latest
+check get-offsets-earliest get_offsets_earliest
+check get-offsets-max-timestamp get_offsets_max_timestamp
+check transactions-produce txn_produce
+check transactions-list txn_list
+check transactions-describe txn_describe
+check transactions-describe-producers txn_describe_producers
+check transactions-find-hanging txn_find_hanging
+check console-consumer-read-committed txn_consume_committed
+check transactions-describe-missing txn_describe_missing
+check configs-alter configs_alter
+check configs-describe configs_describe
+check configs-describe-all configs_describe_all
+check configs-delete configs_delete
+check configs-invalid configs_invalid
+check consumer-groups-reset-offsets groups_reset
+check consumer-groups-describe-after-reset groups_describe_after_reset
+check consumer-groups-delete-offsets groups_delete_offsets
+check consumer-groups-kept-after-delete-offsets groups_kept_after_delete_offsets
+check consumer-groups-delete groups_delete
+check topics-extra-create extra_create
+check delete-records delete_records
+check topics-alter-partitions topics_alter_partitions
+check topics-delete topics_delete
+echo "tools ($target): $passed passed, $failed failed, $known known differences ($((SECONDS - t0))s)"
+[ "$failed" -eq 0 ]
