@@ -17,7 +17,9 @@
 #   of the same topic in a klog data directory (created in klog first, since
 #   klog's metadata lives in its Raft log); klog starts, recovers them, and
 #   serves every record with the offsets, keys, values, headers and
-#   timestamps Kafka served, read_committed and read_uncommitted.
+#   timestamps Kafka served, read_committed and read_uncommitted. Last,
+#   Kafka itself opens klog's partition directories (with Kafka's topic id
+#   in partition.metadata) and serves what klog served.
 #
 # Prints "PASS ondisk/NAME" or "FAIL ondisk/NAME: why" per check and exits 1
 # if any failed. The klog binary is built into a temporary directory unless
@@ -299,6 +301,7 @@ klog_to_kafka() {
   # The killed directory restarts (recovery), takes more and stops cleanly.
   klog_up "$k" || { fail klog-restart "klog did not restart after SIGKILL"; return; }
   records 50 again | kl -b "$BROKERS" produce "$topic" -z zstd -K ' ' -q || fail klog-restart "produce after the restart failed"
+  consume_json "$BROKERS" klog-own || fail klog-restart "consuming from klog failed"
   if smoke_stop_broker; then pass klog-clean-stop; else fail klog-clean-stop "klog did not stop cleanly"; fi
   grep -E 'truncating|inconsistent|unreadable|overlaps' "$k.err" && fail klog-restart "recovery after SIGKILL repaired something (above)"
   check_dump klog-clean "$k/node-0"
@@ -307,6 +310,57 @@ klog_to_kafka() {
   # batch, or inside the first offset index entry.
   corrupt "$k" "$work/flip-log" log 200
   corrupt "$k" "$work/flip-index" index 3
+  kafka_serves_klog "$k/node-0"
+}
+
+# kafka_serves_klog KLOGDATA: Kafka itself opens klog's partitions. In the
+# stopped Kafka of kafka_to_klog, its $topic-N directories are replaced by
+# klog's, with partition.metadata's topic id set to Kafka's (with another id
+# Kafka 4.4 sets the directory aside: "Log in DIR marked stray and renamed
+# to DIR.UUID-stray", and starts the partition empty); without its clean
+# shutdown marker Kafka recovers them from its recovery point, 0. It must
+# serve what klog served, with no recovery warning.
+kafka_serves_klog() {
+  local src=$1 kdata p n id deadline pid
+  [ -n "$kafka_run" ] || { fail kafka-adopt "no stopped Kafka to adopt klog's partitions (Kafka -> klog failed?)"; return; }
+  kdata=$kafka_run/node-0/data
+  id=$(sed -n 's/^topic_id: //p' "$kdata/$topic-0/partition.metadata")
+  for p in "$src/$topic"-*; do
+    n=${p##*/}
+    rm -rf "${kdata:?}/$n"
+    cp -a "$p" "$kdata/$n"
+    printf 'version: 0\ntopic_id: %s' "$id" >"$kdata/$n/partition.metadata"
+  done
+  rm -f "$kdata/.kafka_cleanshutdown"
+  # kafka.sh has no restart; its tool runs kafka.Kafka (logging at WARN)
+  # and its pid file lets kafka.sh stop stop it.
+  KLOG_KAFKA_TOOL_HEAP=${KLOG_KAFKA_HEAP:-512m} "$here/kafka.sh" tool kafka.Kafka \
+    "$kafka_run/node-0/server.properties" >"$work/kafka-adopt.log" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$kafka_run/node-0/pid"
+  BROKERS=$(cat "$kafka_run/brokers")
+  deadline=$((SECONDS + step_timeout))
+  until kl -b "$BROKERS" consume "$topic" -f json -e --timeout 5s >/dev/null 2>&1; do
+    if ! kill -0 "$pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
+      fail kafka-adopt "Kafka did not serve klog's partitions: $(grep -m2 -E 'ERROR|Exception' "$work/kafka-adopt.log" | paste -sd'|')"
+      return
+    fi
+    sleep 0.5
+  done
+  consume_json "$BROKERS" kafka-adopt || { fail kafka-adopt "consuming from Kafka failed"; return; }
+  KLOG_KAFKA_KEEP=1 "$here/kafka.sh" stop "$kafka_run" || fail kafka-adopt "Kafka did not stop cleanly"
+  if grep -i -E 'truncat|invalid|corrupt|ERROR|Exception' "$work/kafka-adopt.log" >"$work/kafka-adopt.warn"; then
+    fail kafka-adopt-recovery "Kafka's recovery of klog's segments: $(head -n 3 "$work/kafka-adopt.warn" | cut -c1-200 | paste -sd'|')"
+  else
+    pass kafka-adopt-recovery
+  fi
+  for n in committed uncommitted; do
+    if cmp -s "$work/klog-own.$n" "$work/kafka-adopt.$n"; then
+      pass "kafka-serves-klog-read-$n ($(wc -l <"$work/kafka-adopt.$n") records)"
+    else
+      fail "kafka-serves-klog-read-$n" "$(diff "$work/klog-own.$n" "$work/kafka-adopt.$n" | head -n 4 | cut -c1-200 | paste -sd'|')"
+    fi
+  done
 }
 
 # corrupt SRC DST EXT POS copies the data directory SRC to DST, flips the
@@ -389,8 +443,6 @@ kafka_to_klog() {
   KLOG_KAFKA_KEEP=1 "$here/kafka.sh" stop "$kafka_run" || { fail kafka-write "Kafka did not stop cleanly"; return; }
   mkdir -p "$work/kafka-ref"
   cp -a "$kdata/$topic"-* "$work/kafka-ref/"
-  rm -rf "$kafka_run"
-  kafka_run=''
   # The control: Kafka's own segments pass the same check.
   check_dump kafka-control "$work/kafka-ref" || return
   grep -c . "$work/kafka.committed" "$work/kafka.uncommitted" | sed 's/^/ondisk: /' >&2
@@ -434,8 +486,8 @@ kafka_to_klog() {
     ids+="${p##*/} $(sed -n 's/^topic_id: //p' "$a/node-0/${p##*/}/partition.metadata") "
   done
   # klog does not compare partition.metadata's topic id with its metadata's
-  # (Kafka fails such a partition with InconsistentTopicIdException); it
-  # serves the log and leaves Kafka's id in the file.
+  # (Kafka renames such a directory to DIR.UUID-stray and starts the
+  # partition empty); it serves the log and leaves Kafka's id in the file.
   say "partition.metadata after klog served them: $ids"
 
   # Recovery reads Kafka's batches: a torn write after the last one (junk
@@ -458,5 +510,11 @@ kafka_to_klog() {
 
 kafka_to_klog
 klog_to_kafka
+if [ -n "$kafka_run" ] && [ "$keep" -eq 1 ]; then
+  say "Kafka run directory kept: $kafka_run"
+elif [ -n "$kafka_run" ]; then
+  rm -rf "$kafka_run"
+fi
+kafka_run=''
 echo "ondisk: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
