@@ -371,7 +371,8 @@ corrupt() {
   cp -a "$1" "$2"
   f=$(find "$2/node-0/$topic-0" -name "*.$3" -size +0 | sort | head -n 1)
   [ -n "$f" ] || { fail "corrupt-$3" "no non-empty .$3 file to corrupt"; return; }
-  printf '%02x' $((0x$(od -An -tx1 -j "$4" -N 1 "$f" | tr -d ' ') ^ 0xff)) | xxd -r -p |
+  # shellcheck disable=SC2059 # the format is the byte, built on purpose
+  printf "\\x$(printf '%02x' $((0x$(od -An -tx1 -j "$4" -N 1 "$f" | tr -d ' ') ^ 0xff)))" |
     dd of="$f" bs=1 seek="$4" conv=notrunc status=none
   # In a subshell: its FAIL line is the expected outcome, not a failure.
   if (check_dump "flip-$3" "$2/node-0") >"$work/flip-$3.result"; then
