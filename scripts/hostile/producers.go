@@ -130,7 +130,7 @@ func inventProducers(p *run, topic string, w, per int, codes *sync.Map) {
 	go func() {
 		defer close(done)
 		for range per {
-			resp, _, err := r.recv(10 * time.Second)
+			resp, _, err := r.Recv(10 * time.Second)
 			if err != nil {
 				p.failf("produce answers: %v", err)
 				return
@@ -158,7 +158,7 @@ func inventProducers(p *run, topic string, w, per int, codes *sync.Map) {
 			p.failf("build batch: %v", err)
 			return
 		}
-		if err := r.send(produceReq(topic, int32(id%producerPartitions), 1, batch)); err != nil {
+		if err := r.Send(produceReq(topic, int32(id%producerPartitions), 1, batch)); err != nil {
 			p.failf("send produce: %v", err)
 			return
 		}
@@ -195,7 +195,7 @@ func activeProducers(n *node, topic string) (int, error) {
 		t.Partitions = append(t.Partitions, i)
 	}
 	req.Topics = append(req.Topics, t)
-	resp, _, err := r.do(req, 10*time.Second)
+	resp, _, err := r.Do(req, 10*time.Second)
 	if err != nil {
 		return 0, err
 	}
