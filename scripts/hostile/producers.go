@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/scripts/internal/kwire"
 	"github.com/klogdev/klog/store/log/record"
 )
 
@@ -168,16 +169,7 @@ func inventProducers(p *run, topic string, w, per int, codes *sync.Map) {
 
 // produceReq is a produce of one batch to one partition.
 func produceReq(topic string, partition int32, acks int16, batch []byte) *kmsg.ProduceRequest {
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(12) // the last version that names topics; 13+ use ids
-	req.Acks, req.TimeoutMillis = acks, 5000
-	t := kmsg.NewProduceRequestTopic()
-	t.Topic = topic
-	pt := kmsg.NewProduceRequestTopicPartition()
-	pt.Partition, pt.Records = partition, batch
-	t.Partitions = append(t.Partitions, pt)
-	req.Topics = append(req.Topics, t)
-	return req
+	return kwire.ProduceRequest(topic, partition, acks, batch)
 }
 
 // activeProducers is the number of producers DescribeProducers lists

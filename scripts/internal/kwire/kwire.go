@@ -197,3 +197,18 @@ func Versions(addr, clientID string) (map[int16]int16, error) {
 	}
 	return v, nil
 }
+
+// ProduceRequest is a produce of one batch to one partition at v12, the
+// last version that names topics (13 uses topic ids), with a 5 s timeout.
+func ProduceRequest(topic string, partition int32, acks int16, batch []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(12)
+	req.Acks, req.TimeoutMillis = acks, 5000
+	t := kmsg.NewProduceRequestTopic()
+	t.Topic = topic
+	pt := kmsg.NewProduceRequestTopicPartition()
+	pt.Partition, pt.Records = partition, batch
+	t.Partitions = append(t.Partitions, pt)
+	req.Topics = append(req.Topics, t)
+	return req
+}
