@@ -31,12 +31,13 @@ type diff struct {
 }
 
 type result struct {
-	name     string
-	versions string
-	setupErr error  // the case could not build its state
-	suffix   string // the run's unique suffix, shown as RUN
-	klogTree []byte // klog's normalised responses, as JSON
-	diffs    []diff
+	name      string
+	versions  string
+	setupErr  error  // the case could not build its state
+	suffix    string // the run's unique suffix, shown as RUN
+	klogTree  []byte // klog's normalised responses, as JSON
+	kafkaTree []byte // and Kafka's
+	diffs     []diff
 }
 
 // runCase runs c on both brokers and compares what they answered.
@@ -59,6 +60,7 @@ func runCase(c testCase, klog, kafka *side) result {
 	}
 	kt, ft := tree(ko.resps, ko.err), tree(fo.resps, fo.err)
 	res.klogTree, _ = json.Marshal(kt)
+	res.kafkaTree, _ = json.Marshal(ft)
 	compare("", kt, ft, &res.diffs)
 	for i := range res.diffs {
 		res.diffs[i].expectReason = expectedReason(c.name, res.diffs[i].path)
@@ -98,7 +100,7 @@ var normalised = map[string]bool{
 	"Replicas": true, "ISR": true, "OfflineReplicas": true,
 	"Timestamp": true, "LogAppendTime": true, "Brokers": true,
 	"StartTimestamp": true, "LastTimestamp": true, "CoordinatorEpoch": true,
-	"TransactionStartTimeMillis": true,
+	"TransactionStartTimeMillis": true, "FinalizedFeaturesEpoch": true,
 }
 
 // dropped are fields left out of the comparison: kmsg's own bookkeeping,

@@ -37,7 +37,7 @@ func run() int {
 	only := flag.String("case", "", "run only the cases whose name matches this regular expression")
 	messages := flag.Bool("messages", false, "fail on error message differences too")
 	verbose := flag.Bool("v", false, "print every case on stderr with the versions it sent")
-	dump := flag.Bool("dump", false, "with -v, also print klog's normalised responses of each case")
+	dump := flag.Bool("dump", false, "with -v, also print both brokers' normalised responses of each case")
 	list := flag.Bool("list", false, "list the cases and exit")
 	destructive := flag.Bool("destructive", false, "also run the cases that delete internal topics (__consumer_offsets), last: for brokers used by nothing else")
 	flag.Parse()
@@ -77,7 +77,7 @@ func run() int {
 		if *verbose {
 			fmt.Fprintf(os.Stderr, "protodiff: %-40s %s %d field(s) differ\n", c.name, res.versions, len(res.diffs))
 			if *dump {
-				fmt.Fprintf(os.Stderr, "  %s\n", res.klogTree)
+				fmt.Fprintf(os.Stderr, "  klog:  %s\n  kafka: %s\n", res.klogTree, res.kafkaTree)
 			}
 		}
 		results = append(results, res)
