@@ -237,6 +237,8 @@ func basicCases() []testCase {
 		{"createtopics-name-dot", noSetup(func(*side) kmsg.Request { return createReq([]string{"."}, 1, 1) })},
 		{"createtopics-name-dotdot", noSetup(func(*side) kmsg.Request { return createReq([]string{".."}, 1, 1) })},
 		{"createtopics-cluster-metadata", noSetup(func(*side) kmsg.Request { return createReq([]string{"__cluster_metadata"}, 1, 1) })},
+		{"createtopics-consumer-offsets", noSetup(func(*side) kmsg.Request { return createReq([]string{"__consumer_offsets"}, 1, 1) })},
+		{"createtopics-transaction-state", noSetup(func(*side) kmsg.Request { return createReq([]string{"__transaction_state"}, 1, 1) })},
 		{"createtopics-duplicate", noSetup(func(s *side) kmsg.Request {
 			return createReq([]string{s.topic("dup"), s.topic("dup")}, 1, 1)
 		})},

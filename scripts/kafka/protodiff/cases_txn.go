@@ -126,6 +126,18 @@ func txnCases() []testCase {
 			resp, err := s.do(endTxnReq(txnID, pid, epoch, true))
 			return []kmsg.Response{resp}, err
 		})},
+		{"fetch-read-committed-open-txn", inTxn("rc-fetch", func(s *side, _, t string, _ int64, _ int16) ([]kmsg.Response, error) {
+			req := fetchReq(t, 0, -1, 0)
+			req.IsolationLevel = 1
+			resp, err := s.do(req)
+			return []kmsg.Response{resp}, err
+		})},
+		{"listoffsets-read-committed-open-txn", inTxn("rc-lo", func(s *side, _, t string, _ int64, _ int16) ([]kmsg.Response, error) {
+			req := listOffsetsReq(t, -1, -1, 0)
+			req.IsolationLevel = 1
+			resp, err := s.do(req)
+			return []kmsg.Response{resp}, err
+		})},
 		{"txn-init-while-open", inTxn("concurrent", func(s *side, txnID, _ string, _ int64, _ int16) ([]kmsg.Response, error) {
 			req := kmsg.NewPtrInitProducerIDRequest()
 			req.TransactionalID, req.TransactionTimeoutMillis = &txnID, 60000
