@@ -11,7 +11,9 @@
 # finding of issue 9, each against its own "klog up"), reference (Kafka 4.4's
 # own command-line tools, scripts/kafka/tools.sh, against "klog up --memory"
 # and against the Kafka 4.4 reference broker of scripts/kafka/kafka.sh,
-# fetched with Maven; ~/.m2 caches it between runs). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
+# fetched with Maven; ~/.m2 caches it between runs; then
+# scripts/kafka/protodiff between a fresh klog and that broker, informational:
+# its mismatches are printed and do not fail the stage yet). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
 # stages still make sense and exits non-zero if any stage failed.
 #
 # For local runs, skip stages with environment variables (CI runs them all):
@@ -250,6 +252,25 @@ else
   run_stage hostile timeout -k 10 300 scripts/hostile/run.sh "$klog_bin"
 fi
 
+# --- reference: protodiff (informational) ---------------------------------------
+# scripts/kafka/protodiff against a fresh klog node and the running Kafka 4.4
+# broker: prints its table of mismatches. Informational for now: it never
+# fails the stage (klog has known mismatches, listed in scripts/kafka/README.md,
+# not yet fixed); it only says whether it found any.
+run_protodiff_informational() {
+  local dir=$1 kafka_brokers=$2 rc=0
+  mkdir -p "$dir/protodiff"
+  go build -o "$dir/protodiff/protodiff" ./scripts/kafka/protodiff || { echo "reference: protodiff did not build (informational)"; return 0; }
+  if ! smoke_start_broker "$klog_bin" "$dir/protodiff"; then
+    echo "reference: protodiff not run, klog did not start (informational)"
+    return 0
+  fi
+  timeout -k 10 300 "$dir/protodiff/protodiff" -klog "$SMOKE_BROKERS" -kafka "$kafka_brokers" || rc=$?
+  smoke_stop_broker || true
+  echo "reference: protodiff exit $rc (informational: mismatches do not fail the stage yet)"
+  return 0
+}
+
 # --- reference ------------------------------------------------------------------
 # Kafka 4.4's own tools (scripts/kafka/tools.sh) against a fresh klog node,
 # then against the Kafka 4.4 reference broker as the control: a check that
@@ -278,6 +299,7 @@ run_reference() {
     kafka_brokers=$(sed -n 's/^BROKERS=//p' <<<"$out")
     echo "reference: Kafka 4.4 ready at $kafka_brokers"
     timeout -k 10 240 scripts/kafka/tools.sh "$kafka_brokers" --target kafka || rc=1
+    run_protodiff_informational "$dir" "$kafka_brokers" # informational: never fails the stage
     scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
   else
     echo "reference: the Kafka 4.4 reference broker did not start"

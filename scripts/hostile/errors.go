@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 
+	"github.com/klogdev/klog/scripts/internal/kwire"
 	"github.com/klogdev/klog/scripts/internal/procfs"
 )
 
@@ -21,5 +22,5 @@ var (
 	errUnknownProbe = errors.New("unknown probe")
 
 	// errNoVersion means the node does not serve an API a probe sends.
-	errNoVersion = errors.New("api not served by the node")
+	errNoVersion = kwire.ErrNoVersion
 )

@@ -113,7 +113,7 @@ func garbage(ctx context.Context, p *run, strict bool) {
 	}
 	defer r.Close()
 	for _, b := range bad {
-		resp, _, err := r.do(produceReq(topic, 0, -1, b.batch), 20*time.Second)
+		resp, _, err := r.Do(produceReq(topic, 0, -1, b.batch), 20*time.Second)
 		if err != nil {
 			p.bound(strict, "%s: %v", b.name, err)
 			if r, err = dialRaw(p.n); err != nil {

@@ -72,7 +72,7 @@ func closedIn(conns []*rawConn, d time.Duration) (closed int, slowest time.Durat
 	start := time.Now()
 	for _, c := range conns {
 		wg.Go(func() {
-			if c.closedWithin(d) {
+			if c.ClosedWithin(d) {
 				mu.Lock()
 				closed++
 				slowest = max(slowest, time.Since(start))
@@ -113,12 +113,12 @@ func slowloris(ctx context.Context, p *run, strict bool) {
 		}
 	})
 	for _, c := range prefix {
-		_ = c.write(binary.BigEndian.AppendUint32(nil, claim))
+		_ = c.Write(binary.BigEndian.AppendUint32(nil, claim))
 	}
 	for _, c := range half {
-		frame, err := c.encode(kmsg.NewPtrApiVersionsRequest())
+		frame, err := c.Encode(kmsg.NewPtrApiVersionsRequest())
 		if err == nil {
-			_ = c.write(frame[:len(frame)/2])
+			_ = c.Write(frame[:len(frame)/2])
 		}
 	}
 	var sent sync.WaitGroup
@@ -128,12 +128,12 @@ func slowloris(ctx context.Context, p *run, strict bool) {
 		sent.Go(func() {
 			// The node may stop reading (its request pool is full) and
 			// then close: the write ends there.
-			_ = c.c.SetWriteDeadline(time.Now().Add(3 * time.Second))
-			if _, err := c.c.Write(binary.BigEndian.AppendUint32(nil, claim)); err != nil {
+			_ = c.Net().SetWriteDeadline(time.Now().Add(3 * time.Second))
+			if _, err := c.Net().Write(binary.BigEndian.AppendUint32(nil, claim)); err != nil {
 				return
 			}
 			for range filled / len(chunk) {
-				n, err := c.c.Write(chunk)
+				n, err := c.Net().Write(chunk)
 				sentBytes.Add(int64(n))
 				if err != nil {
 					return
@@ -258,7 +258,7 @@ func amplification(ctx context.Context, p *run, strict bool) {
 				return
 			}
 			defer r.Close()
-			resp, size, err := r.do(req, 20*time.Second)
+			resp, size, err := r.Do(req, 20*time.Second)
 			if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 				p.codeText(c.name, "closed") // a refusal too: nothing is built
 				return
@@ -379,9 +379,9 @@ func slowReaders(ctx context.Context, p *run, strict bool) {
 	pipeline := func(topic string, conns, fetches int, maxBytes int32) []*rawConn {
 		cs, _ := dialMany(p.n, conns)
 		for _, c := range cs {
-			_ = c.c.(*net.TCPConn).SetReadBuffer(4 << 10) // keep the answers in the node, not our kernel
+			_ = c.Net().(*net.TCPConn).SetReadBuffer(4 << 10) // keep the answers in the node, not our kernel
 			for range fetches {
-				if err := c.send(fetchReq(topic, 0, maxBytes, 0, 0)); err != nil {
+				if err := c.Send(fetchReq(topic, 0, maxBytes, 0, 0)); err != nil {
 					break // the node stopped reading: what it should do
 				}
 			}
@@ -404,8 +404,8 @@ func slowReaders(ctx context.Context, p *run, strict bool) {
 	// now: a consumer delayed, never stuck, as the check after shows.
 	if len(small) > 0 && len(big) > 0 {
 		for i, c := range []*rawConn{small[0], big[0]} {
-			_ = c.c.(*net.TCPConn).SetReadBuffer(4 << 20)
-			resp, size, err := c.recv(3 * time.Second)
+			_ = c.Net().(*net.TCPConn).SetReadBuffer(4 << 20)
+			resp, size, err := c.Recv(3 * time.Second)
 			switch {
 			case err != nil:
 				p.notef("a slow reader's first fetch: %v", err)
@@ -449,8 +449,8 @@ func longPollRelease(ctx context.Context, p *run) {
 	conns, _ := dialMany(p.n, 10)
 	ports := map[int]bool{}
 	for _, c := range conns {
-		ports[c.localPort()] = true
-		_ = c.send(fetchReq("slow", end, 1<<20, 20000, 1))
+		ports[c.LocalPort()] = true
+		_ = c.Send(fetchReq("slow", end, 1<<20, 20000, 1))
 	}
 	// A parked fetch cannot be seen from outside; give the node a moment
 	// to read the requests and park them before the clients go.

@@ -41,7 +41,7 @@ func descriptors(p *run) {
 			return
 		}
 		defer r.Close()
-		resp, _, err := r.do(req, 70*time.Second)
+		resp, _, err := r.Do(req, 70*time.Second)
 		if err != nil {
 			p.failf("CreateTopics %d partitions: %v", manyPartitions, err)
 			return
@@ -156,14 +156,14 @@ func sendMalformed(n *node) {
 	t := kmsg.NewMetadataRequestTopic()
 	t.Topic = kmsg.StringPtr("some-topic-name")
 	req.Topics = append(req.Topics, t)
-	frame, err := r.encode(req)
+	frame, err := r.Encode(req)
 	if err != nil {
 		return
 	}
 	frame = frame[:len(frame)-12]
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	if r.write(frame) == nil {
-		r.closedWithin(2 * time.Second)
+	if r.Write(frame) == nil {
+		r.ClosedWithin(2 * time.Second)
 	}
 }
 
@@ -186,14 +186,14 @@ func timestampLookups(p *run, n int) {
 			pt.Partition, pt.Timestamp = 0, time.Now().Add(-time.Hour).UnixMilli()
 			t.Partitions = append(t.Partitions, pt)
 			req.Topics = append(req.Topics, t)
-			if r.send(req) != nil {
+			if r.Send(req) != nil {
 				return
 			}
 		}
 	}()
 	codes := map[int16]int{}
 	for range n {
-		resp, _, err := r.recv(10 * time.Second)
+		resp, _, err := r.Recv(10 * time.Second)
 		if err != nil {
 			p.failf("timestamp lookups: %v", err)
 			return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/scripts/internal/kwire"
 	"github.com/klogdev/klog/store/log/record"
 )
 
@@ -130,7 +131,7 @@ func inventProducers(p *run, topic string, w, per int, codes *sync.Map) {
 	go func() {
 		defer close(done)
 		for range per {
-			resp, _, err := r.recv(10 * time.Second)
+			resp, _, err := r.Recv(10 * time.Second)
 			if err != nil {
 				p.failf("produce answers: %v", err)
 				return
@@ -158,7 +159,7 @@ func inventProducers(p *run, topic string, w, per int, codes *sync.Map) {
 			p.failf("build batch: %v", err)
 			return
 		}
-		if err := r.send(produceReq(topic, int32(id%producerPartitions), 1, batch)); err != nil {
+		if err := r.Send(produceReq(topic, int32(id%producerPartitions), 1, batch)); err != nil {
 			p.failf("send produce: %v", err)
 			return
 		}
@@ -168,16 +169,7 @@ func inventProducers(p *run, topic string, w, per int, codes *sync.Map) {
 
 // produceReq is a produce of one batch to one partition.
 func produceReq(topic string, partition int32, acks int16, batch []byte) *kmsg.ProduceRequest {
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(12) // the last version that names topics; 13+ use ids
-	req.Acks, req.TimeoutMillis = acks, 5000
-	t := kmsg.NewProduceRequestTopic()
-	t.Topic = topic
-	pt := kmsg.NewProduceRequestTopicPartition()
-	pt.Partition, pt.Records = partition, batch
-	t.Partitions = append(t.Partitions, pt)
-	req.Topics = append(req.Topics, t)
-	return req
+	return kwire.ProduceRequest(topic, partition, acks, batch)
 }
 
 // activeProducers is the number of producers DescribeProducers lists
@@ -195,7 +187,7 @@ func activeProducers(n *node, topic string) (int, error) {
 		t.Partitions = append(t.Partitions, i)
 	}
 	req.Topics = append(req.Topics, t)
-	resp, _, err := r.do(req, 10*time.Second)
+	resp, _, err := r.Do(req, 10*time.Second)
 	if err != nil {
 		return 0, err
 	}

@@ -173,7 +173,7 @@ func doRaw(n *node, req kmsg.Request) (kmsg.Response, error) {
 		return nil, err
 	}
 	defer r.Close()
-	resp, _, err := r.do(req, 15*time.Second)
+	resp, _, err := r.Do(req, 15*time.Second)
 	return resp, err
 }
 
