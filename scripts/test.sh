@@ -11,9 +11,12 @@
 # finding of issue 9, each against its own "klog up"), reference (Kafka 4.4's
 # own command-line tools, scripts/kafka/tools.sh, against "klog up --memory"
 # and against the Kafka 4.4 reference broker of scripts/kafka/kafka.sh,
-# fetched with Maven; ~/.m2 caches it between runs; then
-# scripts/kafka/protodiff between a fresh klog and that broker, informational:
-# its mismatches are printed and do not fail the stage yet). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
+# fetched with Maven; ~/.m2 caches it between runs; then the compat matrix
+# against that broker, compared cell by cell with klog's by
+# scripts/compat/compare.sh; scripts/kafka/ondisk.sh, the on-disk format
+# both ways; and scripts/kafka/protodiff between a fresh klog and that
+# broker, informational: its mismatches are printed and do not fail the
+# stage yet). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
 # stages still make sense and exits non-zero if any stage failed.
 #
 # For local runs, skip stages with environment variables (CI runs them all):
@@ -27,6 +30,7 @@
 #   KLOG_SKIP_KGO_SUITE=1    skip franz-go's kgo integration suite
 #   KLOG_SKIP_HOSTILE=1      skip the hostile-client probes
 #   KLOG_SKIP_REFERENCE=1    skip the Kafka 4.4 reference stage
+#   KLOG_SKIP_REFERENCE_COMPAT=1 skip only its compat matrix against Kafka
 # Other knobs:
 #   KLOG_GOTEST_TIMEOUT      go test -timeout (default 15m)
 #   KLOG_GOTEST_PKGS         packages for go test (default ./...)
@@ -168,7 +172,9 @@ fi
 
 # --- compat -----------------------------------------------------------------
 # Every client runner of scripts/compat/ against one fresh node; prints the
-# client × scenario matrix.
+# client × scenario matrix and keeps it in $compat_klog_results for the
+# reference stage to compare with Kafka's.
+compat_klog_results=$bindir/compat-klog.txt
 run_compat() {
   local dir rc=0
   dir=$(mktemp -d)
@@ -179,7 +185,7 @@ run_compat() {
     return 1
   fi
   echo "compat: broker ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
-  timeout -k 10 1200 scripts/compat/run.sh "$SMOKE_BROKERS" || rc=$?
+  KLOG_COMPAT_RESULTS=$compat_klog_results timeout -k 10 1200 scripts/compat/run.sh "$SMOKE_BROKERS" || rc=$?
   if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
     echo "compat: the broker died during the run"
     smoke_dump_broker_log "$dir"
@@ -275,6 +281,28 @@ run_protodiff_informational() {
 # Kafka 4.4's own tools (scripts/kafka/tools.sh) against a fresh klog node,
 # then against the Kafka 4.4 reference broker as the control: a check that
 # fails on Kafka is a wrong check.
+# reference_compat BROKERS DIR runs scripts/compat/run.sh against Kafka 4.4
+# and compares its matrix with klog's from the compat stage (compare.sh): it
+# fails if a scenario fails on Kafka (a wrong scenario) or if a cell differs
+# from klog's without being a documented difference. Without klog's matrix
+# (the compat stage skipped or failed to start) only Kafka's is checked.
+reference_compat() {
+  local rc=0 t=$SECONDS
+  if skipped "${KLOG_SKIP_REFERENCE_COMPAT:-0}"; then
+    echo "reference: compat matrix against Kafka 4.4 skipped (KLOG_SKIP_REFERENCE_COMPAT=1)"
+    return 0
+  fi
+  echo "reference: the compat matrix against Kafka 4.4"
+  KLOG_COMPAT_RESULTS=$2/compat-kafka.txt timeout -k 10 600 scripts/compat/run.sh "$1" || rc=1
+  echo "reference: Kafka 4.4's compat matrix took $((SECONDS - t))s"
+  if [ -s "$compat_klog_results" ]; then
+    echo "reference: klog's compat matrix (compat stage) against Kafka 4.4's"
+    scripts/compat/compare.sh "$compat_klog_results" "$2/compat-kafka.txt" || rc=1
+  else
+    echo "reference: no klog compat matrix to compare with (the compat stage did not run or wrote none)"
+  fi
+  return "$rc"
+}
 run_reference() {
   local dir rc=0 out kafka_brokers
   dir=$(mktemp -d)
@@ -299,12 +327,17 @@ run_reference() {
     kafka_brokers=$(sed -n 's/^BROKERS=//p' <<<"$out")
     echo "reference: Kafka 4.4 ready at $kafka_brokers"
     timeout -k 10 240 scripts/kafka/tools.sh "$kafka_brokers" --target kafka || rc=1
+    # --- the compat matrix against Kafka 4.4 (scripts/compat/) ---
+    reference_compat "$kafka_brokers" "$dir" || rc=1
+    # --- end of the compat matrix against Kafka 4.4 ---
     run_protodiff_informational "$dir" "$kafka_brokers" # informational: never fails the stage
     scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
   else
     echo "reference: the Kafka 4.4 reference broker did not start"
     rc=1
   fi
+  # The on-disk format both ways: starts and stops its own klog and Kafka.
+  KLOG_BIN="$klog_bin" timeout -k 10 300 scripts/kafka/ondisk.sh || rc=1
   rm -rf "$dir"
   return "$rc"
 }

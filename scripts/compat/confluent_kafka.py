@@ -41,6 +41,7 @@ from confluent_kafka.admin import (  # noqa: E402
 
 CLIENT = "confluent-kafka-python"
 STEP = 20.0  # seconds for any single wait
+CONFIG_WAIT = 10.0  # seconds for a config change to show in describe_configs
 RUN = "-%d" % (time.time_ns() // 1000000 % 100000000)
 
 
@@ -152,6 +153,22 @@ def read_all(brokers, topic, partitions, isolation="read_uncommitted"):
         c.close()
 
 
+def wait_configs(a, topic, want, when):
+    """Polls describe_configs until the topic's configs include want (name ->
+    value), at most CONFIG_WAIT seconds: Kafka's brokers apply a config from
+    the metadata log after the controller acknowledged the change, so a
+    describe right after an alter may still show the old value."""
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    deadline = time.monotonic() + CONFIG_WAIT
+    while True:
+        cfg = a.describe_configs([res])[res].result(timeout=STEP)
+        got = {k: cfg[k].value if k in cfg else None for k in want}
+        if got == want:
+            return
+        check(time.monotonic() < deadline, "%s: describe_configs shows %s, want %s (waited %.0fs)" % (when, got, want, CONFIG_WAIT))
+        time.sleep(0.05)
+
+
 def scenario_admin(brokers):
     a = admin(brokers)
     topic = "compat-ck-admin" + RUN
@@ -159,17 +176,11 @@ def scenario_admin(brokers):
     md = a.list_topics(timeout=5)
     check(topic in md.topics, "list_topics does not list %s" % topic)
     check(len(md.brokers) >= 1, "list_topics lists no broker")
-    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    cfg = a.describe_configs([res])[res].result(timeout=STEP)
-    check("retention.ms" in cfg and cfg["retention.ms"].value == "3600000",
-          "describe_configs retention.ms = %s" % (cfg.get("retention.ms") and cfg["retention.ms"].value))
+    wait_configs(a, topic, {"retention.ms": "3600000"}, "after create")
     # alter_configs (AlterConfigs) replaces the topic's whole override set.
     res = ConfigResource(ConfigResource.Type.TOPIC, topic, set_config={"retention.ms": "7200000", "cleanup.policy": "compact"})
     a.alter_configs([res])[res].result(timeout=STEP)
-    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    cfg = a.describe_configs([res])[res].result(timeout=STEP)
-    check(cfg["retention.ms"].value == "7200000", "after alter_configs retention.ms = %s" % cfg["retention.ms"].value)
-    check(cfg["cleanup.policy"].value == "compact", "after alter_configs cleanup.policy = %s" % cfg["cleanup.policy"].value)
+    wait_configs(a, topic, {"retention.ms": "7200000", "cleanup.policy": "compact"}, "after alter_configs")
     a.create_partitions([NewPartitions(topic, 4)])[topic].result(timeout=STEP)
     wait_for(lambda: partition_count(a, topic) == 4, "4 partitions of %s in the metadata" % topic)
     a.delete_topics([topic], operation_timeout=STEP)[topic].result(timeout=STEP)

@@ -28,6 +28,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTo
 
 CLIENT = "kafka-python"
 STEP = 20.0  # seconds for any single wait
+CONFIG_WAIT = 10.0  # seconds for a config change to show in describe_configs
 RUN = "-%d" % (time.time_ns() // 1000000 % 100000000)
 
 
@@ -122,6 +123,20 @@ def config_values(a, topic):
     return out
 
 
+def wait_config(a, topic, name, want, when):
+    """Polls describe_configs until the topic's config name is want, at most
+    CONFIG_WAIT seconds: Kafka's brokers apply a config from the metadata log
+    after the controller acknowledged the change, so a describe right after
+    an alter may still show the old value."""
+    deadline = time.monotonic() + CONFIG_WAIT
+    while True:
+        got = config_values(a, topic).get(name)
+        if got == want:
+            return
+        check(time.monotonic() < deadline, "%s: describe_configs %s is %s, want %s (waited %.0fs)" % (when, name, got, want, CONFIG_WAIT))
+        time.sleep(0.05)
+
+
 def scenario_admin(brokers):
     topic = "compat-kp-admin" + RUN
     create_topic(brokers, topic, 3, {"retention.ms": "3600000"})
@@ -130,9 +145,9 @@ def scenario_admin(brokers):
         check(topic in a.list_topics(), "list_topics does not list %s" % topic)
         desc = a.describe_topics([topic])
         check(len(desc) == 1 and len(desc[0]["partitions"]) == 3, "describe_topics: %s" % desc)
-        check(config_values(a, topic).get("retention.ms") == "3600000", "describe_configs retention.ms is not 3600000")
+        wait_config(a, topic, "retention.ms", "3600000", "after create")
         a.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs={"retention.ms": "7200000"})])
-        check(config_values(a, topic).get("retention.ms") == "7200000", "after alter_configs retention.ms is not 7200000")
+        wait_config(a, topic, "retention.ms", "7200000", "after alter_configs")
         a.create_partitions({topic: NewPartitions(total_count=4)})
         wait_for(lambda: len(partitions_of(brokers, topic)) == 4, "4 partitions of %s" % topic)
         a.delete_topics([topic], timeout_ms=int(STEP * 1000))

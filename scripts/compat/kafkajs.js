@@ -30,6 +30,7 @@ try {
 
 const CLIENT = 'kafkajs'
 const STEP_MS = 20000
+const CONFIG_WAIT_MS = 10000 // for a config change to show in describeConfigs
 const RUN = `-${Date.now() % 100000000}`
 
 class Failure extends Error {}
@@ -142,12 +143,23 @@ async function scenarioAdmin(kafka) {
       const entries = r.resources[0].configEntries
       return Object.fromEntries(entries.map(e => [e.configName, e.configValue]))
     }
-    check((await describe())['retention.ms'] === '3600000', 'describeConfigs retention.ms is not 3600000')
+    // Kafka's brokers apply a config from the metadata log after the
+    // controller acknowledged the change, so a describe right after an
+    // alter may still show the old value: wait for the new one.
+    const waitRetention = async (want, when) => {
+      let got
+      const deadline = Date.now() + CONFIG_WAIT_MS
+      while ((got = (await describe())['retention.ms']) !== want) {
+        check(Date.now() < deadline, `${when}: describeConfigs retention.ms is ${got}, want ${want} (waited ${CONFIG_WAIT_MS} ms)`)
+        await new Promise(resolve => setTimeout(resolve, 50))
+      }
+    }
+    await waitRetention('3600000', 'after create')
     await admin.alterConfigs({
       validateOnly: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '7200000' }] }],
     })
-    check((await describe())['retention.ms'] === '7200000', 'after alterConfigs retention.ms is not 7200000')
+    await waitRetention('7200000', 'after alterConfigs')
     await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] })
     await waitUntil('4 partitions', async () => {
       const m = await admin.fetchTopicMetadata({ topics: [topic] })

@@ -23,6 +23,9 @@
 #   KLOG_COMPAT_TIMEOUT   seconds one client's runner may take (default 180)
 #   KLOG_COMPAT_BUILD_TIMEOUT seconds one Maven build may take (default 300)
 #   KLOG_COMPAT_VERBOSE=1 show every runner's stderr, not only on failure
+#   KLOG_COMPAT_RESULTS   a file to write the matrix to, one "CLIENT SCENARIO
+#                         STATUS" line per cell (n/a cells left out), for
+#                         compare.sh
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -55,14 +58,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
-declare -A status detail
+declare -A status
 
-# record CLIENT SCENARIO STATUS DETAIL keeps the first result per cell.
+# record CLIENT SCENARIO STATUS keeps the first result per cell.
 record() {
   local key="$1/$2"
   [ -n "${status[$key]:-}" ] && return 0
   status[$key]=$3
-  detail[$key]=$4
 }
 
 # implements CLIENT SCENARIO: whether CLIENT's runner has SCENARIO.
@@ -79,7 +81,7 @@ skip_all() {
   local s
   for s in "${scenarios[@]}"; do
     implements "$1" "$s" || continue
-    record "$1" "$s" SKIP "$2"
+    record "$1" "$s" SKIP
     echo "RESULT $1 $s SKIP $2"
   done
 }
@@ -168,9 +170,9 @@ for c in "${clients[@]}"; do
   rc=0
   (cd "$root" && timeout -k 10 "$runner_timeout" "${cmd[@]}") >"$work/$c.out" 2>"$work/$c.err" || rc=$?
   grep '^RESULT ' "$work/$c.out"
-  while read -r _ _ s st d; do
+  while read -r _ _ s st _; do
     case $st in PASS | FAIL | SKIP) ;; *) continue ;; esac
-    record "$c" "$s" "$st" "$d"
+    record "$c" "$s" "$st"
   done < <(grep '^RESULT ' "$work/$c.out")
   missing=0
   for s in "${scenarios[@]}"; do
@@ -178,7 +180,7 @@ for c in "${clients[@]}"; do
     if [ -z "${status[$c/$s]:-}" ]; then
       why="runner exited $rc without a result"
       [ "$rc" -eq 124 ] && why="runner timed out after ${runner_timeout}s without a result"
-      record "$c" "$s" FAIL "$why"
+      record "$c" "$s" FAIL
       echo "RESULT $c $s FAIL $why"
       missing=1
     fi
@@ -229,5 +231,12 @@ for c in "${clients[@]}"; do
   echo
 done
 echo "columns: ${scenarios[*]}"
+if [ -n "${KLOG_COMPAT_RESULTS:-}" ]; then
+  for c in "${clients[@]}"; do
+    for s in "${scenarios[@]}"; do
+      [ -n "${status[$c/$s]:-}" ] && echo "$c $s ${status[$c/$s]}"
+    done
+  done >"$KLOG_COMPAT_RESULTS"
+fi
 echo "compat: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -94,7 +94,7 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 	if err := createTopic(ctx, adm, topic, 3, map[string]*string{"retention.ms": kadm.StringPtr("3600000")}); err != nil {
 		return "", err
 	}
-	checkConfig := func(want string) error {
+	describeConfig := func(want string) error {
 		rcs, err := adm.DescribeTopicConfigs(ctx, topic)
 		if err != nil {
 			return fmt.Errorf("describe configs: %w", err)
@@ -115,6 +115,10 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 			}
 		}
 		return errors.New("describe configs: retention.ms missing")
+	}
+	// Kafka shows a config change a moment after acknowledging it.
+	checkConfig := func(want string) error {
+		return harness.Eventually(ctx, harness.ConfigWait, func() error { return describeConfig(want) })
 	}
 	if err := checkConfig("3600000"); err != nil {
 		return "", fmt.Errorf("after create: %w", err)

@@ -125,3 +125,25 @@ func WaitFor(ctx context.Context, what string, cond func() (bool, error)) error 
 		}
 	}
 }
+
+// ConfigWait bounds the wait for a config change to show in DescribeConfigs:
+// Kafka's brokers apply a config from the metadata log after the controller
+// acknowledged the change, so a describe right after an alter may still show
+// the old value. klog's shows the new one at once.
+const ConfigWait = 10 * time.Second
+
+// Eventually polls check until it returns nil, for at most d (and within
+// ctx); on timeout it returns check's last error.
+func Eventually(ctx context.Context, d time.Duration, check func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var last error
+	err := WaitFor(ctx, "a check to pass", func() (bool, error) {
+		last = check()
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return last
+	}
+	return err
+}

@@ -92,7 +92,7 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 	if err := createTopic(ctx, e, topic, 3, kafka.ConfigEntry{ConfigName: "retention.ms", ConfigValue: "3600000"}); err != nil {
 		return "", err
 	}
-	checkConfig := func(want string) error {
+	describeConfig := func(want string) error {
 		resp, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
 			ResourceType: kafka.ResourceTypeTopic, ResourceName: topic,
 		}}})
@@ -114,6 +114,10 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 			}
 		}
 		return errors.New("describe configs: retention.ms missing")
+	}
+	// Kafka shows a config change a moment after acknowledging it.
+	checkConfig := func(want string) error {
+		return harness.Eventually(ctx, harness.ConfigWait, func() error { return describeConfig(want) })
 	}
 	if err := checkConfig("3600000"); err != nil {
 		return "", fmt.Errorf("after create: %w", err)

@@ -130,7 +130,7 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 	if td.NumPartitions != 3 {
 		return "", fmt.Errorf("list topics: %d partitions, want 3", td.NumPartitions)
 	}
-	checkConfig := func(want string) error {
+	describeConfig := func(want string) error {
 		res, err := adm.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic}}, sarama.DescribeConfigsOptions{IncludeSynonyms: true})
 		if err != nil {
 			return fmt.Errorf("describe configs: %w", err)
@@ -150,6 +150,10 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 			}
 		}
 		return errors.New("describe configs: retention.ms missing")
+	}
+	// Kafka shows a config change a moment after acknowledging it.
+	checkConfig := func(want string) error {
+		return harness.Eventually(ctx, harness.ConfigWait, func() error { return describeConfig(want) })
 	}
 	if err := checkConfig("3600000"); err != nil {
 		return "", fmt.Errorf("after create: %w", err)

@@ -62,6 +62,8 @@ public final class Main {
     static final String CLIENT = "kafka-clients";
     /** Seconds for any single wait or blocking client call. */
     static final int STEP = 20;
+    /** Seconds for a config change to show in describeConfigs. */
+    static final int CONFIG_WAIT = 10;
     static final String RUN = "-" + (System.currentTimeMillis() % 100_000_000L);
 
     /** A scenario's check failed: the scenario is FAIL with this message. */
@@ -223,16 +225,13 @@ public final class Main {
             check(a.listTopics().names().get(STEP, TimeUnit.SECONDS).contains(topic), "listTopics does not list " + topic);
             check(!a.describeCluster().nodes().get(STEP, TimeUnit.SECONDS).isEmpty(), "describeCluster lists no node");
             ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            String got = configValue(a, res, "retention.ms");
-            check("3600000".equals(got), "describeConfigs retention.ms = " + got + ", want 3600000");
+            waitConfig(a, res, "retention.ms", "3600000", "after createTopics");
             a.incrementalAlterConfigs(Map.of(res, List.of(
                     new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"), AlterConfigOp.OpType.SET),
                     new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.SET))))
                     .all().get(STEP, TimeUnit.SECONDS);
-            got = configValue(a, res, "retention.ms");
-            check("7200000".equals(got), "after incrementalAlterConfigs retention.ms = " + got + ", want 7200000");
-            got = configValue(a, res, "cleanup.policy");
-            check("compact".equals(got), "after incrementalAlterConfigs cleanup.policy = " + got + ", want compact");
+            waitConfig(a, res, "retention.ms", "7200000", "after incrementalAlterConfigs");
+            waitConfig(a, res, "cleanup.policy", "compact", "after incrementalAlterConfigs");
             a.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all().get(STEP, TimeUnit.SECONDS);
             waitFor(() -> partitionCount(a, topic) == 4, "4 partitions of " + topic, STEP);
             a.deleteTopics(List.of(topic)).all().get(STEP, TimeUnit.SECONDS);
@@ -246,6 +245,22 @@ public final class Main {
         }
         return "createTopics (3 partitions, retention.ms), listTopics, describeCluster, describeConfigs,"
                 + " incrementalAlterConfigs, createPartitions to 4, deleteTopics";
+    }
+
+    /**
+     * Polls describeConfigs until config name of res is want, at most
+     * CONFIG_WAIT seconds: Kafka's brokers apply a config from the metadata
+     * log after the controller acknowledged the change, so a describe right
+     * after an alter may still show the old value.
+     */
+    static void waitConfig(Admin a, ConfigResource res, String name, String want, String when) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CONFIG_WAIT);
+        String got;
+        while (!want.equals(got = configValue(a, res, name))) {
+            check(System.nanoTime() < deadline, when + ": describeConfigs " + name + " = " + got + ", want " + want
+                    + " (waited " + CONFIG_WAIT + "s)");
+            Thread.sleep(50);
+        }
     }
 
     static String configValue(Admin a, ConfigResource res, String name) throws Exception {
