@@ -8,7 +8,8 @@ package broker
 // with the largest timestamp (KIP-734, v7+), -4 the local log start (v8+;
 // klog keeps every segment locally, so it equals the log start). -5 latest
 // tiered (v9+) and -6 earliest pending upload (v11+) return no offset (-1),
-// as Kafka does without tiered storage. Any other timestamp finds the first
+// as Kafka does without tiered storage; another negative timestamp gets
+// UNSUPPORTED_VERSION, as from Kafka 4.4. Any other timestamp finds the first
 // offset whose timestamp is at or after it, through the time index; none
 // found returns offset -1.
 //
@@ -110,7 +111,9 @@ func listOffset(p *partition.Partition, isolation int8, ts int64, sp *kmsg.ListO
 		return nil
 	default:
 		if ts < 0 {
-			return kerr.InvalidRequest
+			// A special timestamp klog does not know: Kafka 4.4 answers
+			// UNSUPPORTED_VERSION (checked side by side by protodiff).
+			return kerr.UnsupportedVersion
 		}
 		off, found, ok, err := p.OffsetForTimestamp(ts)
 		if err != nil {

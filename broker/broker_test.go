@@ -199,6 +199,43 @@ func (r *rawConn) recv() (corr int32, body []byte, err error) {
 	return int32(binary.BigEndian.Uint32(buf)), buf[4:], nil
 }
 
+// From v3 the client software name and version must be letters, digits,
+// '-' and '.', beginning and ending with a letter or digit (KIP-511); Kafka
+// 4.4 answers INVALID_REQUEST, with no keys, otherwise.
+func TestApiVersionsSoftwareNames(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := n.Client()
+	for _, tc := range []struct {
+		name, version string
+		valid         bool
+	}{
+		{"apache-kafka-java", "4.4.0", true},
+		{"kgo", "v1.22.3", true},
+		{"librdkafka", "2.0.2", true},
+		{"", "1.0", false},
+		{"klog", "", false},
+		{"-klog", "1", false},
+		{"klog.", "1", false},
+		{"klog client", "1", false},
+		{"klog", "1.0_beta", false},
+	} {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(3)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = tc.name, tc.version
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("%q %q: %v", tc.name, tc.version, err)
+		}
+		switch {
+		case tc.valid && (resp.ErrorCode != 0 || len(resp.ApiKeys) == 0):
+			t.Errorf("%q %q: error %d, %d keys; want the keys", tc.name, tc.version, resp.ErrorCode, len(resp.ApiKeys))
+		case !tc.valid && (resp.ErrorCode != kerr.InvalidRequest.Code || len(resp.ApiKeys) != 0):
+			t.Errorf("%q %q: error %d, %d keys; want INVALID_REQUEST and none", tc.name, tc.version, resp.ErrorCode, len(resp.ApiKeys))
+		}
+	}
+}
+
 func TestApiVersionsUnsupportedVersion(t *testing.T) {
 	n := brokertest.Start(t)
 	r := dialRaw(t, n.Addr())
@@ -609,6 +646,17 @@ func TestListOffsets(t *testing.T) {
 	}
 	if p := resp.Topics[0].Partitions[0]; p.Offset != 7 || p.Timestamp != base.Add(30*time.Minute).UnixMilli() {
 		t.Errorf("max timestamp: offset %d ts %d", p.Offset, p.Timestamp)
+	}
+
+	// A special timestamp no version defines: UNSUPPORTED_VERSION, as
+	// Kafka 4.4 answers.
+	req.Topics[0].Partitions[0].Timestamp = -7
+	resp, err = req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.UnsupportedVersion.Code {
+		t.Errorf("timestamp -7: %v, want %v", kerr.ErrorForCode(code), kerr.UnsupportedVersion)
 	}
 }
 
