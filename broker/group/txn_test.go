@@ -119,9 +119,10 @@ func TestTxnNewGroupGeneration(t *testing.T) {
 	}
 	store.marker(0, 1, false)
 	c.CompleteTransaction(0, 1, false)
-	if s := c.Snapshot(); len(s) != 0 {
-		t.Fatalf("group after abort: %+v", s)
-	}
+	testkit.WaitFor(t, "the group to be dropped after the abort", func() (bool, string) {
+		s := c.Snapshot()
+		return len(s) == 0, fmt.Sprintf("%+v", s)
+	})
 }
 
 // plainStore is a Store without the TxnStore extension.

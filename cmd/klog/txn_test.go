@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // produceTxn produces values in one transaction and commits or aborts it.
@@ -33,6 +37,21 @@ func produceTxn(t *testing.T, b, topic string, commit bool, values ...string) {
 	if err := cl.EndTransaction(ctx, end); err != nil {
 		t.Fatal(err)
 	}
+	// The markers are written after EndTxn answers, as in Kafka: wait for
+	// them, so the log ends where the callers expect.
+	id, want := "klog-test-"+topic, "CompleteAbort"
+	if commit {
+		want = "CompleteCommit"
+	}
+	adm := kadm.NewClient(cl)
+	testkit.WaitFor(t, "the transaction's markers", func() (bool, string) {
+		ds, err := adm.DescribeTransactions(ctx, id)
+		if err != nil {
+			return false, err.Error()
+		}
+		d, ok := ds[id]
+		return ok && d.State == want, fmt.Sprintf("%+v", d)
+	})
 }
 
 func TestConsumeExitAtEndAfterTransactionMarkers(t *testing.T) {
