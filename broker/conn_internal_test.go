@@ -116,7 +116,10 @@ func TestAcceptBacksOff(t *testing.T) {
 		}()
 
 		// Attempts at 0, 5, 15, 35, 75, 155, 315 and 635 ms, then one
-		// a second.
+		// a second. Inside the synctest bubble time is virtual: each Sleep
+		// moves the fake clock exactly that far once every goroutine is
+		// blocked, and synctest.Wait returns when the accept loop is blocked
+		// again, so the counts are exact, not hoped for.
 		time.Sleep(time.Second)
 		synctest.Wait()
 		if got := ln.calls(); got != 8 {
