@@ -40,6 +40,8 @@ var importRules = []importRule{
 		Why: "Kafka error codes belong to the request handlers"},
 	{From: []string{"tui", "inspect"}, To: []string{module + "/broker", module + "/store"}, Transitive: true,
 		Why: "the TUI and the inspection library read the cluster as a client does"},
+	{From: []string{"supervisor"}, To: []string{module + "/broker", module + "/store"}, Transitive: true,
+		Why: "the supervisor runs nodes as processes: it knows their command line, not their code"},
 	{From: []string{""}, To: []string{"github.com/hashicorp/raft", "github.com/hashicorp/raft-boltdb", "go.etcd.io/bbolt", "github.com/boltdb/bolt"},
 		Why: "the Raft quorum and its bbolt store belong to broker/controller"},
 }

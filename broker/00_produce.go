@@ -1,33 +1,57 @@
 package broker
 
-// Produce (key 0), versions 3-13.
+// Produce (key 0), versions 3-13; 0-2 listed, not served.
+//
+// Kafka 4 lists versions 0-2 in ApiVersions, for old librdkafka that
+// refuses a broker without them, and closes the connection of a request
+// at one of them (KIP-896); so does klog.
 //
 // Each partition's record batches (magic 2 only, as Kafka requires from v3)
 // are validated by the log — length, magic, CRC-32C, record count, offsets,
 // timestamps per message.timestamp.type, max.message.bytes — and appended
 // whole or not at all. acks=0 sends no response; acks=1 answers once the
 // leader appended; acks=-1 answers once the high watermark passed the
-// appended records, after checking min.insync.replicas against the ISR.
-// Version 13 names topics by id (KIP-516).
+// appended records, after checking min.insync.replicas against the ISR:
+// with followers it waits, up to the request's timeout, until their
+// fetches move the high watermark past the partition's last appended
+// offset, as Kafka's DelayedProduce does. A wait that times out answers
+// REQUEST_TIMED_OUT (the append's offsets kept); one that ends with the
+// ISR below min.insync.replicas answers NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// and one whose replica no longer leads NOT_LEADER_OR_FOLLOWER, as
+// Kafka's Partition.checkEnoughReplicasReachOffset. Version 13 names topics by id (KIP-516).
 //
-// klog accepts several batches for one partition in one request; Kafka
-// refuses that from v3 with INVALID_RECORD, but no client sends it.
+// From v10 a partition refused NOT_LEADER_OR_FOLLOWER carries the current
+// leader and its epoch, and the response the leaders' endpoints (KIP-951,
+// leader_hints.go).
+//
+// Each partition must carry exactly one whole batch of magic 2, as Kafka's
+// ProduceRequest.validateRecords requires (INVALID_RECORD, checked before
+// the partition's leader); bytes after it that are no whole batch are
+// refused by the log (CORRUPT_MESSAGE), where Kafka drops them.
 //
 // Idempotent producers are deduplicated by the log (the last five batches
 // of each producer id; a retried batch is answered with its original
 // offsets), sequence gaps get OUT_OF_ORDER_SEQUENCE_NUMBER and stale epochs
 // INVALID_PRODUCER_EPOCH. A transactional produce is first verified with
 // the transaction coordinator (KIP-890 part 1): a partition not in the
-// producer's ongoing transaction is refused, so a late write of an ended
-// transaction cannot hang the LSO. A request that carries a
-// transactional batch but no transactional id is refused whole with
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka's
+// producer's ongoing transaction is refused (INVALID_TXN_STATE, from v11
+// TRANSACTION_ABORTABLE), so a late write of an ended transaction cannot
+// hang the LSO. From v12 (transaction version 2, KIP-890 part 2) the
+// partition is added to the transaction instead, starting one if none is
+// open: clients of transaction version 2 send no AddPartitionsToTxn. A
+// request that carries a transactional batch but no transactional id is
+// refused whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka's
 // KafkaApis.handleProduceRequest refuses it: no coordinator knows that
 // transaction, so nothing would ever end it and its records would pin the
 // LSO. Clients cannot write to internal topics (INVALID_TOPIC_EXCEPTION).
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,11 +59,15 @@ import (
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
+	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/log/record"
 )
 
 func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)
+	if req.Version < 3 {
+		return nil, fmt.Errorf("%w: Produce v%d is listed, not served", errUnsupported, req.Version)
+	}
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	img := n.ctrl.Image()
 	acks := req.Acks
@@ -49,6 +77,7 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 		requestErr = kerr.TransactionalIDAuthorizationFailed
 	}
 
+	var pending []ackWait
 	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -71,7 +100,10 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 			case topicErr != nil:
 				sp.ErrorCode = topicErr.Code
 			default:
-				n.produceOne(ctx, img, req.TransactionID, topic, acks, rp, &sp)
+				if w, ok := n.produceOne(ctx, img, req, topic, rp, &sp); ok {
+					w.topic, w.partition = len(resp.Topics), len(st.Partitions)
+					pending = append(pending, w)
+				}
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -80,7 +112,120 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 	if acks == 0 {
 		return nil, nil
 	}
+	awaitAcks(ctx, resp, pending, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	n.addProduceLeaderHints(req, resp)
 	return resp, nil
+}
+
+// ackWait is an acks=-1 append waiting for the high watermark to pass
+// required, its last offset plus one; topic and partition place its
+// answer in the response.
+type ackWait struct {
+	p                *partition.Partition
+	required         int64
+	minISR           int
+	topic, partition int
+}
+
+// awaitAcks waits until every pending append is replicated to the ISR or
+// timeout passes, and puts each one's outcome in resp, as Kafka's
+// DelayedProduce and Partition.checkEnoughReplicasReachOffset decide it.
+// With one replica the high watermark is already past every append and it
+// returns at once.
+func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, pending []ackWait, timeout time.Duration) {
+	// Most appends are done at once (one replica, or followers quick):
+	// answer those before allocating anything to wait with.
+	rest := pending[:0]
+	for _, w := range pending {
+		if code, done := w.check(); done {
+			resp.Topics[w.topic].Partitions[w.partition].ErrorCode = code
+		} else {
+			rest = append(rest, w)
+		}
+	}
+	pending = rest
+	if len(pending) == 0 {
+		return
+	}
+	wake := make(chan struct{}, 1)
+	var timer *time.Timer
+	for {
+		// Wait registers only while the high watermark is below required:
+		// an advance between the check and the wait is never missed.
+		rest := pending[:0]
+		for _, w := range pending {
+			code, done := w.check()
+			if !done && w.p.Wait(wake, w.required-1, partition.ReadUncommitted) {
+				rest = append(rest, w)
+				continue
+			}
+			if !done {
+				// Wait refused: the watermark moved, or the partition
+				// closed (no longer hosted here).
+				if code, done = w.check(); !done {
+					code = kerr.NotLeaderForPartition.Code
+				}
+			}
+			resp.Topics[w.topic].Partitions[w.partition].ErrorCode = code
+		}
+		pending = rest
+		if len(pending) == 0 {
+			return
+		}
+		if timer == nil {
+			timer = time.NewTimer(timeout)
+			defer timer.Stop()
+		}
+		if expired := waitWake(ctx, wake, timer, pending, func(w ackWait) *partition.Partition { return w.p }); expired {
+			for _, w := range pending {
+				code, done := w.check()
+				if !done {
+					code = kerr.RequestTimedOut.Code
+				}
+				resp.Topics[w.topic].Partitions[w.partition].ErrorCode = code
+			}
+			return
+		}
+	}
+}
+
+// waitWake waits for a signal on wake, which pending's partitions were
+// registered to send, until timer fires or ctx ends; then it unregisters
+// wake from each and drains it, so it is ready for the next round. It
+// reports whether the wait expired.
+func waitWake[W any](ctx context.Context, wake chan struct{}, timer *time.Timer, pending []W, part func(W) *partition.Partition) bool {
+	expired := false
+	select {
+	case <-wake:
+	case <-timer.C:
+		expired = true
+	case <-ctx.Done():
+		expired = true
+	}
+	for _, w := range pending {
+		part(w).Unwait(wake)
+	}
+	select {
+	case <-wake:
+	default:
+	}
+	return expired
+}
+
+// check reports whether the wait is over and its error code: the high
+// watermark reached required (NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND
+// when the ISR shrank below min.insync.replicas meanwhile) or the replica
+// no longer leads (NOT_LEADER_OR_FOLLOWER).
+func (w ackWait) check() (int16, bool) {
+	switch {
+	case !w.p.IsLeader():
+		return kerr.NotLeaderForPartition.Code, true
+	case w.p.HighWatermark() < w.required:
+		return 0, false
+	case len(w.p.LeaderState().ISR) < w.minISR:
+		return kerr.NotEnoughReplicasAfterAppend.Code, true
+	}
+	return 0, true
 }
 
 // hasTransactionalBatch reports whether any partition of a produce request
@@ -122,51 +267,171 @@ func produceTopic(img *metadata.Image, version int16, rt *kmsg.ProduceRequestTop
 }
 
 // produceOne appends one partition's batches; t is the request's topic as
-// resolved in img.
-func (n *Node) produceOne(ctx context.Context, img *metadata.Image, txnID *string, t *metadata.Topic, acks int16, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) {
+// resolved in img. An acks=-1 append is returned to wait for (ok).
+func (n *Node) produceOne(ctx context.Context, img *metadata.Image, req *kmsg.ProduceRequest, t *metadata.Topic, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) (w ackWait, ok bool) {
+	txnID, acks := req.TransactionID, req.Acks
 	p, perr := n.leaderPartition(img, t.Name, rp.Partition)
-	if t.Internal && perr != kerr.UnknownTopicOrPartition {
+	if perr == kerr.UnknownTopicOrPartition {
+		sp.ErrorCode = perr.Code
+		return w, false
+	}
+	if rerr := produceRecordsError(req.Version, rp.Records); rerr != nil {
+		sp.ErrorCode = rerr.Code
+		return w, false
+	}
+	if t.Internal {
 		// Internal topics are refused once the partition is known to
 		// exist, whoever leads it.
 		perr = kerr.InvalidTopicException
 	}
 	if perr != nil {
 		sp.ErrorCode = perr.Code
-		return
+		return w, false
 	}
 	// min.insync.replicas is checked against the partition's ISR before
 	// the transaction check, and again as the batch is appended: the ISR
-	// may shrink in between.
+	// may shrink in between. As in Kafka 4 (Partition.effectiveMinIsr), it
+	// counts for no more than the partition's replicas: a topic with one
+	// replica and min.insync.replicas=2 takes acks=all.
 	var opts partition.AppendOptions
 	if acks == -1 {
-		minISR := n.topicConfig(t).MinInsyncReplicas
-		if len(p.LeaderState().ISR) < int(minISR) {
-			sp.ErrorCode = kerr.NotEnoughReplicas.Code
-			return
+		state := p.LeaderState()
+		minISR := min(int(n.topicConfig(t).MinInsyncReplicas), len(state.Replicas))
+		if len(state.ISR) < minISR {
+			appendError(p, partition.ErrNotEnoughReplicas, sp) // with the log start offset, as Kafka answers
+			return w, false
 		}
 		opts.MinInSyncReplicas = int64(minISR)
 	}
 	if txnID != nil {
-		if code := n.verifyTransactional(ctx, *txnID, t.Name, rp); code != 0 {
+		if code := n.verifyTransactional(ctx, p, req.Version, *txnID, t.Name, rp); code != 0 {
 			sp.ErrorCode = code
-			return
+			return w, false
 		}
 	}
 	res, err := p.AppendWith(rp.Records, opts)
 	if err != nil {
-		sp.ErrorCode = errorCode(err)
-		sp.ErrorMessage = errorMessage(err)
-		return
+		appendError(p, err, sp)
+		return w, false
 	}
 	sp.BaseOffset = res.FirstOffset
 	sp.LogAppendTime = res.LogAppendTime
+	if res.Duplicate {
+		// Kafka's UnifiedLog answers a duplicate with the original
+		// batch's timestamp as its append time, whatever the topic's
+		// timestamp type.
+		sp.LogAppendTime = res.MaxTimestamp
+	}
 	sp.LogStartOffset = p.LogStartOffset()
+	if acks != -1 {
+		return w, false
+	}
+	return ackWait{p: p, required: res.LastOffset + 1, minISR: int(opts.MinInSyncReplicas)}, true
+}
+
+// appendError puts an append the log refused in sp as Kafka's
+// ReplicaManager.appendToLocalLog does. A batch refused for some of its
+// records (Kafka's RecordValidationException) lists them, with Kafka's
+// message; INVALID_RECORD keeps klog's message, as Kafka's has one; every
+// other error goes without one. The partition's log start offset is sent,
+// except for the errors Kafka answers without it.
+func appendError(p *partition.Partition, err error, sp *kmsg.ProduceResponseTopicPartition) {
+	sp.ErrorCode = errorCode(err)
+	var refused *log.RecordErrors
+	switch {
+	case errors.As(err, &refused):
+		msg := recordErrorsMessage(refused)
+		sp.ErrorMessage = &msg
+		for _, r := range refused.Records {
+			er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+			er.RelativeOffset = r.Index
+			m := r.Message
+			er.ErrorMessage = &m
+			sp.ErrorRecords = append(sp.ErrorRecords, er)
+		}
+	case sp.ErrorCode == kerr.InvalidRecord.Code:
+		sp.ErrorMessage = errorMessage(err)
+	}
+	switch sp.ErrorCode {
+	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.CorruptMessage.Code,
+		kerr.KafkaStorageError.Code, kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code:
+	default:
+		sp.LogStartOffset = p.LogStartOffset()
+	}
+}
+
+// recordErrorsMessage is the message of Kafka's LogValidator for a batch
+// refused for some of its records: one sentence for timestamps, else the
+// count and the first three errors as Java prints its RecordError list.
+func recordErrorsMessage(refused *log.RecordErrors) string {
+	if errors.Is(refused.Err, log.ErrInvalidTimestamp) {
+		return "One or more records have been rejected due to invalid timestamp"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [", len(refused.Records))
+	for i, r := range refused.Records[:min(3, len(refused.Records))] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "RecordError(batchIndex=%d, message='%s')", r.Index, r.Message)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// produceRecordsError checks a partition's records as Kafka's
+// ProduceRequest.validateRecords does in KafkaApis, before any append, and
+// answers as it does (no message, no log start offset): the records must
+// hold a whole first batch (INVALID_RECORD: "at least one record batch"),
+// of magic 2, not zstd-compressed before v7 (UNSUPPORTED_COMPRESSION_TYPE),
+// and no second whole batch. Batches are found as Kafka's
+// ByteBufferLogInputStream finds them: a batch that is not all there is
+// not one; a length below 14 is CORRUPT_MESSAGE. What follows the first
+// batch and is no whole batch is the log's to refuse.
+func produceRecordsError(version int16, records []byte) *kerr.Error {
+	const headerUpToMagic, lengthOverhead, minLength = 17, 12, 14
+	size := func(b []byte) (int, *kerr.Error) {
+		if len(b) < headerUpToMagic {
+			return 0, nil
+		}
+		length := int32(binary.BigEndian.Uint32(b[8:]))
+		if length < minLength {
+			return 0, kerr.CorruptMessage
+		}
+		if n := int64(length) + lengthOverhead; n <= int64(len(b)) {
+			return int(n), nil
+		}
+		return 0, nil
+	}
+	first, err := size(records)
+	switch {
+	case err != nil:
+		return err
+	case first == 0:
+		return kerr.InvalidRecord
+	case records[16] != 2:
+		return kerr.InvalidRecord
+	case version < 7 && first >= record.HeaderSize && record.Batch(records).Attributes().Compression() == record.Zstd:
+		return kerr.UnsupportedCompressionType
+	}
+	second, err := size(records[first:])
+	switch {
+	case err != nil:
+		return err
+	case second > 0:
+		return kerr.InvalidRecord // exactly one batch per partition
+	}
+	return nil
 }
 
 // verifyTransactional asks the transaction coordinator whether the
 // producer of a transactional produce has this partition in its ongoing
-// transaction, and returns the Kafka error code when it has not.
-func (n *Node) verifyTransactional(ctx context.Context, txnID, topic string, rp *kmsg.ProduceRequestTopicPartition) int16 {
+// transaction, and returns the Kafka error code when it has not. From
+// version 12 (transaction version 2, KIP-890 part 2) the partition is
+// added to the transaction instead, as Kafka's
+// AddPartitionsToTxnManager does for the addPartition operation; a fenced
+// epoch is then answered INVALID_PRODUCER_EPOCH, as it answers.
+func (n *Node) verifyTransactional(ctx context.Context, p *partition.Partition, version int16, txnID, topic string, rp *kmsg.ProduceRequestTopicPartition) int16 {
 	b, err := record.Parse(rp.Records)
 	if err != nil {
 		return errorCode(err)
@@ -174,9 +439,21 @@ func (n *Node) verifyTransactional(ctx context.Context, txnID, topic string, rp 
 	if !b.Attributes().Transactional() {
 		return kerr.InvalidRecord.Code // a transactional produce of non-transactional data
 	}
-	err = n.txns.VerifyPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), txn.TopicPartition{Topic: topic, Partition: rp.Partition})
-	if err != nil {
-		return txn.Code(err)
+	// A later batch of the producer must not overtake this one while it
+	// is verified (and perhaps refused and retried).
+	p.StartVerification(b.ProducerID(), b.ProducerEpoch(), b.BaseSequence())
+	tp := txn.TopicPartition{Topic: topic, Partition: rp.Partition}
+	if version < 12 {
+		err := n.verifyTxnPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), tp)
+		code := txn.Code(err)
+		if code == kerr.InvalidTxnState.Code && version >= 11 {
+			return kerr.TransactionAbortable.Code // KIP-890's error for v11 producers
+		}
+		return code
 	}
-	return 0
+	code := txn.Code(n.addTxnPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), tp))
+	if code == kerr.ProducerFenced.Code {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
 }

@@ -23,12 +23,52 @@ package broker
 // read_committed fetches also carry the aborted transactions overlapping the
 // returned range, so clients drop the batches of aborted transactions.
 //
-// Not implemented yet: follower fetches (replication issue), preferred read
-// replicas (KIP-392).
+// A fetch naming a replica id (ReplicaID, or ReplicaState from v15) is a
+// follower's: from a broker that is no follower of the partition it is
+// refused, after the leader epoch and leadership checks, with
+// UNKNOWN_LEADER_EPOCH when it named a current leader epoch and
+// NOT_LEADER_OR_FOLLOWER otherwise, as Kafka's Partition.fetchRecords
+// (followerReplicaOrThrow) refuses an unknown replica. A follower's fetch reads up to the log end offset,
+// not the high watermark, and records the follower's fetch offset
+// (partition.UpdateFollower), which may advance the high watermark and
+// wake acks=-1 produces and fetches; the response carries the high
+// watermark after that update. When the follower's LastFetchedEpoch (v12+)
+// and fetch offset do not match the leader's log (KIP-320: the leader's
+// end of that epoch is below the fetch offset, or the leader knows only a
+// smaller epoch there), the partition answers DivergingEpoch with the
+// leader's epoch and end offset and no records, and the fetch offset is
+// not recorded, as in Kafka's Partition.fetchRecords; a last fetched epoch
+// the leader cannot place at all answers OFFSET_OUT_OF_RANGE.
+//
+// Follower fetching (KIP-392). A consumer's fetch of v11+ may be served by
+// any replica, as Kafka's FetchParams.fetchOnlyLeader allows once the
+// request carries client metadata: a follower checks the consumer's
+// CurrentLeaderEpoch against the leader epoch it knows
+// (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH) and reads up to its own high
+// watermark (or last stable offset), as it learned them from the leader; a
+// fetch offset past its log end is OFFSET_OUT_OF_RANGE. Until a follower
+// that opened its log (a restart) has its high watermark from the leader
+// it answers NOT_LEADER_OR_FOLLOWER, which sends consumers back to the
+// leader (klog only: Kafka's follower starts from its high-watermark
+// checkpoint, klog's from its log end, which may hold uncommitted
+// records). Older versions and
+// followers' own fetches are served by the leader only. With
+// replica.selector.class set to Kafka's RackAwareReplicaSelector, the
+// leader answers a v11+ consumer naming its rack (client.rack) with a
+// PreferredReadReplica instead of records, at once, when an in-sync
+// follower in that rack holds the fetch offset and the leader is not in
+// that rack (partition.SelectRackAware), as Kafka's
+// ReplicaManager.findPreferredReadReplica does; the partition's offsets
+// come with it.
+//
+// From v16 a partition refused NOT_LEADER_OR_FOLLOWER or
+// FENCED_LEADER_EPOCH carries the current leader and its epoch, and the
+// response the leaders' endpoints (KIP-951, leader_hints.go).
 
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -59,7 +99,12 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 		return resp, nil
 	}
 	iso := partition.ReadUncommitted
-	if req.IsolationLevel == isolationReadCommitted {
+	switch {
+	case fetchReplicaID(req) >= 0:
+		// A follower reads up to the log end (checked per partition
+		// to be a follower's fetch before anything is read).
+		iso = partition.ReadReplica
+	case req.IsolationLevel == isolationReadCommitted:
 		iso = partition.ReadCommitted
 	}
 	maxBytes := int(req.MaxBytes)
@@ -70,7 +115,6 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	if wait > maxFetchWait {
 		wait = maxFetchWait
 	}
-
 	var timer *time.Timer
 	var wake chan struct{}
 	buf := getBuf()
@@ -243,7 +287,12 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 			// An empty record set, never a null one: librdkafka rejects
 			// a null set in a partition without an error.
 			sp.RecordBatches = []byte{}
+			// Partitions refused before any read carry an empty list
+			// of aborted transactions, as Kafka's (KafkaApis answers
+			// them with the generated default); those whose read
+			// failed carry none (null), as ReplicaManager's.
 			if topicErr != nil {
+				sp.AbortedTransactions = noAbortedTransactions()
 				sp.ErrorCode = topicErr.Code
 				stop = true
 				st.Partitions = append(st.Partitions, sp)
@@ -256,11 +305,48 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 					sp.ErrorCode = kerr.NotLeaderForPartition.Code
 				} else {
 					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+					sp.AbortedTransactions = noAbortedTransactions()
 				}
 			default:
-				if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
+				// Kafka's fetchOnlyLeader: a consumer with client
+				// metadata (v11+) may read from a follower.
+				anyReplica := fetchReplicaID(req) < 0 && req.Version >= 11
+				check := p.CheckLeader
+				if anyReplica {
+					check = p.CheckReplica
+				}
+				if err := check(rp.CurrentLeaderEpoch); err != nil {
 					sp.ErrorCode = errorCode(err)
 					break
+				}
+				if id := fetchReplicaID(req); id >= 0 && !n.isFollower(img, name, rp.Partition, id) {
+					// Kafka's Partition.followerReplicaOrThrow: with
+					// an epoch that matched, the replica set is what
+					// is not known yet.
+					sp.ErrorCode = kerr.NotLeaderForPartition.Code
+					if rp.CurrentLeaderEpoch >= 0 {
+						sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+					}
+					break
+				}
+				if anyReplica {
+					if id := n.preferredReadReplica(img, name, p, req.Rack, rp.FetchOffset); id >= 0 {
+						// Sent elsewhere: no records, the offsets, and
+						// an answer at once.
+						sp.PreferredReadReplica = id
+						hw := p.HighWatermark()
+						sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, p.LastStableOffset(), p.LogStartOffset()
+						stop = true
+						break
+					}
+				}
+				if id := fetchReplicaID(req); id >= 0 {
+					if diverged := n.followerFetched(req, p, rp, id, &sp); diverged || sp.ErrorCode != 0 {
+						// A diverging epoch is answered at once, as
+						// Kafka's ReplicaManager.fetchMessages does.
+						stop = true
+						break
+					}
 				}
 				limit := int(rp.PartitionMaxBytes)
 				if remaining := maxBytes - len(*buf); remaining < limit {
@@ -292,17 +378,25 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 				if err == nil {
 					err = sizeErr
 				}
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 				if err != nil {
+					// A failed read reports no offsets (-1), as
+					// Kafka's ReplicaManager does, OFFSET_OUT_OF_RANGE
+					// included.
 					sp.ErrorCode = errorCode(err)
 					if !errors.Is(err, log.ErrOffsetOutOfRange) {
 						n.logger.Warn("fetch read", "topic", name, "partition", rp.Partition, "err", err)
 					}
 					break
 				}
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 				*buf = res.Records
 				if len(res.Records) > start {
 					spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, len(res.Records)})
+				}
+				if iso == partition.ReadCommitted {
+					// read_committed reads always list the aborted
+					// transactions, empty when none overlap (Kafka's
+					// LocalLog.read).
 					sp.AbortedTransactions = abortedTransactions(res.AbortedTransactions)
 				}
 			}
@@ -318,6 +412,7 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 	for _, s := range spans {
 		resp.Topics[s.t].Partitions[s.p].RecordBatches = (*buf)[s.start:s.end]
 	}
+	n.addFetchLeaderHints(req, resp)
 	return len(*buf), stop, starved && len(*buf) == 0
 }
 
@@ -356,6 +451,12 @@ func (n *Node) unwaitFetch(req *kmsg.FetchRequest, wake chan struct{}) {
 	}
 }
 
+// noAbortedTransactions is an empty, non-null list of aborted
+// transactions.
+func noAbortedTransactions() []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	return []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+}
+
 // fetchTopicName is the topic name of request topic ti, resolved by id for
 // versions 13+.
 func fetchTopicName(req *kmsg.FetchRequest, img *metadata.Image, ti int) string {
@@ -370,14 +471,88 @@ func fetchTopicName(req *kmsg.FetchRequest, img *metadata.Image, ti int) string 
 }
 
 // abortedTransactions puts the aborted transactions of a read_committed
-// read in the fetch response's shape.
+// read in the fetch response's shape: never nil, an empty list when none.
 func abortedTransactions(aborted []log.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
-	if len(aborted) == 0 {
-		return nil
-	}
 	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(aborted))
 	for i, a := range aborted {
 		out[i] = kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
 	}
 	return out
+}
+
+// followerFetched handles the follower part of a follower's fetch of
+// partition p, before its records are read: a fetch whose last fetched
+// epoch diverges from the leader's log gets DivergingEpoch (and its
+// offsets) and reports true; any other records the fetch offset as the
+// follower's log end offset. An error goes in sp.
+func (n *Node) followerFetched(req *kmsg.FetchRequest, p *partition.Partition, rp *kmsg.FetchRequestTopicPartition, id int32, sp *kmsg.FetchResponseTopicPartition) bool {
+	if req.Version >= 12 && rp.LastFetchedEpoch >= 0 {
+		epoch, end := p.EndOffsetForEpoch(rp.LastFetchedEpoch)
+		if epoch == -1 || end == -1 {
+			// Kafka's Partition: "Could not determine the end offset
+			// of the last fetched epoch".
+			sp.ErrorCode = kerr.OffsetOutOfRange.Code
+			return false
+		}
+		if end < rp.FetchOffset || epoch < rp.LastFetchedEpoch {
+			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = epoch, end
+			hw := p.HighWatermark()
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, p.LastStableOffset(), p.LogStartOffset()
+			return true
+		}
+	}
+	upd, err := p.UpdateFollower(id, rp.FetchOffset, rp.LogStartOffset, time.Now())
+	switch {
+	case err != nil:
+		sp.ErrorCode = errorCode(err)
+	case upd.ProposedISR != nil:
+		n.proposeISRExpand(p, upd.ProposedISR)
+	}
+	return false
+}
+
+// fetchReplicaID is the broker id a fetch comes from, or -1 for a
+// consumer: ReplicaID until v14, ReplicaState from v15 (KIP-903).
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
+
+// isFollower reports whether broker id is a replica of the partition other
+// than this node.
+func (n *Node) isFollower(img *metadata.Image, topic string, partition, id int32) bool {
+	t, ok := img.Topic(topic)
+	if !ok || id == n.self.ID || partition < 0 || int(partition) >= len(t.Partitions) {
+		return false
+	}
+	return slices.Contains(t.Partitions[partition].Replicas, id)
+}
+
+// preferredReadReplica is the replica this leader sends a consumer in
+// rack clientRack fetching partition p of topic at fetchOffset to, or -1
+// for itself: -1 unless replica.selector.class is the rack-aware
+// selector. A replica's rack is its broker's, when the broker is
+// registered and not fenced (Kafka's
+// MetadataCache.getPartitionReplicaEndpoints).
+func (n *Node) preferredReadReplica(img *metadata.Image, topic string, p *partition.Partition, clientRack string, fetchOffset int64) int32 {
+	if !n.settings().Replica.RackAwareSelector || clientRack == "" {
+		return -1
+	}
+	leader, followers, ok := p.ReadReplicas(fetchOffset, time.Now())
+	if !ok {
+		return -1
+	}
+	rack := func(id int32) string {
+		if b, ok := img.Brokers[id]; ok && !b.Fenced {
+			return b.Rack
+		}
+		return ""
+	}
+	leader.Rack = rack(leader.ID)
+	for i := range followers {
+		followers[i].Rack = rack(followers[i].ID)
+	}
+	return partition.SelectRackAware(clientRack, leader, followers)
 }

@@ -1,7 +1,9 @@
 package broker
 
-// ListOffsets (key 2), versions 0-11 (v0, which Kafka 4 dropped, stays for
-// older tools such as Burrow 1.2).
+// ListOffsets (key 2), versions 0-11. Kafka 4 removed v0 (KIP-896); klog
+// keeps it, the one range that is not Kafka 4.4's, for Burrow 1.2.1
+// (Debian's, and scripts/smoke/burrow.sh's), whose Sarama sends v0 to read
+// end offsets whatever Kafka version it is configured for.
 //
 // Special timestamps: -2 earliest (log start offset), -1 latest (high
 // watermark, or the last stable offset for read_committed), -3 the record
@@ -12,6 +14,12 @@ package broker
 // UNSUPPORTED_VERSION, as from Kafka 4.4. Any other timestamp finds the first
 // offset whose timestamp is at or after it, through the time index; none
 // found returns offset -1.
+//
+// The client's CurrentLeaderEpoch is checked before leadership, as
+// Kafka's Partition.getLocalLog does: a follower answers a stale epoch
+// FENCED_LEADER_EPOCH and a future one UNKNOWN_LEADER_EPOCH, and only a
+// current one (or -1) NOT_LEADER_OR_FOLLOWER; consumers list offsets at
+// the leader only.
 //
 // A partition named more than once is answered once, with INVALID_REQUEST,
 // and a topic named more than once is answered as one, as Kafka's
@@ -75,12 +83,21 @@ type topicPartition struct {
 
 // listPartitionOffset answers one partition of a ListOffsets request.
 func (n *Node) listPartitionOffset(img *metadata.Image, req *kmsg.ListOffsetsRequest, topic string, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
-	p, perr := n.leaderPartition(img, topic, rp.Partition)
+	p, perr := n.localReplica(img, topic, rp.Partition)
 	switch {
 	case perr != nil:
 		sp.ErrorCode = perr.Code
 	default:
-		if err := p.CheckLeader(rp.CurrentLeaderEpoch); err != nil {
+		var err error
+		if rp.CurrentLeaderEpoch < -1 {
+			// Kafka's ListOffsets takes every epoch but -1 as the
+			// client's, so one below every epoch is fenced, before
+			// leadership is checked; Fetch ignores any negative one.
+			err = partition.ErrFencedLeaderEpoch
+		} else {
+			err = p.CheckLeader(rp.CurrentLeaderEpoch)
+		}
+		if err != nil {
 			sp.ErrorCode = errorCode(err)
 			break
 		}

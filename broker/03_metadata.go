@@ -5,7 +5,8 @@ package broker
 // Answers from the controller's current metadata image: brokers, cluster
 // id, controller, and for each requested topic (all topics when the list is
 // null, or empty before v1) its id, partitions, leaders, leader epochs,
-// replicas and ISR. Topics can be asked for by id from v10.
+// replicas, ISR and offline replicas (on fenced or unregistered brokers).
+// Topics can be asked for by id from v10.
 //
 // Auto-creation, as Kafka does it: a topic requested by name that does not
 // exist is created with num.partitions and default.replication.factor when
@@ -66,6 +67,19 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 		}
 	}
 
+	if !allTopics && n.lagsFor(img, requested) {
+		// A topic unknown here may have been created through another
+		// node a moment ago: a client that heard of it there must not be
+		// told here that it does not exist. Catch up with the active
+		// controller first (a no-op on the leader and a single node),
+		// bounded, and answer from whatever this node then has.
+		cctx, cancel := context.WithTimeout(ctx, metadataCatchUpTimeout)
+		if err := n.ctrl.CatchUp(cctx); err == nil {
+			img = n.ctrl.Image()
+		}
+		cancel()
+	}
+
 	resp.Brokers = metadataBrokers(img)
 	clusterID := img.ClusterID
 	resp.ClusterID = &clusterID
@@ -74,7 +88,7 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 	if allTopics {
 		for _, name := range img.SortedTopicNames() {
 			t, _ := img.Topic(name)
-			resp.Topics = append(resp.Topics, metadataTopic(t))
+			resp.Topics = append(resp.Topics, metadataTopic(img, t))
 		}
 		return resp, nil
 	}
@@ -87,7 +101,7 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 			t, ok = img.TopicByID(rt.TopicID)
 		}
 		if ok {
-			resp.Topics = append(resp.Topics, metadataTopic(t))
+			resp.Topics = append(resp.Topics, metadataTopic(img, t))
 			continue
 		}
 		st := kmsg.NewMetadataResponseTopic()
@@ -103,6 +117,28 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// metadataCatchUpTimeout bounds the wait of a Metadata request for a topic
+// this node does not know while it catches up with the active controller.
+const metadataCatchUpTimeout = time.Second
+
+// lagsFor reports whether a Metadata request names a topic that img does
+// not hold: on a node of a cluster its image may lag the active
+// controller's.
+func (n *Node) lagsFor(img *metadata.Image, requested []kmsg.MetadataRequestTopic) bool {
+	for _, rt := range requested {
+		var ok bool
+		if rt.Topic != nil {
+			_, ok = img.Topic(*rt.Topic)
+		} else {
+			_, ok = img.TopicByID(rt.TopicID)
+		}
+		if !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // requestedTopic tells two topics of a Metadata request apart: by name, or
@@ -153,7 +189,19 @@ func metadataBrokers(img *metadata.Image) []kmsg.MetadataResponseBroker {
 	return out
 }
 
-func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
+// offlineReplicas are the replicas on brokers that are fenced or not
+// registered, as Kafka's KRaftMetadataCache lists them.
+func offlineReplicas(img *metadata.Image, replicas []int32) []int32 {
+	out := []int32{}
+	for _, r := range replicas {
+		if b, ok := img.Brokers[r]; !ok || b.Fenced {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func metadataTopic(img *metadata.Image, t *metadata.Topic) kmsg.MetadataResponseTopic {
 	st := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	st.Topic = &name
@@ -167,6 +215,7 @@ func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 		sp.LeaderEpoch = p.LeaderEpoch
 		sp.Replicas = p.Replicas
 		sp.ISR = p.ISR
+		sp.OfflineReplicas = offlineReplicas(img, p.Replicas)
 		if p.Leader < 0 {
 			sp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}

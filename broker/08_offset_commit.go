@@ -1,6 +1,7 @@
 package broker
 
-// OffsetCommit (key 8), versions 0-10 (v10 names topics by id).
+// OffsetCommit (key 8), versions 2-10 (v10 names topics by id; v0-1 were
+// removed in Kafka 4, KIP-896).
 //
 // Served by the group coordinator (broker/group): commits are written to
 // __consumer_offsets before the answer; group members' commits are checked

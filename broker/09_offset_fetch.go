@@ -1,6 +1,6 @@
 package broker
 
-// OffsetFetch (key 9), versions 0-10.
+// OffsetFetch (key 9), versions 1-10 (v0 was removed in Kafka 4, KIP-896).
 //
 // Served by the group coordinator (broker/group): one group (v0-7) or many
 // (v8+), all partitions when none are named (v2+), RequireStable (v7+).

@@ -4,7 +4,12 @@ package broker
 //
 // Group keys (type 0) map to the leader of their __consumer_offsets
 // partition, abs(hash(group)) % partitions with Kafka's hash, so a group's
-// coordinator is the node holding its records. The first lookup creates
+// coordinator is the node holding its records; any node answers with that
+// leader, COORDINATOR_NOT_AVAILABLE while the partition has no live
+// leader. As in Kafka (KafkaApis.getCoordinator) the answer comes from the
+// metadata alone: a coordinator still loading its partition answers the
+// group's own requests COORDINATOR_LOAD_IN_PROGRESS, and a node asked for
+// a group it does not coordinate answers NOT_COORDINATOR. The first lookup creates
 // __consumer_offsets (offsets.topic.num.partitions partitions, compacted),
 // as Kafka does. Versions 4+ look up a batch of keys, each distinct key
 // answered once (Kafka answers every repetition; see duplicates.go).
@@ -33,6 +38,9 @@ func handleFindCoordinator(n *Node, ctx context.Context, _ *clientConn, kreq kms
 		if err := n.findCoordinator(ctx, req.CoordinatorType, key, &c); err != nil {
 			c.ErrorCode = errorCode(err)
 			c.ErrorMessage = errorMessage(err)
+		} else {
+			empty := "" // Kafka's answer: Errors.NONE's message
+			c.ErrorMessage = &empty
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
@@ -72,7 +80,9 @@ func (n *Node) findCoordinator(ctx context.Context, keyType int8, key string, c 
 	}
 	p := t.Partitions[it.partitionFor(img, n.settings(), key)]
 	b, ok := img.Brokers[p.Leader]
-	if !ok || p.Leader < 0 {
+	if !ok || p.Leader < 0 || b.Fenced {
+		// As Kafka's metadata cache, which finds no endpoint for a leader
+		// that is not alive.
 		return kerr.CoordinatorNotAvailable
 	}
 	c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port

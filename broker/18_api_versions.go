@@ -1,14 +1,20 @@
 package broker
 
-// ApiVersions (key 18), versions 0-4.
+// ApiVersions (key 18), versions 0-5.
 //
 // The response lists every API in the registration table (apis.go) with
 // the version range klog serves. A request at a version klog does not
 // serve is answered in version 0 with UNSUPPORTED_VERSION and the same
 // list, so that the client can retry at a version both sides know.
 //
-// Not implemented: supported and finalized features (KIP-584) are not
-// advertised; klog has no feature flags yet.
+// v3+ advertises the feature flags of featureTable (KIP-584): supported
+// levels, finalized levels and their epoch. As Kafka's ApiVersionsResponse
+// (KAFKA-17492), v3 leaves out the supported features whose minimum level
+// is 0, which older clients cannot decode; v4 lists them all.
+//
+// v5 (KIP-1242) lets the client name the cluster and node it believes it
+// reached: both or neither (INVALID_REQUEST), and REBOOTSTRAP_REQUIRED,
+// with no API keys, when either is not this node's.
 
 import (
 	"context"
@@ -25,7 +31,28 @@ func handleApiVersions(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Requ
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
+	if req.Version >= 5 && (req.ClusterID == nil) != (req.NodeID == -1) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
+	if req.Version >= 5 && req.ClusterID != nil && (*req.ClusterID != n.ctrl.Image().ClusterID || req.NodeID != n.cfg.NodeID) {
+		resp.ErrorCode = kerr.RebootstrapRequired.Code
+		return resp, nil
+	}
 	resp.ApiKeys = apiKeys()
+	if req.Version >= 3 {
+		for _, f := range featureTable() {
+			if f.min > 0 || req.Version >= 4 {
+				sf := kmsg.NewApiVersionsResponseSupportedFeature()
+				sf.Name, sf.MinVersion, sf.MaxVersion = f.name, f.min, f.max
+				resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+			}
+			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = f.name, f.finalized, f.finalized
+			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+		}
+		resp.FinalizedFeaturesEpoch = featuresEpoch
+	}
 	return resp, nil
 }
 

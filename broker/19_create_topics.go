@@ -1,6 +1,7 @@
 package broker
 
-// CreateTopics (key 19), versions 0-7.
+// CreateTopics (key 19), versions 2-7 (v0-1 were removed in Kafka 4,
+// KIP-896).
 //
 // Each topic goes through the controller (validated against Kafka's name
 // rules, partition and replication factor limits and config definitions,
@@ -8,9 +9,10 @@ package broker
 // take num.partitions / default.replication.factor; a manual replica
 // assignment is honoured. ValidateOnly (v1+) checks without creating. From
 // v5 the response carries the resolved partition count, replication factor
-// and configs; v7 adds the topic id. A name repeated in one request is
-// answered once, with INVALID_REQUEST, and not created, as in Kafka
-// (ControllerApis.createTopics).
+// and configs (an empty list, not null, for a topic refused, as Kafka's);
+// v7 adds the topic id, a random one for a validate-only creation. A name
+// repeated in one request is answered once, with INVALID_REQUEST, and not
+// created, as in Kafka (ControllerApis.createTopics).
 //
 // As in Kafka (ControllerApis.createTopics), __cluster_metadata is refused
 // with INVALID_REQUEST, while a client may create __consumer_offsets or
@@ -48,6 +50,7 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 			continue
 		case firstOfMany:
 			st.ErrorCode, st.ErrorMessage = errorCode(errDuplicateTopic), errorMessage(errDuplicateTopic)
+			st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
@@ -66,12 +69,15 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		for _, c := range rt.Configs {
 			if c.Value != nil {
 				spec.Configs[c.Name] = *c.Value
+			} else {
+				spec.NullConfigs = append(spec.NullConfigs, c.Name)
 			}
 		}
 		t, err := n.ctrl.CreateTopic(ctx, spec, req.ValidateOnly)
 		if err != nil {
 			st.ErrorCode = errorCode(err)
 			st.ErrorMessage = errorMessage(err)
+			st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
@@ -81,7 +87,7 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		if len(t.Partitions) > 0 {
 			st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
 		}
-		for _, v := range n.broker.Load().TopicValues(t.Configs) {
+		for _, v := range n.brokerConfig(n.ctrl.Image()).TopicValues(t.Configs) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()
 			c.Name = v.Name
 			if !v.Null && !v.Sensitive {

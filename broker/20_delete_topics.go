@@ -1,6 +1,6 @@
 package broker
 
-// DeleteTopics (key 20), versions 0-6.
+// DeleteTopics (key 20), versions 1-6 (v0 was removed in Kafka 4, KIP-896).
 //
 // Topics are named (v0-5) or, from v6, named or identified by topic id.
 // Deletion is committed to the metadata log; every node then removes the
@@ -51,6 +51,9 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 			ids.add(tg.id)
 		}
 	}
+	// Topic ids resolved as the active controller has them; without a
+	// controller to catch up with, each DeleteTopic below answers so.
+	_ = n.ctrl.CatchUp(ctx)
 	img := n.ctrl.Image()
 	deleted := false
 	for _, tg := range targets {
@@ -81,7 +84,7 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 			name = t.Name
 			st.Topic = &t.Name
 		} else {
-			st.ErrorCode = kerr.UnknownTopicID.Code
+			st.ErrorCode, st.ErrorMessage = kerr.UnknownTopicID.Code, errorMessage(kerr.UnknownTopicID)
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

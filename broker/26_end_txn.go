@@ -1,14 +1,16 @@
 package broker
 
-// EndTxn (key 26), versions 0-4.
+// EndTxn (key 26), versions 0-5.
 //
 // Served by the transaction coordinator (broker/txn), two-phase: the
 // decision (PrepareCommit/PrepareAbort) is written to __transaction_state,
 // the client is answered, markers go to every partition of the transaction,
 // then CompleteCommit/CompleteAbort is written.
 //
-// Not implemented: v5 (transaction version 2, KIP-890 part 2, an epoch bump
-// per transaction); clients negotiate v4 and the classic protocol.
+// v5 is transaction version 2 (KIP-890 part 2, finalized in ApiVersions'
+// features): the epoch is bumped at every commit or abort and answered
+// with the producer id; an abort with no transaction open succeeds and
+// bumps it too (txn.Coordinator.EndTxn).
 
 import (
 	"context"

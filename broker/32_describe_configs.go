@@ -1,13 +1,17 @@
 package broker
 
-// DescribeConfigs (key 32), versions 0-4.
+// DescribeConfigs (key 32), versions 1-4 (v0 was removed in Kafka 4,
+// KIP-896).
 //
-// Topics (resource type 2) list every topic config, resolved as override >
-// static broker value (-X at start) > Kafka's default, with its source;
-// brokers (type 4, named by node id; an empty name means this node) list the
-// broker configs. Synonyms (v1+) show the chain behind a topic config, and
-// types and documentation come with v3+. Broker loggers (type 8) are not
-// supported and answer with an error for that resource.
+// Topics (resource type 2) list every topic config, resolved as topic
+// override > dynamic per-broker value > dynamic cluster default > static
+// broker value (-X at start) > Kafka's default, with its source. A broker
+// (type 4) named by this node's id lists every broker config so resolved;
+// the empty name lists the cluster-wide dynamic defaults that are set, as
+// Kafka does. Synonyms (v1+) show the chain behind a config in Kafka's
+// order (ConfigHelper), and types and documentation come with v3+. Broker
+// loggers (type 8) are not supported and answer with an error for that
+// resource.
 //
 // A resource named more than once is described once (Kafka's ConfigHelper
 // describes every repetition; see duplicates.go), and each config name once.
@@ -32,6 +36,10 @@ func handleDescribeConfigs(n *Node, _ context.Context, _ *clientConn, kreq kmsg.
 	for _, rr := range resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		// Kafka's ConfigHelper answers an empty message, not a null
+		// one, for a resource described and for an unknown topic.
+		empty := ""
+		sr.ErrorMessage = &empty
 		var values []config.Value
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
@@ -40,15 +48,25 @@ func handleDescribeConfigs(n *Node, _ context.Context, _ *clientConn, kreq kmsg.
 				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				break
 			}
-			values = n.broker.Load().TopicValues(t.Configs)
+			values = n.brokerConfig(img).TopicValues(t.Configs)
 		case kmsg.ConfigResourceTypeBroker:
-			if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(n.cfg.NodeID)) {
+			if rr.ResourceName == "" {
+				values = n.brokerConfig(img).DefaultValues()
+				break
+			}
+			if _, err := strconv.ParseInt(rr.ResourceName, 10, 32); err != nil {
 				sr.ErrorCode = kerr.InvalidRequest.Code
-				msg := "unknown broker " + rr.ResourceName
+				msg := "Broker id must be an integer, but it is: " + rr.ResourceName
 				sr.ErrorMessage = &msg
 				break
 			}
-			values = n.broker.Load().BrokerValues()
+			if rr.ResourceName != strconv.Itoa(int(n.cfg.NodeID)) {
+				sr.ErrorCode = kerr.InvalidRequest.Code
+				msg := "Unexpected broker id, expected " + strconv.Itoa(int(n.cfg.NodeID)) + " or empty string, but received " + rr.ResourceName
+				sr.ErrorMessage = &msg
+				break
+			}
+			values = n.brokerConfig(img).BrokerValues()
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			msg := "klog describes topic (2) and broker (4) resources only"
@@ -92,8 +110,10 @@ func describeConfig(req *kmsg.DescribeConfigsRequest, v config.Value) kmsg.Descr
 		for _, s := range v.Synonyms {
 			cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 			cs.Name = s.Name
-			value := s.Value
-			cs.Value = &value
+			if !v.Sensitive {
+				value := s.Value
+				cs.Value = &value
+			}
 			cs.Source = kmsg.ConfigSource(s.Source)
 			c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
 		}

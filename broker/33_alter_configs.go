@@ -2,12 +2,13 @@ package broker
 
 // AlterConfigs (key 33), versions 0-2.
 //
-// The legacy, non-incremental form: a topic's overrides are replaced by the
-// given set (configs not named go back to their defaults). Validated and
-// committed like IncrementalAlterConfigs. Broker resources are refused:
-// klog's broker configs are static. A resource named more than once is
-// answered once, with INVALID_REQUEST, and not changed
-// (ControllerApis.handleLegacyAlterConfigs).
+// The legacy, non-incremental form: a topic's overrides, or a broker
+// resource's dynamic configs (this node's id, or "" for the cluster-wide
+// defaults), are replaced by the given set (configs not named go back to
+// their defaults); a null value is refused with INVALID_REQUEST, as Kafka
+// refuses it. Validated and committed like IncrementalAlterConfigs. A
+// resource named more than once is answered once, with INVALID_REQUEST,
+// and not changed (ControllerApis.handleLegacyAlterConfigs).
 
 import (
 	"context"
@@ -32,15 +33,22 @@ func handleAlterConfigs(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 	return resp, nil
 }
 
-// alterConfigs replaces a topic's config overrides with the configs of one
-// AlterConfigs resource.
+// alterConfigs replaces a topic's config overrides, or a broker
+// resource's dynamic configs, with the configs of one AlterConfigs
+// resource.
 func (n *Node) alterConfigs(ctx context.Context, rr *kmsg.AlterConfigsRequestResource, validateOnly bool) error {
-	if err := alterableResource(rr.ResourceType); err != nil {
+	if err := n.alterable(rr.ResourceType, rr.ResourceName); err != nil {
 		return err
 	}
 	set := make(map[string]*string, len(rr.Configs))
 	for _, c := range rr.Configs {
+		if c.Value == nil {
+			return nullValue(c.Name)
+		}
 		set[c.Name] = c.Value
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
+		return n.ctrl.AlterBrokerConfigs(ctx, rr.ResourceName, set, false, validateOnly)
 	}
 	return n.ctrl.AlterTopicConfigs(ctx, rr.ResourceName, set, false, validateOnly)
 }

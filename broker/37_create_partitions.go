@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/errmsg"
 )
 
 func handleCreatePartitions(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
@@ -25,7 +27,7 @@ func handleCreatePartitions(n *Node, ctx context.Context, _ *clientConn, kreq km
 		func(rt *kmsg.CreatePartitionsRequestTopic) string { return rt.Topic }, errDuplicateTopic,
 		func(ctx context.Context, rt *kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
 			if len(rt.Assignment) > 0 {
-				return kerr.InvalidReplicaAssignment
+				return errmsg.With(kerr.InvalidReplicaAssignment, "klog places new partitions itself; it takes no manual assignment.")
 			}
 			return n.ctrl.CreatePartitions(ctx, rt.Topic, rt.Count, validateOnly)
 		},

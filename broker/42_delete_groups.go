@@ -1,6 +1,8 @@
 package broker
 
-// DeleteGroups (key 42), versions 0-2.
+// DeleteGroups (key 42), versions 0-3 (v3 adds an error message, which
+// klog leaves null, as Kafka 4.4 does for GROUP_ID_NOT_FOUND and
+// NON_EMPTY_GROUP).
 //
 // Served by the group coordinator (broker/group): empty groups are deleted
 // with their offsets (tombstones in __consumer_offsets); others get

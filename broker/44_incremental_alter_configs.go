@@ -2,21 +2,28 @@ package broker
 
 // IncrementalAlterConfigs (key 44), versions 0-1.
 //
-// Topic configs are set, deleted (back to the default), or — for list
+// Topic configs and the dynamic configs of a broker resource (this node's
+// id, or "" for the cluster-wide defaults) are set, deleted, or — for list
 // configs such as cleanup.policy — appended to or subtracted from, and
-// committed through the controller. Values are validated against the config
-// definitions (INVALID_CONFIG with the reason). Dynamic broker configs are
-// not supported: klog's broker configs are static (-X at start). A resource
-// named more than once is answered once, with INVALID_REQUEST, and not
-// changed (ControllerApis.handleIncrementalAlterConfigs).
+// committed through the controller; every node applies them live. Values
+// are validated against the config definitions: a topic's unknown name or
+// bad value gets INVALID_CONFIG with Kafka's reason, a broker's read-only
+// config or bad value INVALID_REQUEST, as in Kafka 4.4. A resource named
+// more than once is answered once, with INVALID_REQUEST, and not changed
+// (ControllerApis.handleIncrementalAlterConfigs).
 
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/errmsg"
 )
 
 func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
@@ -36,24 +43,70 @@ func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *clientConn, 
 	return resp, nil
 }
 
-// alterableResource refuses, for AlterConfigs and IncrementalAlterConfigs, a
-// config change to any resource but a topic.
-func alterableResource(rt kmsg.ConfigResourceType) error {
-	if rt != kmsg.ConfigResourceTypeTopic {
-		return fmt.Errorf("%w: klog's broker configs are static; set them with -X at start", kerr.InvalidRequest)
+// alterable checks, for AlterConfigs and IncrementalAlterConfigs, that a
+// resource's configs can change here: a topic's, or a broker's named by
+// this node's id or "" (the cluster-wide defaults), with Kafka's answers
+// (ConfigAdminManager): a client sends a broker's change to that broker.
+func (n *Node) alterable(rt kmsg.ConfigResourceType, name string) error {
+	switch rt {
+	case kmsg.ConfigResourceTypeTopic:
+		return nil
+	case kmsg.ConfigResourceTypeBroker:
+		if name == "" {
+			return nil
+		}
+		id, err := strconv.ParseInt(name, 10, 32)
+		if err != nil {
+			return errmsg.Withf(fmt.Errorf("%w: broker resource %q is not a node id", kerr.InvalidRequest, name),
+				"Node id must be an integer, but it is: %s", name)
+		}
+		if int32(id) != n.cfg.NodeID {
+			return errmsg.Withf(fmt.Errorf("%w: broker %s's configs are changed on that broker", kerr.InvalidRequest, name),
+				"Unexpected broker id, expected %d, but received %s", n.cfg.NodeID, name)
+		}
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w: klog changes the configs of topics (2) and brokers (4) only", kerr.InvalidRequest)
 }
 
 // incrementalAlter applies one IncrementalAlterConfigs resource's
-// operations to a topic's config overrides.
+// operations to a topic's config overrides or a broker resource's dynamic
+// configs.
 func (n *Node) incrementalAlter(ctx context.Context, rr *kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if err := alterableResource(rr.ResourceType); err != nil {
+	if err := n.alterable(rr.ResourceType, rr.ResourceName); err != nil {
 		return err
 	}
-	t, ok := n.ctrl.Image().Topic(rr.ResourceName)
-	if !ok {
-		return kerr.UnknownTopicOrPartition
+	// The configs as the active controller has them, not as this node's
+	// image may still lag behind it.
+	if err := n.ctrl.CatchUp(ctx); err != nil {
+		return err
+	}
+	img := n.ctrl.Image()
+	isBroker := rr.ResourceType == kmsg.ConfigResourceTypeBroker
+	var current func(name string) (string, config.Def, bool)
+	if isBroker {
+		b := n.brokerConfig(img)
+		if rr.ResourceName == "" {
+			// The default resource's list as the cluster default
+			// makes it, not as this node's own values do.
+			b, _ = n.static.WithDynamic(img.BrokerConfigs[""], nil)
+		}
+		current = func(name string) (string, config.Def, bool) {
+			v, ok := b.BrokerValue(name)
+			d, _ := config.LookupBroker(name)
+			return v.Value, d, ok
+		}
+	} else {
+		t, ok := img.Topic(rr.ResourceName)
+		if !ok {
+			return errmsg.Withf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", rr.ResourceName)
+		}
+		b := n.brokerConfig(img)
+		current = func(name string) (string, config.Def, bool) {
+			v, ok := b.TopicValue(t.Configs, name)
+			d, _ := config.LookupTopic(name)
+			return v, d, ok
+		}
 	}
 	set := make(map[string]*string, len(rr.Configs))
 	for _, c := range rr.Configs {
@@ -63,14 +116,26 @@ func (n *Node) incrementalAlter(ctx context.Context, rr *kmsg.IncrementalAlterCo
 		switch c.Op {
 		case kmsg.IncrementalAlterConfigOpSet:
 			if c.Value == nil {
-				return fmt.Errorf("%w: null value for %s", kerr.InvalidConfig, c.Name)
+				return nullValue(c.Name)
 			}
 			v := *c.Value
 			set[c.Name] = &v
 		case kmsg.IncrementalAlterConfigOpDelete:
 			set[c.Name] = nil
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract: // on list configs
-			cur, _ := n.broker.Load().TopicValue(t.Configs, c.Name)
+			cur, d, known := current(c.Name)
+			if known && d.Type != config.TypeList {
+				op := "APPEND"
+				if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
+					op = "SUBTRACT"
+				}
+				err := fmt.Errorf("%w: %s is a %s config, not a list", kerr.InvalidConfig, c.Name, d.Type)
+				if isBroker {
+					// Kafka words it differently for a broker.
+					return errmsg.Withf(err, "Config value %s is not allowed for config key: %s", strings.ToLower(op), c.Name)
+				}
+				return errmsg.Withf(err, "Can't %s to key %s because its type is not LIST.", op, c.Name)
+			}
 			items := splitList(cur)
 			var arg []string
 			if c.Value != nil {
@@ -78,18 +143,12 @@ func (n *Node) incrementalAlter(ctx context.Context, rr *kmsg.IncrementalAlterCo
 			}
 			if c.Op == kmsg.IncrementalAlterConfigOpAppend {
 				for _, a := range arg {
-					if !containsString(items, a) {
+					if !slices.Contains(items, a) {
 						items = append(items, a)
 					}
 				}
 			} else {
-				kept := items[:0]
-				for _, it := range items {
-					if !containsString(arg, it) {
-						kept = append(kept, it)
-					}
-				}
-				items = kept
+				items = slices.DeleteFunc(items, func(it string) bool { return slices.Contains(arg, it) })
 			}
 			v := strings.Join(items, ",")
 			set[c.Name] = &v
@@ -97,7 +156,16 @@ func (n *Node) incrementalAlter(ctx context.Context, rr *kmsg.IncrementalAlterCo
 			return fmt.Errorf("%w: unknown config operation %d", kerr.InvalidRequest, c.Op)
 		}
 	}
+	if isBroker {
+		return n.ctrl.AlterBrokerConfigs(ctx, rr.ResourceName, set, true, validateOnly)
+	}
 	return n.ctrl.AlterTopicConfigs(ctx, rr.ResourceName, set, true, validateOnly)
+}
+
+// nullValue refuses a config set to null, in Kafka's code and words
+// (ControllerApis), its spacing included.
+func nullValue(name string) error {
+	return errmsg.Withf(fmt.Errorf("%w: null value for %s", kerr.InvalidRequest, name), "Null value not supported for : %s", name)
 }
 
 func splitList(s string) []string {
@@ -108,13 +176,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -29,7 +29,9 @@ func handleDescribeProducers(n *Node, _ context.Context, _ *clientConn, kreq kms
 			p, perr := n.leaderPartition(img, rt.Topic, index)
 			switch {
 			case perr != nil:
-				sp.ErrorCode = perr.Code
+				// With Kafka's default message (ReplicaManager's
+				// describeProducers answers with the error's).
+				sp.ErrorCode, sp.ErrorMessage = perr.Code, errorMessage(perr)
 			default:
 				for _, ps := range p.Producers() {
 					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()

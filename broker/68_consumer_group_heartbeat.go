@@ -4,7 +4,11 @@ package broker
 //
 // The consumer group protocol of KIP-848, served by the group coordinator
 // (broker/group): member and group epochs, server-side assignment (uniform
-// and range assignors), incremental assignment and revocation.
+// and range assignors), incremental assignment and revocation. Requests are
+// checked as Kafka 4.4 checks them: from v1 (KIP-1082) the client makes the
+// member id, so an empty one is INVALID_REQUEST, and a join sends an empty,
+// not null, list of owned partitions; a heartbeat to a group that does not
+// exist is GROUP_ID_NOT_FOUND.
 
 import (
 	"context"

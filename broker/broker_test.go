@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
+	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/log/logtest"
 	"github.com/klogdev/klog/store/log/record"
 )
@@ -187,6 +191,28 @@ func rawFrame(key, version int16, corr int32, flexible bool, body []byte) []byte
 	return b
 }
 
+// do sends req at the version it was given and decodes the answer; an
+// error is the connection's (the broker closed it).
+func (r *rawConn) do(req kmsg.Request) (kmsg.Response, error) {
+	r.send(req.Key(), req.GetVersion(), 1, req.IsFlexible(), req.AppendTo(nil))
+	_, body, err := r.recv()
+	if err != nil {
+		return nil, err
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	if resp.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16() { // ApiVersions answers with header v0
+		if len(body) == 0 || body[0] != 0 {
+			return nil, fmt.Errorf("response header tags %v", body[:min(len(body), 1)])
+		}
+		body = body[1:]
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
 func (r *rawConn) recv() (corr int32, body []byte, err error) {
 	var size [4]byte
 	if _, err := io.ReadFull(r.c, size[:]); err != nil {
@@ -331,21 +357,40 @@ func TestProduceRejectsInvalidBatches(t *testing.T) {
 	badMagic := rawBatch("d")
 	badMagic[16] = 1
 	big := rawBatch(string(make([]byte, 4000)))
+	now := time.Now().UnixMilli()
+	future := logtest.BatchWith(logtest.Options{BaseTimestamp: now + 2*3600*1000}, logtest.Record{Value: []byte("f")})
+	// As Kafka's ReplicaManager.appendToLocalLog: the log start offset
+	// (here 0) except for the errors it answers without one (-1), a
+	// message only for INVALID_RECORD and records refused; and as its
+	// KafkaApis, which refuses before the append records that hold no
+	// whole first batch, another magic than 2 or a second batch
+	// (INVALID_RECORD, -1, no message).
 	cases := []struct {
-		name  string
-		batch []byte
-		want  *kerr.Error
+		name     string
+		batch    []byte
+		want     *kerr.Error
+		start    int64
+		message  bool
+		recordOf bool
 	}{
-		{"crc", badCRC, kerr.CorruptMessage},
-		{"magic", badMagic, kerr.InvalidRecord},
-		{"too large", big, kerr.MessageTooLarge},
-		{"truncated", good[:len(good)-3], kerr.CorruptMessage},
-		{"empty", nil, kerr.InvalidRecord},
+		{"crc", badCRC, kerr.CorruptMessage, -1, false, false},
+		{"magic", badMagic, kerr.InvalidRecord, -1, false, false},
+		{"too large", big, kerr.MessageTooLarge, -1, false, false},
+		{"truncated", good[:len(good)-3], kerr.InvalidRecord, -1, false, false},
+		{"empty", nil, kerr.InvalidRecord, -1, false, false},
+		{"two batches", logtest.Concat(rawBatch("x"), rawBatch("y")), kerr.InvalidRecord, -1, false, false},
+		{"trailing bytes", append(rawBatch("x"), 1, 2, 3), kerr.CorruptMessage, -1, false, false}, // Kafka drops them
+		{"future", future, kerr.InvalidTimestamp, 0, true, true},
 	}
 	for _, c := range cases {
 		p := produceRaw(ctx, t, cl, "t", 0, append([]byte(nil), c.batch...))
-		if p.ErrorCode != c.want.Code {
-			t.Errorf("%s: error %v, want %v", c.name, kerr.ErrorForCode(p.ErrorCode), c.want)
+		if p.ErrorCode != c.want.Code || p.LogStartOffset != c.start || (p.ErrorMessage != nil) != c.message || (p.ErrorRecords != nil) != c.recordOf {
+			t.Errorf("%s: error %v, log start offset %d, message %v, record errors %v; want %v, %d, a message %v, record errors %v",
+				c.name, kerr.ErrorForCode(p.ErrorCode), p.LogStartOffset, p.ErrorMessage, p.ErrorRecords, c.want, c.start, c.message, c.recordOf)
+		}
+		if c.recordOf && (len(p.ErrorRecords) != 1 || p.ErrorRecords[0].RelativeOffset != 0 || *p.ErrorMessage != "One or more records have been rejected due to invalid timestamp" ||
+			p.ErrorRecords[0].ErrorMessage == nil || !strings.HasPrefix(*p.ErrorRecords[0].ErrorMessage, "Timestamp ") || !strings.Contains(*p.ErrorRecords[0].ErrorMessage, " of message with offset 0 is out of range.")) {
+			t.Errorf("%s: message %q, record errors %+v; want Kafka's", c.name, *p.ErrorMessage, p.ErrorRecords)
 		}
 	}
 	offs, err := adm.ListEndOffsets(ctx, "t")
@@ -360,6 +405,21 @@ func TestProduceRejectsInvalidBatches(t *testing.T) {
 	}
 	if p := produceRaw(ctx, t, cl, "missing", 0, rawBatch("e")); p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("unknown topic: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+
+	// A compacted topic refuses records without a key, each listed, with
+	// the message of Kafka's LogValidator.
+	compact := "compact"
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": &compact}, "c"); err != nil {
+		t.Fatal(err)
+	}
+	why := "Compacted topic cannot accept message without key in topic partition c-0"
+	p := produceRaw(ctx, t, cl, "c", 0, rawBatch("a", "b"))
+	want := "One or more records have been rejected due to 2 record errors in total, and only showing the first three errors at most: " +
+		"[RecordError(batchIndex=0, message='" + why + "'), RecordError(batchIndex=1, message='" + why + "')]"
+	if p.ErrorCode != kerr.InvalidRecord.Code || p.ErrorMessage == nil || *p.ErrorMessage != want || len(p.ErrorRecords) != 2 ||
+		p.ErrorRecords[1].RelativeOffset != 1 || *p.ErrorRecords[1].ErrorMessage != why || p.LogStartOffset != 0 {
+		t.Errorf("keyless records to a compacted topic: %v %v %+v, log start offset %d", kerr.ErrorForCode(p.ErrorCode), p.ErrorMessage, p.ErrorRecords, p.LogStartOffset)
 	}
 }
 
@@ -415,6 +475,12 @@ func TestFutureTimestampsRefusedByDefault(t *testing.T) {
 	}
 }
 
+// TestMinInsyncReplicas: acks=all needs min.insync.replicas replicas in
+// sync, counting no more than the partition has (Kafka 4's effective min
+// ISR): one replica with min.insync.replicas=2 takes it. With a second
+// replica out of sync (set on the partition: one node cannot lose a
+// follower) it is refused NOT_ENOUGH_REPLICAS, acks=1 still taken, and a
+// config change takes effect at once.
 func TestMinInsyncReplicas(t *testing.T) {
 	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
@@ -424,8 +490,37 @@ func TestMinInsyncReplicas(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"min.insync.replicas": &two}, "strict"); err != nil {
 		t.Fatal(err)
 	}
-	if p := produceRaw(ctx, t, cl, "strict", 0, rawBatch("x")); p.ErrorCode != kerr.NotEnoughReplicas.Code {
-		t.Fatalf("acks=all with 1 of 2 required replicas: %v", kerr.ErrorForCode(p.ErrorCode))
+	r := dialRaw(t, n.Addr()) // as sent: clients rewrite a produce's acks
+	produce := func(acks int16) error {
+		t.Helper()
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(9)
+		req.Acks, req.TimeoutMillis = acks, 10000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "strict"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = rawBatch("x")
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := rawDo[*kmsg.ProduceResponse](t, r, req)
+		return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+	}
+	if err := produce(-1); err != nil {
+		t.Fatalf("acks=all, one replica, min.insync.replicas=2: %v, want it taken", err)
+	}
+
+	p := n.Broker().PartitionForTest("strict", 0)
+	lagging := func() {
+		st := p.LeaderState()
+		st.Replicas = append(slices.Clone(st.Replicas), 1) // a follower, not in the ISR
+		p.SetLeaderState(st)
+	}
+	lagging()
+	if err := produce(-1); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Fatalf("acks=all with 1 of 2 replicas in sync: %v, want %v", err, kerr.NotEnoughReplicas)
+	}
+	if err := produce(1); err != nil {
+		t.Fatalf("acks=1 with 1 of 2 replicas in sync: %v", err)
 	}
 
 	// A config change takes effect at once: the typed configs are resolved
@@ -439,14 +534,37 @@ func TestMinInsyncReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(p.LeaderState().Replicas) == 1 { // the metadata change set the state again
+			lagging()
+		}
 	}
 	alter(kadm.DeleteConfig, nil)
-	if p := produceRaw(ctx, t, cl, "strict", 0, rawBatch("x")); p.ErrorCode != 0 {
-		t.Fatalf("acks=all after min.insync.replicas went back to 1: %v", kerr.ErrorForCode(p.ErrorCode))
+	if err := produce(-1); err != nil {
+		t.Fatalf("acks=all after min.insync.replicas went back to 1: %v", err)
 	}
 	alter(kadm.SetConfig, &two)
-	if p := produceRaw(ctx, t, cl, "strict", 0, rawBatch("x")); p.ErrorCode != kerr.NotEnoughReplicas.Code {
-		t.Fatalf("acks=all after min.insync.replicas was set to 2 again: %v", kerr.ErrorForCode(p.ErrorCode))
+	if err := produce(-1); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Fatalf("acks=all after min.insync.replicas was set to 2 again: %v, want %v", err, kerr.NotEnoughReplicas)
+	}
+
+	// So does a dynamic broker default, for a topic without its own
+	// override, and a per-broker value wins over it.
+	alter(kadm.DeleteConfig, nil)
+	alterBroker := func(value *string, brokers ...int32) {
+		t.Helper()
+		setBrokerConfig(t, ctx, adm, "min.insync.replicas", value, brokers...)
+		if len(p.LeaderState().Replicas) == 1 {
+			lagging()
+		}
+	}
+	alterBroker(&two)
+	if err := produce(-1); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Fatalf("acks=all after the cluster-wide min.insync.replicas was set to 2: %v, want %v", err, kerr.NotEnoughReplicas)
+	}
+	one := "1"
+	alterBroker(&one, 0)
+	if err := produce(-1); err != nil {
+		t.Fatalf("acks=all with broker 0's min.insync.replicas 1 over the cluster's 2: %v", err)
 	}
 }
 
@@ -535,13 +653,15 @@ func TestFetchErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	produceRaw(ctx, t, cl, "f", 0, rawBatch("a"))
-	fetch := func(cl *kgo.Client, topic string, offset int64, version int16) int16 {
+	fetch := func(cl *kgo.Client, topic string, partition int32, offset int64, version int16, iso int8) kmsg.FetchResponseTopicPartition {
 		req := kmsg.NewPtrFetchRequest()
 		req.SetVersion(version)
 		req.MaxBytes = 1 << 20
+		req.IsolationLevel = iso
 		rt := kmsg.NewFetchRequestTopic()
 		rt.Topic = topic
 		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = partition
 		rp.FetchOffset = offset
 		rp.PartitionMaxBytes = 1 << 20
 		rt.Partitions = append(rt.Partitions, rp)
@@ -550,16 +670,37 @@ func TestFetchErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return resp.Topics[0].Partitions[0].ErrorCode
+		return resp.Topics[0].Partitions[0]
 	}
-	if code := fetch(cl, "f", 5, 12); code != kerr.OffsetOutOfRange.Code {
-		t.Errorf("offset past end: %v", kerr.ErrorForCode(code))
+	// As Kafka's: a failed read reports no offsets and null aborted
+	// transactions; a partition refused before the read an empty list.
+	for _, offset := range []int64{5, -3} {
+		p := fetch(cl, "f", 0, offset, 12, 0)
+		if p.ErrorCode != kerr.OffsetOutOfRange.Code || p.HighWatermark != -1 || p.LastStableOffset != -1 || p.LogStartOffset != -1 || p.AbortedTransactions != nil {
+			t.Errorf("offset %d: %v, offsets %d/%d/%d, aborted %v; want OFFSET_OUT_OF_RANGE, -1/-1/-1, null", offset,
+				kerr.ErrorForCode(p.ErrorCode), p.HighWatermark, p.LastStableOffset, p.LogStartOffset, p.AbortedTransactions)
+		}
 	}
-	if code := fetch(cl, "nope", 0, 12); code != kerr.UnknownTopicOrPartition.Code {
-		t.Errorf("unknown topic: %v", kerr.ErrorForCode(code))
+	for _, tc := range []struct {
+		topic     string
+		partition int32
+		want      *kerr.Error
+	}{{"nope", 0, kerr.UnknownTopicOrPartition}, {"f", 7, kerr.UnknownTopicOrPartition}} {
+		p := fetch(cl, tc.topic, tc.partition, 0, 12, 0)
+		if p.ErrorCode != tc.want.Code || p.AbortedTransactions == nil {
+			t.Errorf("%s/%d: %v, aborted %v; want %v and an empty list", tc.topic, tc.partition, kerr.ErrorForCode(p.ErrorCode), p.AbortedTransactions, tc.want)
+		}
 	}
-	if code := fetch(n.Client(), "", 0, 13); code != kerr.UnknownTopicID.Code {
-		t.Errorf("unknown topic id: %v", kerr.ErrorForCode(code))
+	if p := fetch(n.Client(), "", 0, 0, 13, 0); p.ErrorCode != kerr.UnknownTopicID.Code {
+		t.Errorf("unknown topic id: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	// read_committed always lists aborted transactions, read_uncommitted
+	// never.
+	if p := fetch(cl, "f", 0, 0, 12, 1); p.ErrorCode != 0 || p.AbortedTransactions == nil || p.HighWatermark != 1 {
+		t.Errorf("read_committed: %v, high watermark %d, aborted %v; want an empty list", kerr.ErrorForCode(p.ErrorCode), p.HighWatermark, p.AbortedTransactions)
+	}
+	if p := fetch(cl, "f", 0, 0, 12, 0); p.ErrorCode != 0 || p.AbortedTransactions != nil {
+		t.Errorf("read_uncommitted: %v, aborted %v; want null", kerr.ErrorForCode(p.ErrorCode), p.AbortedTransactions)
 	}
 }
 
@@ -657,6 +798,19 @@ func TestListOffsets(t *testing.T) {
 	}
 	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.UnsupportedVersion.Code {
 		t.Errorf("timestamp -7: %v, want %v", kerr.ErrorForCode(code), kerr.UnsupportedVersion)
+	}
+
+	// Every leader epoch but -1 is the client's, as in Kafka's
+	// ListOffsets: one below the partition's is fenced.
+	req.Topics[0].Partitions[0].Timestamp = -1
+	for epoch, want := range map[int32]int16{-1: 0, 0: 0, -5: kerr.FencedLeaderEpoch.Code} {
+		req.Topics[0].Partitions[0].CurrentLeaderEpoch = epoch
+		if resp, err = req.RequestWith(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != want {
+			t.Errorf("leader epoch %d: %v, want %v", epoch, kerr.ErrorForCode(code), kerr.ErrorForCode(want))
+		}
 	}
 }
 
@@ -758,6 +912,195 @@ func TestTopicAdmin(t *testing.T) {
 	}
 }
 
+// TestCreateTopicsAnswersLikeKafka: CreateTopics refuses each topic with
+// Kafka 4.4's code and words and an empty (not null) config list, and a
+// validate-only creation answers a topic id and Kafka 4.4's topic configs.
+func TestCreateTopicsAnswersLikeKafka(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := n.Client()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "exists"); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 250)
+	type topic struct {
+		name       string
+		partitions int32
+		rf         int16
+		config     string // name=value, or a name alone for a null value
+		code       *kerr.Error
+		msg        string
+		assign     []int32 // partition 0's replicas
+	}
+	topics := []topic{
+		{"twice", 1, 1, "", kerr.InvalidRequest, "Duplicate topic name.", nil},
+		{"twice", 1, 1, "", nil, "", nil},
+		{"", 1, 1, "", kerr.InvalidTopicException, "Topic name is invalid: the empty string is not allowed", nil},
+		{long, 1, 1, "", kerr.InvalidTopicException, "Topic name is invalid: the length of '" + long + "' is longer than the max allowed length 249", nil},
+		{"a/b", 1, 1, "", kerr.InvalidTopicException, "Topic name is invalid: 'a/b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'", nil},
+		{"..", 1, 1, "", kerr.InvalidTopicException, "Topic name is invalid: '..' is not allowed", nil},
+		{"__cluster_metadata", 1, 1, "", kerr.InvalidRequest, "Creation of internal topic __cluster_metadata is prohibited.", nil},
+		{"exists", 1, 1, "", kerr.TopicAlreadyExists, "Topic 'exists' already exists.", nil},
+		{"zero", 0, 1, "", kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.", nil},
+		{"rf", 1, 4, "", kerr.InvalidReplicationFactor, "Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned.", nil},
+		{"badval", 1, 1, "retention.ms=notanumber", kerr.InvalidConfig, "Invalid value notanumber for configuration retention.ms: Not a number of type LONG", nil},
+		{"badpol", 1, 1, "cleanup.policy=sometimes", kerr.InvalidConfig, "Invalid value sometimes for configuration cleanup.policy: String must be one of: compact, delete", nil},
+		{"ratio", 1, 1, "min.cleanable.dirty.ratio=2", kerr.InvalidConfig, "Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1", nil},
+		{"lz4", 1, 1, "compression.lz4.level=0", kerr.InvalidConfig, "Invalid value 0 for configuration compression.lz4.level: Value must be at least 1", nil},
+		{"unknown", 1, 1, "no.such.config=1", kerr.InvalidConfig, "Unknown topic config name: no.such.config", nil},
+		// Kafka 4 removed it; 4.4 answers it as unknown.
+		{"down", 1, 1, "message.downconversion.enable=true", kerr.InvalidConfig, "Unknown topic config name: message.downconversion.enable", nil},
+		{"lag", 1, 1, "remote.copy.lag.ms=-2", kerr.InvalidConfig, "Invalid value -2 for configuration remote.copy.lag.ms: Value must be at least -1", nil},
+		{"rf0", 1, 0, "", kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.", nil},
+		{"on77", -1, -1, "", kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker 77, but no such broker is registered.", []int32{77}},
+		{"twice0", -1, -1, "", kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker 0 more than once.", []int32{0, 0}},
+		{"counted", 1, -1, "", kerr.InvalidRequest, "A manual partition assignment was specified, but numPartitions was not set to -1.", []int32{0}},
+		{"nullcfg", 1, 1, "retention.ms", kerr.InvalidConfig, "Null value not supported for topic configs: retention.ms", nil},
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.TimeoutMillis = 10000
+	for _, tc := range topics {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = tc.name, tc.partitions, tc.rf
+		if k, v, ok := strings.Cut(tc.config, "="); ok {
+			c := kmsg.NewCreateTopicsRequestTopicConfig()
+			c.Name, c.Value = k, &v
+			rt.Configs = append(rt.Configs, c)
+		} else if tc.config != "" { // a name alone: a null value
+			rt.Configs = append(rt.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: tc.config})
+		}
+		if tc.assign != nil {
+			rt.ReplicaAssignment = append(rt.ReplicaAssignment, kmsg.CreateTopicsRequestTopicReplicaAssignment{Partition: 0, Replicas: tc.assign})
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []topic
+	for _, tc := range topics {
+		if tc.code != nil {
+			want = append(want, tc)
+		}
+	}
+	if len(resp.Topics) != len(want) {
+		t.Fatalf("%d topics answered, want %d", len(resp.Topics), len(want))
+	}
+	for i, st := range resp.Topics {
+		w := want[i]
+		msg := ""
+		if st.ErrorMessage != nil {
+			msg = *st.ErrorMessage
+		}
+		if st.Topic != w.name || st.ErrorCode != w.code.Code || msg != w.msg || st.Configs == nil {
+			t.Errorf("topic %.20q: %v %q, configs %v;\nwant %.20q: %v %q, an empty config list", st.Topic, kerr.ErrorForCode(st.ErrorCode), msg, st.Configs, w.name, w.code, w.msg)
+		}
+	}
+
+	req = kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.ValidateOnly = true
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "checked", 1, 1
+	req.Topics = append(req.Topics, rt)
+	if resp, err = req.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	st := resp.Topics[0]
+	if st.ErrorCode != 0 || st.TopicID == ([16]byte{}) {
+		t.Errorf("validate-only: %v, topic id %x; want a topic id", kerr.ErrorForCode(st.ErrorCode), st.TopicID)
+	}
+	configs := map[string]string{}
+	for _, c := range st.Configs {
+		if c.Value != nil {
+			configs[c.Name] = *c.Value
+		}
+	}
+	for name, value := range map[string]string{
+		"errors.deadletterqueue.group.enable": "false",
+		"max.decompressed.message.bytes":      "2147483639",
+		"remote.copy.lag.bytes":               "-1",
+		"remote.copy.lag.ms":                  "0",
+		"remote.log.copy.disable":             "false",
+		"remote.log.delete.on.disable":        "false",
+	} {
+		if got, ok := configs[name]; !ok || got != value {
+			t.Errorf("validate-only: %s = %q (listed %v), want %q", name, got, ok, value)
+		}
+	}
+	if _, ok := configs["message.downconversion.enable"]; ok {
+		t.Error("validate-only lists message.downconversion.enable, which Kafka 4 removed")
+	}
+}
+
+// TestAdminAnswersLikeKafka: the codes and messages Kafka 4.4 answers a
+// DeleteTopics of an unknown topic id, an IncrementalAlterConfigs setting
+// a null value, and a FindCoordinator that finds one ("", not null).
+func TestAdminAnswersLikeKafka(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := n.Client()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	msg := func(p *string) string {
+		if p == nil {
+			return "<null>"
+		}
+		return *p
+	}
+
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.TimeoutMillis = 10000
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.TopicID = [16]byte{0x5a, 15: 0xa5}
+	del.Topics = append(del.Topics, dt)
+	dresp, err := del.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := dresp.Topics[0]; st.ErrorCode != kerr.UnknownTopicID.Code || msg(st.ErrorMessage) != "This server does not host this topic ID." {
+		t.Errorf("DeleteTopics of an unknown id: %v %q", kerr.ErrorForCode(st.ErrorCode), msg(st.ErrorMessage))
+	}
+
+	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Op = "retention.ms", kmsg.IncrementalAlterConfigOpSet
+	rr.Configs = append(rr.Configs, c)
+	alter.Resources = append(alter.Resources, rr)
+	aresp, err := alter.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := aresp.Resources[0]; r.ErrorCode != kerr.InvalidRequest.Code || msg(r.ErrorMessage) != "Null value not supported for : retention.ms" {
+		t.Errorf("IncrementalAlterConfigs of a null value: %v %q", kerr.ErrorForCode(r.ErrorCode), msg(r.ErrorMessage))
+	}
+
+	describe := kmsg.NewPtrDescribeConfigsRequest()
+	describe.Resources = append(describe.Resources, kmsg.DescribeConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "77"})
+	raw, err := cl.Broker(0).Request(ctx, describe) // the client would route it to broker 77
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := raw.(*kmsg.DescribeConfigsResponse).Resources[0]; r.ErrorCode != kerr.InvalidRequest.Code || msg(r.ErrorMessage) != "Unexpected broker id, expected 0 or empty string, but received 77" {
+		t.Errorf("DescribeConfigs of broker 77: %v %q", kerr.ErrorForCode(r.ErrorCode), msg(r.ErrorMessage))
+	}
+
+	find := kmsg.NewPtrFindCoordinatorRequest()
+	find.CoordinatorKeys = []string{"g"}
+	fresp, err := find.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if co := fresp.Coordinators[0]; co.ErrorCode != 0 || msg(co.ErrorMessage) != "" {
+		t.Errorf("FindCoordinator: %v %q, want no error and an empty message", kerr.ErrorForCode(co.ErrorCode), msg(co.ErrorMessage))
+	}
+}
+
 // TestAdminChangeRefusals: what AlterConfigs, IncrementalAlterConfigs and
 // CreatePartitions answer for each resource they refuse, and that a
 // validate-only request changes nothing.
@@ -815,7 +1158,6 @@ func TestAdminChangeRefusals(t *testing.T) {
 		}
 		return answer{e.Code, e.Error() + ": " + detail}
 	}
-	static := refused(kerr.InvalidRequest, "klog's broker configs are static; set them with -X at start")
 	retention := func() string { return topicConfig(t, ctx, adm, "t", "retention.ms") }
 	before := retention()
 
@@ -838,10 +1180,14 @@ func TestAdminChangeRefusals(t *testing.T) {
 		rr.Configs = append(rr.Configs, c)
 		alter.Resources = append(alter.Resources, rr)
 	}
+	// The messages are Kafka's words (ConfigurationControlManager,
+	// ConfigDef).
+	// A broker takes a name it does not define (retention.ms is a topic
+	// config), as Kafka does.
 	check(alter,
-		static,
-		answer{kerr.UnknownTopicOrPartition.Code, `unknown topic: "missing"`},
-		answer{kerr.InvalidConfig.Code, `invalid config: invalid config value: retention.ms="soon": "soon" is not a 64-bit integer`},
+		answer{},
+		answer{kerr.UnknownTopicOrPartition.Code, "The topic 'missing' does not exist."},
+		answer{kerr.InvalidConfig.Code, "Invalid value soon for configuration retention.ms: Not a number of type LONG"},
 		answer{})
 
 	incremental := kmsg.NewPtrIncrementalAlterConfigsRequest()
@@ -856,6 +1202,9 @@ func TestAdminChangeRefusals(t *testing.T) {
 		{kmsg.ConfigResourceTypeTopic, "missing", []kmsg.IncrementalAlterConfigOp{set}},
 		{kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigOp{set, del}},
 		{kmsg.ConfigResourceTypeTopic, "u", []kmsg.IncrementalAlterConfigOp{set}},
+		// Deleting a broker config that is not set is a no-op
+		// (kafka-reassign-partitions --verify clears its throttles so).
+		{kmsg.ConfigResourceTypeBroker, "", []kmsg.IncrementalAlterConfigOp{del}},
 	} {
 		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
 		rr.ResourceType, rr.ResourceName = r.typ, r.name
@@ -867,9 +1216,10 @@ func TestAdminChangeRefusals(t *testing.T) {
 		incremental.Resources = append(incremental.Resources, rr)
 	}
 	check(incremental,
-		static,
-		refused(kerr.UnknownTopicOrPartition, ""),
+		answer{},
+		answer{kerr.UnknownTopicOrPartition.Code, "The topic 'missing' does not exist."},
 		refused(kerr.InvalidRequest, "config retention.ms appears more than once"),
+		answer{},
 		answer{})
 	if after := retention(); after != before {
 		t.Errorf("retention.ms %q after validate-only alters, was %q", after, before)
@@ -892,9 +1242,9 @@ func TestAdminChangeRefusals(t *testing.T) {
 		partitions.Topics = append(partitions.Topics, rt)
 	}
 	check(partitions,
-		answer{kerr.InvalidRequest.Code, "duplicate topic name"}, // once, as Kafka answers it
-		refused(kerr.InvalidReplicaAssignment, ""),
-		answer{kerr.UnknownTopicOrPartition.Code, `unknown topic: "missing"`},
+		answer{kerr.InvalidRequest.Code, "Duplicate topic name."}, // once, as Kafka answers it
+		answer{kerr.InvalidReplicaAssignment.Code, "klog places new partitions itself; it takes no manual assignment."},
+		answer{kerr.UnknownTopicOrPartition.Code, ""}, // Kafka sends no message
 		answer{})
 	td, err := adm.ListTopics(ctx, "t")
 	if err != nil {
@@ -963,12 +1313,42 @@ func TestRestartKeepsData(t *testing.T) {
 	}
 }
 
+// TestHighWatermarkCheckpoint: the node writes every replica's high
+// watermark to replication-offset-checkpoint in its data directory, in
+// Kafka's format, every replica.high.watermark.checkpoint.interval.ms
+// while it runs and at shutdown.
+func TestHighWatermarkCheckpoint(t *testing.T) {
+	ctx := testkit.Context(t)
+	dir := t.TempDir()
+	n := brokertest.Start(t, brokertest.DataDir(dir), brokertest.Config("replica.high.watermark.checkpoint.interval.ms", "50"))
+	cl := n.Client(kgo.DefaultProduceTopic("hw"), kgo.AllowAutoTopicCreation())
+	for i := range 7 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	file := filepath.Join(dir, log.ReplicationOffsetCheckpoint)
+	testkit.WaitFor(t, "the running node's checkpoint", func() (bool, string) {
+		b, _ := os.ReadFile(file)
+		return strings.Contains(string(b), "\nhw 0 7\n"), fmt.Sprintf("%q", b)
+	})
+	n.Restart()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "0\n") || !strings.Contains(string(b), "\nhw 0 7\n") {
+		t.Fatalf("replication-offset-checkpoint after a restart: %q", b)
+	}
+}
+
 // TestRetentionThroughTheBroker: small segments roll by size, and
 // retention.bytes deletes whole old segments, advancing the log start offset
 // that clients see; what remains reads back in order.
 func TestRetentionThroughTheBroker(t *testing.T) {
 	ctx := testkit.Context(t)
-	n := brokertest.Start(t)
+	n := brokertest.Start(t, brokertest.Config("log.retention.check.interval.ms", "100"))
 	cl := n.Client(kgo.DefaultProduceTopic("short"))
 	adm := kadm.NewClient(cl)
 	segment, retention := "400", "800"
@@ -1013,5 +1393,42 @@ func TestRetentionThroughTheBroker(t *testing.T) {
 			}
 			want++
 		})
+	}
+}
+
+// TestRestartOpensLogsWithTopicConfigs: at a restart the logs are opened,
+// and recovered, with their topics' configs, not the broker defaults: a
+// segment whose offset index is damaged is rebuilt as the node wrote it,
+// with the topic's index.interval.bytes of 1, where the default of 4096
+// would leave these small batches unindexed.
+func TestRestartOpensLogsWithTopicConfigs(t *testing.T) {
+	ctx := testkit.Context(t)
+	dir := t.TempDir()
+	n := brokertest.Start(t, brokertest.DataDir(dir))
+	cl := nameClient(n)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, map[string]*string{"index.interval.bytes": kmsg.StringPtr("1")}, "indexed"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if got := produceRaw(ctx, t, cl, "indexed", 0, rawBatch(fmt.Sprint("batch ", i))); got.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(got.ErrorCode))
+		}
+	}
+	n.Close()
+	index := filepath.Join(dir, "indexed-0", "00000000000000000000.index")
+	want, err := os.ReadFile(index)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("the offset index written at close: %d bytes, %v", len(want), err)
+	}
+	if err := os.WriteFile(index, []byte{1, 2, 3}, 0o644); err != nil { // not a whole entry
+		t.Fatal(err)
+	}
+	n.Restart()
+	got, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the offset index rebuilt at the restart has %d bytes, want the %d written before (index.interval.bytes=1)", len(got), len(want))
 	}
 }

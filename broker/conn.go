@@ -265,6 +265,7 @@ func (n *Node) serveConn(nc net.Conn) {
 	}
 	defer func() { pool.ReleaseFrame(int64(heldFrame), int64(held)) }()
 	var frameBuf []byte
+	var untrack func() // set once the connection is known as another node's
 	for {
 		// A client that does not take its responses is not read.
 		if err := q.waitRoom(n.ctx, &n.pausedConns); err != nil {
@@ -297,6 +298,15 @@ func (n *Node) serveConn(nc net.Conn) {
 		}
 		if hdr.ClientID != nil {
 			cc.clientID = *hdr.ClientID
+		}
+		if untrack == nil && wire.IsPeerClientID(cc.clientID) {
+			// Another node's connection: cut by Isolate, refused
+			// while the node is isolated.
+			if untrack, err = n.cut.Track(nc); err != nil {
+				cc.logger.Debug("closing inter-broker connection", "client_id", cc.clientID, "err", err)
+				return
+			}
+			defer untrack()
 		}
 		resp, err := n.dispatch(n.ctx, cc, hdr, body)
 		pool.ReleaseFrame(int64(heldFrame), int64(held))

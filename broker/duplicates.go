@@ -16,8 +16,10 @@ package broker
 //     (KafkaApis.handleTopicMetadataRequest: topics.toSet). Metadata,
 //     DescribeConfigs, FindCoordinator, OffsetFetch, DescribeGroups,
 //     DeleteGroups, OffsetDelete, DescribeProducers, DescribeTransactions,
-//     ConsumerGroupDescribe. Kafka answers every repetition of these; klog
-//     does not, so that the answer is bounded by what exists.
+//     ConsumerGroupDescribe, OffsetForLeaderEpoch. Kafka answers every
+//     repetition of these; klog does not, so that the answer is bounded by
+//     what exists. DescribeTopicPartitions and DescribeLogDirs take sets in
+//     Kafka too.
 //
 // What is left is the answer for distinct items that do not exist (topics,
 // partitions, groups, ids no one has used): Kafka answers each, and so does
@@ -32,10 +34,10 @@ package broker
 // order of memory (kmsg builds a Go value per item), so klog keeps Kafka's
 // answers rather than cap the item count, which Kafka does not.
 //
-// Produce, OffsetCommit, TxnOffsetCommit, AddPartitionsToTxn and
-// LeaveGroup answer every item, repeated or not: their answer for an item is
-// no larger than a few times the item itself, and the work for it is the
-// work its bytes ask for.
+// Produce, OffsetCommit, TxnOffsetCommit, AddPartitionsToTxn, LeaveGroup
+// and ElectLeaders answer every item, repeated or not: their answer for an
+// item is no larger than a few times the item itself, and the work for it
+// is the work its bytes ask for.
 
 // occurrence is how an item's key appears in one request, as seen in
 // request order.

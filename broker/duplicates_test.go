@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -388,23 +389,69 @@ func (f *dupFixture) dupCases(t *testing.T, ctx context.Context) []dupCase {
 			}
 			return answered
 		}),
-		{
-			name:   "DescribeProducers",
-			served: true,
-			build: func(n int) kmsg.Request {
-				req := kmsg.NewPtrDescribeProducersRequest()
-				rt := kmsg.NewDescribeProducersRequestTopic()
-				rt.Topic, rt.Partitions = "t", slices.Repeat([]int32{1}, n)
-				req.Topics = []kmsg.DescribeProducersRequestTopic{rt, rt}
-				return req
-			},
-			check: func(t *testing.T, resp kmsg.Response) {
-				ts := resp.(*kmsg.DescribeProducersResponse).Topics
-				if len(ts) != 1 || len(ts[0].Partitions) != 1 || ts[0].Partitions[0].ErrorCode != 0 {
-					t.Errorf("%d topics (first %+v), want t/1 once", len(ts), first(ts))
+		partitionsCase("DescribeProducers", func(partitions []int32) kmsg.Request {
+			req := kmsg.NewPtrDescribeProducersRequest()
+			rt := kmsg.NewDescribeProducersRequestTopic()
+			rt.Topic, rt.Partitions = "t", partitions
+			req.Topics = []kmsg.DescribeProducersRequestTopic{rt, rt}
+			return req
+		}, func(resp kmsg.Response) (answered []string) {
+			for _, st := range resp.(*kmsg.DescribeProducersResponse).Topics {
+				for _, sp := range st.Partitions {
+					answered = append(answered, fmt.Sprintf("%s/%d:%d", st.Topic, sp.Partition, sp.ErrorCode))
 				}
-			},
-		},
+			}
+			return answered
+		}),
+		partitionsCase("OffsetForLeaderEpoch", func(partitions []int32) kmsg.Request {
+			req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+			rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			rt.Topic = "t"
+			for _, index := range partitions {
+				rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+				rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = index, -1, 0
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt, rt}
+			return req
+		}, func(resp kmsg.Response) (answered []string) {
+			for _, st := range resp.(*kmsg.OffsetForLeaderEpochResponse).Topics {
+				for _, sp := range st.Partitions {
+					answered = append(answered, fmt.Sprintf("%s/%d:%d", st.Topic, sp.Partition, sp.ErrorCode))
+				}
+			}
+			return answered
+		}),
+		namesCase("DescribeTopicPartitions", "t", func(names []string) kmsg.Request {
+			req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+			req.ResponsePartitionLimit = 100
+			for _, name := range names {
+				req.Topics = append(req.Topics, kmsg.DescribeTopicPartitionsRequestTopic{Topic: name})
+			}
+			return req
+		}, func(resp kmsg.Response) []string {
+			var names []string
+			for _, st := range resp.(*kmsg.DescribeTopicPartitionsResponse).Topics {
+				names = append(names, deref(st.Topic))
+			}
+			return names
+		}),
+		partitionsCase("DescribeLogDirs", func(partitions []int32) kmsg.Request {
+			req := kmsg.NewPtrDescribeLogDirsRequest()
+			rt := kmsg.NewDescribeLogDirsRequestTopic()
+			rt.Topic, rt.Partitions = "t", partitions
+			req.Topics = []kmsg.DescribeLogDirsRequestTopic{rt, rt}
+			return req
+		}, func(resp kmsg.Response) (answered []string) {
+			for _, d := range resp.(*kmsg.DescribeLogDirsResponse).Dirs {
+				for _, st := range d.Topics {
+					for _, sp := range st.Partitions {
+						answered = append(answered, fmt.Sprintf("%s/%d:%d", st.Topic, sp.Partition, d.ErrorCode))
+					}
+				}
+			}
+			return answered
+		}),
 		namesCase("DescribeTransactions", "x", func(names []string) kmsg.Request {
 			req := kmsg.NewPtrDescribeTransactionsRequest()
 			req.TransactionalIDs = names
@@ -460,6 +507,22 @@ func namesCase(name, item string, build func(names []string) kmsg.Request, answe
 		check: func(t *testing.T, resp kmsg.Response) {
 			if got := answered(resp); len(got) != 1 || got[0] != item {
 				t.Errorf("%d answers (first %v), want %s once", len(got), first(got), item)
+			}
+		},
+	}
+}
+
+// partitionsCase is a read naming partition 1 of topic t n times, under
+// two entries for t: answered lists its answers as "topic/partition:code",
+// which must be t/1 once, without error.
+func partitionsCase(name string, build func(partitions []int32) kmsg.Request, answered func(kmsg.Response) []string) dupCase {
+	return dupCase{
+		name:   name,
+		served: true,
+		build:  func(n int) kmsg.Request { return build(slices.Repeat([]int32{1}, n)) },
+		check: func(t *testing.T, resp kmsg.Response) {
+			if got := answered(resp); len(got) != 1 || got[0] != "t/1:0" {
+				t.Errorf("%d answers (first %v), want t/1:0 once", len(got), first(got))
 			}
 		},
 	}

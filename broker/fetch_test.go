@@ -128,3 +128,57 @@ func TestParkedFetchEndsWithItsConnection(t *testing.T) {
 		}
 	}
 }
+
+// A fetch naming a replica id is a follower's; from a broker that is no
+// follower of the partition (this node itself, or a broker not among its
+// replicas) it is refused NOT_LEADER_OR_FOLLOWER, as Kafka refuses an
+// unknown replica, at v12 (ReplicaID) and v15 (ReplicaState). A consumer's
+// (-1) is served.
+func TestFetchFromNoFollowerRefused(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := nameClient(n)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "followers"); err != nil {
+		t.Fatal(err)
+	}
+	produceRaw(ctx, t, cl, "followers", 0, rawBatch("a"))
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, "followers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := dialRaw(t, n.Addr()) // as sent: no client rewrites the version
+	for _, tc := range []struct {
+		version int16
+		replica int32
+		want    *kerr.Error
+	}{
+		{12, -1, nil},
+		{12, 0, kerr.NotLeaderForPartition},
+		{12, 7, kerr.NotLeaderForPartition},
+		{15, 0, kerr.NotLeaderForPartition},
+		{15, 7, kerr.NotLeaderForPartition},
+	} {
+		req := fetchRequest("followers", 1, 1<<20, 1<<20)
+		req.SetVersion(tc.version)
+		if tc.version >= 13 {
+			req.Topics[0].TopicID = topics["followers"].ID
+		}
+		if tc.version >= 15 {
+			req.ReplicaState.ID, req.ReplicaState.Epoch = tc.replica, 1
+		} else {
+			req.ReplicaID = tc.replica
+		}
+		resp := rawDo[*kmsg.FetchResponse](t, r, req)
+		p := resp.Topics[0].Partitions[0]
+		want := int16(0)
+		if tc.want != nil {
+			want = tc.want.Code
+		}
+		if p.ErrorCode != want {
+			t.Errorf("v%d replica %d: %v, want %v", tc.version, tc.replica, kerr.ErrorForCode(p.ErrorCode), tc.want)
+		}
+		if tc.want != nil && (len(p.RecordBatches) != 0 || p.HighWatermark != -1) {
+			t.Errorf("v%d replica %d: refused, yet %d bytes and high watermark %d", tc.version, tc.replica, len(p.RecordBatches), p.HighWatermark)
+		}
+	}
+}

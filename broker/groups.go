@@ -46,6 +46,7 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 		MaxSize:                       int(s.Group.MaxSize),
 		OffsetsRetention:              s.Group.OffsetsRetention,
 		OffsetsRetentionCheckInterval: s.Group.OffsetsRetentionCheckInterval,
+		WriteTimeout:                  s.Group.OffsetsCommitTimeout,
 		ConsumerSessionTimeout:        s.Group.ConsumerSessionTimeout,
 		ConsumerHeartbeatInterval:     s.Group.ConsumerHeartbeatInterval,
 		ConsumerAssignors:             slices.Clone(s.Group.ConsumerAssignors),
@@ -67,19 +68,20 @@ func (n *Node) groupTopics() map[string]group.TopicInfo {
 type groupStore struct{ internalStore }
 
 // Append writes records as one uncompressed batch and returns once it is
-// committed (with one replica, once appended).
-func (s groupStore) Append(_ context.Context, p int32, records []group.Record) error {
-	return s.append(p, groupRecords(records), -1, -1)
+// committed: once the high watermark has passed it.
+func (s groupStore) Append(ctx context.Context, p int32, records []group.Record) error {
+	return s.append(ctx, p, groupRecords(records), -1, -1)
 }
 
 // AppendTransactional writes offsets committed inside a producer's
 // transaction as a transactional batch of that producer.
-func (s groupStore) AppendTransactional(_ context.Context, p int32, producerID int64, producerEpoch int16, records []group.Record) error {
-	return s.append(p, groupRecords(records), producerID, producerEpoch)
+func (s groupStore) AppendTransactional(ctx context.Context, p int32, producerID int64, producerEpoch int16, records []group.Record) error {
+	return s.append(ctx, p, groupRecords(records), producerID, producerEpoch)
 }
 
-// Replay reads partition p from its log start to its high watermark,
-// transactional records and markers included.
+// Replay reads partition p from its log start to its log end,
+// transactional records and markers included, and returns once they are
+// committed.
 func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) error) error {
 	return s.replay(ctx, p, func(r internalRecord) error {
 		return fn(group.Record{Key: r.key, Value: r.value, ProducerID: r.producerID,

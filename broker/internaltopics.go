@@ -35,10 +35,13 @@ type internalTopic struct {
 	// notLeader is the coordinator's sentinel for a partition this node no
 	// longer leads, which the coordinator answers as NOT_COORDINATOR.
 	notLeader error
-	// reloadOnNewEpoch unloads and reloads a partition whose leader epoch
-	// changed while this node kept leading it; the transaction
-	// coordinator's markers carry the epoch it loaded at.
-	reloadOnNewEpoch bool
+	// acksAll makes the coordinator's writes acks=all appends: refused
+	// below the topic's min.insync.replicas before the append and after
+	// it, as Kafka's TransactionStateManager appends with
+	// EnforcedRequiredAcks (-1). Without it a write is Kafka's group
+	// coordinator's acks=1 append. Either way a write is answered only
+	// once the high watermark passes it.
+	acksAll bool
 	// load hands a partition, at its leader epoch, to the coordinator;
 	// unload takes it back.
 	load   func(ctx context.Context, partition, leaderEpoch int32) error
@@ -71,17 +74,22 @@ func (it *internalTopic) partitionFor(img *metadata.Image, s *config.Settings, k
 
 // ensureInternalTopic creates an internal topic on first use, as Kafka does
 // when a client first looks for its coordinator: compacted, with the
-// configured partitions and a replication factor capped by the registered
-// brokers.
+// configured partitions and replication factor (internalReplicationFactor).
+// While fewer brokers are active than that factor it creates nothing and
+// returns errInternalTopicReplicas, which FindCoordinator answers
+// COORDINATOR_NOT_AVAILABLE, as Kafka does ("internal topic creation will
+// fail until the cluster size meets this replication factor requirement"):
+// clients retry until the other nodes have registered, and the topic is
+// never created under-replicated for good.
 func (n *Node) ensureInternalTopic(ctx context.Context, it *internalTopic) error {
 	img := n.ctrl.Image()
 	if _, ok := img.Topic(it.name); ok {
 		return nil
 	}
 	s := it.settings(n.settings())
-	rf := s.ReplicationFactor
-	if live := len(img.Brokers); int(rf) > live {
-		rf = int16(live)
+	rf := internalReplicationFactor(s.ReplicationFactor, img, len(n.settings().QuorumVoters))
+	if active := activeBrokers(img); active < int(rf) {
+		return fmt.Errorf("create %s: %w: replication factor %d, %d broker(s) active", it.name, errInternalTopicReplicas, rf, active)
 	}
 	configs := map[string]string{
 		"cleanup.policy":   "compact",
@@ -104,6 +112,32 @@ func (n *Node) ensureInternalTopic(ctx context.Context, it *internalTopic) error
 	}
 	n.reconcile()
 	return nil
+}
+
+// internalReplicationFactor is the replication factor an internal topic is
+// created with: the configured one (Kafka's default is 3) capped at the
+// cluster's size. The size is the larger of the voters (every voter is a
+// broker too) and the brokers ever registered, fenced ones included, so a
+// single node, one voter, creates the topic with one replica, while a node
+// of klog up -n 3 that has registered before its peers waits for them
+// rather than create the topic with fewer replicas than the cluster has;
+// a broker-only node beyond the voters counts once it has registered.
+// voters is len(controller.quorum.voters), 0 for a single node.
+func internalReplicationFactor(configured int16, img *metadata.Image, voters int) int16 {
+	size := max(len(img.Brokers), voters, 1)
+	return int16(min(int(configured), size))
+}
+
+// activeBrokers counts the brokers replicas can be placed on: registered,
+// not fenced, not shutting down.
+func activeBrokers(img *metadata.Image) int {
+	active := 0
+	for _, b := range img.Brokers {
+		if b.Active() {
+			active++
+		}
+	}
+	return active
 }
 
 // reconcileInternalTopic loads into the coordinator every partition of an
@@ -129,8 +163,13 @@ func (n *Node) reconcileInternalTopic(img *metadata.Image, it *internalTopic) {
 	// everything of the old topic.
 	recreated := id != it.loadedID
 	it.loadedID = id
+	// A leader epoch moves only with the leader: a partition this node
+	// leads again at a newer epoch than it loaded was led elsewhere in an
+	// image this node did not see (Kafka's coordinators see every
+	// resignation), so what it loaded may be stale: it is loaded afresh.
+	// The transaction coordinator's markers also carry the epoch loaded.
 	for p, epoch := range it.loaded {
-		if e, ok := lead[p]; recreated || !ok || (it.reloadOnNewEpoch && e != epoch) {
+		if e, ok := lead[p]; recreated || !ok || e != epoch {
 			delete(it.loaded, p)
 			it.unload(p)
 		}
@@ -159,14 +198,16 @@ type internalStore struct {
 }
 
 // append writes records as one uncompressed batch (transactional for
-// producerID >= 0) and returns once it is committed (with one replica,
-// once appended).
-func (s internalStore) append(p int32, records []internalRecord, producerID int64, producerEpoch int16) error {
-	return notLeaderAs(s.n.appendInternal(s.topic.name, p, records, producerID, producerEpoch), s.topic.notLeader)
+// producerID >= 0) and returns once it is committed: once the partition's
+// high watermark has passed it (with one replica, once appended), bounded
+// by ctx.
+func (s internalStore) append(ctx context.Context, p int32, records []internalRecord, producerID int64, producerEpoch int16) error {
+	return notLeaderAs(s.n.appendInternal(ctx, s.topic, p, records, producerID, producerEpoch), s.topic.notLeader)
 }
 
 // replay calls fn for every record of partition p from its log start to
-// its high watermark, transactional records and markers included.
+// its log end, transactional records and markers included, and returns
+// once the high watermark has reached that end.
 func (s internalStore) replay(ctx context.Context, p int32, fn func(internalRecord) error) error {
 	return notLeaderAs(s.n.replayInternal(ctx, s.topic.name, p, fn), s.topic.notLeader)
 }
@@ -202,9 +243,12 @@ func (n *Node) internalPartition(topic string, p int32) (*partition.Partition, e
 // appendInternal writes records to an internal topic as one uncompressed
 // batch; with producerID >= 0 the batch is transactional for that producer
 // (no sequence numbers: only its epoch is checked, as for any coordinator
-// write).
-func (n *Node) appendInternal(topic string, p int32, records []internalRecord, producerID int64, producerEpoch int16) error {
-	part, err := n.internalPartition(topic, p)
+// write). It returns once the high watermark has passed the batch: a
+// coordinator acts on a write, and answers its client, only once the
+// write would survive the leader's loss, as Kafka's CoordinatorRuntime
+// completes a write when the high watermark reaches it.
+func (n *Node) appendInternal(ctx context.Context, it *internalTopic, p int32, records []internalRecord, producerID int64, producerEpoch int16) error {
+	part, err := n.internalPartition(it.name, p)
 	if err != nil {
 		return err
 	}
@@ -212,36 +256,103 @@ func (n *Node) appendInternal(topic string, p int32, records []internalRecord, p
 	if err != nil {
 		return err
 	}
-	_, err = part.Append(batch)
-	return err
+	var opts partition.AppendOptions
+	if it.acksAll {
+		opts.MinInSyncReplicas = int64(n.internalMinISR(it.name, part))
+	}
+	res, err := part.AppendWith(batch, opts)
+	if err != nil {
+		return err
+	}
+	if err := waitCommitted(ctx, part, res.LastOffset+1); err != nil {
+		return fmt.Errorf("%s-%d at %d: %w", it.name, p, res.LastOffset, err)
+	}
+	if isr := len(part.LeaderState().ISR); int64(isr) < opts.MinInSyncReplicas {
+		// Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+		return fmt.Errorf("%s-%d: ISR of %d after the append: %w", it.name, p, isr, partition.ErrNotEnoughReplicas)
+	}
+	return nil
+}
+
+// internalMinISR is the min.insync.replicas an acks=all write to an
+// internal topic partition needs, counting no more than the partition's
+// replicas (Kafka 4's Partition.effectiveMinIsr).
+func (n *Node) internalMinISR(topic string, part *partition.Partition) int {
+	t, ok := n.ctrl.Image().Topic(topic)
+	if !ok {
+		return 0
+	}
+	return min(int(n.topicConfig(t).MinInsyncReplicas), len(part.LeaderState().Replicas))
+}
+
+// waitCommitted waits until the high watermark of part, which this node
+// leads, reaches offset: ErrNotLeader once it no longer leads, ErrClosed
+// once it is closed, ctx's error once ctx ends.
+func waitCommitted(ctx context.Context, part *partition.Partition, offset int64) error {
+	wake := make(chan struct{}, 1)
+	for {
+		if !part.IsLeader() {
+			return partition.ErrNotLeader
+		}
+		if part.HighWatermark() >= offset {
+			return nil
+		}
+		// Wait refuses to register once the watermark has moved past
+		// offset-1 (the check above raced an advance) or the partition
+		// closed.
+		if !part.Wait(wake, offset-1, partition.ReadUncommitted) {
+			if part.HighWatermark() >= offset {
+				return nil
+			}
+			return partition.ErrClosed
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			part.Unwait(wake)
+			return ctx.Err()
+		}
+	}
 }
 
 // replayInternal calls fn for every record of an internal topic partition
-// from its log start to its high watermark.
+// from its log start to its log end, then waits until the high watermark
+// reaches that end. A new leader's high watermark trails the records it
+// holds: Kafka's coordinators load to the log end (FetchIsolation.LOG_END
+// in CoordinatorLoaderImpl and TransactionStateManager), and a record the
+// old leader answered for is among them. The coordinator serves nothing
+// of the partition until its load returns, so it answers only from state
+// that is committed.
 func (n *Node) replayInternal(ctx context.Context, topic string, p int32, fn func(internalRecord) error) error {
 	part, err := n.internalPartition(topic, p)
 	if err != nil {
 		return err
 	}
 	offset := part.LogStartOffset()
-	end := part.HighWatermark()
+	end := part.LogEndOffset()
 	var buf []byte
 	for offset < end {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		buf, err = part.Read(buf[:0], offset, 1<<20, partition.ReadUncommitted, true)
+		if !part.IsLeader() {
+			return fmt.Errorf("replay %s-%d: %w", topic, p, partition.ErrNotLeader)
+		}
+		buf, err = part.Read(buf[:0], offset, 1<<20, partition.ReadReplica, true)
 		if err != nil {
 			return fmt.Errorf("replay %s-%d at %d: %w", topic, p, offset, err)
 		}
 		if len(buf) == 0 {
-			return nil
+			break
 		}
 		next, err := replayBatches(buf, offset, fn)
 		if err != nil {
 			return fmt.Errorf("replay %s-%d: %w", topic, p, err)
 		}
 		offset = next
+	}
+	if err := waitCommitted(ctx, part, end); err != nil {
+		return fmt.Errorf("replay %s-%d: wait for the high watermark to reach %d: %w", topic, p, end, err)
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func TestClientCreatedInternalTopicsServe(t *testing.T) {
 		}
 	}
 	created, err := adm.CreateTopic(ctx, 1, -1, nil, "__cluster_metadata")
-	if !errors.Is(err, kerr.InvalidRequest) || !strings.Contains(created.ErrMessage, "creation of internal topic __cluster_metadata is prohibited") {
+	if !errors.Is(err, kerr.InvalidRequest) || created.ErrMessage != "Creation of internal topic __cluster_metadata is prohibited." {
 		t.Errorf("create __cluster_metadata: %v %q", err, created.ErrMessage)
 	}
 

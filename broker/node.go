@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"strconv"
 	"sync"
@@ -29,6 +30,7 @@ import (
 	"github.com/klogdev/klog/broker/group"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/broker/replica"
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/broker/wire"
 	"github.com/klogdev/klog/internal/ratelog"
@@ -46,6 +48,10 @@ type Config struct {
 	// Memory keeps everything in memory: nothing is written to disk and
 	// nothing is left behind.
 	Memory bool
+	// MemoryState, with Memory, is where the node keeps its files and Raft
+	// state, so that a node started again on it finds them; nil is a
+	// fresh state that goes when the node closes.
+	MemoryState *MemoryState
 	// Listen is the Kafka listener address, e.g. 127.0.0.1:9092. Port 0
 	// picks a free port.
 	Listen string
@@ -67,17 +73,32 @@ type Node struct {
 	// mem is the node's file system when it keeps its data in memory; the
 	// package's tests inject faults into it.
 	mem *vfs.MemFS
-	// broker holds the broker configs by name and typed (Settings). A
-	// dynamic change would parse a new one and swap it; request paths
-	// read it once per use through settings.
+	// dataDir holds the partition logs: the directory given, or the root
+	// of mem.
+	dataDir string
+	// static is the node's static broker configs (-X at start); broker
+	// holds them with the metadata's dynamic broker configs over them, by
+	// name and typed (Settings). reconcile swaps broker whole when the
+	// dynamic configs change (applyBrokerConfigs); request paths read it
+	// once per use through settings.
+	static *config.Broker
 	broker atomic.Pointer[config.Broker]
 	// topics holds every topic's typed configs, resolved again by
 	// reconcile on each metadata change; see topicConfig.
 	topics atomic.Pointer[topicConfigs]
 	ctrl   *controller.Controller
 	logs   *log.Manager
-	ln     net.Listener
-	self   metadata.Broker
+	// replicas fetches the partitions this node follows from their
+	// leaders; it runs nothing while this node leads all it hosts.
+	replicas *replica.Manager
+	// isr takes the ISR changes maintainISR proposes (replaced only by
+	// tests, under isrMu); isrExpand queues those of followers' fetches
+	// for it.
+	isrMu     sync.Mutex
+	isr       isrProposer
+	isrExpand chan isrProposal
+	ln        net.Listener
+	self      metadata.Broker
 
 	maxRequestBytes int32
 	// requestPool holds the bytes of requests being read or handled
@@ -108,6 +129,12 @@ type Node struct {
 		connsPerIP map[string]int
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
+	// hwMu serialises high watermark checkpoints; written is the last
+	// one written.
+	hwMu struct {
+		sync.Mutex
+		written map[log.TopicPartition]int64
+	}
 
 	// offsets and txnState describe the coordinators' internal topics,
 	// __consumer_offsets and __transaction_state.
@@ -116,6 +143,12 @@ type Node struct {
 	groups      *group.Coordinator
 	txns        *txn.Coordinator
 	producerIDs producerIDs
+	// peers sends the coordinators' inter-broker requests to other nodes.
+	peers *peers
+	// cut is the fault switch of Isolate: it tracks the node's
+	// connections to other nodes' listeners (peers, fetchers) and the
+	// other nodes' connections to its own.
+	cut *wire.Switch
 }
 
 type partitionKey struct {
@@ -143,7 +176,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, logger: logger, done: make(chan struct{})}
+	// node.id, when given, is the node's ID; Config.NodeID is for Go
+	// callers and must then agree or be 0.
+	if id := brokerCfg.Settings().NodeID; id >= 0 {
+		if cfg.NodeID != 0 && cfg.NodeID != id {
+			return nil, fmt.Errorf("%w: node.id=%d but the node was started as node %d", config.ErrInvalidValue, id, cfg.NodeID)
+		}
+		cfg.NodeID = id
+	}
+	n := &Node{cfg: cfg, logger: logger, done: make(chan struct{}), cut: &wire.Switch{}}
+	n.static = brokerCfg
 	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
 	n.mu.conns = make(map[net.Conn]struct{})
@@ -162,13 +204,18 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		ln.Close()
 		return nil, err
 	}
-	n.self = metadata.Broker{ID: cfg.NodeID, Host: host, Port: port}
+	n.self = metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: brokerCfg.Settings().Rack}
 
 	fs := vfs.OS()
 	dataDir := cfg.DataDir
 	ctrlDir := cfg.DataDir
+	var ctrlMem *controller.MemoryStores
 	if cfg.Memory {
-		n.mem = vfs.NewMem()
+		st := cfg.MemoryState
+		if st == nil {
+			st = NewMemoryState()
+		}
+		n.mem, ctrlMem = st.fs, st.raft
 		fs = n.mem
 		dataDir = "/klog"
 		ctrlDir = ""
@@ -178,48 +225,72 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, errors.New("broker: a data directory is required unless Memory is set")
 	}
 
+	n.dataDir = dataDir
+	n.ctrl, err = controller.New(controller.Config{
+		NodeID:  cfg.NodeID,
+		DataDir: ctrlDir,
+		Memory:  ctrlMem,
+		Logger:  logger.With("component", "controller"),
+		Broker:  brokerCfg,
+		Self:    n.self,
+		Voters:  brokerCfg.Settings().QuorumVoters,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start controller: %w", err)
+	}
+	if err := n.ctrl.WaitReady(ctx); err != nil {
+		n.ctrl.Close()
+		ln.Close()
+		return nil, fmt.Errorf("wait for controller: %w", err)
+	}
+	// The logs open once the metadata image names the topics, so that
+	// each is opened, and recovered, with its topic's configs
+	// (index.interval.bytes, max.message.bytes, cleanup.policy, ...), as
+	// Kafka's KRaft broker loads its logs once it has the metadata.
 	n.logs, err = log.OpenManager(fs, dataDir, log.ManagerOptions{
 		Logger:       logger.With("component", "log"),
 		ConfigFor:    n.topicLogConfig,
 		MaxOpenFiles: int(brokerCfg.Settings().LogMaxOpenFiles),
 	})
 	if err != nil {
+		n.ctrl.Close()
 		ln.Close()
 		return nil, fmt.Errorf("open logs in %s: %w", dataDir, err)
 	}
-	n.ctrl, err = controller.New(controller.Config{
-		NodeID:  cfg.NodeID,
-		DataDir: ctrlDir,
-		Logger:  logger.With("component", "controller"),
-		Broker:  brokerCfg,
-		Self:    n.self,
-	})
-	if err != nil {
-		n.logs.Close()
-		ln.Close()
-		return nil, fmt.Errorf("start controller: %w", err)
-	}
-	if err := n.ctrl.WaitReady(ctx); err != nil {
-		n.ctrl.Close()
-		n.logs.Close()
-		ln.Close()
-		return nil, fmt.Errorf("wait for controller: %w", err)
-	}
 
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.peers = newPeers(cfg.NodeID, func(id int32) (string, bool) { return n.brokerAddr(id, true) }, n.cut)
+	rs := brokerCfg.Settings().Replica
+	n.replicas = replica.New(replica.Config{
+		NodeID:           cfg.NodeID,
+		Addr:             func(id int32) (string, bool) { return n.brokerAddr(id, false) },
+		Logger:           logger.With("component", "replica"),
+		FetchMaxBytes:    rs.FetchMaxBytes,
+		ResponseMaxBytes: rs.FetchResponseMaxBytes,
+		MaxWait:          rs.FetchWaitMax,
+		Backoff:          rs.FetchBackoff,
+		Timeout:          rs.SocketTimeout,
+		MaxFrame:         brokerCfg.Settings().SocketRequestMaxBytes,
+		Switch:           n.cut,
+	})
+	n.isr = controllerISR{n.ctrl, n.self.ID}
+	n.isrExpand = make(chan isrProposal, 64)
 	n.offsets = n.newOffsetsTopic()
 	n.txnState = n.newTxnStateTopic()
 	n.groups = n.newGroupCoordinator()
 	n.txns = n.newTxnCoordinator()
 	n.reconcile()
 
-	n.wg.Add(4)
+	n.wg.Add(6)
+	go n.maintainISR()
 	go n.acceptLoop()
 	go n.watchMetadata()
 	go n.maintainLogs()
+	go n.runCleaner()
 	go n.prefetchProducerIDs()
 	_, maxOpen := n.logs.OpenFiles()
-	logger.Info("node ready", "node", cfg.NodeID, "listen", ln.Addr().String(), "advertise", net.JoinHostPort(host, strconv.Itoa(int(port))), "max_open_log_files", maxOpen)
+	logger.Info("node ready", "node", cfg.NodeID, "listen", ln.Addr().String(), "advertise", n.Advertised(), "max_open_log_files", maxOpen)
 	return n, nil
 }
 
@@ -245,9 +316,7 @@ func advertised(adv string, addr net.Addr) (string, int32, error) {
 func (n *Node) Addr() net.Addr { return n.ln.Addr() }
 
 // Advertised is the host:port clients are told to use.
-func (n *Node) Advertised() string {
-	return net.JoinHostPort(n.self.Host, strconv.Itoa(int(n.self.Port)))
-}
+func (n *Node) Advertised() string { return n.self.Addr() }
 
 // QueuedRequestBytes returns the bytes of requests being read or handled,
 // taken from queued.max.request.bytes: what has arrived of each, not what
@@ -266,13 +335,53 @@ func (n *Node) PausedConnections() int64 { return n.pausedConns.Load() }
 // poll: less than MinBytes available, MaxWait not over).
 func (n *Node) ParkedFetches() int64 { return n.parkedFetches.Load() }
 
+// Isolate cuts the node off from the other nodes, both ways, until Heal:
+// the metadata quorum (Raft, forwarded proposals, broker heartbeats),
+// replication (its fetchers' connections to leaders, and other nodes'
+// fetches from it) and the coordinators' requests (transaction markers,
+// verifications), sent or received. Open connections are closed and new
+// ones refused; an inter-broker connection to its listener is known by
+// its client id (wire.IsPeerClientID) and closed at its first request.
+// Its clients stay connected and are served from what it has. A fault
+// switch inside the node's transports, for tests and `klog node
+// isolate`; on a single node it cuts nothing a client sees.
+func (n *Node) Isolate() {
+	cut := n.cut.Isolate()
+	n.ctrl.Isolate()
+	n.logger.Info("node isolated from the other nodes", "inter_broker_connections_cut", cut)
+}
+
+// Heal ends Isolate: the node talks to the other nodes again.
+func (n *Node) Heal() {
+	n.cut.Heal()
+	n.ctrl.Heal()
+	n.logger.Info("node healed")
+}
+
+// ControlledShutdown moves partition leadership and ISR membership off
+// this node through the controller and waits, bounded by ctx, until it
+// leads nothing: what SIGTERM does before Close, so a rolling restart
+// does not interrupt acks=all producers. It returns at once on a single
+// node.
+func (n *Node) ControlledShutdown(ctx context.Context) error { return n.ctrl.ControlledShutdown(ctx) }
+
 // Done is closed once the node has stopped.
 func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Close stops the node: it stops accepting, closes client connections, waits
 // for every goroutine it started, then flushes and closes the logs and the
 // controller. It is safe to call more than once.
-func (n *Node) Close() error {
+func (n *Node) Close() error { return n.close(nil) }
+
+// Halt stops the node as Close does, except that it calls halted after
+// every request, fetcher, coordinator and the controller have stopped and
+// before the logs are closed. It is for in-process tests of a killed or
+// crashed node: halted takes the state such a node leaves
+// (MemoryState.Killed or Crashed), since closing the logs cleanly writes
+// what a killed process never would.
+func (n *Node) Halt(halted func()) error { return n.close(halted) }
+
+func (n *Node) close(halted func()) error {
 	n.closeOnce.Do(func() {
 		n.cancel()
 		n.ln.Close()
@@ -282,10 +391,18 @@ func (n *Node) Close() error {
 		}
 		n.mu.Unlock()
 		n.wg.Wait()
+		n.replicas.Close()
 		n.txns.Close()
 		n.groups.Close()
-		errs := []error{n.logs.Close(), n.ctrl.Close()}
-		n.closeErr = errors.Join(errs...)
+		n.peers.close()
+		ctrlErr := n.ctrl.Close()
+		if halted != nil {
+			// A killed node writes no checkpoint: what follows goes to
+			// the state it leaves behind.
+			halted()
+		}
+		hwErr := n.checkpointHighWatermarks()
+		n.closeErr = errors.Join(hwErr, n.logs.Close(), ctrlErr)
 		close(n.done)
 	})
 	return n.closeErr
@@ -324,6 +441,7 @@ func (n *Node) reconcile() {
 	n.reconcileMu.Lock()
 	defer n.reconcileMu.Unlock()
 	img := n.ctrl.Image()
+	n.applyBrokerConfigs(img)
 
 	want := make(map[partitionKey]struct{})
 	resolved := make(topicConfigs, len(img.Topics))
@@ -340,7 +458,7 @@ func (n *Node) reconcile() {
 			want[key] = struct{}{}
 			if existing := n.partition(name, p.Index); existing != nil {
 				if existing.TopicID() == t.ID {
-					existing.SetLeaderState(leaderState(p))
+					n.setLeaderState(existing, img, p)
 					existing.SetConfig(cfg)
 					continue
 				}
@@ -353,14 +471,17 @@ func (n *Node) reconcile() {
 				n.logger.Error("create partition log", "topic", name, "partition", p.Index, "err", err)
 				continue
 			}
+			hw, _ := n.logs.CheckpointedHighWatermark(name, p.Index)
 			part := partition.New(name, p.Index, t.ID, l, partition.Options{
-				ReplicaID: n.cfg.NodeID,
-				Logger:    n.logger.With("topic", name, "partition", p.Index),
+				ReplicaID:           n.cfg.NodeID,
+				Logger:              n.logger.With("topic", name, "partition", p.Index),
+				ReplicaLagTimeMaxMs: n.settings().Replica.LagTimeMax.Milliseconds(),
+				HighWatermark:       hw,
 			})
-			part.SetLeaderState(leaderState(p))
 			n.mu.Lock()
 			n.mu.parts[key] = part
 			n.mu.Unlock()
+			n.setLeaderState(part, img, p)
 		}
 	}
 	n.topics.Store(&resolved)
@@ -379,14 +500,86 @@ func (n *Node) reconcile() {
 	n.reconcileInternalTopic(img, n.txnState)
 }
 
-// leaderState is a partition's leader state as the metadata image has it.
-func leaderState(p metadata.Partition) partition.LeaderState {
+// applyBrokerConfigs puts img's dynamic broker configs (the cluster-wide
+// defaults and this node's) over the static ones, when they changed.
+// reconcile then resolves every topic's configs again with them and gives
+// the logs their new settings: a topic without its own override picks up
+// a new log.retention.ms or log.segment.bytes at once.
+func (n *Node) applyBrokerConfigs(img *metadata.Image) {
+	if b := n.brokerConfig(img); b != n.broker.Load() {
+		n.broker.Store(b)
+	}
+}
+
+// brokerConfig is the node's broker configs with img's dynamic ones over
+// the static ones: those reconcile applied when they are img's, else
+// resolved now, so that an answer right after a change (DescribeConfigs
+// on the node that committed it) already shows it.
+func (n *Node) brokerConfig(img *metadata.Image) *config.Broker {
+	clusterDefault, own := img.BrokerConfigs[""], img.BrokerConfigs[strconv.Itoa(int(n.cfg.NodeID))]
+	cur := n.broker.Load()
+	if cur.DynamicEqual(clusterDefault, own) {
+		return cur
+	}
+	b, err := n.static.WithDynamic(clusterDefault, own)
+	if err != nil {
+		n.logger.Warn("dynamic broker configs", "err", err)
+	}
+	return b
+}
+
+// setLeaderState gives part its leader state from the image's p and its
+// role with it: as leader it is fetched by nobody here (its follower
+// states are kept or reset by SetLeaderState); as follower its leader's
+// fetcher fetches it, truncating first at a new leader or epoch; with no
+// leader it is fetched by nobody.
+func (n *Node) setLeaderState(part *partition.Partition, img *metadata.Image, p metadata.Partition) {
+	prev := part.LeaderState()
+	if p.Leader == n.cfg.NodeID || p.Leader < 0 {
+		// Fetching stops before the replica leads, as Kafka's
+		// makeLeader removes the fetcher first: no replicated append
+		// races the first append as leader.
+		n.replicas.Unfollow(part)
+		part.SetLeaderState(leaderState(img, p))
+	} else {
+		part.SetLeaderState(leaderState(img, p))
+		n.replicas.Follow(part, p.Leader)
+	}
+	if prev.Leader != p.Leader || prev.Epoch != p.LeaderEpoch {
+		n.logger.Debug("replica role", "topic", part.Topic(), "partition", part.Index(),
+			"leader", p.Leader, "leader_epoch", p.LeaderEpoch, "is_leader", p.Leader == n.cfg.NodeID)
+	}
+}
+
+// brokerAddr is broker id's host:port as the current metadata image has
+// it; false if the image has no such broker, or if unfenced is set and it
+// is fenced. The coordinators' peers ask for unfenced brokers only (a
+// fenced node is not sent markers or verifications); the fetchers for any
+// broker the image has: a follower fetches from the leader it names.
+func (n *Node) brokerAddr(id int32, unfenced bool) (string, bool) {
+	b, ok := n.ctrl.Image().Brokers[id]
+	if !ok || unfenced && b.Fenced {
+		return "", false
+	}
+	return b.Addr(), true
+}
+
+// leaderState is a partition's leader state as the metadata image img
+// has it.
+func leaderState(img *metadata.Image, p metadata.Partition) partition.LeaderState {
+	var ineligible []int32
+	for _, id := range p.Replicas {
+		if b, ok := img.Brokers[id]; !ok || !b.Active() {
+			ineligible = append(ineligible, id)
+		}
+	}
 	return partition.LeaderState{
 		Leader:         p.Leader,
 		Epoch:          p.LeaderEpoch,
 		PartitionEpoch: p.PartitionEpoch,
 		Replicas:       p.Replicas,
 		ISR:            p.ISR,
+		Ineligible:     ineligible,
 	}
 }
 
@@ -396,6 +589,7 @@ func (n *Node) dropPartition(key partitionKey) {
 	delete(n.mu.parts, key)
 	n.mu.Unlock()
 	if p != nil {
+		n.replicas.Unfollow(p)
 		p.Close()
 	}
 	if err := n.logs.Delete(key.topic, key.partition); err != nil {
@@ -403,11 +597,12 @@ func (n *Node) dropPartition(key partitionKey) {
 	}
 }
 
-// maintainLogs runs retention, time-based rolls and timed flushes, and
-// drops expired producer ids every producer.id.expiration.check.interval.ms
-// (Kafka's PeriodicProducerExpirationCheck): a pass visits every producer
-// of every partition under the partition's lock, too much work for every
-// tick.
+// maintainLogs runs time-based rolls and timed flushes every tick,
+// retention every log.retention.check.interval.ms (Kafka's
+// kafka-log-retention task), and drops expired producer ids every
+// producer.id.expiration.check.interval.ms (Kafka's
+// PeriodicProducerExpirationCheck): a pass visits every producer of every
+// partition under the partition's lock, too much work for every tick.
 func (n *Node) maintainLogs() {
 	defer n.wg.Done()
 	interval := n.settings().LogRetentionCheckInterval
@@ -420,18 +615,115 @@ func (n *Node) maintainLogs() {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	retention := time.NewTicker(interval)
+	defer retention.Stop()
 	expiry := time.NewTicker(n.settings().ProducerIDExpiryCheck)
 	defer expiry.Stop()
+	hws := time.NewTicker(n.settings().Replica.HighWatermarkCheckpointInterval)
+	defer hws.Stop()
 	for {
 		select {
 		case <-n.ctx.Done():
 			return
 		case now := <-t.C:
 			n.logs.Maintain(now)
+		case now := <-retention.C:
+			n.logs.ApplyRetention(now)
 		case now := <-expiry.C:
 			n.logs.ExpireProducers(now)
+		case <-hws.C:
+			if err := n.checkpointHighWatermarks(); err != nil && !errors.Is(err, log.ErrClosed) {
+				n.logger.Warn("high watermark checkpoint failed", "err", err)
+			}
 		}
 	}
+}
+
+// runCleaner is the log cleaner, Kafka's LogCleaner with one thread: it
+// cleans the dirtiest compacted log (store/log's Manager.CleanDirtiest),
+// at once again while one qualifies, and waits log.cleaner.backoff.ms when
+// none does. Nothing runs with log.cleaner.enable=false. A pass in
+// progress delays shutdown until it ends.
+func (n *Node) runCleaner() {
+	defer n.wg.Done()
+	s := n.settings().Cleaner
+	if !s.Enable {
+		return
+	}
+	backoff := max(s.Backoff, 10*time.Millisecond)
+	t := time.NewTimer(backoff)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		for n.ctx.Err() == nil {
+			tp, res, ok, err := n.logs.CleanDirtiest(time.Now(), s.DedupeBufferBytes, n.cleanerUpperBound)
+			if err != nil {
+				if !errors.Is(err, log.ErrClosed) {
+					n.logger.Warn("log cleaner failed", "partition", tp.Dir(), "err", err)
+				}
+				break
+			}
+			if !ok || !res.Cleaned {
+				break
+			}
+		}
+		t.Reset(backoff)
+	}
+}
+
+// CleanerState is the log cleaner's view of a local partition's log (its
+// dirty section bounded by the partition's last stable offset, the last
+// pass, the bytes and records removed); false when the node has no log of
+// it.
+func (n *Node) CleanerState(topic string, partition int32) (log.CleanerState, bool) {
+	l := n.logs.Get(topic, partition)
+	if l == nil {
+		return log.CleanerState{}, false
+	}
+	tp := log.TopicPartition{Topic: topic, Partition: partition}
+	return l.CleanerState(time.Now(), n.cleanerUpperBound(tp, l)), true
+}
+
+// cleanerUpperBound is the first offset of a partition the cleaner must
+// not clean: its last stable offset (the high watermark, or the first
+// offset of an open transaction below it). A log without an open
+// partition is not cleaned.
+func (n *Node) cleanerUpperBound(tp log.TopicPartition, l *log.Log) int64 {
+	n.mu.RLock()
+	p := n.mu.parts[partitionKey{tp.Topic, tp.Partition}]
+	n.mu.RUnlock()
+	if p == nil {
+		return l.StartOffset()
+	}
+	return p.LastStableOffset()
+}
+
+// checkpointHighWatermarks writes every local replica's high watermark to
+// replication-offset-checkpoint, every
+// replica.high.watermark.checkpoint.interval.ms and at Close, as Kafka's
+// ReplicaManager does; a replica opened at the next start takes its high
+// watermark from it. Nothing is written when no high watermark moved.
+func (n *Node) checkpointHighWatermarks() error {
+	n.mu.RLock()
+	hws := make(map[log.TopicPartition]int64, len(n.mu.parts))
+	for key, p := range n.mu.parts {
+		hws[log.TopicPartition{Topic: key.topic, Partition: key.partition}] = p.HighWatermark()
+	}
+	n.mu.RUnlock()
+	n.hwMu.Lock()
+	defer n.hwMu.Unlock()
+	if n.hwMu.written != nil && maps.Equal(hws, n.hwMu.written) {
+		return nil
+	}
+	if err := n.logs.CheckpointHighWatermarks(hws); err != nil {
+		return err
+	}
+	n.hwMu.written = hws
+	return nil
 }
 
 func contains(s []int32, v int32) bool {

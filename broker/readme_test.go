@@ -13,8 +13,10 @@ import (
 var update = flag.Bool("update", false, "rewrite generated sections of README.md")
 
 const (
-	compatBegin = "<!-- api-versions:begin -->"
-	compatEnd   = "<!-- api-versions:end -->"
+	compatBegin   = "<!-- api-versions:begin -->"
+	compatEnd     = "<!-- api-versions:end -->"
+	featuresBegin = "<!-- features:begin -->"
+	featuresEnd   = "<!-- features:end -->"
 )
 
 // compatTable renders the README's API table from the registration table.
@@ -27,8 +29,19 @@ func compatTable() string {
 	return b.String()
 }
 
-// TestREADMECompatibility keeps the README's compatibility table equal to
-// what the broker serves.
+// featuresTable renders the README's feature flags from the broker's
+// feature table.
+func featuresTable() string {
+	var b strings.Builder
+	b.WriteString("| feature | supported | finalized | what it turns on |\n| --- | --- | --- | --- |\n")
+	for _, f := range broker.Features() {
+		fmt.Fprintf(&b, "| `%s` | %d–%d | %d | %s |\n", f.Name, f.Min, f.Max, f.Finalized, f.Enables)
+	}
+	return b.String()
+}
+
+// TestREADMECompatibility keeps the README's API and feature tables equal
+// to what the broker serves.
 func TestREADMECompatibility(t *testing.T) {
 	const path = "../README.md"
 	raw, err := os.ReadFile(path)
@@ -36,22 +49,29 @@ func TestREADMECompatibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(raw)
-	i := strings.Index(readme, compatBegin)
-	j := strings.Index(readme, compatEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the %s ... %s markers", compatBegin, compatEnd)
+	stale := false
+	for _, section := range []struct{ begin, end, want string }{
+		{compatBegin, compatEnd, compatTable()},
+		{featuresBegin, featuresEnd, featuresTable()},
+	} {
+		i := strings.Index(readme, section.begin)
+		j := strings.Index(readme, section.end)
+		if i < 0 || j < i {
+			t.Fatalf("README.md lacks the %s ... %s markers", section.begin, section.end)
+		}
+		if got := readme[i+len(section.begin)+1 : j]; got != section.want {
+			t.Logf("%s section:\n got:\n%s\nwant:\n%s", section.begin, got, section.want)
+			readme = readme[:i+len(section.begin)] + "\n" + section.want + readme[j:]
+			stale = true
+		}
 	}
-	want := compatTable()
-	got := readme[i+len(compatBegin)+1 : j]
-	if got == want {
-		return
-	}
-	if *update {
-		readme = readme[:i+len(compatBegin)] + "\n" + want + readme[j:]
+	switch {
+	case !stale:
+	case *update:
 		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return
+	default:
+		t.Errorf("README.md's API or feature table is stale; run go test ./broker -run TestREADMECompatibility -update")
 	}
-	t.Errorf("README.md's API table is stale; run go test ./broker -run TestREADMECompatibility -update\n got:\n%s\nwant:\n%s", got, want)
 }

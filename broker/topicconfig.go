@@ -71,6 +71,10 @@ func (n *Node) logConfig(t config.Topic) log.Config {
 	cfg.TimestampAfterMaxMs = t.TimestampAfterMaxMs
 	cfg.ProducerIDExpirationMs = n.settings().ProducerIDExpiration.Milliseconds()
 	cfg.CleanupPolicy = cleanupPolicy(t.CleanupPolicy)
+	cfg.MinCleanableDirtyRatio = t.MinCleanableDirtyRatio
+	cfg.MinCompactionLagMs = t.MinCompactionLagMs
+	cfg.MaxCompactionLagMs = t.MaxCompactionLagMs
+	cfg.DeleteRetentionMs = t.DeleteRetentionMs
 	return cfg
 }
 

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/store/log"
@@ -21,15 +26,15 @@ const txnTopic = "__transaction_state"
 // markers carry, so a new epoch reloads them.
 func (n *Node) newTxnStateTopic() *internalTopic {
 	return &internalTopic{
-		name:             txnTopic,
-		coordinator:      "transaction",
-		settings:         func(s *config.Settings) config.InternalTopicSettings { return s.TransactionStateTopic },
-		compression:      "uncompressed",
-		notLeader:        txn.ErrNotLeader,
-		reloadOnNewEpoch: true,
-		load:             func(ctx context.Context, p, epoch int32) error { return n.txns.LoadPartitionEpoch(ctx, p, epoch) },
-		unload:           func(p int32) { n.txns.UnloadPartition(p) },
-		loaded:           make(map[int32]int32),
+		name:        txnTopic,
+		coordinator: "transaction",
+		settings:    func(s *config.Settings) config.InternalTopicSettings { return s.TransactionStateTopic },
+		compression: "uncompressed",
+		notLeader:   txn.ErrNotLeader,
+		acksAll:     true,
+		load:        func(ctx context.Context, p, epoch int32) error { return n.txns.LoadPartitionEpoch(ctx, p, epoch) },
+		unload:      func(p int32) { n.txns.UnloadPartition(p) },
+		loaded:      make(map[int32]int32),
 	}
 }
 
@@ -64,12 +69,12 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 // __transaction_state.
 type txnStore struct{ internalStore }
 
-func (s txnStore) Append(_ context.Context, p int32, records []txn.Record) error {
+func (s txnStore) Append(ctx context.Context, p int32, records []txn.Record) error {
 	kv := make([]internalRecord, len(records))
 	for i, r := range records {
 		kv[i] = internalRecord{key: r.Key, value: r.Value}
 	}
-	return s.append(p, kv, -1, -1)
+	return s.append(ctx, p, kv, -1, -1)
 }
 
 func (s txnStore) Replay(ctx context.Context, p int32, fn func(txn.Record) error) error {
@@ -81,50 +86,163 @@ func (s txnStore) Replay(ctx context.Context, p int32, fn func(txn.Record) error
 	})
 }
 
-// txnMarkers writes transaction markers to the partitions of a transaction:
-// this node's own inter-broker path, the only one trusted with any
-// coordinator epoch (client-sent WriteTxnMarkers go through
-// txn.Coordinator.ClientMarker). Every partition is local while klog runs
-// one node; a partition led elsewhere is an error the coordinator retries.
+// txnMarkers writes transaction markers to the partitions of a transaction
+// for the node's coordinator, the only writer trusted with any coordinator
+// epoch (client-sent WriteTxnMarkers go through
+// txn.Coordinator.ClientMarker). A partition this node leads gets its
+// marker in-process; the others are sent to their leaders in one
+// WriteTxnMarkers per leader, as Kafka's TransactionMarkerChannelManager
+// does. A partition that fails, on either path, is returned and the
+// coordinator retries it with backoff, looking its leader up again.
 type txnMarkers struct{ n *Node }
 
-func (m txnMarkers) WriteMarkers(_ context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []txn.TopicPartition) map[txn.TopicPartition]error {
+func (m txnMarkers) WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, txnVersion int16, partitions []txn.TopicPartition) map[txn.TopicPartition]error {
+	img := m.n.ctrl.Image()
 	// No coordinator ever held an epoch above the highest leader epoch of
 	// __transaction_state (epochs only grow): a higher one recorded for the
 	// producer was forged by a client and must not fence this marker.
-	var highest int32
-	if t, ok := m.n.ctrl.Image().Topic(txnTopic); ok {
-		for _, p := range t.Partitions {
-			highest = max(highest, p.LeaderEpoch)
-		}
+	highest := max(highestTxnStateEpoch(img), coordinatorEpoch)
+	marker := log.Marker{
+		ProducerID:         producerID,
+		ProducerEpoch:      producerEpoch,
+		Commit:             commit,
+		CoordinatorEpoch:   coordinatorEpoch,
+		TransactionVersion: int8(txnVersion),
 	}
-	highest = max(highest, coordinatorEpoch)
+	var mu sync.Mutex
 	var failed map[txn.TopicPartition]error
 	fail := func(tp txn.TopicPartition, err error) {
+		mu.Lock()
+		defer mu.Unlock()
 		if failed == nil {
 			failed = make(map[txn.TopicPartition]error)
 		}
 		failed[tp] = err
 	}
+	remote := make(map[int32][]txn.TopicPartition)
+	// Local markers are all appended first, then waited for: their
+	// partitions replicate at once.
+	type written struct {
+		tp   txn.TopicPartition
+		part *partition.Partition
+		end  int64
+	}
+	var local []written
 	for _, tp := range partitions {
+		t, ok := img.Topic(tp.Topic)
+		if !ok {
+			continue // deleted since it joined the transaction: nothing to end
+		}
+		if tp.Partition >= 0 && int(tp.Partition) < len(t.Partitions) {
+			if leader := t.Partitions[tp.Partition].Leader; leader >= 0 && leader != m.n.cfg.NodeID {
+				remote[leader] = append(remote[leader], tp)
+				continue
+			}
+		}
 		part, err := m.n.internalPartition(tp.Topic, tp.Partition)
 		if err != nil {
-			if _, ok := m.n.ctrl.Image().Topic(tp.Topic); !ok {
-				continue // deleted since it joined the transaction: nothing to end
-			}
 			fail(tp, err)
 			continue
 		}
-		if err := m.n.appendMarker(part, tp.Topic, tp.Partition, log.Marker{
-			ProducerID:       producerID,
-			ProducerEpoch:    producerEpoch,
-			Commit:           commit,
-			CoordinatorEpoch: coordinatorEpoch,
-		}, highest); err != nil {
-			if errors.Is(err, log.ErrTransactionCoordinatorFenced) || errors.Is(err, log.ErrInvalidProducerEpoch) {
-				err = fmt.Errorf("%w: %w", txn.ErrMarkerFenced, err)
+		end, err := m.n.appendMarker(part, tp.Topic, tp.Partition, marker, highest)
+		if err != nil {
+			fail(tp, fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, markerFenced(err)))
+			continue
+		}
+		local = append(local, written{tp, part, end})
+	}
+	var wg sync.WaitGroup
+	for leader, tps := range remote {
+		wg.Go(func() {
+			for tp, err := range m.n.sendMarkers(ctx, leader, marker, tps) {
+				fail(tp, err)
 			}
-			fail(tp, fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, err))
+		})
+	}
+	for _, w := range local {
+		if err := markerCommitted(ctx, w.part, w.end); err != nil {
+			fail(w.tp, err)
+		}
+	}
+	wg.Wait()
+	return failed
+}
+
+// markerFenced marks the errors of a marker that no retry can write: a
+// newer producer or coordinator epoch wrote to the partition.
+func markerFenced(err error) error {
+	if errors.Is(err, log.ErrTransactionCoordinatorFenced) || errors.Is(err, log.ErrInvalidProducerEpoch) {
+		return fmt.Errorf("%w: %w", txn.ErrMarkerFenced, err)
+	}
+	return err
+}
+
+// highestTxnStateEpoch is the highest leader epoch of any partition of
+// __transaction_state: no coordinator of the cluster writes markers at a
+// higher coordinator epoch.
+func highestTxnStateEpoch(img *metadata.Image) int32 {
+	var highest int32
+	if t, ok := img.Topic(txnTopic); ok {
+		for _, p := range t.Partitions {
+			highest = max(highest, p.LeaderEpoch)
+		}
+	}
+	return highest
+}
+
+// sendMarkers sends one WriteTxnMarkers with marker for tps to their
+// leader, node leader, and returns the partitions that failed. Kafka's
+// TransactionMarkerRequestCompletionHandler gives up a partition answered
+// INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED, and retries
+// the others (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, timeouts,
+// a coordinator still loading there, an unreachable node).
+func (n *Node) sendMarkers(ctx context.Context, leader int32, marker log.Marker, tps []txn.TopicPartition) map[txn.TopicPartition]error {
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	req.SetVersion(2)
+	rm := kmsg.NewWriteTxnMarkersRequestMarker()
+	rm.ProducerID, rm.ProducerEpoch, rm.Committed = marker.ProducerID, marker.ProducerEpoch, marker.Commit
+	rm.CoordinatorEpoch, rm.TransactionVersion = marker.CoordinatorEpoch, marker.TransactionVersion
+	byTopic := make(map[string]int)
+	for _, tp := range tps {
+		i, ok := byTopic[tp.Topic]
+		if !ok {
+			i = len(rm.Topics)
+			byTopic[tp.Topic] = i
+			rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			rt.Topic = tp.Topic
+			rm.Topics = append(rm.Topics, rt)
+		}
+		rm.Topics[i].Partitions = append(rm.Topics[i].Partitions, tp.Partition)
+	}
+	req.Markers = append(req.Markers, rm)
+	failed := make(map[txn.TopicPartition]error, len(tps))
+	for _, tp := range tps {
+		failed[tp] = fmt.Errorf("marker for %s-%d: no answer from node %d", tp.Topic, tp.Partition, leader)
+	}
+	kresp, err := n.peers.request(ctx, leader, req)
+	if err != nil {
+		for tp := range failed {
+			failed[tp] = fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, err)
+		}
+		return failed
+	}
+	resp := kresp.(*kmsg.WriteTxnMarkersResponse)
+	for _, sm := range resp.Markers {
+		for _, st := range sm.Topics {
+			for _, sp := range st.Partitions {
+				tp := txn.TopicPartition{Topic: st.Topic, Partition: sp.Partition}
+				if _, ok := failed[tp]; !ok || sm.ProducerID != marker.ProducerID {
+					continue
+				}
+				switch code := sp.ErrorCode; code {
+				case 0:
+					delete(failed, tp)
+				case kerr.InvalidProducerEpoch.Code, kerr.TransactionCoordinatorFenced.Code:
+					failed[tp] = fmt.Errorf("marker for %s-%d on node %d: %w: %w", tp.Topic, tp.Partition, leader, txn.ErrMarkerFenced, kerr.ErrorForCode(code))
+				default:
+					failed[tp] = fmt.Errorf("marker for %s-%d on node %d: %w", tp.Topic, tp.Partition, leader, kerr.ErrorForCode(code))
+				}
+			}
 		}
 	}
 	return failed
@@ -133,13 +251,127 @@ func (m txnMarkers) WriteMarkers(_ context.Context, producerID int64, producerEp
 // appendMarker writes a marker to a partition this node leads; a producer's
 // recorded coordinator epoch above maxCoordinatorEpoch does not fence it
 // (math.MaxInt32: every one does). A marker in __consumer_offsets also
-// completes the producer's transactional offset commits there.
-func (n *Node) appendMarker(p *partition.Partition, topic string, index int32, m log.Marker, maxCoordinatorEpoch int32) error {
-	if _, err := p.AppendCoordinatorMarker(m, maxCoordinatorEpoch); err != nil {
-		return err
+// completes the producer's transactional offset commits there. It returns
+// the offset after the marker, which the high watermark must pass before
+// the marker counts as written (markerCommitted).
+func (n *Node) appendMarker(p *partition.Partition, topic string, index int32, m log.Marker, maxCoordinatorEpoch int32) (int64, error) {
+	offset, err := p.AppendCoordinatorMarker(m, maxCoordinatorEpoch)
+	if err != nil {
+		return 0, err
 	}
 	if topic == offsetsTopic {
 		n.groups.CompleteTransaction(index, m.ProducerID, m.Commit)
 	}
+	return offset + 1, nil
+}
+
+// markerCommitted waits until the high watermark of p passes end, the
+// offset after a marker appendMarker wrote: Kafka appends markers with
+// acks=all (ReplicaManager.appendRecords from handleWriteTxnMarkersRequest),
+// so a coordinator never completes a transaction whose marker the
+// partition's next leader may not have.
+func markerCommitted(ctx context.Context, p *partition.Partition, end int64) error {
+	if err := waitCommitted(ctx, p, end); err != nil {
+		return fmt.Errorf("marker for %s-%d at %d not replicated: %w", p.Topic(), p.Index(), end-1, err)
+	}
 	return nil
+}
+
+// txnCoordinatorNode is the node coordinating transactional id id, the
+// leader of its __transaction_state partition: this node (where the
+// coordinator answers for itself, NOT_COORDINATOR or
+// COORDINATOR_LOAD_IN_PROGRESS included) when the topic or its leader is
+// unknown.
+func (n *Node) txnCoordinatorNode(id string) int32 {
+	img := n.ctrl.Image()
+	t, ok := img.Topic(txnTopic)
+	if !ok || len(t.Partitions) == 0 {
+		return n.cfg.NodeID
+	}
+	if leader := t.Partitions[n.txnState.partitionFor(img, n.settings(), id)].Leader; leader >= 0 {
+		return leader
+	}
+	return n.cfg.NodeID
+}
+
+// verifyTxnPartition is txn.Coordinator.VerifyPartition on the coordinator
+// of the transactional id, which may be another node: there it is an
+// AddPartitionsToTxn v4 with VerifyOnly, as Kafka's partition leaders
+// send through AddPartitionsToTxnManager.
+func (n *Node) verifyTxnPartition(ctx context.Context, id string, producerID int64, producerEpoch int16, tp txn.TopicPartition) error {
+	coordinator := n.txnCoordinatorNode(id)
+	if coordinator == n.cfg.NodeID {
+		return n.txns.VerifyPartition(ctx, id, producerID, producerEpoch, tp)
+	}
+	return n.addPartitionRemote(ctx, coordinator, 4, true, id, producerID, producerEpoch, tp)
+}
+
+// addTxnPartition is txn.Coordinator.AddPartition (transaction version 2)
+// on the coordinator of the transactional id: elsewhere an
+// AddPartitionsToTxn v5, retried on CONCURRENT_TRANSACTIONS as the local
+// call retries it.
+func (n *Node) addTxnPartition(ctx context.Context, id string, producerID int64, producerEpoch int16, tp txn.TopicPartition) error {
+	coordinator := n.txnCoordinatorNode(id)
+	if coordinator == n.cfg.NodeID {
+		return n.txns.AddPartition(ctx, id, producerID, producerEpoch, tp)
+	}
+	return txn.RetryConcurrent(ctx, func() error {
+		return n.addPartitionRemote(ctx, coordinator, 5, false, id, producerID, producerEpoch, tp)
+	})
+}
+
+// addPartitionRemote sends one AddPartitionsToTxn (v4+) of tp for id to
+// node coordinator and returns its answer as the coordinator's own error,
+// so callers map it as they map a local one. An unreachable coordinator
+// is ErrCoordinatorNotAvailable, which clients retry.
+func (n *Node) addPartitionRemote(ctx context.Context, coordinator int32, version int16, verifyOnly bool, id string, producerID int64, producerEpoch int16, tp txn.TopicPartition) error {
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.SetVersion(version)
+	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, producerID, producerEpoch, verifyOnly
+	rtt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	rtt.Topic, rtt.Partitions = tp.Topic, []int32{tp.Partition}
+	rt.Topics = append(rt.Topics, rtt)
+	req.Transactions = append(req.Transactions, rt)
+	kresp, err := n.peers.request(ctx, coordinator, req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", txn.ErrCoordinatorNotAvailable, err)
+	}
+	resp := kresp.(*kmsg.AddPartitionsToTxnResponse)
+	if resp.ErrorCode != 0 {
+		return remoteTxnError(resp.ErrorCode)
+	}
+	for _, t := range resp.Transactions {
+		for _, tt := range t.Topics {
+			for _, p := range tt.Partitions {
+				if t.TransactionalID == id && tt.Topic == tp.Topic && p.Partition == tp.Partition {
+					return remoteTxnError(p.ErrorCode)
+				}
+			}
+		}
+	}
+	return fmt.Errorf("AddPartitionsToTxn to node %d: no answer for %s-%d: %w", coordinator, tp.Topic, tp.Partition, txn.ErrCoordinatorNotAvailable)
+}
+
+// remoteTxnError is the transaction coordinator's error for the code
+// another node's coordinator answered, the inverse of txn.Code.
+func remoteTxnError(code int16) error {
+	kind := map[int16]error{
+		kerr.NotCoordinator.Code:            txn.ErrNotCoordinator,
+		kerr.CoordinatorLoadInProgress.Code: txn.ErrLoadInProgress,
+		kerr.CoordinatorNotAvailable.Code:   txn.ErrCoordinatorNotAvailable,
+		kerr.InvalidTxnState.Code:           txn.ErrInvalidTxnState,
+		kerr.ProducerFenced.Code:            txn.ErrProducerFenced,
+		kerr.InvalidProducerEpoch.Code:      txn.ErrInvalidProducerEpoch,
+		kerr.InvalidProducerIDMapping.Code:  txn.ErrInvalidProducerIDMapping,
+		kerr.ConcurrentTransactions.Code:    txn.ErrConcurrentTransactions,
+		kerr.RequestTimedOut.Code:           txn.ErrTimedOut,
+	}
+	if code == 0 {
+		return nil
+	}
+	if err, ok := kind[code]; ok {
+		return fmt.Errorf("remote transaction coordinator: %w: %w", err, kerr.ErrorForCode(code))
+	}
+	return fmt.Errorf("remote transaction coordinator: %w", kerr.ErrorForCode(code))
 }

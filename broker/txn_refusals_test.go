@@ -59,11 +59,15 @@ func initTransactional(ctx context.Context, t *testing.T, cl *kgo.Client, id str
 }
 
 // TestTxnOffsetCommitRefusesProducerWithoutTheGroupInItsTransaction: a
-// TxnOffsetCommit is verified with the transaction coordinator first, as
-// in Kafka. An invented producer (INVALID_PRODUCER_ID_MAPPING) and a real
-// one whose transaction never added the group's offsets (INVALID_TXN_STATE)
-// are refused and leave nothing pending: OffsetFetch with RequireStable
-// answers without UNSTABLE_OFFSET_COMMIT, before and after a restart.
+// TxnOffsetCommit before v5 is verified with the transaction coordinator
+// first, as in Kafka. An invented producer (INVALID_PRODUCER_ID_MAPPING)
+// and a real one whose transaction never added the group's offsets
+// (INVALID_TXN_STATE; TRANSACTION_ABORTABLE from v4, as Kafka 4.4
+// answers) are refused and leave nothing pending: OffsetFetch with
+// RequireStable answers without UNSTABLE_OFFSET_COMMIT, before and after a
+// restart. A topic that does not exist is answered
+// UNKNOWN_TOPIC_OR_PARTITION before the verification, as Kafka's
+// KafkaApis answers it.
 func TestTxnOffsetCommitRefusesProducerWithoutTheGroupInItsTransaction(t *testing.T) {
 	ctx := testkit.Context(t)
 	n := brokertest.Start(t, brokertest.DataDir(t.TempDir()))
@@ -72,35 +76,51 @@ func TestTxnOffsetCommitRefusesProducerWithoutTheGroupInItsTransaction(t *testin
 		t.Fatal(err)
 	}
 	pid, epoch := initTransactional(ctx, t, cl, "no-offsets-added")
+	if _, err := kadm.NewClient(cl).FetchOffsets(ctx, "wedged"); err != nil { // find the coordinator
+		t.Fatal(err)
+	}
+	r := dialRaw(t, n.Addr())
+	unknownTopic := kerr.UnknownTopicOrPartition
 	for _, tc := range []struct {
-		name  string
-		txnID string
-		pid   int64
-		epoch int16
-		want  *kerr.Error
+		name    string
+		version int16
+		txnID   string
+		pid     int64
+		epoch   int16
+		topics  []string
+		want    []*kerr.Error
 	}{
-		{"invented producer", "invented", 4242, 0, kerr.InvalidProducerIDMapping},
-		{"no AddOffsetsToTxn", "no-offsets-added", pid, epoch, kerr.InvalidTxnState},
+		{"invented producer", 3, "invented", 4242, 0, []string{"txnoffsets"}, []*kerr.Error{kerr.InvalidProducerIDMapping}},
+		{"no AddOffsetsToTxn", 3, "no-offsets-added", pid, epoch, []string{"txnoffsets"}, []*kerr.Error{kerr.InvalidTxnState}},
+		{"no AddOffsetsToTxn, v4", 4, "no-offsets-added", pid, epoch, []string{"txnoffsets"}, []*kerr.Error{kerr.TransactionAbortable}},
+		{"invented producer, unknown topic", 3, "invented", 4242, 0, []string{"missing"}, []*kerr.Error{unknownTopic}},
+		{"invented producer, topics known and not", 3, "invented", 4242, 0, []string{"missing", "txnoffsets", "gone"}, []*kerr.Error{unknownTopic, kerr.InvalidProducerIDMapping, unknownTopic}},
 	} {
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.SetVersion(tc.version)
 		req.TransactionalID, req.Group = tc.txnID, "wedged"
 		req.ProducerID, req.ProducerEpoch = tc.pid, tc.epoch
 		req.Generation = -1
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "txnoffsets"
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Offset = 5
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
+		for _, topic := range tc.topics {
+			rt := kmsg.NewTxnOffsetCommitRequestTopic()
+			rt.Topic = topic
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Offset = 5
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
 		}
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		resp := rawDo[*kmsg.TxnOffsetCommitResponse](t, r, req)
+		if len(resp.Topics) != len(tc.topics) {
 			t.Fatalf("%s: response %+v", tc.name, resp.Topics)
 		}
-		if code := resp.Topics[0].Partitions[0].ErrorCode; code != tc.want.Code {
-			t.Errorf("%s: TxnOffsetCommit answered %v, want %v", tc.name, kerr.ErrorForCode(code), tc.want)
+		got := make(map[string][]kmsg.TxnOffsetCommitResponseTopicPartition)
+		for _, st := range resp.Topics {
+			got[st.Topic] = st.Partitions
+		}
+		for i, topic := range tc.topics {
+			if ps := got[topic]; len(ps) != 1 || ps[0].ErrorCode != tc.want[i].Code {
+				t.Errorf("%s: TxnOffsetCommit answered %s %+v, want %v", tc.name, topic, ps, tc.want[i])
+			}
 		}
 	}
 

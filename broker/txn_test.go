@@ -47,18 +47,24 @@ func TestIdempotentDedupeWindow(t *testing.T) {
 	}
 	pid, epoch := initProducer(ctx, t, cl)
 
-	first := produceRaw(ctx, t, cl, "idem", 0, idempotentBatch(pid, epoch, 0, 3))
+	firstBatch := idempotentBatch(pid, epoch, 0, 3)
+	firstTs := logtest.MaxTimestamp(firstBatch)
+	first := produceRaw(ctx, t, cl, "idem", 0, firstBatch)
 	second := produceRaw(ctx, t, cl, "idem", 0, idempotentBatch(pid, epoch, 3, 2))
 	if first.ErrorCode != 0 || second.ErrorCode != 0 || first.BaseOffset != 0 || second.BaseOffset != 3 {
 		t.Fatalf("appends: %+v %+v", first, second)
 	}
+	// As Kafka's UnifiedLog: the original's timestamp as the append
+	// time, even on a CreateTime topic.
 	replay := produceRaw(ctx, t, cl, "idem", 0, idempotentBatch(pid, epoch, 0, 3))
-	if replay.ErrorCode != 0 || replay.BaseOffset != 0 {
-		t.Fatalf("replayed batch: error %v base %d, want the original offset 0", kerr.ErrorForCode(replay.ErrorCode), replay.BaseOffset)
+	if replay.ErrorCode != 0 || replay.BaseOffset != 0 || replay.LogAppendTime != firstTs {
+		t.Fatalf("replayed batch: error %v base %d append time %d, want the original offset 0 and timestamp %d",
+			kerr.ErrorForCode(replay.ErrorCode), replay.BaseOffset, replay.LogAppendTime, firstTs)
 	}
+	// As Kafka's ReplicaManager: no message, the log start offset.
 	gap := produceRaw(ctx, t, cl, "idem", 0, idempotentBatch(pid, epoch, 9, 1))
-	if gap.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
-		t.Fatalf("sequence gap: %v", kerr.ErrorForCode(gap.ErrorCode))
+	if gap.ErrorCode != kerr.OutOfOrderSequenceNumber.Code || gap.ErrorMessage != nil || gap.LogStartOffset != 0 {
+		t.Fatalf("sequence gap: %v, message %v, log start offset %d; want no message and 0", kerr.ErrorForCode(gap.ErrorCode), gap.ErrorMessage, gap.LogStartOffset)
 	}
 	bumped := produceRaw(ctx, t, cl, "idem", 0, idempotentBatch(pid, epoch+1, 0, 1))
 	if bumped.ErrorCode != 0 {

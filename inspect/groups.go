@@ -126,8 +126,9 @@ func ListGroups(ctx context.Context, cl *kgo.Client, adm *kadm.Client, states ..
 // keyed by name; a group that cannot be described carries its Err, one the
 // cluster does not know is NotFound. The error is non-nil only when the
 // groups could not be listed at all (the listing tells each group's
-// protocol).
+// protocol). It first waits for the groups' coordinators (WaitCoordinators).
 func DescribeGroups(ctx context.Context, cl *kgo.Client, adm *kadm.Client, names []string) (map[string]GroupInfo, error) {
+	WaitCoordinators(ctx, adm, GroupCoordinator, names...)
 	listed, err := listGroupTypes(ctx, adm)
 	if listed == nil {
 		return nil, err

@@ -53,12 +53,14 @@ func ListTransactionIDs(ctx context.Context, adm *kadm.Client, states ...string)
 
 // DescribeTransactions describes transactional ids, in the order given; an
 // id that cannot be described carries its error. The error is non-nil only
-// when no coordinator answered.
+// when no coordinator answered. It first waits for the ids' coordinators
+// (WaitCoordinators).
 func DescribeTransactions(ctx context.Context, adm *kadm.Client, ids []string) ([]Transaction, error) {
 	txns := make([]Transaction, 0, len(ids))
 	if len(ids) == 0 {
 		return txns, nil // kadm would describe every id
 	}
+	WaitCoordinators(ctx, adm, TransactionCoordinator, ids...)
 	described, err := adm.DescribeTransactions(ctx, ids...)
 	if described == nil && err != nil {
 		return nil, fmt.Errorf("describe transactions: %w", err)

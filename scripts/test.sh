@@ -3,34 +3,52 @@
 #
 #   scripts/test.sh
 #
-# Stages, in order: deps, gofmt, vet, staticcheck, go test -race, build,
+# Stages, in order: deps (apt, npm, pip), gofmt, vet, staticcheck, go test -race, build,
 # smoke (real clients against "klog up"), compat (the client × scenario
-# matrix of scripts/compat/run.sh against "klog up --memory"), kgo-suite
+# matrix of scripts/compat/run.sh against "klog up --memory"), compat/3-nodes
+# (the same against "klog up -n 3"), kgo-suite
 # (franz-go's own kgo integration tests, scripts/compat/kgo-suite.sh, against
-# "klog up --memory"), hostile (scripts/hostile/run.sh: one bounded probe per
-# finding of issue 9, each against its own "klog up"), reference (Kafka 4.4's
-# own command-line tools, scripts/kafka/tools.sh, against "klog up --memory"
-# and against the Kafka 4.4 reference broker of scripts/kafka/kafka.sh,
-# fetched with Maven; ~/.m2 caches it between runs; then the compat matrix
+# "klog up --memory"), kgo-suite/3-nodes (the same against "klog up -n 3",
+# KGO_TEST_RF=3), hostile (scripts/hostile/run.sh: one bounded probe per
+# finding of issue 9, each against its own "klog up"), chaos (scripts/chaos:
+# SIGKILL, SIGSTOP and restarts of a node under an idempotent acks=all
+# producer, with a checker of what was acknowledged; then the same on
+# "klog up -n 3" faulted with "klog node": leader kill and follower stop,
+# not enough replicas, rolling restart, controller kill, coordinator
+# failover), reference (Kafka 4.4's
+# own command-line tools, scripts/kafka/tools.sh, and klog's own commands,
+# scripts/kafka/klogcmds.sh, against "klog up --memory" and against the
+# Kafka 4.4 reference broker of scripts/kafka/kafka.sh, fetched with Maven;
+# ~/.m2 caches it between runs; on both, the Kafka Streams check,
+# scripts/compat/streams.sh; then the compat matrix
 # against that broker, compared cell by cell with klog's by
 # scripts/compat/compare.sh; scripts/kafka/ondisk.sh, the on-disk format
 # both ways; and scripts/kafka/protodiff between a fresh klog and that
-# broker, informational: its mismatches are printed and do not fail the
-# stage yet). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
+# broker: any mismatch it does not expect fails the stage). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
 # stages still make sense and exits non-zero if any stage failed.
 #
 # For local runs, skip stages with environment variables (CI runs them all):
 #   KLOG_SKIP_APT=1          do not apt-get the client packages
 #   KLOG_SKIP_NPM=1          do not npm install the JavaScript clients
+#   KLOG_SKIP_PIP=1          do not pip install the PyPI clients (the compat
+#                            matrix then uses their virtualenv only if it is
+#                            already built, else their columns SKIP)
 #   KLOG_SKIP_LINT=1         skip gofmt, vet and staticcheck
 #   KLOG_SKIP_STATICCHECK=1  skip staticcheck only
 #   KLOG_SKIP_GOTEST=1       skip go test
 #   KLOG_SKIP_SMOKE=1        skip the smoke tests
 #   KLOG_SKIP_COMPAT=1       skip the compat matrix
+#   KLOG_SKIP_COMPAT_3NODES=1 skip the compat matrix against klog up -n 3
 #   KLOG_SKIP_KGO_SUITE=1    skip franz-go's kgo integration suite
+#   KLOG_SKIP_KGO_SUITE_3NODES=1 skip the kgo suite against klog up -n 3
 #   KLOG_SKIP_HOSTILE=1      skip the hostile-client probes
+#   KLOG_SKIP_CHAOS=1        skip the fault tests with a checker
 #   KLOG_SKIP_REFERENCE=1    skip the Kafka 4.4 reference stage
 #   KLOG_SKIP_REFERENCE_COMPAT=1 skip only its compat matrix against Kafka
+#   KLOG_SKIP_REFERENCE_KLOGCMDS=1 skip only its klog commands (klogcmds.sh)
+#   KLOG_SKIP_REFERENCE_STREAMS=1 skip only its Kafka Streams check
+#   KLOG_SKIP_REFERENCE_CLUSTER=1 skip only its protodiff -nodes 3 (klog up -n 3
+#                            against a 3-node Kafka 4.4)
 # Other knobs:
 #   KLOG_GOTEST_TIMEOUT      go test -timeout (default 15m)
 #   KLOG_GOTEST_PKGS         packages for go test (default ./...)
@@ -73,12 +91,13 @@ as_root() {
 
 # --- deps -----------------------------------------------------------------
 # burrow and zookeeper (with java) for scripts/smoke/burrow.sh; the python
-# codec modules let kafka-python's compat runner check every codec.
-apt_packages=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard burrow zookeeper)
+# codec modules let kafka-python's compat runner check every codec;
+# python3-venv gives /usr/bin/python3 the venv module for deps/pip.
+apt_packages=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard python3-venv burrow zookeeper)
 deps_missing() {
   command -v kcat >/dev/null || return 0
   [ -x /usr/bin/python3 ] || return 0
-  /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4.frame, zstandard' 2>/dev/null || return 0
+  /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4.frame, zstandard, venv, ensurepip' 2>/dev/null || return 0
   [ -x /usr/bin/Burrow ] || return 0
   [ -f /usr/share/java/zookeeper.jar ] || return 0
   return 1
@@ -115,6 +134,22 @@ elif [ ! -f package-lock.json ]; then
   skip deps/npm "no package-lock.json"
 else
   run_stage deps/npm install_npm
+fi
+
+# --- pip (PyPI clients of the compat matrix) --------------------------------
+# confluent-kafka (with a current librdkafka) and aiokafka, pinned by
+# scripts/compat/requirements.txt, in the virtualenv scripts/compat/venv.sh
+# keeps under .cache/ and reuses. A failure here (PyPI unreachable) fails the
+# stage, and the compat matrix then shows those two columns SKIP.
+install_pip() {
+  timeout -k 10 420 scripts/compat/venv.sh >/dev/null
+}
+if skipped "${KLOG_SKIP_PIP:-0}"; then
+  skip deps/pip "KLOG_SKIP_PIP=1"
+else
+  unset KLOG_SKIP_PIP
+  # After a failure the compat runs do not try PyPI again.
+  run_stage deps/pip install_pip || export KLOG_SKIP_PIP=1
 fi
 
 # --- lint -----------------------------------------------------------------
@@ -159,128 +194,166 @@ if run_stage build go build -o "$klog_bin" ./cmd/klog; then
   built=1
 fi
 
+# built_stage NAME SKIPVAR CMD... runs the stage NAME unless SKIPVAR=1
+# skips it; it fails without running when klog did not build.
+built_stage() {
+  local name=$1 var=$2
+  shift 2
+  if skipped "${!var:-0}"; then
+    skip "$name" "$var=1"
+  elif [ "$built" -ne 1 ]; then
+    stage "$name"
+    fail "$name" 0
+    echo "$name: not run, klog did not build"
+  else
+    run_stage "$name" "$@"
+  fi
+}
+
 # --- smoke ------------------------------------------------------------------
-if skipped "${KLOG_SKIP_SMOKE:-0}"; then
-  skip smoke "KLOG_SKIP_SMOKE=1"
-elif [ "$built" -ne 1 ]; then
-  stage smoke
-  fail smoke 0
-  echo "smoke: not run, klog did not build"
-else
-  run_stage smoke timeout 600 scripts/smoke/run.sh "$klog_bin"
-fi
+built_stage smoke KLOG_SKIP_SMOKE timeout 600 scripts/smoke/run.sh "$klog_bin"
+
+# on_klog NAME NODES CMD... starts "klog up --memory", or with NODES > 1 a
+# local cluster, "klog up -n NODES" (scripts/smoke/lib.sh), runs CMD with the
+# whole bootstrap list as its last argument, checks that the broker (every
+# node of a cluster) lived through the run and stops it; the broker's log is
+# printed when anything failed.
+on_klog() {
+  local name=$1 nodes=$2 dir rc=0
+  shift 2
+  dir=$(mktemp -d)
+  # shellcheck source=smoke/lib.sh
+  source "$root/scripts/smoke/lib.sh"
+  if ! smoke_start_broker "$klog_bin" "$dir" "$nodes"; then
+    rm -rf "$dir"
+    return 1
+  fi
+  echo "$name: $nodes node(s) ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
+  "$@" "$SMOKE_BROKERS" || rc=$?
+  if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
+    echo "$name: the broker died during the run"
+    smoke_dump_broker_log "$dir"
+    rc=1
+  else
+    if [ "$nodes" -gt 1 ] && ! smoke_cluster_running "$klog_bin"; then
+      echo "$name: a node died during the run"
+      rc=1
+    fi
+    smoke_stop_broker || rc=1
+    [ "$rc" -eq 0 ] || smoke_dump_broker_log "$dir"
+  fi
+  rm -rf "$dir"
+  return "$rc"
+}
 
 # --- compat -----------------------------------------------------------------
 # Every client runner of scripts/compat/ against one fresh node; prints the
 # client × scenario matrix and keeps it in $compat_klog_results for the
-# reference stage to compare with Kafka's.
+# reference stage to compare with Kafka's. compat/3-nodes runs the same
+# matrix against "klog up -n 3", every client given all three addresses:
+# the cluster defaults (RF 3, min.insync.replicas 2) apply where a runner
+# leaves the replication factor to the broker, and partitions, group and
+# transaction coordinators are spread over the nodes.
 compat_klog_results=$bindir/compat-klog.txt
-run_compat() {
-  local dir rc=0
-  dir=$(mktemp -d)
-  # shellcheck source=smoke/lib.sh
-  source "$root/scripts/smoke/lib.sh"
-  if ! smoke_start_broker "$klog_bin" "$dir"; then
-    rm -rf "$dir"
-    return 1
-  fi
-  echo "compat: broker ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
-  KLOG_COMPAT_RESULTS=$compat_klog_results timeout -k 10 1200 scripts/compat/run.sh "$SMOKE_BROKERS" || rc=$?
-  if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
-    echo "compat: the broker died during the run"
-    smoke_dump_broker_log "$dir"
-    rc=1
-  elif ! smoke_stop_broker; then
-    smoke_dump_broker_log "$dir"
-    rc=1
-  fi
-  rm -rf "$dir"
-  return "$rc"
-}
-if skipped "${KLOG_SKIP_COMPAT:-0}"; then
-  skip compat "KLOG_SKIP_COMPAT=1"
-elif [ "$built" -ne 1 ]; then
-  stage compat
-  fail compat 0
-  echo "compat: not run, klog did not build"
-else
-  run_stage compat run_compat
-fi
+built_stage compat KLOG_SKIP_COMPAT on_klog compat 1 \
+  env "KLOG_COMPAT_RESULTS=$compat_klog_results" timeout -k 10 1200 scripts/compat/run.sh
+built_stage compat/3-nodes KLOG_SKIP_COMPAT_3NODES on_klog compat/3-nodes 3 \
+  timeout -k 10 1200 scripts/compat/run.sh
 
 # --- kgo-suite ---------------------------------------------------------------
-# franz-go's own integration tests (package kgo) against one fresh node; the
-# settings and exclusions are in scripts/compat/kgo-suite.sh.
-run_kgo_suite() {
-  local dir rc=0
-  dir=$(mktemp -d)
-  # shellcheck source=smoke/lib.sh
-  source "$root/scripts/smoke/lib.sh"
-  if ! smoke_start_broker "$klog_bin" "$dir"; then
-    rm -rf "$dir"
-    return 1
-  fi
-  echo "kgo-suite: broker ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
-  KGO_SUITE_TIMEOUT=10m timeout -k 10 720 scripts/compat/kgo-suite.sh "$SMOKE_BROKERS" || rc=$?
-  if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
-    echo "kgo-suite: the broker died during the run"
-    smoke_dump_broker_log "$dir"
-    rc=1
-  elif ! smoke_stop_broker; then
-    smoke_dump_broker_log "$dir"
-    rc=1
-  elif [ "$rc" -ne 0 ]; then
-    smoke_dump_broker_log "$dir"
-  fi
-  rm -rf "$dir"
-  return "$rc"
-}
-if skipped "${KLOG_SKIP_KGO_SUITE:-0}"; then
-  skip kgo-suite "KLOG_SKIP_KGO_SUITE=1"
-elif [ "$built" -ne 1 ]; then
-  stage kgo-suite
-  fail kgo-suite 0
-  echo "kgo-suite: not run, klog did not build"
-else
-  run_stage kgo-suite run_kgo_suite
-fi
+# franz-go's own integration tests (package kgo) against one fresh node, and
+# against "klog up -n 3" with KGO_TEST_RF=3 (kgo-suite/3-nodes); the settings
+# and exclusions are in scripts/compat/kgo-suite.sh.
+built_stage kgo-suite KLOG_SKIP_KGO_SUITE on_klog kgo-suite 1 \
+  env KGO_SUITE_TIMEOUT=10m timeout -k 10 720 scripts/compat/kgo-suite.sh
+built_stage kgo-suite/3-nodes KLOG_SKIP_KGO_SUITE_3NODES on_klog kgo-suite/3-nodes 3 \
+  env KGO_SUITE_TIMEOUT=10m KGO_TEST_RF=3 timeout -k 10 720 scripts/compat/kgo-suite.sh
 
 # --- hostile ------------------------------------------------------------------
 # One bounded probe per finding of issue 9 (memory, descriptors, transactions
 # a client can wedge, garbage, log floods), each starting its own node; prints
 # a PROBE line with its figures per probe.
-if skipped "${KLOG_SKIP_HOSTILE:-0}"; then
-  skip hostile "KLOG_SKIP_HOSTILE=1"
-elif [ "$built" -ne 1 ]; then
-  stage hostile
-  fail hostile 0
-  echo "hostile: not run, klog did not build"
-else
-  run_stage hostile timeout -k 10 300 scripts/hostile/run.sh "$klog_bin"
-fi
+built_stage hostile KLOG_SKIP_HOSTILE timeout -k 10 300 scripts/hostile/run.sh "$klog_bin"
 
-# --- reference: protodiff (informational) ---------------------------------------
+# --- chaos --------------------------------------------------------------------
+# scripts/chaos: klog up as a real process, SIGKILLed, SIGSTOPped and
+# restarted while an idempotent acks=all producer writes numbered records;
+# the checker counts what was acknowledged, lost, duplicated and reordered.
+# Every scenario runs, one CHAOS line each: the three on one node (about 6 s
+# together), then those on a fresh klog up -n 3 each (5 to 30 s each),
+# every one bounded by -timeout. Among them isolated-leader and truncation
+# (tests 2 and 4 of issue 11, scripts/chaos/isolation.go) and
+# coord-failover (test 7, scripts/chaos/coordinator.go), which kills the
+# coordinators' node under a consumer group and an exactly-once copier.
+built_stage chaos KLOG_SKIP_CHAOS timeout -k 10 420 go run ./scripts/chaos -klog "$klog_bin" -timeout 60s
+
+# --- reference: protodiff ---------------------------------------------------------
 # scripts/kafka/protodiff against a fresh klog node and the running Kafka 4.4
-# broker: prints its table of mismatches. Informational for now: it never
-# fails the stage (klog has known mismatches, listed in scripts/kafka/README.md,
-# not yet fixed); it only says whether it found any.
-run_protodiff_informational() {
-  local dir=$1 kafka_brokers=$2 rc=0
+# broker, last (its destructive cases delete __consumer_offsets on both): it
+# fails the stage on any field mismatch or error message not in its
+# expected.go, each of which names where it is documented as deliberate.
+run_protodiff() {
+  local dir=$1 kafka_brokers=$2 rc=0 t=$SECONDS
   mkdir -p "$dir/protodiff"
-  go build -o "$dir/protodiff/protodiff" ./scripts/kafka/protodiff || { echo "reference: protodiff did not build (informational)"; return 0; }
+  go build -o "$dir/protodiff/protodiff" ./scripts/kafka/protodiff || { echo "reference: protodiff did not build"; return 1; }
   if ! smoke_start_broker "$klog_bin" "$dir/protodiff"; then
-    echo "reference: protodiff not run, klog did not start (informational)"
+    echo "reference: protodiff not run, klog did not start"
+    return 1
+  fi
+  timeout -k 10 300 "$dir/protodiff/protodiff" -destructive -messages -klog "$SMOKE_BROKERS" -kafka "$kafka_brokers" || rc=1
+  smoke_stop_broker || rc=1
+  echo "reference: protodiff took $((SECONDS - t))s"
+  return "$rc"
+}
+
+# run_protodiff_cluster DIR runs scripts/kafka/protodiff -nodes 3, the
+# cluster corpus, between klog up -n 3 (RF 3, min.insync.replicas 2) and a
+# 3-node Kafka 4.4 (kafka.sh start --nodes 3, 384m heaps), started for it
+# alone; each side's follower is killed and started again with klog node
+# and kafka.sh node. Any unexpected mismatch fails the stage.
+run_protodiff_cluster() {
+  local dir=$1/cluster rc=0 t=$SECONDS out kafka_brokers
+  if skipped "${KLOG_SKIP_REFERENCE_CLUSTER:-0}"; then
+    echo "reference: protodiff -nodes 3 skipped (KLOG_SKIP_REFERENCE_CLUSTER=1)"
     return 0
   fi
-  timeout -k 10 300 "$dir/protodiff/protodiff" -klog "$SMOKE_BROKERS" -kafka "$kafka_brokers" || rc=$?
-  smoke_stop_broker || true
-  echo "reference: protodiff exit $rc (informational: mismatches do not fail the stage yet)"
-  return 0
+  mkdir -p "$dir"
+  go build -o "$dir/protodiff" ./scripts/kafka/protodiff || { echo "reference: protodiff did not build"; return 1; }
+  if ! out=$(KLOG_KAFKA_HEAP=${KLOG_KAFKA_HEAP:-384m} timeout -k 10 300 scripts/kafka/kafka.sh start --nodes 3 --dir "$dir/kafka"); then
+    echo "reference: the 3-node Kafka 4.4 did not start"
+    return 1
+  fi
+  kafka_brokers=$(sed -n 's/^BROKERS=//p' <<<"$out")
+  if smoke_start_cluster "$klog_bin" "$dir" 3 -X default.replication.factor=3 -X min.insync.replicas=2; then
+    echo "reference: klog up -n 3 at $SMOKE_BROKERS, Kafka 4.4's 3 nodes at $kafka_brokers"
+    timeout -k 10 400 "$dir/protodiff" -nodes 3 -messages -klog "$SMOKE_BROKERS" -kafka "$kafka_brokers" \
+      -klog-node "$klog_bin node --data-dir $SMOKE_CLUSTER_DIR" -kafka-node "scripts/kafka/kafka.sh node --dir $dir/kafka" || rc=1
+    smoke_stop_broker || { smoke_dump_broker_log "$dir"; rc=1; }
+  else
+    rc=1
+  fi
+  # All three stop at once; now and then the last one's controlled shutdown
+  # waits for a controller quorum its peers took with them (Kafka waits up
+  # to 5 minutes) and is killed: the reference's own stop, not a mismatch.
+  KLOG_KAFKA_STOP_TIMEOUT=15 scripts/kafka/kafka.sh stop "$dir/kafka" ||
+    echo "reference: a Kafka node was killed 15s after SIGTERM (not counted as a failure)"
+  echo "reference: protodiff -nodes 3 took $((SECONDS - t))s"
+  return "$rc"
 }
 
 # --- reference ------------------------------------------------------------------
-# Kafka 4.4's own tools (scripts/kafka/tools.sh) against a fresh klog node,
-# then against the Kafka 4.4 reference broker as the control: a check that
-# fails on Kafka is a wrong check.
+# Kafka 4.4's own tools (scripts/kafka/tools.sh) and klog's own commands
+# (scripts/kafka/klogcmds.sh, first) against a fresh klog node, then
+# against the Kafka 4.4 reference broker: a tools.sh check that fails on
+# Kafka is a wrong check; a klogcmds.sh check must pass on both.
+# reference_klogcmds BROKERS TARGET runs scripts/kafka/klogcmds.sh.
+reference_klogcmds() {
+  if skipped "${KLOG_SKIP_REFERENCE_KLOGCMDS:-0}"; then
+    echo "reference: klog's commands against $2 skipped (KLOG_SKIP_REFERENCE_KLOGCMDS=1)"
+    return 0
+  fi
+  KLOG_BIN="$klog_bin" timeout -k 10 240 scripts/kafka/klogcmds.sh "$1" --target "$2"
+}
 # reference_compat BROKERS DIR runs scripts/compat/run.sh against Kafka 4.4
 # and compares its matrix with klog's from the compat stage (compare.sh): it
 # fails if a scenario fails on Kafka (a wrong scenario) or if a cell differs
@@ -303,6 +376,20 @@ reference_compat() {
   fi
   return "$rc"
 }
+# reference_streams NAME BROKERS runs the Kafka Streams check
+# (scripts/compat/streams.sh: exactly_once_v2, SIGKILLed twice mid-stream)
+# against one broker and prints how long it took.
+reference_streams() {
+  local rc=0 t=$SECONDS
+  if skipped "${KLOG_SKIP_REFERENCE_STREAMS:-0}"; then
+    echo "reference: the Kafka Streams check against $1 skipped (KLOG_SKIP_REFERENCE_STREAMS=1)"
+    return 0
+  fi
+  echo "reference: the Kafka Streams check against $1"
+  timeout -k 10 300 scripts/compat/streams.sh "$2" || rc=1
+  echo "reference: the Kafka Streams check against $1 took $((SECONDS - t))s (exit $rc)"
+  return "$rc"
+}
 run_reference() {
   local dir rc=0 out kafka_brokers
   dir=$(mktemp -d)
@@ -311,7 +398,9 @@ run_reference() {
   timeout -k 10 600 scripts/kafka/kafka.sh fetch || { rm -rf "$dir"; return 1; }
   if smoke_start_broker "$klog_bin" "$dir"; then
     echo "reference: klog ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
+    reference_klogcmds "$SMOKE_BROKERS" klog || rc=1
     timeout -k 10 240 scripts/kafka/tools.sh "$SMOKE_BROKERS" --target klog || rc=1
+    reference_streams klog "$SMOKE_BROKERS" || rc=1
     if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
       echo "reference: klog died during the run"
       smoke_dump_broker_log "$dir"
@@ -326,30 +415,29 @@ run_reference() {
   if out=$(timeout -k 10 300 scripts/kafka/kafka.sh start --dir "$dir/kafka"); then
     kafka_brokers=$(sed -n 's/^BROKERS=//p' <<<"$out")
     echo "reference: Kafka 4.4 ready at $kafka_brokers"
+    # klog's commands first, on a cluster that has not created its
+    # coordinator topics yet, as a fresh Kafka cluster meets them.
+    reference_klogcmds "$kafka_brokers" kafka || rc=1
     timeout -k 10 240 scripts/kafka/tools.sh "$kafka_brokers" --target kafka || rc=1
+    reference_streams "Kafka 4.4" "$kafka_brokers" || rc=1
     # --- the compat matrix against Kafka 4.4 (scripts/compat/) ---
     reference_compat "$kafka_brokers" "$dir" || rc=1
     # --- end of the compat matrix against Kafka 4.4 ---
-    run_protodiff_informational "$dir" "$kafka_brokers" # informational: never fails the stage
+    run_protodiff "$dir" "$kafka_brokers" || rc=1
     scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
   else
     echo "reference: the Kafka 4.4 reference broker did not start"
     rc=1
   fi
+  # The cluster corpus: its own klog up -n 3 and 3-node Kafka, once the
+  # single node has stopped.
+  run_protodiff_cluster "$dir" || rc=1
   # The on-disk format both ways: starts and stops its own klog and Kafka.
   KLOG_BIN="$klog_bin" timeout -k 10 300 scripts/kafka/ondisk.sh || rc=1
   rm -rf "$dir"
   return "$rc"
 }
-if skipped "${KLOG_SKIP_REFERENCE:-0}"; then
-  skip reference "KLOG_SKIP_REFERENCE=1"
-elif [ "$built" -ne 1 ]; then
-  stage reference
-  fail reference 0
-  echo "reference: not run, klog did not build"
-else
-  run_stage reference run_reference
-fi
+built_stage reference KLOG_SKIP_REFERENCE run_reference
 
 echo
 if [ "$failed" -gt 0 ]; then

@@ -2,9 +2,13 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/klogdev/klog/broker/errmsg"
 )
 
 func TestDefsSortedAndValid(t *testing.T) {
@@ -100,6 +104,12 @@ func TestParseBroker(t *testing.T) {
 		{kv: map[string]string{"broker.id": "1", "node.id": "2"}, wantErr: ErrInvalidValue, hint: "differ"},
 		{kv: map[string]string{"queued.max.request.bytes": "1000"}, wantErr: ErrInvalidValue, hint: "less than socket.request.max.bytes"},
 		{kv: map[string]string{"auto.create.topics.enable": "FALSE"}},
+		// klog serves both group protocols and nothing else.
+		{kv: map[string]string{"group.coordinator.rebalance.protocols": "consumer,classic"}},
+		{kv: map[string]string{"group.coordinator.rebalance.protocols": "classic"}, wantErr: ErrInvalidValue, hint: "must name classic, consumer"},
+		{kv: map[string]string{"group.coordinator.rebalance.protocols": "classic,consumer,streams"}, wantErr: ErrInvalidValue, hint: "streams"},
+		// Kafka 4 removed it.
+		{kv: map[string]string{"log.message.downconversion.enable": "true"}, wantErr: ErrUnknownConfig, hint: "not a broker config"},
 	} {
 		_, err := ParseBroker(tc.kv)
 		if tc.wantErr == nil {
@@ -163,11 +173,11 @@ func TestResolution(t *testing.T) {
 	if rv.Value != "5" || rv.Source != SourceDynamicTopicConfig {
 		t.Errorf("retention.ms value %+v", rv)
 	}
+	// Kafka's synonyms start at the first entry of the first broker key,
+	// log.retention.ms, which has no value here: minutes and hours are
+	// not listed (ConfigHelper.configSynonyms).
 	wantSyn := []Synonym{
 		{"retention.ms", "5", SourceDynamicTopicConfig},
-		{"log.retention.minutes", "30", SourceStaticBrokerConfig},
-		{"log.retention.hours", "2", SourceStaticBrokerConfig},
-		{"log.retention.hours", "168", SourceDefaultConfig},
 	}
 	if len(rv.Synonyms) != len(wantSyn) {
 		t.Fatalf("retention.ms synonyms %+v", rv.Synonyms)
@@ -232,4 +242,125 @@ func TestValidateTopicConfigs(t *testing.T) {
 			t.Errorf("%v: err %v, want %v", tc.kv, err, tc.wantErr)
 		}
 	}
+}
+
+func TestJavaDouble(t *testing.T) {
+	for f, want := range map[float64]string{2: "2.0", 0.5: "0.5", -1: "-1.0", 0: "0.0", 1e7: "1.0E7", 1.5e-4: "1.5E-4", 12345.25: "12345.25"} {
+		if got := javaDouble(f); got != want {
+			t.Errorf("javaDouble(%g) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestDynamicResolution(t *testing.T) {
+	static, err := ParseBroker(map[string]string{"log.retention.ms": "100", "log.segment.bytes": "1048576"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterDefault := map[string]string{"log.retention.ms": "200", "log.segment.bytes": "2097152", "min.insync.replicas": "2", "foo": "bar"}
+	perBroker := map[string]string{"log.retention.ms": "300"}
+	b, err := static.WithDynamic(clusterDefault, perBroker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.DynamicEqual(clusterDefault, perBroker) || static.DynamicEqual(clusterDefault, perBroker) {
+		t.Error("DynamicEqual")
+	}
+	tc := topic(t, b, nil)
+	if tc.RetentionMs != 300 || tc.SegmentBytes != 2097152 || tc.MinInsyncReplicas != 2 {
+		t.Errorf("per-broker > cluster default > static: %+v", tc)
+	}
+	if got := topic(t, b, map[string]string{"retention.ms": "5"}).RetentionMs; got != 5 {
+		t.Errorf("topic override: retention.ms = %d", got)
+	}
+	if live, err := static.WithDynamic(map[string]string{"max.connections": "7", "producer.id.expiration.ms": "1000"}, nil); err != nil ||
+		live.Settings().MaxConnections != 7 || live.Settings().ProducerIDExpiration != time.Second {
+		t.Errorf("dynamic broker-only configs in Settings: %v", err)
+	}
+	without, err := static.WithDynamic(clusterDefault, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := topic(t, without, nil).RetentionMs; got != 200 {
+		t.Errorf("cluster default: retention.ms = %d", got)
+	}
+
+	chain := []Synonym{
+		{"log.retention.ms", "300", SourceDynamicBrokerConfig},
+		{"log.retention.ms", "200", SourceDynamicDefaultBrokerConfig},
+		{"log.retention.ms", "100", SourceStaticBrokerConfig},
+		{"log.retention.hours", "168", SourceDefaultConfig},
+	}
+	tv := valuesByName(b.TopicValues(nil))["retention.ms"]
+	if tv.Value != "300" || tv.Source != SourceDynamicBrokerConfig || !slices.Equal(tv.Synonyms, chain) {
+		t.Errorf("topic retention.ms %+v", tv)
+	}
+	bv := valuesByName(b.BrokerValues())
+	if v := bv["log.retention.ms"]; v.Value != "300" || v.ReadOnly || v.Source != SourceDynamicBrokerConfig || !slices.Equal(v.Synonyms, chain) {
+		t.Errorf("broker log.retention.ms %+v", v)
+	}
+	// log.retention.hours lists only itself: Kafka drops the synonyms
+	// before its own first entry.
+	if v := bv["log.retention.hours"]; v.Value != "168" || !v.ReadOnly || v.Source != SourceDefaultConfig ||
+		!slices.Equal(v.Synonyms, []Synonym{{"log.retention.hours", "168", SourceDefaultConfig}}) {
+		t.Errorf("broker log.retention.hours %+v", v)
+	}
+	if v := bv["foo"]; !v.Null || !v.Sensitive || !v.ReadOnly || v.Type != TypeUnknown || v.Source != SourceDynamicDefaultBrokerConfig {
+		t.Errorf("unknown dynamic name %+v", v)
+	}
+	dv := b.DefaultValues()
+	var names []string
+	for _, v := range dv {
+		names = append(names, v.Name)
+	}
+	if want := []string{"foo", "log.retention.ms", "log.segment.bytes", "min.insync.replicas"}; !slices.Equal(names, want) {
+		t.Errorf("default resource lists %v, want %v", names, want)
+	}
+	if v := valuesByName(dv)["log.retention.ms"]; v.Value != "200" || v.Source != SourceDynamicDefaultBrokerConfig ||
+		!slices.Equal(v.Synonyms, []Synonym{{"log.retention.ms", "200", SourceDynamicDefaultBrokerConfig}}) {
+		t.Errorf("default resource log.retention.ms %+v", v)
+	}
+
+	// A read-only name in a dynamic layer (never committed: validation
+	// refuses it) and an invalid value do not take effect.
+	odd, err := static.WithDynamic(map[string]string{"num.partitions": "9", "log.segment.bytes": "x"}, nil)
+	if err == nil || !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("invalid dynamic value: err %v", err)
+	}
+	if odd.Settings().NumPartitions != 1 || topic(t, odd, nil).SegmentBytes != 1048576 {
+		t.Errorf("read-only or invalid dynamic values took effect")
+	}
+}
+
+func TestValidateDynamicBroker(t *testing.T) {
+	for _, tc := range []struct {
+		set  map[string]string
+		want error
+		wire string
+	}{
+		{map[string]string{"log.retention.ms": "1000", "min.insync.replicas": "2", "foo": "1"}, nil, ""},
+		{map[string]string{"broker.id": "5", "log.retention.hours": "1"}, ErrReadOnly, "Cannot update these configs dynamically: [broker.id, log.retention.hours]"},
+		{map[string]string{"log.retention.ms": "abc"}, ErrInvalidValue, "Invalid value abc for configuration log.retention.ms: Not a number of type LONG"},
+		{map[string]string{"min.insync.replicas": "0"}, ErrInvalidValue, "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"},
+		{map[string]string{"log.cleanup.policy": "x"}, ErrInvalidValue, "Invalid value x for configuration log.cleanup.policy: String must be one of: compact, delete"},
+	} {
+		err := ValidateDynamicBroker(tc.set)
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("%v: err %v, want %v", tc.set, err, tc.want)
+			continue
+		}
+		if err != nil {
+			if msg, _ := errmsg.Wire(err); msg != tc.wire {
+				t.Errorf("%v: wire %q, want %q", tc.set, msg, tc.wire)
+			}
+		}
+	}
+}
+
+func valuesByName(vs []Value) map[string]Value {
+	out := make(map[string]Value, len(vs))
+	for _, v := range vs {
+		out[v.Name] = v
+	}
+	return out
 }

@@ -1,14 +1,18 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/errmsg"
 )
 
 // Type is a config's type as reported by DescribeConfigs
@@ -114,20 +118,20 @@ func checkType(t Type, v string) error {
 		}
 	case TypeInt:
 		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err != nil {
-			return fmt.Errorf("%q is not a 32-bit integer", v)
+			return errmsg.With(fmt.Errorf("%q is not a 32-bit integer", v), "Not a number of type INT")
 		}
 	case TypeShort:
 		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16); err != nil {
-			return fmt.Errorf("%q is not a 16-bit integer", v)
+			return errmsg.With(fmt.Errorf("%q is not a 16-bit integer", v), "Not a number of type SHORT")
 		}
 	case TypeLong:
 		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
-			return fmt.Errorf("%q is not a 64-bit integer", v)
+			return errmsg.With(fmt.Errorf("%q is not a 64-bit integer", v), "Not a number of type LONG")
 		}
 	case TypeDouble:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("%q is not a number", v)
+			return errmsg.With(fmt.Errorf("%q is not a number", v), "Not a number of type DOUBLE")
 		}
 	}
 	return nil
@@ -140,7 +144,7 @@ func parseBool(v string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, fmt.Errorf("%q is not true or false", v)
+	return false, errmsg.With(fmt.Errorf("%q is not true or false", v), "Expected value to be either true or false")
 }
 
 // atLeast checks an integer is >= min.
@@ -148,7 +152,7 @@ func atLeast(min int64) func(string) error {
 	return func(v string) error {
 		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if n < min {
-			return fmt.Errorf("value must be at least %d", min)
+			return errmsg.Withf(fmt.Errorf("value must be at least %d", min), "Value must be at least %d", min)
 		}
 		return nil
 	}
@@ -159,7 +163,7 @@ func between(lo, hi int64) func(string) error {
 	return func(v string) error {
 		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if n < lo || n > hi {
-			return fmt.Errorf("value must be in [%d, %d]", lo, hi)
+			return kafkaRange(fmt.Errorf("value must be in [%d, %d]", lo, hi), n < lo, fmt.Sprint(lo), fmt.Sprint(hi))
 		}
 		return nil
 	}
@@ -170,10 +174,19 @@ func betweenFloat(lo, hi float64) func(string) error {
 	return func(v string) error {
 		f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if f < lo || f > hi {
-			return fmt.Errorf("value must be in [%g, %g]", lo, hi)
+			return kafkaRange(fmt.Errorf("value must be in [%g, %g]", lo, hi), f < lo, fmt.Sprint(lo), fmt.Sprint(hi))
 		}
 		return nil
 	}
+}
+
+// kafkaRange gives err, a value outside a range, the wire message of
+// Kafka's ConfigDef.Range: the bound it broke.
+func kafkaRange(err error, below bool, lo, hi string) error {
+	if below {
+		return errmsg.With(err, "Value must be at least "+lo)
+	}
+	return errmsg.With(err, "Value must be no more than "+hi)
 }
 
 // oneOf checks a string is one of the given values (case-sensitive).
@@ -184,7 +197,20 @@ func oneOf(values ...string) func(string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("value must be one of %s", strings.Join(values, ", "))
+		return errmsg.Withf(fmt.Errorf("value must be one of %s", strings.Join(values, ", ")),
+			"String must be one of: %s", strings.Join(values, ", "))
+	}
+}
+
+// knownClass checks a class config names one of the classes klog
+// implements; Kafka refuses a class it cannot load in these words.
+func knownClass(classes ...string) func(string) error {
+	return func(v string) error {
+		if slices.Contains(classes, strings.TrimSpace(v)) {
+			return nil
+		}
+		return errmsg.Withf(fmt.Errorf("klog implements only %s", strings.Join(classes, ", ")),
+			"Class %s could not be found.", strings.TrimSpace(v))
 	}
 }
 
@@ -198,7 +224,23 @@ func listOf(nonEmpty bool, values ...string) func(string) error {
 		}
 		for _, it := range items {
 			if err := oneOf(values...)(it); err != nil {
-				return fmt.Errorf("list element %q: %w", it, err)
+				// Kafka's ValidList names the element's
+				// ValidString message only.
+				msg, _ := errmsg.Wire(err)
+				return errmsg.With(fmt.Errorf("list element %q: %w", it, err), msg)
+			}
+		}
+		return nil
+	}
+}
+
+// allOf checks a list names every one of values.
+func allOf(values ...string) func(string) error {
+	return func(v string) error {
+		items := splitList(v)
+		for _, want := range values {
+			if !slices.Contains(items, want) {
+				return fmt.Errorf("list must name %s; it has %s", strings.Join(values, ", "), strings.Join(items, ", "))
 			}
 		}
 		return nil
@@ -258,6 +300,8 @@ var topicDefs = []Def{
 		Validate: validator(TypeInt, between(-131072, 22)), synonyms: []synonym{{"compression.zstd.level", 1}}},
 	{Name: "delete.retention.ms", Type: TypeLong, Default: "86400000", Doc: "How long delete tombstones are retained in compacted topics.",
 		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.cleaner.delete.retention.ms", 1}}},
+	{Name: "errors.deadletterqueue.group.enable", Type: TypeBoolean, Default: "false", Doc: "Whether share groups may use the topic as a dead-letter queue; klog has no share groups.",
+		Validate: validator(TypeBoolean)},
 	{Name: "file.delete.delay.ms", Type: TypeLong, Default: "60000", Doc: "Time to wait before deleting a file from the filesystem.",
 		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.segment.delete.delay.ms", 1}}},
 	{Name: "flush.messages", Type: TypeLong, Default: maxLong, Doc: "Number of messages written to a log before an fsync is forced.",
@@ -276,10 +320,10 @@ var topicDefs = []Def{
 		Validate: validator(TypeLong, atLeast(-2)), synonyms: []synonym{{"log.local.retention.ms", 1}}},
 	{Name: "max.compaction.lag.ms", Type: TypeLong, Default: maxLong, Doc: "Maximum time a message stays ineligible for compaction.",
 		Validate: validator(TypeLong, atLeast(1)), synonyms: []synonym{{"log.cleaner.max.compaction.lag.ms", 1}}},
+	{Name: "max.decompressed.message.bytes", Type: TypeInt, Default: "2147483639", Doc: "Largest decompressed record accepted (Kafka 4.4); klog bounds each compressed batch's decompressed size by max.message.bytes, at least 64 MiB, instead.",
+		Validate: validator(TypeInt, atLeast(1)), synonyms: []synonym{{"max.decompressed.message.bytes", 1}}},
 	{Name: "max.message.bytes", Type: TypeInt, Default: "1048588", Doc: "Largest record batch size allowed, after compression.",
 		Validate: validator(TypeInt, atLeast(0)), synonyms: []synonym{{"message.max.bytes", 1}}},
-	{Name: "message.downconversion.enable", Type: TypeBoolean, Default: "true", Doc: "Whether batches are down-converted for old fetch versions.",
-		Validate: validator(TypeBoolean), synonyms: []synonym{{"log.message.downconversion.enable", 1}}},
 	{Name: "message.timestamp.after.max.ms", Type: TypeLong, Default: "3600000", Doc: "Largest allowed amount a record timestamp may be ahead of the broker's time.",
 		Validate: validator(TypeLong, atLeast(0)), synonyms: []synonym{{"log.message.timestamp.after.max.ms", 1}}},
 	{Name: "message.timestamp.before.max.ms", Type: TypeLong, Default: maxLong, Doc: "Largest allowed amount a record timestamp may be behind the broker's time.",
@@ -294,6 +338,14 @@ var topicDefs = []Def{
 		Validate: validator(TypeInt, atLeast(1)), synonyms: []synonym{{"min.insync.replicas", 1}}},
 	{Name: "preallocate", Type: TypeBoolean, Default: "false", Doc: "Whether segment files are preallocated on creation.",
 		Validate: validator(TypeBoolean), synonyms: []synonym{{"log.preallocate", 1}}},
+	{Name: "remote.copy.lag.bytes", Type: TypeLong, Default: "-1", Doc: "Bytes of newer data after which a segment may be copied to tiered storage; klog has no tiered storage.",
+		Validate: validator(TypeLong, atLeast(-1)), synonyms: []synonym{{"log.remote.copy.lag.bytes", 1}}},
+	{Name: "remote.copy.lag.ms", Type: TypeLong, Default: "0", Doc: "Age after which a segment may be copied to tiered storage; klog has no tiered storage.",
+		Validate: validator(TypeLong, atLeast(-1)), synonyms: []synonym{{"log.remote.copy.lag.ms", 1}}},
+	{Name: "remote.log.copy.disable", Type: TypeBoolean, Default: "false", Doc: "Whether copying to tiered storage stops for the topic; klog has no tiered storage.",
+		Validate: validator(TypeBoolean)},
+	{Name: "remote.log.delete.on.disable", Type: TypeBoolean, Default: "false", Doc: "Whether tiered data is deleted when tiered storage is turned off for the topic; klog has no tiered storage.",
+		Validate: validator(TypeBoolean)},
 	{Name: "remote.storage.enable", Type: TypeBoolean, Default: "false", Doc: "Whether tiered storage is enabled for the topic.",
 		Validate: validator(TypeBoolean)},
 	{Name: "retention.bytes", Type: TypeLong, Default: "-1", Doc: "Maximum size of a partition's log before old segments are deleted; -1 is unlimited.",
@@ -318,7 +370,7 @@ func gzipLevel(v string) error {
 	if n == -1 || (n >= 1 && n <= 9) {
 		return nil
 	}
-	return fmt.Errorf("value must be -1 or in [1, 9]")
+	return errmsg.With(errors.New("value must be -1 or in [1, 9]"), "Value must be between 1 and 9 or equal to -1")
 }
 
 // brokerOnlyDefs are broker configs that are not the default of a topic
@@ -328,12 +380,20 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeString)},
 	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Create a topic when a client asks for metadata or produces to a missing one.",
 		Validate: validator(TypeBoolean)},
+	{Name: "auto.leader.rebalance.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether the active controller moves leadership back to the preferred replicas every leader.imbalance.check.interval.seconds (a quorum of several voters only).",
+		Validate: validator(TypeBoolean)},
+	{Name: "broker.heartbeat.interval.ms", Type: TypeInt, Default: "2000", ReadOnly: true, Doc: "How often a broker heartbeats the active controller (a quorum of several voters only).",
+		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "broker.id", Type: TypeInt, Default: "-1", ReadOnly: true, Doc: "This broker's id; must equal node.id when both are set.",
 		Validate: validator(TypeInt, atLeast(-1))},
-	{Name: "broker.rack", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "Rack of this broker, used for rack-aware placement.",
+	{Name: "broker.rack", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "Rack of this broker, used for rack-aware placement, listed in Metadata and DescribeCluster, and matched against consumers' client.rack by replica.selector.class.",
 		Validate: validator(TypeString)},
+	{Name: "broker.session.timeout.ms", Type: TypeInt, Default: "9000", ReadOnly: true, Doc: "Time without a heartbeat after which the active controller fences a broker: Metadata stops listing it until it heartbeats again (a quorum of several voters only).",
+		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", ReadOnly: true, Doc: "Time after which a connection that sends nothing is closed; -1 never closes one.",
 		Validate: validator(TypeLong, atLeast(-1))},
+	{Name: "controller.quorum.voters", Type: TypeList, Default: "", ReadOnly: true, Doc: "The metadata quorum's voters as ID@HOST:PORT,...; each voter's Raft and forwarded-proposal traffic uses its own entry's address. Empty is the single-node quorum, in process. A node.id among them is a voter (controller and broker); any other node is a broker only, which follows the quorum as a Raft non-voter.",
+		Validate: validator(TypeList, validateVoters)},
 	{Name: "default.replication.factor", Type: TypeInt, Default: "1", ReadOnly: true, Doc: "Replication factor of topics created without one.",
 		Validate: validator(TypeInt, between(1, math.MaxInt16))},
 	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether topics may be deleted.",
@@ -342,6 +402,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt, atLeast(1024))},
 	{Name: "group.initial.rebalance.delay.ms", Type: TypeInt, Default: "0", ReadOnly: true, Doc: "Time the coordinator waits for more members before the first rebalance of a new group. klog defaults to 0 (Kafka: 3000) so that tests and local consumers start at once.",
 		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "group.coordinator.rebalance.protocols", Type: TypeList, Default: "classic,consumer", ReadOnly: true, Doc: "Group protocols the coordinator serves: klog always serves classic and consumer (KIP-848) groups, and no streams or share groups (Kafka 4.4: classic,consumer,streams).",
+		Validate: validator(TypeList, listOf(true, "classic", "consumer"), allOf("classic", "consumer"))},
 	{Name: "group.consumer.assignors", Type: TypeList, Default: "uniform,range", ReadOnly: true, Doc: "Server-side assignors of consumer-protocol (KIP-848) groups; the first is the default.",
 		Validate: validator(TypeList)},
 	{Name: "group.consumer.heartbeat.interval.ms", Type: TypeInt, Default: "5000", ReadOnly: true, Doc: "Heartbeat interval given to consumer-protocol (KIP-848) members.",
@@ -358,8 +420,16 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt)},
 	{Name: "klog.max.partitions", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "Most partition replicas one node hosts, internal topics included. A CreateTopics, CreatePartitions or topic auto-creation that would place more on a node is refused with POLICY_VIOLATION and creates nothing; a node always starts on its data directory, whatever it holds. klog only: Kafka has no such limit (KIP-578 proposed one). Each partition costs memory (indexes, producer state, its partition and coordinator state) and start-up time (each log is opened and its tail checked); open segment files are bounded on their own, so the limit is not what keeps descriptors in check.",
 		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "leader.imbalance.check.interval.seconds", Type: TypeLong, Default: "300", ReadOnly: true, Doc: "How often the active controller runs preferred leader elections when auto.leader.rebalance.enable is set.",
+		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://127.0.0.1:9092", ReadOnly: true, Doc: "Addresses the broker listens on (klog binds loopback by default).",
 		Validate: validator(TypeString)},
+	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", ReadOnly: true, Doc: "How long the log cleaner waits when no compacted log needs cleaning.",
+		Validate: validator(TypeLong, atLeast(0))},
+	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", ReadOnly: true, Doc: "Most memory the log cleaner's offset map of one pass may take; a pass cleans only as far as the map holds the keys of.",
+		Validate: validator(TypeLong)},
+	{Name: "log.cleaner.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether the log cleaner compacts topics whose cleanup.policy includes compact.",
+		Validate: validator(TypeBoolean)},
 	{Name: "log.dir", Type: TypeString, Default: "/tmp/kafka-logs", ReadOnly: true, Doc: "Log directory, used when log.dirs is not set.",
 		Validate: validator(TypeString)},
 	{Name: "log.dirs", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "Comma-separated log directories; log.dir is used if unset.",
@@ -372,13 +442,15 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "klog.max.inflight.requests.per.connection", Type: TypeInt, Default: "5", ReadOnly: true, Doc: "Requests read from one connection whose responses are not yet written; the connection is not read while it has this many. klog only: Kafka handles one request per connection at a time; 5 is the clients' default max.in.flight.requests.per.connection.",
 		Validate: validator(TypeInt, atLeast(1))},
-	{Name: "max.connections", Type: TypeInt, Default: "2147483647", ReadOnly: true, Doc: "Most client connections the broker keeps; more are closed as they are accepted (Kafka waits for a free slot instead).",
+	{Name: "max.connections", Type: TypeInt, Default: "2147483647", Doc: "Most client connections the broker keeps; more are closed as they are accepted (Kafka waits for a free slot instead).",
 		Validate: validator(TypeInt, atLeast(0))},
-	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", ReadOnly: true, Doc: "Most connections the broker keeps from one IP address; more are closed as they are accepted.",
+	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", Doc: "Most connections the broker keeps from one IP address; more are closed as they are accepted.",
 		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "node.id", Type: TypeInt, Default: "-1", ReadOnly: true, Doc: "This node's id in the cluster.",
 		Validate: validator(TypeInt, atLeast(-1))},
 	{Name: "num.partitions", Type: TypeInt, Default: "1", ReadOnly: true, Doc: "Partition count of topics created without one.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "offsets.commit.timeout.ms", Type: TypeInt, Default: "5000", ReadOnly: true, Doc: "Longest a group coordinator write waits for __consumer_offsets' replicas (its high watermark) before the request is answered COORDINATOR_NOT_AVAILABLE.",
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "offsets.retention.minutes", Type: TypeInt, Default: "10080", ReadOnly: true, Doc: "How long committed offsets of an empty group are kept.",
 		Validate: validator(TypeInt, atLeast(1))},
@@ -390,7 +462,7 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeShort, atLeast(1))},
 	{Name: "offsets.topic.segment.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Doc: "Segment size of __consumer_offsets.",
 		Validate: validator(TypeInt, atLeast(1))},
-	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", ReadOnly: true, Doc: "Idle time after which a producer id's state is dropped.",
+	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Doc: "Idle time after which a producer id's state is dropped.",
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "producer.id.expiration.check.interval.ms", Type: TypeInt, Default: "600000", ReadOnly: true, Doc: "How often partitions drop the producer ids idle for producer.id.expiration.ms. An internal config in Kafka, which DescribeConfigs does not list; klog lists it.",
 		Validate: validator(TypeInt, atLeast(1))},
@@ -402,8 +474,20 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "replica.fetch.max.bytes", Type: TypeInt, Default: "1048576", ReadOnly: true, Doc: "Bytes a follower asks for per partition in a fetch.",
 		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", ReadOnly: true, Doc: "How often the high watermarks are saved to replication-offset-checkpoint in the data directory (and at shutdown); a restarted replica starts from them.",
+		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "replica.lag.time.max.ms", Type: TypeLong, Default: "30000", ReadOnly: true, Doc: "Time after which a follower that has not caught up leaves the ISR.",
 		Validate: validator(TypeLong, atLeast(1))},
+	{Name: "replica.fetch.wait.max.ms", Type: TypeInt, Default: "500", ReadOnly: true, Doc: "Longest a follower's fetch waits at the leader for new data.",
+		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "replica.fetch.backoff.ms", Type: TypeInt, Default: "1000", ReadOnly: true, Doc: "Time a follower waits after a failed fetch before it fetches again from that leader.",
+		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "replica.selector.class", Type: TypeClass, NoDefault: true, ReadOnly: true, Doc: "How the leader picks the replica a consumer that names its rack (client.rack, Fetch v11+) should read from (KIP-392). Unset, the leader always serves. klog knows one selector, Kafka's org.apache.kafka.common.replica.RackAwareReplicaSelector: an in-sync replica in the consumer's rack, the leader when it is in that rack or none is.",
+		Validate: validator(TypeClass, knownClass(RackAwareReplicaSelector))},
+	{Name: "replica.socket.timeout.ms", Type: TypeInt, Default: "30000", ReadOnly: true, Doc: "Time a follower waits for an answer from the leader, beyond replica.fetch.wait.max.ms, before it reconnects.",
+		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "replica.fetch.response.max.bytes", Type: TypeInt, Default: "10485760", ReadOnly: true, Doc: "Bytes a follower asks for in one fetch, all partitions together.",
+		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "socket.request.max.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Doc: "Largest request the broker accepts.",
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "socket.request.progress.timeout.ms", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "Time after which a connection whose started request receives no more bytes, or whose response being written is not taken, is closed. klog only: Kafka has no such limit and waits for connections.max.idle.ms.",
@@ -473,14 +557,17 @@ var defs = sync.OnceValue(func() *registry {
 			continue
 		}
 		td.BrokerKey = td.synonyms[0].name
-		for _, s := range td.synonyms {
+		for i, s := range td.synonyms {
 			r.topicBySynonym[s.name] = td.Name
 			d, ok := brokerSynonymDefs[s.name]
 			if !ok {
 				d = Def{Type: td.Type, Default: td.Default, Doc: td.Doc, Validate: td.Validate}
 			}
 			d.Name = s.name
-			d.ReadOnly = true
+			// The first broker key of a topic config is a dynamic
+			// broker config (Kafka's DynamicLogConfig); the others,
+			// in other units, are read-only.
+			d.ReadOnly = i != 0
 			r.brokers = append(r.brokers, d)
 		}
 	}
@@ -536,14 +623,54 @@ func ValidateTopicConfigs(overrides map[string]string) error {
 	return nil
 }
 
+// javaDouble formats f as Java's Double.toString does: at least one
+// fraction digit, and computerized scientific notation outside
+// [0.001, 10^7).
+func javaDouble(f float64) string {
+	if a := math.Abs(f); a == 0 || a >= 1e-3 && a < 1e7 {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'E', -1, 64), "E")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	n, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(n)
+}
+
+// wireDetail is a validator's message as Kafka's ConfigDef words it.
+func wireDetail(err error) string {
+	if msg, ok := errmsg.Wire(err); ok {
+		return msg
+	}
+	return err.Error()
+}
+
 // ValidateTopicConfig checks one topic config name and value.
 func ValidateTopicConfig(name, value string) error {
 	d, ok := LookupTopic(name)
 	if !ok {
-		return fmt.Errorf("%w: %q is not a topic config", ErrUnknownConfig, name)
+		return errmsg.Withf(fmt.Errorf("%w: %q is not a topic config", ErrUnknownConfig, name),
+			"Unknown topic config name: %s", name)
 	}
 	if err := d.Validate(value); err != nil {
-		return fmt.Errorf("%w: %s=%q: %v", ErrInvalidValue, name, value, err)
+		return invalidValue(d, value, err)
 	}
 	return nil
+}
+
+// invalidValue is the error of value, refused by d's validator with err,
+// in Kafka's ConfigException wording; the validators' messages are
+// ConfigDef's.
+func invalidValue(d Def, value string, err error) error {
+	shown := value
+	if f, perr := strconv.ParseFloat(strings.TrimSpace(value), 64); d.Type == TypeDouble && perr == nil {
+		shown = javaDouble(f) // Kafka shows the parsed value
+	}
+	return errmsg.Withf(fmt.Errorf("%w: %s=%q: %v", ErrInvalidValue, d.Name, value, err),
+		"Invalid value %s for configuration %s: %s", shown, d.Name, wireDetail(err))
 }

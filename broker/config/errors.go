@@ -14,3 +14,7 @@ var ErrInvalidValue = errors.New("invalid config value")
 // it cannot hold: one of another type, in another unit, or without a value.
 // It is a programming error, caught when the defaults are resolved.
 var ErrBinding = errors.New("config bound to a field that cannot hold it")
+
+// ErrReadOnly is returned when a broker config that cannot change while
+// the broker runs is set dynamically.
+var ErrReadOnly = errors.New("read-only config")

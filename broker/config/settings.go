@@ -10,10 +10,14 @@ import (
 )
 
 // Settings are a node's broker configs as Go values, resolved from the
-// static settings by ParseBroker. Request paths read these fields; config
-// names stay in the definition tables, for DescribeConfigs, validation and
-// synonyms. Settings never change: a dynamic broker config change would
-// parse a new Broker and swap it whole.
+// static settings by ParseBroker and with the dynamic ones over them by
+// WithDynamic. Request paths read these fields; config names stay in the
+// definition tables, for DescribeConfigs, validation and synonyms.
+// Settings never change: a dynamic broker config change makes a new
+// Broker, which the node swaps in whole. The fields of dynamic configs
+// (max.connections, max.connections.per.ip, producer.id.expiration.ms)
+// are read at each use, so a change applies live; the others are of
+// read-only configs, which keep their value from start.
 type Settings struct {
 	AutoCreateTopics          bool          // auto.create.topics.enable
 	DeleteTopicEnable         bool          // delete.topic.enable
@@ -30,6 +34,19 @@ type Settings struct {
 	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
 	ProducerIDExpiryCheck     time.Duration // producer.id.expiration.check.interval.ms
 	MaxPartitions             int32         // klog.max.partitions: most partition replicas on one node
+	NodeID                    int32         // node.id; -1 when not set
+	Rack                      string        // broker.rack; "" when not set
+	// QuorumVoters is controller.quorum.voters; empty is the single-node
+	// quorum.
+	QuorumVoters []Voter
+	// BrokerHeartbeatInterval and BrokerSessionTimeout drive broker
+	// liveness in a quorum of several voters.
+	BrokerHeartbeatInterval time.Duration // broker.heartbeat.interval.ms
+	BrokerSessionTimeout    time.Duration // broker.session.timeout.ms
+	// AutoLeaderRebalance and LeaderImbalanceCheckInterval drive the
+	// controller's periodic preferred leader elections.
+	AutoLeaderRebalance          bool          // auto.leader.rebalance.enable
+	LeaderImbalanceCheckInterval time.Duration // leader.imbalance.check.interval.seconds
 
 	// MaxInflightRequests, QueuedMaxResponseBytesPerConnection and
 	// QueuedMaxResponseBytes bound the responses waiting to be written:
@@ -43,11 +60,20 @@ type Settings struct {
 
 	Group       GroupSettings
 	Transaction TransactionSettings
+	Replica     ReplicaSettings
 	// OffsetsTopic and TransactionStateTopic say how the coordinators'
 	// internal topics, __consumer_offsets and __transaction_state, are
 	// created.
 	OffsetsTopic          InternalTopicSettings
 	TransactionStateTopic InternalTopicSettings
+	Cleaner               CleanerSettings
+}
+
+// CleanerSettings configure the log cleaner (log.cleaner.*).
+type CleanerSettings struct {
+	Enable            bool          // log.cleaner.enable
+	Backoff           time.Duration // log.cleaner.backoff.ms
+	DedupeBufferBytes int64         // log.cleaner.dedupe.buffer.size
 }
 
 // GroupSettings configure the group coordinator (group.* and offsets.*).
@@ -58,11 +84,34 @@ type GroupSettings struct {
 	MaxSize                       int32         // group.max.size
 	OffsetsRetention              time.Duration // offsets.retention.minutes
 	OffsetsRetentionCheckInterval time.Duration // offsets.retention.check.interval.ms
+	OffsetsCommitTimeout          time.Duration // offsets.commit.timeout.ms
 	ConsumerSessionTimeout        time.Duration // group.consumer.session.timeout.ms
 	ConsumerHeartbeatInterval     time.Duration // group.consumer.heartbeat.interval.ms
 	ConsumerAssignors             []string      // group.consumer.assignors
 	ConsumerMaxSize               int32         // group.consumer.max.size
 }
+
+// ReplicaSettings configure replication (replica.*): the followers'
+// fetchers and the leader's view of its followers.
+type ReplicaSettings struct {
+	FetchMaxBytes         int32         // replica.fetch.max.bytes
+	FetchResponseMaxBytes int32         // replica.fetch.response.max.bytes
+	FetchWaitMax          time.Duration // replica.fetch.wait.max.ms
+	FetchBackoff          time.Duration // replica.fetch.backoff.ms
+	SocketTimeout         time.Duration // replica.socket.timeout.ms
+	LagTimeMax            time.Duration // replica.lag.time.max.ms
+	// RackAwareSelector is whether replica.selector.class is Kafka's
+	// RackAwareReplicaSelector, the one selector klog knows: the leader
+	// then sends consumers to an in-sync replica in their rack (KIP-392).
+	RackAwareSelector bool
+	// HighWatermarkCheckpointInterval is
+	// replica.high.watermark.checkpoint.interval.ms.
+	HighWatermarkCheckpointInterval time.Duration
+}
+
+// RackAwareReplicaSelector is the value of replica.selector.class that
+// turns rack-aware follower fetching on, Kafka's class name.
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 // TransactionSettings configure the transaction coordinator.
 type TransactionSettings struct {
@@ -82,8 +131,9 @@ type InternalTopicSettings struct {
 }
 
 // Topic holds a topic's configs as Go values, resolved as TopicValue
-// resolves each: the topic's override, else the broker's static value,
-// else the default. Times stay int64 milliseconds rather than
+// resolves each: the topic's override, else the broker's dynamic
+// per-broker value, dynamic cluster default or static value, else the
+// default. Times stay int64 milliseconds rather than
 // time.Duration: Kafka's sentinels (-1 for unlimited, Long.MAX_VALUE for
 // never) do not survive the conversion, and the log takes milliseconds.
 type Topic struct {
@@ -102,6 +152,16 @@ type Topic struct {
 	TimestampAfterMaxMs  int64 // message.timestamp.after.max.ms
 	// CleanupPolicy is cleanup.policy: "delete", "compact" or both.
 	CleanupPolicy []string
+	// The log cleaner's: min.cleanable.dirty.ratio,
+	// min.compaction.lag.ms, max.compaction.lag.ms, delete.retention.ms.
+	MinCleanableDirtyRatio float64
+	MinCompactionLagMs     int64
+	MaxCompactionLagMs     int64
+	DeleteRetentionMs      int64
+	// UncleanLeaderElection is unclean.leader.election.enable: the
+	// controller may elect a replica outside the ISR when none in it is
+	// left.
+	UncleanLeaderElection bool
 }
 
 // Settings returns the node's broker settings. The result is shared and
@@ -122,21 +182,28 @@ func (b *Broker) Topic(overrides map[string]string) (Topic, error) {
 
 func bindSettings(r *binder) Settings {
 	return Settings{
-		AutoCreateTopics:          r.bool("auto.create.topics.enable"),
-		DeleteTopicEnable:         r.bool("delete.topic.enable"),
-		NumPartitions:             r.int32("num.partitions"),
-		DefaultReplicationFactor:  r.int16("default.replication.factor"),
-		SocketRequestMaxBytes:     r.int32("socket.request.max.bytes"),
-		QueuedMaxRequestBytes:     r.int64("queued.max.request.bytes"),
-		RequestProgressTimeout:    r.ms("socket.request.progress.timeout.ms"),
-		ConnectionsMaxIdle:        r.ms("connections.max.idle.ms"),
-		MaxConnections:            r.int32("max.connections"),
-		MaxConnectionsPerIP:       r.int32("max.connections.per.ip"),
-		FetchMaxBytes:             r.int32("fetch.max.bytes"),
-		LogRetentionCheckInterval: r.ms("log.retention.check.interval.ms"),
-		ProducerIDExpiration:      r.ms("producer.id.expiration.ms"),
-		ProducerIDExpiryCheck:     r.ms("producer.id.expiration.check.interval.ms"),
-		MaxPartitions:             r.int32("klog.max.partitions"),
+		AutoCreateTopics:             r.bool("auto.create.topics.enable"),
+		DeleteTopicEnable:            r.bool("delete.topic.enable"),
+		NumPartitions:                r.int32("num.partitions"),
+		DefaultReplicationFactor:     r.int16("default.replication.factor"),
+		SocketRequestMaxBytes:        r.int32("socket.request.max.bytes"),
+		QueuedMaxRequestBytes:        r.int64("queued.max.request.bytes"),
+		RequestProgressTimeout:       r.ms("socket.request.progress.timeout.ms"),
+		ConnectionsMaxIdle:           r.ms("connections.max.idle.ms"),
+		MaxConnections:               r.int32("max.connections"),
+		MaxConnectionsPerIP:          r.int32("max.connections.per.ip"),
+		FetchMaxBytes:                r.int32("fetch.max.bytes"),
+		LogRetentionCheckInterval:    r.ms("log.retention.check.interval.ms"),
+		ProducerIDExpiration:         r.ms("producer.id.expiration.ms"),
+		ProducerIDExpiryCheck:        r.ms("producer.id.expiration.check.interval.ms"),
+		MaxPartitions:                r.int32("klog.max.partitions"),
+		NodeID:                       r.int32("node.id"),
+		Rack:                         r.optional("broker.rack", TypeString),
+		QuorumVoters:                 r.voters("controller.quorum.voters"),
+		BrokerHeartbeatInterval:      r.ms("broker.heartbeat.interval.ms"),
+		BrokerSessionTimeout:         r.ms("broker.session.timeout.ms"),
+		AutoLeaderRebalance:          r.bool("auto.leader.rebalance.enable"),
+		LeaderImbalanceCheckInterval: r.duration("leader.imbalance.check.interval.seconds", ".seconds", time.Second),
 
 		MaxInflightRequests:                 r.int32("klog.max.inflight.requests.per.connection"),
 		QueuedMaxResponseBytesPerConnection: r.int64("klog.queued.max.response.bytes.per.connection"),
@@ -149,10 +216,21 @@ func bindSettings(r *binder) Settings {
 			MaxSize:                       r.int32("group.max.size"),
 			OffsetsRetention:              r.minutes("offsets.retention.minutes"),
 			OffsetsRetentionCheckInterval: r.ms("offsets.retention.check.interval.ms"),
+			OffsetsCommitTimeout:          r.ms("offsets.commit.timeout.ms"),
 			ConsumerSessionTimeout:        r.ms("group.consumer.session.timeout.ms"),
 			ConsumerHeartbeatInterval:     r.ms("group.consumer.heartbeat.interval.ms"),
 			ConsumerAssignors:             r.list("group.consumer.assignors"),
 			ConsumerMaxSize:               r.int32("group.consumer.max.size"),
+		},
+		Replica: ReplicaSettings{
+			FetchMaxBytes:                   r.int32("replica.fetch.max.bytes"),
+			FetchResponseMaxBytes:           r.int32("replica.fetch.response.max.bytes"),
+			FetchWaitMax:                    r.ms("replica.fetch.wait.max.ms"),
+			FetchBackoff:                    r.ms("replica.fetch.backoff.ms"),
+			SocketTimeout:                   r.ms("replica.socket.timeout.ms"),
+			LagTimeMax:                      r.ms("replica.lag.time.max.ms"),
+			HighWatermarkCheckpointInterval: r.ms("replica.high.watermark.checkpoint.interval.ms"),
+			RackAwareSelector:               r.optional("replica.selector.class", TypeClass) == RackAwareReplicaSelector,
 		},
 		Transaction: TransactionSettings{
 			MaxTimeout:                r.ms("transaction.max.timeout.ms"),
@@ -170,25 +248,36 @@ func bindSettings(r *binder) Settings {
 			SegmentBytes:      r.int32("transaction.state.log.segment.bytes"),
 			MinISR:            r.int32("transaction.state.log.min.isr"),
 		},
+		Cleaner: CleanerSettings{
+			Enable:            r.bool("log.cleaner.enable"),
+			Backoff:           r.ms("log.cleaner.backoff.ms"),
+			DedupeBufferBytes: r.int64("log.cleaner.dedupe.buffer.size"),
+		},
 	}
 }
 
 func bindTopic(r *binder) Topic {
 	return Topic{
-		MinInsyncReplicas:    r.int32("min.insync.replicas"),
-		SegmentBytes:         r.int32("segment.bytes"),
-		SegmentMs:            r.int64("segment.ms"),
-		IndexIntervalBytes:   r.int32("index.interval.bytes"),
-		SegmentIndexBytes:    r.int32("segment.index.bytes"),
-		RetentionMs:          r.int64("retention.ms"),
-		RetentionBytes:       r.int64("retention.bytes"),
-		FlushMessages:        r.int64("flush.messages"),
-		FlushMs:              r.int64("flush.ms"),
-		MaxMessageBytes:      r.int32("max.message.bytes"),
-		LogAppendTime:        strings.EqualFold(r.string("message.timestamp.type"), "LogAppendTime"),
-		TimestampBeforeMaxMs: r.int64("message.timestamp.before.max.ms"),
-		TimestampAfterMaxMs:  r.int64("message.timestamp.after.max.ms"),
-		CleanupPolicy:        r.list("cleanup.policy"),
+		MinInsyncReplicas:     r.int32("min.insync.replicas"),
+		SegmentBytes:          r.int32("segment.bytes"),
+		SegmentMs:             r.int64("segment.ms"),
+		IndexIntervalBytes:    r.int32("index.interval.bytes"),
+		SegmentIndexBytes:     r.int32("segment.index.bytes"),
+		RetentionMs:           r.int64("retention.ms"),
+		RetentionBytes:        r.int64("retention.bytes"),
+		FlushMessages:         r.int64("flush.messages"),
+		FlushMs:               r.int64("flush.ms"),
+		MaxMessageBytes:       r.int32("max.message.bytes"),
+		LogAppendTime:         strings.EqualFold(r.string("message.timestamp.type"), "LogAppendTime"),
+		TimestampBeforeMaxMs:  r.int64("message.timestamp.before.max.ms"),
+		TimestampAfterMaxMs:   r.int64("message.timestamp.after.max.ms"),
+		CleanupPolicy:         r.list("cleanup.policy"),
+		UncleanLeaderElection: r.bool("unclean.leader.election.enable"),
+
+		MinCleanableDirtyRatio: r.float64("min.cleanable.dirty.ratio"),
+		MinCompactionLagMs:     r.int64("min.compaction.lag.ms"),
+		MaxCompactionLagMs:     r.int64("max.compaction.lag.ms"),
+		DeleteRetentionMs:      r.int64("delete.retention.ms"),
 	}
 }
 
@@ -245,6 +334,30 @@ func (r *binder) string(name string) string {
 	return v
 }
 
+// optional reads a config with no default (NoDefault) of type t: "" while
+// it is null.
+func (r *binder) optional(name string, t Type) string {
+	d, ok := r.lookup(name)
+	if ok && d.NoDefault && r.value(d).Null {
+		return ""
+	}
+	v, _ := r.raw(name, t)
+	return v
+}
+
+// voters reads controller.quorum.voters.
+func (r *binder) voters(name string) []Voter {
+	v, ok := r.raw(name, TypeList)
+	if !ok {
+		return nil
+	}
+	vs, err := ParseVoters(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%w: %s: %v", ErrInvalidValue, name, err))
+	}
+	return vs
+}
+
 func (r *binder) list(name string) []string {
 	v, _ := r.raw(name, TypeList)
 	return splitList(v)
@@ -262,6 +375,19 @@ func (r *binder) integer(name string, bits int) int64 {
 		return 0
 	}
 	return n
+}
+
+// float64 parses a double config.
+func (r *binder) float64(name string) float64 {
+	v, ok := r.raw(name, TypeDouble)
+	if !ok {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%w: %s=%q is not a number", ErrInvalidValue, name, v))
+	}
+	return f
 }
 
 func (r *binder) int16(name string) int16 { return int16(r.integer(name, 16)) }

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/klogdev/klog/broker/errmsg"
 )
 
 // topic resolves a topic's typed configs and fails the test on an error.
@@ -27,21 +30,26 @@ func TestSettingsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Settings{
-		AutoCreateTopics:          true,
-		DeleteTopicEnable:         true,
-		NumPartitions:             1,
-		DefaultReplicationFactor:  1,
-		SocketRequestMaxBytes:     104857600,
-		QueuedMaxRequestBytes:     104857600,
-		RequestProgressTimeout:    10 * time.Second,
-		ConnectionsMaxIdle:        10 * time.Minute,
-		MaxConnections:            2147483647,
-		MaxConnectionsPerIP:       2147483647,
-		FetchMaxBytes:             57671680,
-		LogRetentionCheckInterval: 5 * time.Minute,
-		ProducerIDExpiration:      24 * time.Hour,
-		ProducerIDExpiryCheck:     10 * time.Minute,
-		MaxPartitions:             10000,
+		AutoCreateTopics:             true,
+		DeleteTopicEnable:            true,
+		NumPartitions:                1,
+		DefaultReplicationFactor:     1,
+		SocketRequestMaxBytes:        104857600,
+		QueuedMaxRequestBytes:        104857600,
+		RequestProgressTimeout:       10 * time.Second,
+		ConnectionsMaxIdle:           10 * time.Minute,
+		MaxConnections:               2147483647,
+		MaxConnectionsPerIP:          2147483647,
+		FetchMaxBytes:                57671680,
+		LogRetentionCheckInterval:    5 * time.Minute,
+		ProducerIDExpiration:         24 * time.Hour,
+		ProducerIDExpiryCheck:        10 * time.Minute,
+		MaxPartitions:                10000,
+		NodeID:                       -1,
+		BrokerHeartbeatInterval:      2 * time.Second,
+		BrokerSessionTimeout:         9 * time.Second,
+		AutoLeaderRebalance:          true,
+		LeaderImbalanceCheckInterval: 300 * time.Second,
 
 		MaxInflightRequests:                 5,
 		QueuedMaxResponseBytesPerConnection: 1 << 20,
@@ -53,6 +61,7 @@ func TestSettingsDefaults(t *testing.T) {
 			MaxSize:                       math.MaxInt32,
 			OffsetsRetention:              7 * 24 * time.Hour,
 			OffsetsRetentionCheckInterval: 10 * time.Minute,
+			OffsetsCommitTimeout:          5 * time.Second,
 			ConsumerSessionTimeout:        45 * time.Second,
 			ConsumerHeartbeatInterval:     5 * time.Second,
 			ConsumerAssignors:             []string{"uniform", "range"},
@@ -63,8 +72,18 @@ func TestSettingsDefaults(t *testing.T) {
 			AbortTimedOutInterval:     10 * time.Second,
 			TransactionalIDExpiration: 7 * 24 * time.Hour,
 		},
+		Replica: ReplicaSettings{
+			FetchMaxBytes:                   1 << 20,
+			FetchResponseMaxBytes:           10 << 20,
+			FetchWaitMax:                    500 * time.Millisecond,
+			FetchBackoff:                    time.Second,
+			SocketTimeout:                   30 * time.Second,
+			LagTimeMax:                      30 * time.Second,
+			HighWatermarkCheckpointInterval: 5 * time.Second,
+		},
 		OffsetsTopic:          InternalTopicSettings{Partitions: 50, ReplicationFactor: 3, SegmentBytes: 104857600},
 		TransactionStateTopic: InternalTopicSettings{Partitions: 50, ReplicationFactor: 3, SegmentBytes: 104857600, MinISR: 2},
+		Cleaner:               CleanerSettings{Enable: true, Backoff: 15 * time.Second, DedupeBufferBytes: 128 << 20},
 	}
 	if got := *b.Settings(); !reflect.DeepEqual(got, want) {
 		t.Errorf("default settings\n got %+v\nwant %+v", got, want)
@@ -87,6 +106,10 @@ func TestSettingsDefaults(t *testing.T) {
 		TimestampBeforeMaxMs: math.MaxInt64,
 		TimestampAfterMaxMs:  3600000,
 		CleanupPolicy:        []string{"delete"},
+
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     math.MaxInt64,
+		DeleteRetentionMs:      86400000,
 	}
 	if got := topic(t, b, nil); !reflect.DeepEqual(got, wantTopic) {
 		t.Errorf("default topic\n got %+v\nwant %+v", got, wantTopic)
@@ -162,5 +185,75 @@ func TestBinderRefusesBadBindings(t *testing.T) {
 	}
 	if _, err := b.Topic(map[string]string{"segment.bytes": "x"}); !errors.Is(err, ErrInvalidValue) {
 		t.Errorf("unparsable override: %v", err)
+	}
+}
+
+func TestQuorumVoters(t *testing.T) {
+	b, err := ParseBroker(map[string]string{"node.id": "2", "controller.quorum.voters": "1@127.0.0.1:9093, 2@localhost:9094,3@[::1]:9095"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := b.Settings()
+	want := []Voter{{1, "127.0.0.1", 9093}, {2, "localhost", 9094}, {3, "::1", 9095}}
+	if s.NodeID != 2 || !slices.Equal(s.QuorumVoters, want) {
+		t.Errorf("node %d voters %v", s.NodeID, s.QuorumVoters)
+	}
+	if got := s.QuorumVoters[2].String(); got != "3@[::1]:9095" {
+		t.Errorf("String %q", got)
+	}
+	if d := DefaultBroker().Settings(); d.NodeID != -1 || len(d.QuorumVoters) != 0 {
+		t.Errorf("defaults: node %d voters %v", d.NodeID, d.QuorumVoters)
+	}
+	for _, tc := range []struct {
+		kv   map[string]string
+		want string // Kafka's words, from errmsg
+	}{
+		{map[string]string{"controller.quorum.voters": "1-127.0.0.1:9093"}, "Invalid configuration value for controller.quorum.voters. Each entry should be in the form `{id}@{host}:{port}`."},
+		{map[string]string{"controller.quorum.voters": "x@127.0.0.1:9093"}, "Failed to parse voter ID as an integer from x"},
+		{map[string]string{"controller.quorum.voters": "1@:9093"}, "Failed to parse host name from entry 1@:9093 for the configuration controller.quorum.voters. Each entry should be in the form `{id}@{host}:{port}`."},
+		{map[string]string{"controller.quorum.voters": "1@localhost"}, "Failed to parse host name from entry 1@localhost for the configuration controller.quorum.voters. Each entry should be in the form `{id}@{host}:{port}`."},
+		{map[string]string{"controller.quorum.voters": "1@localhost:x"}, "Failed to parse host port from entry 1@localhost:x for the configuration controller.quorum.voters. Each entry should be in the form `{id}@{host}:{port}`."},
+		{map[string]string{"controller.quorum.voters": "1@0.0.0.0:9093"}, "Host string (0.0.0.0) is not routeable"},
+		{map[string]string{"controller.quorum.voters": "1@a:1,1@b:2"}, "Duplicate voter id 1 in controller.quorum.voters"},
+	} {
+		if _, err := ParseBroker(tc.kv); !errors.Is(err, ErrInvalidValue) {
+			t.Errorf("%v: %v", tc.kv, err)
+		}
+		_, err := ParseVoters(tc.kv["controller.quorum.voters"])
+		if msg, _ := errmsg.Wire(err); msg != tc.want {
+			t.Errorf("%v: %v (message %q)", tc.kv, err, msg)
+		}
+	}
+	if _, err := ParseBroker(map[string]string{"controller.quorum.voters": "1@a:1,2@b:2"}); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("voters without node.id: %v", err)
+	}
+	// A node.id outside the voters is a broker-only node.
+	if b, err := ParseBroker(map[string]string{"node.id": "3", "controller.quorum.voters": "1@a:1,2@b:2"}); err != nil || b.Settings().NodeID != 3 {
+		t.Errorf("broker-only node: %v", err)
+	}
+}
+
+// TestRackSettings: broker.rack and replica.selector.class are unset by
+// default (Kafka: null, the leader serves every fetch); the selector takes
+// Kafka's RackAwareReplicaSelector and refuses any other class as Kafka
+// refuses one it cannot load.
+func TestRackSettings(t *testing.T) {
+	if d := DefaultBroker().Settings(); d.Rack != "" || d.Replica.RackAwareSelector {
+		t.Errorf("defaults: rack %q, rack-aware selector %v", d.Rack, d.Replica.RackAwareSelector)
+	}
+	b, err := ParseBroker(map[string]string{"broker.rack": "r2", "replica.selector.class": " " + RackAwareReplicaSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Settings(); s.Rack != "r2" || !s.Replica.RackAwareSelector {
+		t.Errorf("rack %q, rack-aware selector %v", s.Rack, s.Replica.RackAwareSelector)
+	}
+	const other = "com.example.NearestReplicaSelector"
+	if _, err := ParseBroker(map[string]string{"replica.selector.class": other}); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("unknown selector: %v", err)
+	}
+	d, _ := LookupBroker("replica.selector.class")
+	if msg, _ := errmsg.Wire(d.Validate(other)); msg != "Class "+other+" could not be found." {
+		t.Errorf("unknown selector refused with %q", msg)
 	}
 }

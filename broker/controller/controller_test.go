@@ -620,3 +620,16 @@ func TestPartitionLimit(t *testing.T) {
 		t.Errorf("refusing 60,000 partitions allocated %.0f times", allocs)
 	}
 }
+
+// TestRaftPeerErrorsWarn: Raft's errors about unreachable peers, routine
+// while a voter is down, are logged as warnings; other errors stay errors.
+func TestRaftPeerErrorsWarn(t *testing.T) {
+	var buf strings.Builder
+	l := newRaftLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	l.Error("failed to appendEntries to", "peer", "2")
+	l.Error("failed to persist vote", "err", "disk")
+	out := buf.String()
+	if !strings.Contains(out, `level=WARN msg="failed to appendEntries to"`) || !strings.Contains(out, `level=ERROR msg="failed to persist vote"`) {
+		t.Errorf("levels:\n%s", out)
+	}
+}

@@ -56,3 +56,38 @@ var ErrNotController = errors.New("not the active controller")
 
 // ErrClosed is returned after Close.
 var ErrClosed = errors.New("controller closed")
+
+// ErrElectionNotNeeded is returned by ElectLeader when the partition
+// already has the leader the election would give it
+// (ELECTION_NOT_NEEDED).
+var ErrElectionNotNeeded = errors.New("leader election not needed")
+
+// ErrPreferredLeaderNotAvailable is returned by a preferred ElectLeader
+// when the preferred replica is fenced or out of the ISR
+// (PREFERRED_LEADER_NOT_AVAILABLE).
+var ErrPreferredLeaderNotAvailable = errors.New("preferred leader not available")
+
+// ErrEligibleLeadersNotAvailable is returned by an unclean ElectLeader
+// when no replica is eligible (ELIGIBLE_LEADERS_NOT_AVAILABLE).
+var ErrEligibleLeadersNotAvailable = errors.New("eligible leaders not available")
+
+// ErrFencedLeaderEpoch is returned by AlterPartition for a leader epoch
+// that is not the partition's (FENCED_LEADER_EPOCH).
+var ErrFencedLeaderEpoch = errors.New("fenced leader epoch")
+
+// ErrInvalidUpdateVersion is returned by AlterPartition for a partition
+// epoch that is not the partition's (INVALID_UPDATE_VERSION).
+var ErrInvalidUpdateVersion = errors.New("invalid update version")
+
+// ErrIneligibleReplica is returned by AlterPartition for an ISR naming a
+// broker that is not registered or is fenced (INELIGIBLE_REPLICA).
+var ErrIneligibleReplica = errors.New("ineligible replica")
+
+// ErrNewLeaderElected is returned by AlterPartition when the ISR it
+// committed left out the leader, so another was elected
+// (NEW_LEADER_ELECTED); the returned partition state is the new one.
+var ErrNewLeaderElected = errors.New("new leader elected")
+
+// ErrNoReassignment is returned for cancelling the reassignment of a
+// partition that has none under way (Kafka's NO_REASSIGNMENT_IN_PROGRESS).
+var ErrNoReassignment = errors.New("no partition reassignment in progress")

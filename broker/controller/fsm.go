@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/hashicorp/raft"
+
 	"github.com/klogdev/klog/broker/metadata"
 )
 
@@ -45,10 +46,17 @@ func (f *fsm) Apply(l *raft.Log) any {
 			f.c.log.Debug("metadata record rejected", "index", l.Index, "type", rec.Type, "err", err)
 		}
 	}
+	if err == nil && rec.Type == metadata.RecordRegisterBroker {
+		// A broker fenced, unfenced, shutting down or back: the active
+		// controller's liveness loop moves leaders and ISRs (elect.go).
+		f.c.wakeRepair()
+	}
+	res := applyResult{prev: prev, next: next, err: err}
+	f.c.keepResult(l.Index, res)
 	if next != prev {
 		f.c.publish(next)
 	}
-	return applyResult{prev: prev, next: next, err: err}
+	return res
 }
 
 // Snapshot captures the current image; images are immutable, so holding

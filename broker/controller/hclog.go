@@ -5,6 +5,8 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -37,11 +39,27 @@ func slogLevel(level hclog.Level) slog.Level {
 	}
 }
 
+// peerErrors are the errors Raft logs when a peer cannot be reached or a
+// connection to it closes: routine while a voter is down, restarting or
+// isolated, so they are warnings (Kafka warns when a node is unreachable).
+var peerErrors = []string{
+	"failed to appendEntries to",
+	"failed to heartbeat to",
+	"failed to make requestVote RPC",
+	"failed to decode incoming command",
+	"failed to pipeline appendEntries",
+	"failed to start pipeline replication to",
+	"failed to flush response",
+}
+
 func (r *raftLogger) Log(level hclog.Level, msg string, args ...any) {
 	if level == hclog.Off {
 		return
 	}
 	lvl := slogLevel(level)
+	if level == hclog.Error && slices.ContainsFunc(peerErrors, func(p string) bool { return strings.HasPrefix(msg, p) }) {
+		lvl = slog.LevelWarn
+	}
 	ctx := context.Background()
 	if !r.l.Enabled(ctx, lvl) {
 		return

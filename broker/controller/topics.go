@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/errmsg"
 	"github.com/klogdev/klog/broker/metadata"
 )
 
@@ -26,37 +27,54 @@ type TopicSpec struct {
 	Assignment map[int32][]int32
 	// Configs are the topic's config overrides.
 	Configs map[string]string
+	// NullConfigs are the configs the request named without a value,
+	// which Kafka refuses (INVALID_CONFIG).
+	NullConfigs []string
 }
 
 // CreateTopic validates spec, places its replicas and creates the topic.
-// With validateOnly nothing is written and the returned topic (with a zero
-// ID) shows what would be created.
+// With validateOnly nothing is written and the returned topic shows what
+// would be created, with a random ID that no topic keeps (Kafka answers a
+// validate-only creation with one too).
 func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOnly bool) (*metadata.Topic, error) {
 	if err := metadata.ValidateTopicName(spec.Name); err != nil {
 		return nil, err
 	}
 	if spec.Name == clusterMetadataTopic {
-		return nil, fmt.Errorf("%w: creation of internal topic %s is prohibited", ErrInvalidRequest, spec.Name)
+		return nil, errmsg.Withf(fmt.Errorf("%w: creation of internal topic %s is prohibited", ErrInvalidRequest, spec.Name),
+			"Creation of internal topic %s is prohibited.", spec.Name)
 	}
 	unlock, err := c.lockCreate(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if err := c.CatchUp(ctx); err != nil {
+		return nil, err
+	}
 	img := c.Image()
 	if _, ok := img.Topic(spec.Name); ok {
-		return nil, fmt.Errorf("%w: %q", ErrTopicExists, spec.Name)
+		return nil, errmsg.Withf(fmt.Errorf("%w: %q", ErrTopicExists, spec.Name), "Topic '%s' already exists.", spec.Name)
 	}
 	if other, ok := img.CollidingTopic(spec.Name); ok {
-		return nil, fmt.Errorf("%w: %w: %q collides with %q", ErrInvalidTopic, ErrTopicCollision, spec.Name, other)
+		return nil, errmsg.Withf(fmt.Errorf("%w: %w: %q collides with %q", ErrInvalidTopic, ErrTopicCollision, spec.Name, other),
+			"Topic '%s' collides with existing topic: %s", spec.Name, other)
+	}
+	if len(spec.NullConfigs) > 0 {
+		return nil, errmsg.Withf(fmt.Errorf("%w: %s has no value", ErrInvalidConfig, spec.NullConfigs[0]),
+			"Null value not supported for topic configs: %s", spec.NullConfigs[0])
 	}
 	if err := validateConfigs(spec.Configs); err != nil {
 		return nil, err
 	}
 	var parts []metadata.Partition
 	if len(spec.Assignment) > 0 {
-		if spec.Partitions != -1 || spec.ReplicationFactor != -1 {
-			return nil, fmt.Errorf("%w: a replica assignment requires partitions and replication factor of -1", ErrInvalidRequest)
+		both := fmt.Errorf("%w: a replica assignment requires partitions and replication factor of -1", ErrInvalidRequest)
+		switch {
+		case spec.Partitions != -1:
+			return nil, errmsg.With(both, "A manual partition assignment was specified, but numPartitions was not set to -1.")
+		case spec.ReplicationFactor != -1:
+			return nil, errmsg.With(both, "A manual partition assignment was specified, but replication factor was not set to -1.")
 		}
 		parts, err = manualPartitions(img, spec.Assignment)
 	} else {
@@ -74,14 +92,14 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 		Configs:    maps.Clone(spec.Configs),
 		Internal:   metadata.IsInternalTopic(spec.Name),
 	}
-	if validateOnly {
-		return &metadata.Topic{Name: rec.Name, Partitions: rec.Partitions, Configs: rec.Configs, Internal: rec.Internal}, nil
-	}
 	id, err := metadata.NewTopicID(nil)
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	rec.ID = id
+	if validateOnly {
+		return &metadata.Topic{Name: rec.Name, ID: rec.ID, Partitions: rec.Partitions, Configs: rec.Configs, Internal: rec.Internal}, nil
+	}
 	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordCreateTopic, CreateTopic: rec})
 	if err != nil {
 		return nil, err
@@ -93,6 +111,7 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 	if !ok {
 		return nil, fmt.Errorf("%w: %q vanished after creation", ErrUnknownTopic, spec.Name)
 	}
+	c.spread(ctx)
 	c.log.Info("topic created", "topic", spec.Name, "id", metadata.UUID(t.ID), "partitions", len(t.Partitions))
 	return t, nil
 }
@@ -102,9 +121,12 @@ func (c *Controller) DeleteTopic(ctx context.Context, name string) error {
 	if !c.cfg.Broker.Settings().DeleteTopicEnable {
 		return ErrTopicDeletionDisabled
 	}
+	if err := c.CatchUp(ctx); err != nil {
+		return err
+	}
 	t, ok := c.Image().Topic(name)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+		return unknownTopic(name)
 	}
 	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordDeleteTopic, DeleteTopic: &metadata.DeleteTopicRecord{Name: name, ID: t.ID}})
 	if err != nil {
@@ -112,6 +134,7 @@ func (c *Controller) DeleteTopic(ctx context.Context, name string) error {
 	}
 	if res.err == nil {
 		c.log.Info("topic deleted", "topic", name, "id", metadata.UUID(t.ID))
+		c.spread(ctx)
 	}
 	return res.err
 }
@@ -124,10 +147,14 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 		return err
 	}
 	defer unlock()
+	if err := c.CatchUp(ctx); err != nil {
+		return err
+	}
 	img := c.Image()
 	t, ok := img.Topic(topic)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, topic)
+		// Kafka's ReplicationControlManager sends no message here.
+		return errmsg.With(fmt.Errorf("%w: %q", ErrUnknownTopic, topic), "")
 	}
 	cur := int32(len(t.Partitions))
 	switch {
@@ -138,9 +165,10 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 		// coordinators follow the count at once, so refuse.
 		return fmt.Errorf("%w: the partition count of internal topic %s cannot change: its groups or transactional ids would hash to partitions without their state", ErrPolicyViolation, topic)
 	case total == cur:
-		return fmt.Errorf("%w: topic already has %d partitions", ErrInvalidPartitions, cur)
+		return errmsg.Withf(fmt.Errorf("%w: topic already has %d partitions", ErrInvalidPartitions, cur), "Topic already has %d partition(s).", cur)
 	case total < cur:
-		return fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d", ErrInvalidPartitions, cur, total)
+		return errmsg.Withf(fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d", ErrInvalidPartitions, cur, total),
+			"The topic %s currently has %d partition(s); %d would not be an increase.", topic, cur, total)
 	case total > metadata.MaxPartitions:
 		return fmt.Errorf("%w: %d partitions is more than the maximum %d", ErrInvalidPartitions, total, metadata.MaxPartitions)
 	}
@@ -167,6 +195,9 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 	if err != nil {
 		return err
 	}
+	if res.err == nil {
+		c.spread(ctx)
+	}
 	return res.err
 }
 
@@ -174,28 +205,65 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 // non-nil value sets a key and a nil value deletes it; otherwise the
 // non-nil entries replace all overrides.
 func (c *Controller) AlterTopicConfigs(ctx context.Context, topic string, set map[string]*string, incremental, validateOnly bool) error {
+	if err := c.CatchUp(ctx); err != nil {
+		return err
+	}
 	t, ok := c.Image().Topic(topic)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, topic)
+		return errmsg.Withf(fmt.Errorf("%w: %q", ErrUnknownTopic, topic), "The topic '%s' does not exist.", topic)
 	}
-	rec := &metadata.AlterTopicConfigsRecord{Topic: topic, ID: t.ID, Replace: !incremental, Set: map[string]string{}}
-	names := slices.Sorted(maps.Keys(set))
-	for _, k := range names {
+	rec := &metadata.AlterTopicConfigsRecord{Topic: topic, ID: t.ID}
+	return c.alterConfigs(ctx, rec, set, incremental, validateOnly, func(sets map[string]string, deletes []string) error {
+		for _, k := range deletes {
+			if _, ok := config.LookupTopic(k); !ok {
+				return errmsg.Withf(fmt.Errorf("%w: %w: %q is not a topic config", ErrInvalidConfig, config.ErrUnknownConfig, k),
+					"Unknown topic config name: %s", k)
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(sets)) {
+			if err := config.ValidateTopicConfig(k, sets[k]); err != nil {
+				return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+			}
+		}
+		return nil
+	})
+}
+
+// AlterBrokerConfigs changes the dynamic configs of a broker resource: a
+// node id ("1"), or "" for the cluster-wide defaults; set as for
+// AlterTopicConfigs. Only dynamic configs may be set (and names klog does
+// not define, which Kafka stores too); every node applies the change when
+// its metadata has it.
+func (c *Controller) AlterBrokerConfigs(ctx context.Context, broker string, set map[string]*string, incremental, validateOnly bool) error {
+	if err := c.CatchUp(ctx); err != nil {
+		return err
+	}
+	rec := &metadata.AlterTopicConfigsRecord{Broker: &broker}
+	return c.alterConfigs(ctx, rec, set, incremental, validateOnly, func(sets map[string]string, _ []string) error {
+		if err := config.ValidateDynamicBroker(sets); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+		}
+		return nil
+	})
+}
+
+// alterConfigs fills rec, a config record of a topic or a broker, from
+// set, checks it with validate and commits it unless validateOnly.
+func (c *Controller) alterConfigs(ctx context.Context, rec *metadata.AlterTopicConfigsRecord, set map[string]*string, incremental, validateOnly bool,
+	validate func(sets map[string]string, deletes []string) error) error {
+	rec.Replace, rec.Set = !incremental, map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
 		v := set[k]
 		if v == nil {
-			if !incremental {
-				continue
+			if incremental {
+				rec.Delete = append(rec.Delete, k)
 			}
-			if _, ok := config.LookupTopic(k); !ok {
-				return fmt.Errorf("%w: %w: %q is not a topic config", ErrInvalidConfig, config.ErrUnknownConfig, k)
-			}
-			rec.Delete = append(rec.Delete, k)
 			continue
 		}
-		if err := config.ValidateTopicConfig(k, *v); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-		}
 		rec.Set[k] = *v
+	}
+	if err := validate(rec.Set, rec.Delete); err != nil {
+		return err
 	}
 	if validateOnly {
 		return nil
@@ -203,6 +271,9 @@ func (c *Controller) AlterTopicConfigs(ctx context.Context, topic string, set ma
 	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordAlterTopicConfigs, AlterTopicConfigs: rec})
 	if err != nil {
 		return err
+	}
+	if res.err == nil {
+		c.spread(ctx)
 	}
 	return res.err
 }
@@ -231,6 +302,12 @@ func validateConfigs(cfg map[string]string) error {
 	return nil
 }
 
+// unknownTopic is ErrUnknownTopic for topic, with Kafka's default message
+// for UNKNOWN_TOPIC_OR_PARTITION on the wire.
+func unknownTopic(topic string) error {
+	return errmsg.With(fmt.Errorf("%w: %q", ErrUnknownTopic, topic), "This server does not host this topic-partition.")
+}
+
 // placeNew resolves the defaults of a new topic's partition count and
 // replication factor and places its replicas.
 func (c *Controller) placeNew(img *metadata.Image, partitions int32, rf int16) ([]metadata.Partition, error) {
@@ -239,7 +316,8 @@ func (c *Controller) placeNew(img *metadata.Image, partitions int32, rf int16) (
 		n = int64(c.cfg.Broker.Settings().NumPartitions)
 	}
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: number of partitions was set to an invalid non-positive value", ErrInvalidPartitions)
+		return nil, errmsg.With(fmt.Errorf("%w: number of partitions was set to an invalid non-positive value", ErrInvalidPartitions),
+			"Number of partitions was set to an invalid non-positive value.")
 	}
 	if n > metadata.MaxPartitions {
 		return nil, fmt.Errorf("%w: %d partitions is more than the maximum %d", ErrInvalidPartitions, n, metadata.MaxPartitions)
@@ -249,7 +327,8 @@ func (c *Controller) placeNew(img *metadata.Image, partitions int32, rf int16) (
 		r = int64(c.cfg.Broker.Settings().DefaultReplicationFactor)
 	}
 	if r <= 0 || r > math.MaxInt16 {
-		return nil, fmt.Errorf("%w: replication factor must be larger than 0", ErrInvalidReplicationFactor)
+		return nil, errmsg.With(fmt.Errorf("%w: replication factor must be larger than 0", ErrInvalidReplicationFactor),
+			"Replication factor must be larger than 0, or -1 to use the default value.")
 	}
 	if err := c.checkRoom(img, n, r); err != nil {
 		return nil, err
@@ -273,11 +352,11 @@ func (c *Controller) lockCreate(ctx context.Context) (unlock func(), err error) 
 	}
 }
 
-// hostedReplicas counts the partition replicas each unfenced broker hosts.
+// hostedReplicas counts the partition replicas each active broker hosts.
 func hostedReplicas(img *metadata.Image) map[int32]int64 {
 	hosted := make(map[int32]int64, len(img.Brokers))
 	for id, b := range img.Brokers {
-		if !b.Fenced {
+		if b.Active() {
 			hosted[id] = 0
 		}
 	}
@@ -333,20 +412,23 @@ func (c *Controller) checkPlaced(img *metadata.Image, added []metadata.Partition
 	return nil
 }
 
-// place assigns replicas to count partitions starting at index first:
-// round-robin over the unfenced brokers in ID order, from a start that
-// rotates with each call, so leaders spread across brokers and topics.
-// The first replica leads and all replicas start in the ISR.
+// place assigns replicas to count partitions starting at index first.
+// The unfenced brokers are put in rack-alternating order (one broker of
+// each rack in turn, racks by name, brokers by ID; without broker.rack
+// all are in one rack and the order is by ID). Partition p is led by the
+// broker at (start+p) in that order, from a start that rotates with each
+// call, so preferred leaders spread evenly across brokers and topics
+// (as Kafka's StripedReplicaPlacer, without its shuffle). Its followers
+// are the next brokers in order, first those of racks that have no
+// replica of it yet, then any. The first replica leads and all replicas
+// start in the ISR.
 func (c *Controller) place(img *metadata.Image, first, count int32, rf int) ([]metadata.Partition, error) {
-	var brokers []int32
-	for _, id := range img.SortedBrokerIDs() {
-		if !img.Brokers[id].Fenced {
-			brokers = append(brokers, id)
-		}
-	}
+	brokers, racks := placementOrder(img)
 	if rf > len(brokers) {
-		return nil, fmt.Errorf("%w: unable to replicate the partition %d time(s): the target replication factor of %d cannot be reached because only %d broker(s) are registered",
-			ErrInvalidReplicationFactor, rf, rf, len(brokers))
+		return nil, errmsg.Withf(fmt.Errorf("%w: unable to replicate the partition %d time(s): the target replication factor of %d cannot be reached because only %d broker(s) are registered",
+			ErrInvalidReplicationFactor, rf, rf, len(brokers)),
+			"Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.",
+			rf, rf, len(brokers))
 	}
 	start := int(c.placement.Add(1)-1) % len(brokers)
 	if start < 0 {
@@ -355,13 +437,59 @@ func (c *Controller) place(img *metadata.Image, first, count int32, rf int) ([]m
 	parts := make([]metadata.Partition, count)
 	for i := range parts {
 		p := int(first) + i
-		replicas := make([]int32, rf)
-		for j := range replicas {
-			replicas[j] = brokers[(start+p+j)%len(brokers)]
-		}
+		replicas := pickReplicas(brokers, racks, (start+p)%len(brokers), rf)
 		parts[i] = metadata.Partition{Index: int32(p), Leader: replicas[0], Replicas: replicas, ISR: slices.Clone(replicas)}
 	}
 	return parts, nil
+}
+
+// placementOrder returns the active brokers (unfenced, not shutting
+// down) in rack-alternating order
+// and each one's rack ("" for none, a rack of its own).
+func placementOrder(img *metadata.Image) ([]int32, []string) {
+	byRack := map[string][]int32{}
+	for _, id := range img.SortedBrokerIDs() {
+		if b := img.Brokers[id]; b.Active() {
+			byRack[b.Rack] = append(byRack[b.Rack], id)
+		}
+	}
+	names := slices.Sorted(maps.Keys(byRack))
+	var brokers []int32
+	var racks []string
+	for round := 0; len(brokers) < len(img.Brokers); round++ {
+		added := false
+		for _, r := range names {
+			if round < len(byRack[r]) {
+				brokers = append(brokers, byRack[r][round])
+				racks = append(racks, r)
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	return brokers, racks
+}
+
+// pickReplicas takes rf brokers walking the order from lead: first those
+// on racks not yet holding a replica, then the rest.
+func pickReplicas(brokers []int32, racks []string, lead, rf int) []int32 {
+	n := len(brokers)
+	picked := make([]bool, n)
+	used := map[string]bool{}
+	replicas := make([]int32, 0, rf)
+	for pass := 0; pass < 2 && len(replicas) < rf; pass++ {
+		for k := 0; k < n && len(replicas) < rf; k++ {
+			i := (lead + k) % n
+			if picked[i] || (pass == 0 && used[racks[i]]) {
+				continue
+			}
+			picked[i], used[racks[i]] = true, true
+			replicas = append(replicas, brokers[i])
+		}
+	}
+	return replicas
 }
 
 // manualPartitions checks a manual assignment and turns it into
@@ -375,24 +503,17 @@ func manualPartitions(img *metadata.Image, assignment map[int32][]int32) ([]meta
 	parts := make([]metadata.Partition, 0, len(idx))
 	for i, p := range idx {
 		if int(p) != i {
-			return nil, fmt.Errorf("%w: partitions must be numbered 0 to %d without gaps; found %d", ErrInvalidReplicaAssignment, len(idx)-1, p)
+			return nil, errmsg.With(fmt.Errorf("%w: partitions must be numbered 0 to %d without gaps; found %d", ErrInvalidReplicaAssignment, len(idx)-1, p),
+				"partitions should be a consecutive 0-based integer sequence")
 		}
 		replicas := assignment[p]
-		if len(replicas) == 0 {
-			return nil, fmt.Errorf("%w: partition %d has no replicas", ErrInvalidReplicaAssignment, p)
+		if len(replicas) != 0 && len(replicas) != len(assignment[idx[0]]) {
+			return nil, errmsg.Withf(fmt.Errorf("%w: all partitions must have the same number of replicas", ErrInvalidReplicaAssignment),
+				"The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).",
+				len(replicas), len(assignment[idx[0]]))
 		}
-		if len(replicas) != len(assignment[idx[0]]) {
-			return nil, fmt.Errorf("%w: all partitions must have the same number of replicas", ErrInvalidReplicaAssignment)
-		}
-		seen := map[int32]bool{}
-		for _, b := range replicas {
-			if seen[b] {
-				return nil, fmt.Errorf("%w: partition %d lists broker %d twice", ErrInvalidReplicaAssignment, p, b)
-			}
-			seen[b] = true
-			if _, ok := img.Brokers[b]; !ok {
-				return nil, fmt.Errorf("%w: partition %d names broker %d, which is not registered", ErrInvalidReplicaAssignment, p, b)
-			}
+		if err := checkReplicaList(img, replicas); err != nil {
+			return nil, fmt.Errorf("partition %d: %w", p, err)
 		}
 		parts = append(parts, metadata.Partition{Index: p, Leader: replicas[0], Replicas: slices.Clone(replicas), ISR: slices.Clone(replicas)})
 	}

@@ -128,13 +128,16 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 			if g == nil || g.state == stateDead {
 				rg.State = "Dead"
 				if req.Version >= 6 {
+					// Kafka's GroupCoordinatorService words it so.
 					rg.ErrorCode = kerr.GroupIDNotFound.Code
+					msg := "Group " + id + " not found."
+					rg.ErrorMessage = &msg
 				}
 				return
 			}
 			if g.typ == typeConsumer {
 				rg.ErrorCode = kerr.GroupIDNotFound.Code
-				msg := "group " + id + " is not a classic group"
+				msg := "Group " + id + " is not a classic group."
 				rg.ErrorMessage = &msg
 				return
 			}

@@ -144,7 +144,7 @@ func (c *Coordinator) startJoin(ctx context.Context, req *kmsg.JoinGroupRequest)
 	ci := clientFrom(ctx)
 	done, code := c.run(ctx, req.Group, req.MemberID == "", func(g *group) {
 		if g == nil {
-			w.now = errJoin(kerr.UnknownMemberID)
+			w.now = unknownJoiner(req.MemberID)
 			return
 		}
 		w.ch, w.now = g.join(req, ci)
@@ -193,8 +193,8 @@ func (w *joinWait) fill(r joinResult) *kmsg.JoinGroupResponse {
 		resp.MemberID = r.memberID
 	}
 	if r.code != 0 {
-		if r.code == kerr.UnknownMemberID.Code {
-			resp.MemberID = ""
+		if r.code == kerr.UnknownMemberID.Code && r.memberID == "" {
+			resp.MemberID = "" // a member removed while it waited
 		}
 		return resp
 	}
@@ -213,6 +213,13 @@ func (c *Coordinator) validSession(ms int32) bool {
 }
 
 func errJoin(code *kerr.Error) *joinResult { return &joinResult{code: code.Code} }
+
+// unknownJoiner answers a JoinGroup naming a member the group does not
+// have (or a group that does not exist): UNKNOWN_MEMBER_ID with the
+// member id it sent, as Kafka's GroupMetadataManager answers it.
+func unknownJoiner(id string) *joinResult {
+	return &joinResult{code: kerr.UnknownMemberID.Code, memberID: id}
+}
 
 // join handles a JoinGroup inside the actor: either an answer now, or a
 // channel that gets the answer when the join phase completes.
@@ -324,6 +331,9 @@ func (g *group) joinKnown(req *kmsg.JoinGroupRequest, ci clientInfo) (chan joinR
 		return g.addMember(id, req, ci), nil
 	}
 	if code := g.validateMember(id, req.InstanceID); code != 0 {
+		if code == kerr.UnknownMemberID.Code {
+			return nil, unknownJoiner(id)
+		}
 		return nil, &joinResult{code: code}
 	}
 	m := g.members[id]
@@ -841,19 +851,18 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupReques
 		return resp
 	}
 	_, code := c.run(ctx, req.Group, false, func(g *group) {
-		if g == nil {
-			resp.ErrorCode = kerr.UnknownMemberID.Code
-			return
-		}
-		if g.typ == typeConsumer || g.state == stateDead {
-			resp.ErrorCode = kerr.UnknownMemberID.Code
-			if g.state == stateDead {
-				resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			}
+		if g != nil && g.state == stateDead {
+			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			return
 		}
 		for _, l := range leaving {
-			code := g.leave(l.MemberID, l.InstanceID)
+			// A group that does not exist, or has no classic
+			// members, has none of them: each is UNKNOWN_MEMBER_ID,
+			// as Kafka's GroupCoordinatorService.leaveGroup answers.
+			code := kerr.UnknownMemberID.Code
+			if g != nil && g.typ == typeClassic {
+				code = g.leave(l.MemberID, l.InstanceID)
+			}
 			resp.Members = append(resp.Members, kmsg.LeaveGroupResponseMember{MemberID: l.MemberID, InstanceID: l.InstanceID, ErrorCode: code})
 		}
 	})

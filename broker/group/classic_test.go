@@ -72,6 +72,12 @@ func newClassicHarness(t *testing.T, d *datadriven.TestData) *classicHarness {
 				cfg.OffsetsRetention = mustDuration(t, a.Vals[0])
 			case "retention-check":
 				cfg.OffsetsRetentionCheckInterval = mustDuration(t, a.Vals[0])
+			case "topics": // the topics that exist, 4 partitions each
+				topics := map[string]TopicInfo{}
+				for _, name := range a.Vals {
+					topics[name] = TopicInfo{Name: name, Partitions: 4}
+				}
+				cfg.Topics = func() map[string]TopicInfo { return topics }
 			}
 		}
 	})
@@ -164,8 +170,8 @@ func (h *classicHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings.
 	case "join":
 		req := kmsg.NewPtrJoinGroupRequest()
 		req.Version = int16(argInt(t, d, "v", 9))
-		req.Group = "g"
-		req.MemberID = h.ids[name]
+		req.Group = arg(d, "group", "g")
+		req.MemberID = arg(d, "id", h.ids[name])
 		if hasArg(d, "new") {
 			req.MemberID = ""
 		}
@@ -212,9 +218,12 @@ func (h *classicHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings.
 	case "leave":
 		req := kmsg.NewPtrLeaveGroupRequest()
 		req.Version = 5
-		req.Group = "g"
+		req.Group = arg(d, "group", "g")
 		for _, a := range d.CmdArgs {
 			m := kmsg.LeaveGroupRequestMember{}
+			if a.Key == "group" {
+				continue
+			}
 			if a.Key == "instance" {
 				// instance=i or instance=(i,name): by instance id, and member id.
 				m.InstanceID = strPtr(a.Vals[0])
@@ -257,15 +266,15 @@ func (h *classicHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings.
 		h.store.mu.Unlock()
 	case "commit":
 		req := kmsg.NewPtrOffsetCommitRequest()
-		req.Version = 8
-		req.Group = "g"
+		req.Version = int16(argInt(t, d, "v", 8))
+		req.Group = arg(d, "group", "g")
 		req.Generation = -1
 		if name != "simple" {
 			req.MemberID = h.ids[name]
 			req.Generation = int32(argInt(t, d, "gen", int(h.gens[name])))
 		}
 		for _, a := range d.CmdArgs[1:] {
-			if a.Key == "gen" {
+			if a.Key == "gen" || a.Key == "v" || a.Key == "group" {
 				continue
 			}
 			topic, p, _ := strings.Cut(a.Key, "/")

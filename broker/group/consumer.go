@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -200,12 +201,22 @@ func (c *Coordinator) ConsumerGroupHeartbeat(ctx context.Context, req *kmsg.Cons
 	var r heartbeatResult
 	if msg := validateHeartbeat(req); msg != "" {
 		r = heartbeatResult{code: kerr.InvalidRequest.Code, msg: msg}
+	} else if a := req.ServerAssignor; a != nil && !slices.Contains(c.cfg.ConsumerAssignors, *a) {
+		// Checked with the request, whatever the group (Kafka's words).
+		r = heartbeatResult{code: kerr.UnsupportedAssignor.Code, msg: "ServerAssignor " + *a + " is not supported. Supported assignors: " + strings.Join(c.cfg.ConsumerAssignors, ", ") + "."}
 	} else {
 		topics := c.topics()
 		ci := clientFrom(ctx)
 		_, code := c.run(ctx, req.Group, req.MemberEpoch == epochJoin, func(g *group) {
 			if g == nil {
-				r = heartbeatResult{code: kerr.UnknownMemberID.Code}
+				// Only a join creates a group; Kafka's words differ
+				// for a leave (consumerGroupLeave) and the rest
+				// (getOrMaybeCreateConsumerGroup).
+				msg := "Consumer group " + req.Group + " not found."
+				if req.MemberEpoch == epochLeave || req.MemberEpoch == epochStaticLeave {
+					msg = "Group " + req.Group + " not found."
+				}
+				r = heartbeatResult{code: kerr.GroupIDNotFound.Code, msg: msg}
 				return
 			}
 			r = g.consumerHeartbeat(req, ci, topics)
@@ -246,27 +257,42 @@ func sortedNames(a assignment) []string {
 	return names
 }
 
-// validateHeartbeat checks the request's shape; it returns why it is invalid.
+// validateHeartbeat checks the request's shape; it returns why it is
+// invalid. The checks, their order and their words are Kafka 4.4's
+// (GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid):
+// from v1 the client makes the member id (KIP-1082), so it may never be
+// empty; v0 joins without one.
 func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) string {
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
 	switch {
-	case req.Group == "":
+	case (req.Version >= 1 || req.MemberEpoch > 0 || req.MemberEpoch == epochLeave) && blank(req.MemberID):
+		return "MemberId can't be empty."
+	case blank(req.Group):
 		return "GroupId can't be empty."
-	case req.InstanceID != nil && *req.InstanceID == "":
+	case req.InstanceID != nil && blank(*req.InstanceID):
 		return "InstanceId can't be empty."
+	case req.RackID != nil && blank(*req.RackID):
+		return "RackId can't be empty."
+	}
+	switch {
+	case req.MemberEpoch == epochJoin:
+		switch {
+		case req.RebalanceTimeoutMillis == -1:
+			return "RebalanceTimeoutMs must be provided in first request."
+		case req.Topics == nil || len(req.Topics) > 0:
+			return "TopicPartitions must be empty when (re-)joining."
+		case req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil:
+			return "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
+		}
+	case req.MemberEpoch == epochStaticLeave:
+		if req.InstanceID == nil {
+			return "InstanceId can't be null."
+		}
 	case req.MemberEpoch < epochStaticLeave:
 		return "MemberEpoch is invalid."
-	case req.MemberEpoch > 0 && req.MemberID == "":
-		return "MemberId can't be empty."
-	case req.MemberEpoch == epochStaticLeave && req.InstanceID == nil:
-		return "InstanceId can't be null when MemberEpoch is -2."
-	case req.MemberEpoch == epochJoin && req.RebalanceTimeoutMillis <= 0:
-		return "RebalanceTimeoutMs must be provided in first request."
-	case req.MemberEpoch == epochJoin && req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil:
-		return "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
-	case req.MemberEpoch == epochJoin && len(req.Topics) > 0:
-		return "TopicPartitions must be empty when (re-)joining."
-	case req.SubscribedTopicRegex != nil && len(*req.SubscribedTopicRegex) > 1024:
-		return "SubscribedTopicRegex is too long."
+	}
+	if req.SubscribedTopicRegex != nil && len(*req.SubscribedTopicRegex) > 1024 {
+		return "SubscribedTopicRegex is too long." // klog's bound
 	}
 	return ""
 }
@@ -381,10 +407,7 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 		m.regex, m.re, bump = &rx, re, true
 	}
 	if req.ServerAssignor != nil && *req.ServerAssignor != m.serverAssignor {
-		if !slices.Contains(g.c.cfg.ConsumerAssignors, *req.ServerAssignor) {
-			return heartbeatResult{code: kerr.UnsupportedAssignor.Code, msg: "Assignor " + *req.ServerAssignor + " is not supported."}
-		}
-		m.serverAssignor, bump = *req.ServerAssignor, true
+		m.serverAssignor, bump = *req.ServerAssignor, true // a supported one, checked with the request
 	}
 	if req.RackID != nil {
 		rack := *req.RackID
@@ -624,9 +647,11 @@ func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.Consu
 	for _, id := range req.Groups {
 		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		rg.Group = id
+		notFound := "Group " + id + " not found." // Kafka's words
 		_, code := c.run(ctx, id, false, func(g *group) {
 			if g == nil || g.state == stateDead {
 				rg.ErrorCode = kerr.GroupIDNotFound.Code
+				rg.ErrorMessage = &notFound
 				return
 			}
 			if g.typ != typeConsumer {
@@ -662,6 +687,7 @@ func (c *Coordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.Consu
 			rg.ErrorCode = code
 			if code == errGroupMissing {
 				rg.ErrorCode = kerr.GroupIDNotFound.Code
+				rg.ErrorMessage = &notFound
 			}
 		}
 		if rg.ErrorCode != 0 && rg.ErrorMessage == nil {

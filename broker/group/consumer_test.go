@@ -149,15 +149,32 @@ func (h *consumerHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings
 		if req.MemberEpoch == 0 || hasArg(d, "rebalance") {
 			req.RebalanceTimeoutMillis = argMillis(t, d, "rebalance", 30*time.Second)
 		}
+		if req.MemberEpoch == 0 && !hasArg(d, "no-owned") {
+			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{} // a join sends an empty list
+		}
 		if req.MemberEpoch != 0 && !hasArg(d, "no-owned") {
 			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 			for _, n := range sortedNames(h.owned[name]) {
 				req.Topics = append(req.Topics, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: h.topics[n].ID, Partitions: h.owned[name][n]})
 			}
 		}
+		if v := arg(d, "v", ""); v != "" {
+			n, _ := strconv.Atoi(v)
+			req.Version = int16(n)
+		}
+		if id, ok := d.Arg("id"); ok {
+			req.MemberID = strings.Join(id.Vals, ",")
+		}
+		if g := arg(d, "group", ""); g != "" {
+			req.Group = g
+		}
 		resp := h.c.ConsumerGroupHeartbeat(WithClient(ctx, "client-"+name, "host"), req)
 		if resp.ErrorCode != 0 {
-			fmt.Fprintf(out, "%s: %s\n", name, errName(resp.ErrorCode))
+			fmt.Fprintf(out, "%s: %s", name, errName(resp.ErrorCode))
+			if resp.ErrorMessage != nil {
+				fmt.Fprintf(out, " %q", *resp.ErrorMessage)
+			}
+			out.WriteString("\n")
 			return
 		}
 		if req.MemberEpoch < 0 {
@@ -193,7 +210,7 @@ func (h *consumerHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings
 		resp := h.c.ConsumerGroupDescribe(ctx, req)
 		for _, g := range resp.Groups {
 			if g.ErrorCode != 0 {
-				fmt.Fprintf(out, "%s %s\n", g.Group, errName(g.ErrorCode))
+				fmt.Fprintf(out, "%s %s %q\n", g.Group, errName(g.ErrorCode), *g.ErrorMessage)
 				continue
 			}
 			fmt.Fprintf(out, "%s %s epoch=%d assignment-epoch=%d assignor=%s\n", g.Group, g.State, g.Epoch, g.AssignmentEpoch, g.AssignorName)
@@ -216,6 +233,25 @@ func (h *consumerHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings
 		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
 		resp := h.c.OffsetCommit(ctx, req)
 		fmt.Fprintf(out, "%s: commit %s\n", name, errName(resp.Topics[0].Partitions[0].ErrorCode))
+	case "offset-delete": // [topic/partition ...], t/0 by default
+		req := kmsg.NewPtrOffsetDeleteRequest()
+		req.Group = "g"
+		for _, a := range d.CmdArgs {
+			topic, p, _ := strings.Cut(a.Key, "/")
+			part, _ := strconv.Atoi(p)
+			req.Topics = append(req.Topics, kmsg.OffsetDeleteRequestTopic{Topic: topic, Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: int32(part)}}})
+		}
+		if len(req.Topics) == 0 {
+			req.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
+		}
+		resp := h.c.OffsetDelete(ctx, req)
+		fmt.Fprintf(out, "offset-delete %s", errName(resp.ErrorCode))
+		for _, rt := range resp.Topics {
+			for _, rp := range rt.Partitions {
+				fmt.Fprintf(out, " %s/%d %s", rt.Topic, rp.Partition, errName(rp.ErrorCode))
+			}
+		}
+		out.WriteString("\n")
 	case "join-classic":
 		req := kmsg.NewPtrJoinGroupRequest()
 		req.Version = 5

@@ -24,8 +24,9 @@ type Store interface {
 	// Append writes records as one batch to partition p and returns once
 	// committed (acks=all).
 	Append(ctx context.Context, partition int32, records []Record) error
-	// Replay calls fn with every record of partition p from log start to the
-	// high watermark, in order, including the records of transactional
+	// Replay calls fn with every record of partition p from log start to
+	// the log end, in order, and returns once they are committed (a new
+	// leader's high watermark trails its log end), including the records of transactional
 	// batches and the COMMIT/ABORT markers of control batches, flagged as
 	// the Record doc says.
 	Replay(ctx context.Context, partition int32, fn func(Record) error) error
@@ -54,10 +55,14 @@ type Config struct {
 	MaxSize                       int           // group.max.size (MaxInt32)
 	OffsetsRetention              time.Duration // offsets.retention.minutes (7 days)
 	OffsetsRetentionCheckInterval time.Duration // offsets.retention.check.interval.ms (600000)
-	ConsumerSessionTimeout        time.Duration // group.consumer.session.timeout.ms (45000)
-	ConsumerHeartbeatInterval     time.Duration // group.consumer.heartbeat.interval.ms (5000)
-	ConsumerAssignors             []string      // group.consumer.assignors ("uniform", "range"; first is the default)
-	ConsumerMaxSize               int           // group.consumer.max.size (MaxInt32)
+	// WriteTimeout bounds one write to __consumer_offsets, its
+	// replication included: offsets.commit.timeout.ms (5000), Kafka's
+	// default write timeout of the group coordinator's runtime.
+	WriteTimeout              time.Duration
+	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms (45000)
+	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms (5000)
+	ConsumerAssignors         []string      // group.consumer.assignors ("uniform", "range"; first is the default)
+	ConsumerMaxSize           int           // group.consumer.max.size (MaxInt32)
 }
 
 // Bounds of the coordinator's queues and waits.
@@ -65,8 +70,6 @@ const (
 	// eventQueue is the capacity of each group's event channel; senders
 	// wait (bounded by their context) when it is full.
 	eventQueue = 64
-	// appendTimeout bounds one write to __consumer_offsets.
-	appendTimeout = 30 * time.Second
 	// maxMetadataBytes is offset.metadata.max.bytes.
 	maxMetadataBytes = 4096
 	// minTimerDelay keeps a group's timer from spinning when a deadline is
@@ -102,6 +105,9 @@ func (cfg *Config) defaults() {
 	}
 	if cfg.OffsetsRetentionCheckInterval <= 0 {
 		cfg.OffsetsRetentionCheckInterval = 10 * time.Minute
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 5 * time.Second
 	}
 	if cfg.ConsumerSessionTimeout <= 0 {
 		cfg.ConsumerSessionTimeout = 45 * time.Second
@@ -518,7 +524,7 @@ func (a *actor) append(records []Record) error {
 	if len(records) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, appendTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, a.c.cfg.WriteTimeout)
 	defer cancel()
 	if err := a.c.cfg.Store.Append(ctx, a.part, records); err != nil {
 		a.c.log.Warn("append to __consumer_offsets failed", "partition", a.part, "group", a.id, "err", err)

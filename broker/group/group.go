@@ -124,7 +124,10 @@ func (g *group) reapable() bool {
 		return false
 	}
 	if g.typ == typeConsumer {
-		return g.cg.empty() && len(g.offsets) == 0
+		// A group that had members stays, Empty, until the offsets
+		// retention check deletes it, as Kafka keeps it until its
+		// periodic cleanup.
+		return g.cg.empty() && len(g.offsets) == 0 && g.cg.epoch == 0
 	}
 	return g.state == stateEmpty && len(g.members) == 0 && len(g.pending) == 0 &&
 		len(g.offsets) == 0 && g.generation == 0 && g.protocolType == ""

@@ -554,3 +554,47 @@ func TestGroupsFollowTheLivePartitionCount(t *testing.T) {
 		t.Errorf("commit once partition 0 is unloaded: %v", kerr.ErrorForCode(code))
 	}
 }
+
+// unreplicatedStore is a Store whose appends never get replicated: each
+// waits, as the broker's does for the high watermark, until its context
+// ends.
+type unreplicatedStore struct{ *memStore }
+
+func (s unreplicatedStore) Append(ctx context.Context, _ int32, _ []Record) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestWriteTimeout: a commit whose write is not replicated within
+// WriteTimeout (offsets.commit.timeout.ms) is answered
+// COORDINATOR_NOT_AVAILABLE, as Kafka's group coordinator answers a write
+// that timed out (REQUEST_TIMED_OUT, remapped), and the offset does not
+// change.
+func TestWriteTimeout(t *testing.T) {
+	c, _, _ := newTestCoordinator(t, func(cfg *Config) {
+		cfg.Store = unreplicatedStore{cfg.Store.(*memStore)}
+		cfg.WriteTimeout = 50 * time.Millisecond
+	})
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version = 8
+	req.Group, req.Generation = "g", -1
+	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 9}}}}
+	start := time.Now()
+	if code := c.OffsetCommit(testkit.Context(t), req).Topics[0].Partitions[0].ErrorCode; code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("commit never replicated = %s", errName(code))
+	}
+	if took := time.Since(start); took >= time.Second {
+		t.Fatalf("the commit was answered after %v, not at its write timeout", took)
+	}
+	// The group the commit made goes once the write fails, which may be a
+	// moment after the answer.
+	testkit.WaitFor(t, "the group of a commit never replicated to go", func() (bool, string) {
+		s := c.Snapshot()
+		for _, g := range s {
+			if len(g.Offsets) > 0 {
+				t.Fatalf("a commit never replicated is visible: %+v", s)
+			}
+		}
+		return len(s) == 0, fmt.Sprintf("%+v", s)
+	})
+}

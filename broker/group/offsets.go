@@ -17,6 +17,17 @@ func (c *Coordinator) topics() map[string]TopicInfo {
 }
 
 // topicByID finds a topic by its id.
+// commitTopic is the name of a committed topic: name, or, for a request
+// version naming topics by id (byID), the name of the topic with id;
+// false when no topic has it (UNKNOWN_TOPIC_ID).
+func commitTopic(topics map[string]TopicInfo, byID bool, name string, id [16]byte) (string, bool) {
+	if !byID {
+		return name, true
+	}
+	t, ok := topicByID(topics, id)
+	return t.Name, ok
+}
+
 func topicByID(topics map[string]TopicInfo, id [16]byte) (TopicInfo, bool) {
 	for _, t := range topics {
 		if t.ID == id {
@@ -37,8 +48,43 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		}
 		resp.Topics = append(resp.Topics, t)
 	}
+	// Topics that do not exist are answered first, before the group is
+	// looked at, as Kafka's KafkaApis.handleOffsetCommitRequest answers
+	// them before it asks the coordinator; the group's errors go to the
+	// other topics only.
+	topics := c.topics()
+	names := make([]string, len(req.Topics))
+	answered := make([]bool, len(req.Topics))
+	left := 0
+	for i, rt := range req.Topics {
+		names[i] = rt.Topic
+		code := int16(0)
+		if req.Version >= 10 {
+			if t, found := topicByID(topics, rt.TopicID); found {
+				names[i] = t.Name
+			} else {
+				code = kerr.UnknownTopicID.Code
+			}
+		} else if _, known := topics[rt.Topic]; topics != nil && !known {
+			code = kerr.UnknownTopicOrPartition.Code
+		}
+		if code == 0 {
+			left++
+			continue
+		}
+		answered[i] = true
+		for j := range resp.Topics[i].Partitions {
+			resp.Topics[i].Partitions[j].ErrorCode = code
+		}
+	}
+	if left == 0 {
+		return resp
+	}
 	setAll := func(code int16) {
 		for i := range resp.Topics {
+			if answered[i] {
+				continue
+			}
 			for j := range resp.Topics[i].Partitions {
 				resp.Topics[i].Partitions[j].ErrorCode = code
 			}
@@ -48,10 +94,16 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		setAll(kerr.InvalidGroupID.Code)
 		return resp
 	}
-	topics := c.topics()
 	_, code := c.run(ctx, req.Group, req.Generation < 0, func(g *group) {
 		if g == nil {
-			setAll(kerr.IllegalGeneration.Code)
+			// A commit with a generation to a group that does not
+			// exist (OffsetMetadataManager.validateOffsetCommit):
+			// GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before.
+			if req.Version >= 9 {
+				setAll(kerr.GroupIDNotFound.Code)
+			} else {
+				setAll(kerr.IllegalGeneration.Code)
+			}
 			return
 		}
 		if code := g.validateCommit(req); code != 0 {
@@ -68,17 +120,10 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		var ok []pending
 		var records []Record
 		for i, rt := range req.Topics {
-			name := rt.Topic
-			if req.Version >= 10 {
-				t, found := topicByID(topics, rt.TopicID)
-				if !found {
-					for j := range resp.Topics[i].Partitions {
-						resp.Topics[i].Partitions[j].ErrorCode = kerr.UnknownTopicID.Code
-					}
-					continue
-				}
-				name = t.Name
+			if answered[i] {
+				continue
 			}
+			name := names[i]
 			info, known := topics[name]
 			for j, rp := range rt.Partitions {
 				code := &resp.Topics[i].Partitions[j].ErrorCode
@@ -333,6 +378,7 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp
 	}
+	topics := c.topics()
 	_, code := c.run(ctx, req.Group, false, func(g *group) {
 		if g == nil || g.state == stateDead {
 			resp.ErrorCode = kerr.GroupIDNotFound.Code
@@ -353,7 +399,12 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 			t := kmsg.OffsetDeleteResponseTopic{Topic: rt.Topic}
 			for _, rp := range rt.Partitions {
 				p := kmsg.OffsetDeleteResponseTopicPartition{Partition: rp.Partition}
-				if subscribed[rt.Topic] {
+				info, known := topics[rt.Topic]
+				if topics != nil && (!known || rp.Partition < 0 || rp.Partition >= info.Partitions) {
+					// Kafka's KafkaApis answers a partition that does
+					// not exist before the coordinator sees it.
+					p.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				} else if subscribed[rt.Topic] {
 					p.ErrorCode = kerr.GroupSubscribedToTopic.Code
 				} else if _, ok := g.offsets[rt.Topic][rp.Partition]; ok || g.hasPending(rt.Topic, rp.Partition) {
 					dels = append(dels, del{rt.Topic, rp.Partition})

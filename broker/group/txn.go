@@ -39,14 +39,15 @@ type txnOffset struct {
 }
 
 // completeTimeout bounds how long CompleteTransaction waits for one group.
-const completeTimeout = appendTimeout
+const completeTimeout = 30 * time.Second
 
 // TxnOffsetCommit stores offsets as pending for (group, producer): they are
 // written to __consumer_offsets as records of the producer's transaction
 // and become visible to OffsetFetch only when CompleteTransaction commits
 // them; an abort drops them.
 //
-// Versions 0-3. From v3 a request carrying a generation, member id or
+// Versions 0-6; v6 names topics by id (UNKNOWN_TOPIC_ID for an id no
+// topic has). From v3 a request carrying a generation, member id or
 // instance id is checked like an OffsetCommit of that member (unknown
 // member, fenced instance, wrong generation or member epoch answer
 // UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION); a request
@@ -56,7 +57,7 @@ const completeTimeout = appendTimeout
 func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	for _, rt := range req.Topics {
-		t := kmsg.TxnOffsetCommitResponseTopic{Topic: rt.Topic}
+		t := kmsg.TxnOffsetCommitResponseTopic{Topic: rt.Topic, TopicID: rt.TopicID}
 		for _, rp := range rt.Partitions {
 			t.Partitions = append(t.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: rp.Partition})
 		}
@@ -101,7 +102,14 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 		var ok []accepted
 		var records []Record
 		for i, rt := range req.Topics {
-			info, known := topics[rt.Topic]
+			name, found := commitTopic(topics, req.Version >= 6, rt.Topic, rt.TopicID)
+			if !found {
+				for j := range resp.Topics[i].Partitions {
+					resp.Topics[i].Partitions[j].ErrorCode = kerr.UnknownTopicID.Code
+				}
+				continue
+			}
+			info, known := topics[name]
 			for j, rp := range rt.Partitions {
 				code := &resp.Topics[i].Partitions[j].ErrorCode
 				switch {
@@ -119,8 +127,8 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 				if rp.Metadata != nil {
 					o.Metadata = *rp.Metadata
 				}
-				ok = append(ok, accepted{code, topicPartition{rt.Topic, rp.Partition}, o})
-				records = append(records, offsetRecord(g.id, rt.Topic, rp.Partition, o))
+				ok = append(ok, accepted{code, topicPartition{name, rp.Partition}, o})
+				records = append(records, offsetRecord(g.id, name, rp.Partition, o))
 			}
 		}
 		if len(records) == 0 {
@@ -179,7 +187,7 @@ func (g *group) validateTxnCommit(memberID string, instanceID *string, generatio
 // appendTxn writes records as a transactional batch of the producer before
 // an answer is given.
 func (a *actor) appendTxn(ts TxnStore, producerID int64, producerEpoch int16, records []Record) error {
-	ctx, cancel := context.WithTimeout(a.ctx, appendTimeout)
+	ctx, cancel := context.WithTimeout(a.ctx, a.c.cfg.WriteTimeout)
 	defer cancel()
 	if err := ts.AppendTransactional(ctx, a.part, producerID, producerEpoch, records); err != nil {
 		a.c.log.Warn("transactional append to __consumer_offsets failed", "partition", a.part, "group", a.id,

@@ -64,6 +64,7 @@ func TestTxnConsumerGroupChecks(t *testing.T) {
 	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "cg", "m1", 0, 30000
 	hb.SubscribedTopicNames = []string{"t"}
+	hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 	hresp := c.ConsumerGroupHeartbeat(ctx, hb)
 	if hresp.ErrorCode != 0 || hresp.MemberEpoch <= 0 {
 		t.Fatalf("heartbeat = %s epoch %d", errName(hresp.ErrorCode), hresp.MemberEpoch)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 )
 
 // MaxPartitions bounds the partition count of one topic, so a request can
@@ -194,7 +195,26 @@ func (img *Image) checkPartition(topic string, p Partition) error {
 	if p.Leader != -1 && !inISR[p.Leader] {
 		return fmt.Errorf("%w: %s-%d leader %d not in isr %v", ErrInvalidRecord, topic, p.Index, p.Leader, p.ISR)
 	}
+	moving := make(map[int32]bool, len(p.AddingReplicas)+len(p.RemovingReplicas))
+	for _, id := range slices.Concat(p.AddingReplicas, p.RemovingReplicas) {
+		if !seen[id] || moving[id] {
+			return fmt.Errorf("%w: %s-%d adding %v and removing %v are not disjoint sets of replicas %v",
+				ErrInvalidRecord, topic, p.Index, p.AddingReplicas, p.RemovingReplicas, p.Replicas)
+		}
+		moving[id] = true
+	}
+	if len(p.RemovingReplicas) >= len(p.Replicas) {
+		return fmt.Errorf("%w: %s-%d would remove all its replicas %v", ErrInvalidRecord, topic, p.Index, p.Replicas)
+	}
 	return nil
+}
+
+// nilIfEmpty returns a copy of s, or nil for an empty s.
+func nilIfEmpty(s []int32) []int32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // liveTopic returns the topic named name, checking a non-zero id matches.
@@ -249,18 +269,54 @@ func (img *Image) applyCreatePartitions(r *CreatePartitionsRecord) (*Image, erro
 }
 
 func (img *Image) applyAlterTopicConfigs(r *AlterTopicConfigsRecord) (*Image, error) {
+	if r.Replace && len(r.Delete) > 0 {
+		return nil, fmt.Errorf("%w: replacing configs of %q with deletions", ErrInvalidRecord, r.Topic)
+	}
+	if r.Broker != nil {
+		return img.applyAlterBrokerConfigs(r)
+	}
 	t, err := img.liveTopic(r.Topic, r.ID)
 	if err != nil {
 		return nil, err
 	}
+	nt := *t
+	nt.Configs = alteredConfigs(t.Configs, r)
+	return img.withTopic(&nt), nil
+}
+
+// applyAlterBrokerConfigs changes the dynamic configs of the broker
+// resource r names; a resource left with none is removed.
+func (img *Image) applyAlterBrokerConfigs(r *AlterTopicConfigsRecord) (*Image, error) {
+	name := *r.Broker
+	if r.Topic != "" || r.ID != (UUID{}) {
+		return nil, fmt.Errorf("%w: broker configs record names topic %q", ErrInvalidRecord, r.Topic)
+	}
+	if name != "" {
+		if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
+			return nil, fmt.Errorf("%w: broker resource %q is not a node id", ErrInvalidRecord, name)
+		}
+	}
+	cfg := alteredConfigs(img.BrokerConfigs[name], r)
+	n := img.shallowCopy()
+	n.BrokerConfigs = maps.Clone(img.BrokerConfigs)
+	if n.BrokerConfigs == nil {
+		n.BrokerConfigs = map[string]map[string]string{}
+	}
+	if len(cfg) == 0 {
+		delete(n.BrokerConfigs, name)
+	} else {
+		n.BrokerConfigs[name] = cfg
+	}
+	return n, nil
+}
+
+// alteredConfigs returns a new map: cur with r's change applied.
+func alteredConfigs(cur map[string]string, r *AlterTopicConfigsRecord) map[string]string {
 	var cfg map[string]string
 	if r.Replace {
-		if len(r.Delete) > 0 {
-			return nil, fmt.Errorf("%w: replacing configs of %q with deletions", ErrInvalidRecord, r.Topic)
-		}
 		cfg = maps.Clone(r.Set)
 	} else {
-		cfg = maps.Clone(t.Configs)
+		cfg = maps.Clone(cur)
 		if cfg == nil {
 			cfg = map[string]string{}
 		}
@@ -272,9 +328,7 @@ func (img *Image) applyAlterTopicConfigs(r *AlterTopicConfigsRecord) (*Image, er
 	if cfg == nil {
 		cfg = map[string]string{}
 	}
-	nt := *t
-	nt.Configs = cfg
-	return img.withTopic(&nt), nil
+	return cfg
 }
 
 func (img *Image) applyAllocateProducerIDs(r *AllocateProducerIDsRecord) (*Image, error) {
@@ -298,6 +352,12 @@ func (img *Image) applyPartitionChange(r *PartitionChangeRecord) (*Image, error)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s-%d does not exist", ErrInvalidRecord, r.Topic, r.Partition)
 	}
+	if r.IfLeaderEpoch != nil && *r.IfLeaderEpoch != old.LeaderEpoch {
+		return nil, fmt.Errorf("%w: %s-%d has leader epoch %d, not %d", ErrStaleLeaderEpoch, r.Topic, r.Partition, old.LeaderEpoch, *r.IfLeaderEpoch)
+	}
+	if r.IfPartitionEpoch != nil && *r.IfPartitionEpoch != old.PartitionEpoch {
+		return nil, fmt.Errorf("%w: %s-%d has partition epoch %d, not %d", ErrStalePartitionEpoch, r.Topic, r.Partition, old.PartitionEpoch, *r.IfPartitionEpoch)
+	}
 	p := old
 	if r.Replicas != nil {
 		p.Replicas = slices.Clone(r.Replicas)
@@ -308,18 +368,25 @@ func (img *Image) applyPartitionChange(r *PartitionChangeRecord) (*Image, error)
 	if r.Leader != nil {
 		p.Leader = *r.Leader
 	}
+	if r.AddingReplicas != nil {
+		p.AddingReplicas = nilIfEmpty(r.AddingReplicas)
+	}
+	if r.RemovingReplicas != nil {
+		p.RemovingReplicas = nilIfEmpty(r.RemovingReplicas)
+	}
 	if err := img.checkPartition(t.Name, p); err != nil {
 		return nil, err
 	}
 	changed := false
-	if p.Leader != old.Leader {
+	if p.Leader != old.Leader || r.BumpLeaderEpoch {
 		if old.LeaderEpoch == math.MaxInt32 {
 			return nil, fmt.Errorf("%w: %s-%d leader epoch exhausted", ErrInvalidRecord, r.Topic, r.Partition)
 		}
 		p.LeaderEpoch++
 		changed = true
 	}
-	if changed || !slices.Equal(p.ISR, old.ISR) || !slices.Equal(p.Replicas, old.Replicas) {
+	if changed || !slices.Equal(p.ISR, old.ISR) || !slices.Equal(p.Replicas, old.Replicas) ||
+		!slices.Equal(p.AddingReplicas, old.AddingReplicas) || !slices.Equal(p.RemovingReplicas, old.RemovingReplicas) {
 		if old.PartitionEpoch == math.MaxInt32 {
 			return nil, fmt.Errorf("%w: %s-%d partition epoch exhausted", ErrInvalidRecord, r.Topic, r.Partition)
 		}

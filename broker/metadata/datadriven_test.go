@@ -3,6 +3,8 @@ package metadata
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +20,7 @@ import (
 // image was not modified, and print "ok" or the rejection:
 //
 //	cluster-id id=<s>
-//	register-broker id=<n> host=<h> port=<n> [rack=<r>] [fenced]
+//	register-broker id=<n> host=<h> port=<n> [rack=<r>] [fenced] [shutting-down]
 //	controller id=<n>
 //	create-topic name=<s> id=<n> [internal]     input: "<p>: <r1>,<r2>..." and "config k=v" lines
 //	delete-topic name=<s> [id=<n>]
@@ -26,6 +28,8 @@ import (
 //	alter-configs topic=<s> [id=<n>] [replace]  input: "set k=v" and "delete k" lines
 //	alloc-pids size=<n>
 //	partition-change topic=<s> partition=<n> [leader=<n>] [isr=<a,b>] [replicas=<a,b>]
+//	                 [adding=<a,b>] [removing=<a,b>] [bump-leader-epoch]
+//	                 [if-leader-epoch=<n>] [if-partition-epoch=<n>]
 //	raw                                         input: an encoded record
 //
 // Other commands:
@@ -166,8 +170,9 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		return Record{Type: RecordSetClusterID, SetClusterID: &SetClusterIDRecord{ClusterID: args["id"]}}, nil
 	case "register-broker":
 		_, fenced := args["fenced"]
+		_, shutting := args["shutting-down"]
 		return Record{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: Broker{
-			ID: int32(num("id")), Host: args["host"], Port: int32(num("port")), Rack: args["rack"], Fenced: fenced,
+			ID: int32(num("id")), Host: args["host"], Port: int32(num("port")), Rack: args["rack"], Fenced: fenced, ShuttingDown: shutting,
 		}}}, nil
 	case "controller":
 		return Record{Type: RecordSetController, SetController: &SetControllerRecord{ID: int32(num("id"))}}, nil
@@ -190,6 +195,9 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 	case "alter-configs":
 		_, replace := args["replace"]
 		r := &AlterTopicConfigsRecord{Topic: args["topic"], ID: optID(), Replace: replace}
+		if b, ok := args["broker"]; ok {
+			r.Broker = &b
+		}
 		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 			f := strings.Fields(line)
 			switch {
@@ -220,6 +228,21 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		}
 		if v, ok := args["replicas"]; ok {
 			r.Replicas = parseIDs(v)
+		}
+		if v, ok := args["adding"]; ok {
+			r.AddingReplicas = parseIDs(v)
+		}
+		if v, ok := args["removing"]; ok {
+			r.RemovingReplicas = parseIDs(v)
+		}
+		_, r.BumpLeaderEpoch = args["bump-leader-epoch"]
+		if _, ok := args["if-leader-epoch"]; ok {
+			e := int32(num("if-leader-epoch"))
+			r.IfLeaderEpoch = &e
+		}
+		if _, ok := args["if-partition-epoch"]; ok {
+			e := int32(num("if-partition-epoch"))
+			r.IfPartitionEpoch = &e
 		}
 		return Record{Type: RecordPartitionChange, PartitionChange: r}, nil
 	}
@@ -286,6 +309,9 @@ func dumpImage(img *Image) string {
 		if br.Fenced {
 			b.WriteString(" fenced")
 		}
+		if br.ShuttingDown {
+			b.WriteString(" shutting-down")
+		}
 		b.WriteString("\n")
 	}
 	for _, name := range img.SortedTopicNames() {
@@ -307,8 +333,18 @@ func dumpImage(img *Image) string {
 			fmt.Fprintf(&b, "  config %s=%s\n", k, t.Configs[k])
 		}
 		for _, p := range t.Partitions {
-			fmt.Fprintf(&b, "  p%d leader=%d leader-epoch=%d partition-epoch=%d replicas=%v isr=%v\n",
+			fmt.Fprintf(&b, "  p%d leader=%d leader-epoch=%d partition-epoch=%d replicas=%v isr=%v",
 				p.Index, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR)
+			if p.Reassigning() {
+				fmt.Fprintf(&b, " adding=%v removing=%v", p.AddingReplicas, p.RemovingReplicas)
+			}
+			b.WriteString("\n")
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(img.BrokerConfigs)) {
+		cfg := img.BrokerConfigs[name]
+		for _, k := range slices.Sorted(maps.Keys(cfg)) {
+			fmt.Fprintf(&b, "broker-config %q %s=%s\n", name, k, cfg[k])
 		}
 	}
 	if len(img.TopicIDs) != len(img.Topics) {

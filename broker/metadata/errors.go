@@ -42,3 +42,11 @@ var ErrClusterIDSet = errors.New("cluster id already set")
 // ErrProducerIDsExhausted is returned when a producer-ID block would pass
 // the largest producer ID.
 var ErrProducerIDsExhausted = errors.New("producer ids exhausted")
+
+// ErrStaleLeaderEpoch is returned by Apply for a partition change whose
+// IfLeaderEpoch is no longer the partition's leader epoch.
+var ErrStaleLeaderEpoch = errors.New("stale leader epoch")
+
+// ErrStalePartitionEpoch is returned by Apply for a partition change whose
+// IfPartitionEpoch is no longer the partition's epoch.
+var ErrStalePartitionEpoch = errors.New("stale partition epoch")

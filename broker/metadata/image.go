@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/klogdev/klog/broker/errmsg"
 )
 
 // Image is an immutable view of the cluster metadata. Nothing reachable
@@ -25,20 +29,36 @@ type Image struct {
 	Topics map[string]*Topic
 	// TopicIDs maps topic IDs to names.
 	TopicIDs map[[16]byte]string
+	// BrokerConfigs are the dynamic broker configs by broker resource
+	// name: a node id ("1") for one broker's, "" for the cluster-wide
+	// defaults. Values are as set; resolution is broker/config's.
+	BrokerConfigs map[string]map[string]string
 	// NextProducerID is the first producer ID of the next block to hand out.
 	NextProducerID int64
 	// Index is the Raft index of the last applied record.
 	Index uint64
 }
 
-// Broker is a registered broker.
+// Broker is a registered broker. Fenced is set when its session expired
+// (until it heartbeats again), ShuttingDown while it is in a controlled
+// shutdown (until it registers again at its next start); Kafka keeps
+// these in FenceBroker, UnfenceBroker and BrokerRegistrationChange
+// records, klog in the registration.
 type Broker struct {
-	ID     int32  `json:"id"`
-	Host   string `json:"host"`
-	Port   int32  `json:"port"`
-	Rack   string `json:"rack,omitempty"`
-	Fenced bool   `json:"fenced,omitempty"`
+	ID           int32  `json:"id"`
+	Host         string `json:"host"`
+	Port         int32  `json:"port"`
+	Rack         string `json:"rack,omitempty"`
+	Fenced       bool   `json:"fenced,omitempty"`
+	ShuttingDown bool   `json:"shuttingDown,omitempty"`
 }
+
+// Addr is the broker's Kafka address, host:port.
+func (b Broker) Addr() string { return net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))) }
+
+// Active reports whether the broker may lead, join an ISR or get new
+// replicas: neither fenced nor shutting down.
+func (b Broker) Active() bool { return !b.Fenced && !b.ShuttingDown }
 
 // Topic is one topic. Partitions are indexed by partition number.
 type Topic struct {
@@ -59,6 +79,20 @@ type Partition struct {
 	PartitionEpoch int32   `json:"partitionEpoch"`
 	Replicas       []int32 `json:"replicas"`
 	ISR            []int32 `json:"isr"`
+	// AddingReplicas and RemovingReplicas are set while a reassignment
+	// (AlterPartitionReassignments) moves the partition: Replicas is then
+	// the target replicas followed by those being removed, Adding the
+	// target replicas not yet in the ISR's company before it began, and
+	// Removing the replicas that leave once every target replica is in
+	// the ISR (Kafka's PartitionRegistration).
+	AddingReplicas   []int32 `json:"addingReplicas,omitempty"`
+	RemovingReplicas []int32 `json:"removingReplicas,omitempty"`
+}
+
+// Reassigning reports whether a reassignment of the partition is under
+// way.
+func (p Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
 }
 
 // Empty returns the image of a cluster with nothing in it.
@@ -160,22 +194,27 @@ func NewTopicID(r io.Reader) ([16]byte, error) {
 }
 
 // ValidateTopicName checks a topic name against the naming rules: 1 to 249
-// characters from [a-zA-Z0-9._-], and neither "." nor "..".
+// characters from [a-zA-Z0-9._-], and neither "." nor "..". The error's
+// wire message is Kafka's (org.apache.kafka.common.internals.Topic).
 func ValidateTopicName(name string) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("%w: the name is empty", ErrInvalidTopic)
+		return errmsg.With(fmt.Errorf("%w: the name is empty", ErrInvalidTopic),
+			"Topic name is invalid: the empty string is not allowed")
 	case name == "." || name == "..":
-		return fmt.Errorf("%w: %q is not allowed", ErrInvalidTopic, name)
+		return errmsg.Withf(fmt.Errorf("%w: %q is not allowed", ErrInvalidTopic, name),
+			"Topic name is invalid: '%s' is not allowed", name)
 	case len(name) > 249:
-		return fmt.Errorf("%w: the name is %d characters, more than the maximum 249", ErrInvalidTopic, len(name))
+		return errmsg.Withf(fmt.Errorf("%w: the name is %d characters, more than the maximum 249", ErrInvalidTopic, len(name)),
+			"Topic name is invalid: the length of '%s' is longer than the max allowed length 249", name)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
 			continue
 		}
-		return fmt.Errorf("%w: %q contains a character other than ASCII alphanumerics, '.', '_' and '-'", ErrInvalidTopic, name)
+		return errmsg.Withf(fmt.Errorf("%w: %q contains a character other than ASCII alphanumerics, '.', '_' and '-'", ErrInvalidTopic, name),
+			"Topic name is invalid: '%s' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'", name)
 	}
 	return nil
 }

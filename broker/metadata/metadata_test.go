@@ -14,6 +14,7 @@ func FuzzDecode(f *testing.F) {
 		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "t", ID: testID(3), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}, Configs: map[string]string{"a": "b"}}},
 		{Type: RecordAlterTopicConfigs, AlterTopicConfigs: &AlterTopicConfigsRecord{Topic: "t", Set: map[string]string{"x": "y"}, Delete: []string{"z"}}},
 		{Type: RecordPartitionChange, PartitionChange: &PartitionChangeRecord{Topic: "t", ISR: []int32{}}},
+		{Type: RecordPartitionChange, PartitionChange: &PartitionChangeRecord{Topic: "t", ISR: []int32{1}, IfLeaderEpoch: new(int32(2)), IfPartitionEpoch: new(int32(5))}},
 		{Type: RecordAllocateProducerIDs, AllocateProducerIDs: &AllocateProducerIDsRecord{BlockSize: 10}},
 	}
 	for _, r := range seeds {

@@ -110,12 +110,17 @@ type CreatePartitionsRecord struct {
 	Partitions []Partition `json:"partitions"`
 }
 
-// AlterTopicConfigsRecord changes a topic's config overrides. With Replace
-// the overrides become exactly Set; otherwise Set keys are set and Delete
-// keys removed.
+// AlterTopicConfigsRecord changes a topic's config overrides or, with
+// Broker set, the dynamic configs of a broker resource (Kafka's
+// ConfigRecord of resource type BROKER): a node id, or "" for the
+// cluster-wide default. With Replace the configs become exactly Set;
+// otherwise Set keys are set and Delete keys removed.
 type AlterTopicConfigsRecord struct {
-	Topic   string            `json:"topic"`
-	ID      UUID              `json:"id"`
+	Topic string `json:"topic"`
+	ID    UUID   `json:"id"`
+	// Broker names the broker resource when the record changes one;
+	// Topic is then "" and ID zero.
+	Broker  *string           `json:"broker,omitempty"`
 	Replace bool              `json:"replace,omitempty"`
 	Set     map[string]string `json:"set,omitempty"`
 	Delete  []string          `json:"delete,omitempty"`
@@ -129,7 +134,15 @@ type AllocateProducerIDsRecord struct {
 
 // PartitionChangeRecord changes a partition's leader, ISR or replicas; nil
 // fields are unchanged. A leader change bumps the leader epoch; any change
-// bumps the partition epoch.
+// bumps the partition epoch (Kafka's PartitionChangeRecord semantics).
+//
+// IfLeaderEpoch and IfPartitionEpoch, when set, are preconditions: the
+// record is rejected (ErrStaleLeaderEpoch, ErrStalePartitionEpoch) unless
+// the partition still has those epochs when it is applied. Kafka's
+// controller needs none, being one thread that checks and commits; klog's
+// proposers check against the image they see, which the log may have
+// moved past by the time the record commits, so the state machine checks
+// again.
 type PartitionChangeRecord struct {
 	Topic     string  `json:"topic"`
 	ID        UUID    `json:"id"`
@@ -137,6 +150,16 @@ type PartitionChangeRecord struct {
 	Leader    *int32  `json:"leader,omitempty"`
 	ISR       []int32 `json:"isr"`      // null: unchanged; []: empty
 	Replicas  []int32 `json:"replicas"` // null: unchanged
+	// AddingReplicas and RemovingReplicas set the reassignment's (null:
+	// unchanged; []: none, the reassignment is over or cancelled).
+	AddingReplicas   []int32 `json:"addingReplicas"`
+	RemovingReplicas []int32 `json:"removingReplicas"`
+	// BumpLeaderEpoch bumps the leader epoch even when the leader stays,
+	// as Kafka does when replicas leave the partition: their fetches at
+	// the old epoch are then fenced.
+	BumpLeaderEpoch  bool   `json:"bumpLeaderEpoch,omitempty"`
+	IfLeaderEpoch    *int32 `json:"ifLeaderEpoch,omitempty"`
+	IfPartitionEpoch *int32 `json:"ifPartitionEpoch,omitempty"`
 }
 
 // recordVersion is the current payload version of every record type.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 )
 
 // imageVersion is the current layout version of an encoded image.
@@ -20,6 +21,8 @@ type imageJSON struct {
 	Topics         []topicJSON `json:"topics"`
 	NextProducerID int64       `json:"nextProducerID"`
 	Index          uint64      `json:"index"`
+	// BrokerConfigs are the dynamic broker configs by resource name.
+	BrokerConfigs map[string]map[string]string `json:"brokerConfigs,omitempty"`
 }
 
 type topicJSON struct {
@@ -38,6 +41,7 @@ func EncodeImage(img *Image) ([]byte, error) {
 		Controller:     img.Controller,
 		NextProducerID: img.NextProducerID,
 		Index:          img.Index,
+		BrokerConfigs:  img.BrokerConfigs,
 		Brokers:        make([]Broker, 0, len(img.Brokers)),
 		Topics:         make([]topicJSON, 0, len(img.Topics)),
 	}
@@ -80,6 +84,19 @@ func DecodeImage(b []byte) (*Image, error) {
 	img.Controller = ij.Controller
 	img.NextProducerID = ij.NextProducerID
 	img.Index = ij.Index
+	for name, cfg := range ij.BrokerConfigs {
+		if name != "" {
+			if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
+				return nil, fmt.Errorf("%w: image broker configs of %q", ErrMalformedRecord, name)
+			}
+		}
+		if len(cfg) > 0 {
+			if img.BrokerConfigs == nil {
+				img.BrokerConfigs = map[string]map[string]string{}
+			}
+			img.BrokerConfigs[name] = cfg
+		}
+	}
 	for _, br := range ij.Brokers {
 		if _, dup := img.Brokers[br.ID]; dup || br.ID < 0 {
 			return nil, fmt.Errorf("%w: image broker %d", ErrMalformedRecord, br.ID)

@@ -35,12 +35,21 @@
 //
 // # Replication
 //
-// With a single replica the ISR is this node alone, so the high watermark
-// follows the log end offset on every append. The follower role will add,
-// behind the same LeaderState seam: a follower state (leader id to fetch
-// from, truncation to the leader's epoch end offset on a state change),
-// the leader tracking each follower's fetch position, the HW as the
-// smallest LEO of the ISR, and ISR shrink and expand proposed to the
-// controller at the partition epoch. The read bounds below already
-// distinguish HW (consumers) from LEO (followers).
+// The leader keeps a ReplicaState per follower (replica.go), updated by
+// UpdateFollower from each replica fetch with Kafka's last-caught-up rule,
+// and moves the high watermark to the smallest log end offset of the ISR
+// (and of followers caught up within replica.lag.time.max.ms, about to
+// join), never backwards, waking waiters when it advances; with no other
+// replica it follows the log end on every append. The ISR decisions are
+// pure functions over those states — OutOfSync (shrink after
+// replica.lag.time.max.ms) and CanJoinISR (at the HW and past the start of
+// the leader's epoch) — and the partition only proposes the new ISR
+// (ProposedISRShrink, FollowerUpdate.ProposedISR): the controller decides
+// it (AlterPartition), and its answer comes back as a new LeaderState. A
+// replica that does not lead appends its leader's bytes
+// (AppendReplicated), truncates (TruncateTo, where
+// store/log.FollowerTruncation says) and takes its high watermark from the
+// leader's fetch responses (UpdateHighWatermarkFromLeader). The fetchers
+// that call these live outside this package. The read bounds distinguish
+// HW (consumers) from LEO (followers).
 package partition

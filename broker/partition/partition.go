@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/klogdev/klog/store/log"
 )
@@ -15,6 +16,18 @@ type Options struct {
 	// its leader state names it.
 	ReplicaID int32
 	Logger    *slog.Logger
+	// ReplicaLagTimeMaxMs is replica.lag.time.max.ms: how long a follower
+	// may lag before the leader proposes to drop it from the ISR. Zero
+	// means DefaultReplicaLagTimeMaxMs.
+	ReplicaLagTimeMaxMs int64
+	// Now is the clock of follower tracking; nil means time.Now.
+	Now func() time.Time
+	// HighWatermark is the high watermark the replica starts with, from
+	// replication-offset-checkpoint, kept within the log's start and end
+	// offsets; 0 (no checkpoint) is the log start, as in Kafka. The log
+	// end may hold records never committed: a leader moves the high
+	// watermark on as its followers fetch, a follower as its leader says.
+	HighWatermark int64
 }
 
 // Isolation selects the upper bound of a read.
@@ -37,16 +50,31 @@ type Partition struct {
 	replicaID int32
 	log       *log.Log
 	logger    *slog.Logger
+	lagMaxMs  int64
+	now       func() time.Time
 
 	// state and hw are stored only with mu held, so a holder of mu sees
 	// them fixed; readers load them without it.
 	state atomic.Pointer[LeaderState]
 	hw    atomic.Int64
+	// hwKnown is whether hw is a high watermark rather than the log end
+	// New starts from: set once this replica led (its own) or took one
+	// from the leader (UpdateHighWatermarkFromLeader). Only a follower
+	// whose hw is known serves consumers (CheckReplica); until the
+	// high-watermark checkpoint exists, a restarted follower's log end may
+	// hold records never committed.
+	hwKnown atomic.Bool
 
 	mu struct {
 		sync.Mutex // held while appending and while the leader state changes
 		closed     bool
 		waiters    []chan<- struct{}
+		// followers is the leader's state of every other assigned
+		// replica, in replica order; nil unless this replica leads.
+		followers []ReplicaState
+		// epochStart is the log end offset when this replica took its
+		// current leader epoch: a follower joins the ISR only past it.
+		epochStart int64
 	}
 
 	// beforeWrite, set only by tests, runs with mu held between the
@@ -56,13 +84,20 @@ type Partition struct {
 
 // New wraps an open log. The replica leads nothing until SetLeaderState.
 func New(topic string, index int32, topicID [16]byte, l *log.Log, opts Options) *Partition {
-	p := &Partition{topic: topic, index: index, topicID: topicID, replicaID: opts.ReplicaID, log: l, logger: opts.Logger}
+	p := &Partition{topic: topic, index: index, topicID: topicID, replicaID: opts.ReplicaID, log: l, logger: opts.Logger,
+		lagMaxMs: opts.ReplicaLagTimeMaxMs, now: opts.Now}
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
+	if p.lagMaxMs <= 0 {
+		p.lagMaxMs = DefaultReplicaLagTimeMaxMs
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
 	st := noLeader
 	p.state.Store(&st)
-	p.hw.Store(l.EndOffset())
+	p.hw.Store(min(max(opts.HighWatermark, l.StartOffset()), l.EndOffset()))
 	return p
 }
 
@@ -76,12 +111,36 @@ func (p *Partition) Index() int32 { return p.index }
 func (p *Partition) TopicID() [16]byte { return p.topicID }
 
 // SetLeaderState replaces the leader state whole. It waits for an append in
-// flight: once it returns, every later append checks and stamps st.
+// flight: once it returns, every later append checks and stamps st. A
+// replica that takes a new leader epoch starts tracking its followers
+// afresh; a smaller ISR may advance the high watermark. Waiters are woken
+// when the high watermark moves and when the replica stops leading.
 func (p *Partition) SetLeaderState(st LeaderState) {
 	next := st.clone()
 	p.mu.Lock()
+	prev := p.state.Load()
+	wasLeader := p.leads(prev)
+	newEpoch := !wasLeader || prev.Epoch != next.Epoch
 	p.state.Store(&next)
+	if wasLeader {
+		p.hwKnown.Store(true)
+	}
+	if p.leads(&next) && newEpoch {
+		p.mu.epochStart = p.log.EndOffset()
+	}
+	nowMs := p.now().UnixMilli()
+	p.resetFollowersLocked(&next, prev.ISR, wasLeader, newEpoch, nowMs)
+	var waiters []chan<- struct{}
+	switch {
+	case wasLeader && !p.leads(&next):
+		// Writes waiting for the high watermark learn at once that it
+		// will not move here any more.
+		waiters = p.takeWaitersLocked()
+	case p.leads(&next) && p.maybeAdvanceHWLocked(&next, p.log.EndOffset(), nowMs):
+		waiters = p.takeWaitersLocked()
+	}
 	p.mu.Unlock()
+	wake(waiters)
 }
 
 // LeaderState is the current leader state. Its slices must not be
@@ -97,14 +156,42 @@ func (p *Partition) LeaderEpoch() int32 { return p.state.Load().Epoch }
 func (p *Partition) leads(st *LeaderState) bool { return st.Leader == p.replicaID }
 
 // CheckLeader validates a client's view of the partition against one leader
-// state: ErrNotLeader unless this replica leads, then ErrFencedLeaderEpoch
-// or ErrUnknownLeaderEpoch when epoch is older or newer than the current
-// one. An epoch of -1 skips the epoch check, as Kafka does.
+// state, in the order of Kafka's Partition.getLocalLog with requireLeader:
+// ErrFencedLeaderEpoch or ErrUnknownLeaderEpoch when epoch is older or
+// newer than the current one, which a follower knows too, then
+// ErrNotLeader unless this replica leads. An epoch of -1 skips the epoch
+// check, as Kafka does.
 func (p *Partition) CheckLeader(epoch int32) error {
 	st := p.state.Load()
-	switch {
-	case !p.leads(st):
+	if err := checkEpoch(st, epoch); err != nil {
+		return err
+	}
+	if !p.leads(st) {
 		return ErrNotLeader
+	}
+	return nil
+}
+
+// CheckReplica is CheckLeader for a read any replica may serve (a
+// consumer's fetch from a follower, KIP-392): the epoch check, as Kafka's
+// Partition.getLocalLog without requireLeader, then, on a follower,
+// ErrHighWatermarkUnknown until it knows its high watermark (klog only:
+// Kafka's follower starts from its high-watermark checkpoint).
+func (p *Partition) CheckReplica(epoch int32) error {
+	st := p.state.Load()
+	if err := checkEpoch(st, epoch); err != nil {
+		return err
+	}
+	if !p.leads(st) && !p.hwKnown.Load() {
+		return ErrHighWatermarkUnknown
+	}
+	return nil
+}
+
+// checkEpoch is Kafka's Partition.checkCurrentLeaderEpoch: a client's
+// epoch against the replica's current leader epoch, -1 for none.
+func checkEpoch(st *LeaderState, epoch int32) error {
+	switch {
 	case epoch < 0:
 		return nil
 	case epoch < st.Epoch:
@@ -195,13 +282,26 @@ func (p *Partition) writeAsLeader(opts AppendOptions, write func(epoch int32) er
 		p.mu.Unlock()
 		return err
 	}
-	// A single in-sync replica: HW is the log end offset.
-	p.hw.Store(p.log.EndOffset())
+	// With no followers the high watermark is the log end offset; else
+	// the followers' fetches move it.
+	if len(p.mu.followers) == 0 {
+		p.hw.Store(p.log.EndOffset())
+	} else {
+		p.maybeAdvanceHWLocked(st, p.log.EndOffset(), p.now().UnixMilli())
+	}
 	waiters := p.mu.waiters
 	p.mu.waiters = nil
 	p.mu.Unlock()
 	wake(waiters)
 	return nil
+}
+
+// takeWaitersLocked unregisters the fetch waiters and returns them, to be
+// woken once mu is released.
+func (p *Partition) takeWaitersLocked() []chan<- struct{} {
+	waiters := p.mu.waiters
+	p.mu.waiters = nil
+	return waiters
 }
 
 // wake signals each waiter without blocking; a waiter's channel has room
@@ -277,6 +377,13 @@ func (p *Partition) lastStable(hw int64) int64 {
 
 // LogStartOffset is the first offset still in the log.
 func (p *Partition) LogStartOffset() int64 { return p.log.StartOffset() }
+
+// StartVerification records a transactional batch of the producer that
+// is about to be verified with its transaction coordinator
+// (store/log.Log.StartVerification).
+func (p *Partition) StartVerification(producerID int64, epoch int16, seq int32) {
+	p.log.StartVerification(producerID, epoch, seq)
+}
 
 // LogEndOffset is the next offset to be assigned.
 func (p *Partition) LogEndOffset() int64 { return p.log.EndOffset() }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/log/logtest"
@@ -281,8 +282,15 @@ func TestAppendRefusals(t *testing.T) {
 	if _, err := p.AppendWith(batch(), AppendOptions{MinInSyncReplicas: 2}); err != nil {
 		t.Fatalf("append needing 2 in-sync replicas of 2: %v", err)
 	}
+	// The high watermark waits for the follower in the ISR.
+	if p.HighWatermark() != 1 {
+		t.Fatalf("high watermark %d after two appends, the follower at none", p.HighWatermark())
+	}
+	if _, err := p.UpdateFollower(2, 2, 0, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	if p.HighWatermark() != 2 {
-		t.Fatalf("high watermark %d after two appends", p.HighWatermark())
+		t.Fatalf("high watermark %d after two appends, both replicas at 2", p.HighWatermark())
 	}
 	p.SetLeaderState(followerAt(2))
 	if _, err := p.AppendMarker(log.Marker{ProducerID: 1, Commit: true}); !errors.Is(err, ErrNotLeader) {
@@ -292,5 +300,33 @@ func TestAppendRefusals(t *testing.T) {
 	p.Close()
 	if _, err := p.Append(batch()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("append after close: %v", err)
+	}
+}
+
+// TestNewHighWatermark: a replica opened on a log starts from the
+// checkpointed high watermark, kept within the log, not from its log end:
+// records past the high watermark may never have been committed, and a
+// replica elected leader must not serve them as committed.
+func TestNewHighWatermark(t *testing.T) {
+	l, err := log.Open(vfs.NewMem(), "/t-0", log.DefaultConfig(), log.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Append(logtest.Batch(logtest.Values(10, 8)...), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ checkpoint, want int64 }{{4, 4}, {0, 0}, {10, 10}, {25, 10}, {-3, 0}} {
+		p := New("t", 0, [16]byte{1}, l, Options{ReplicaID: self, HighWatermark: c.checkpoint})
+		if got := p.HighWatermark(); got != c.want {
+			t.Errorf("checkpoint %d: high watermark %d, want %d (log end %d)", c.checkpoint, got, c.want, l.EndOffset())
+		}
+		if c.checkpoint == 4 {
+			// A follower keeps it until its leader says more.
+			p.SetLeaderState(followerAt(1))
+			if got := p.HighWatermark(); got != 4 {
+				t.Errorf("as follower: high watermark %d, want 4", got)
+			}
+		}
 	}
 }

@@ -1,6 +1,10 @@
 package partition
 
-import "github.com/klogdev/klog/store/log"
+import (
+	"slices"
+
+	"github.com/klogdev/klog/store/log"
+)
 
 // The reads of the Kafka handlers: each applies the partition's bounds, so
 // no handler reaches the log itself.
@@ -89,6 +93,34 @@ func (p *Partition) LeaderEpochOf(offset int64) int32 {
 	return epoch
 }
 
+// LeaderEpochs is the log's leader-epoch cache, oldest first: what a
+// follower asks its leader about and truncates by.
+func (p *Partition) LeaderEpochs() []log.EpochEntry { return p.log.LeaderEpochs() }
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch for epoch: the largest
+// leader epoch at or below it and the offset where the next one starts, the
+// log end for the current epoch (store/log.EndOffsetFor). The leader's
+// current epoch counts from the log end even before its first append, as in
+// Kafka, which writes it to the cache when the replica becomes leader
+// (Partition.makeLeader); klog writes it with the first batch of the epoch.
+func (p *Partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	p.mu.Lock() // no append in flight: the cache and the log end agree
+	defer p.mu.Unlock()
+	st := p.state.Load()
+	es := p.log.LeaderEpochs()
+	end := p.log.EndOffset()
+	if n := len(es); p.leads(st) && st.Epoch >= 0 && (n == 0 || es[n-1].Epoch < st.Epoch) {
+		es = append(es, log.EpochEntry{Epoch: st.Epoch, StartOffset: end})
+	}
+	return log.EndOffsetFor(es, epoch, end)
+}
+
+// Size is the partition's log size in bytes, its segments together.
+func (p *Partition) Size() int64 { return p.log.Size() }
+
+// Segments describes the log's segments, oldest first.
+func (p *Partition) Segments() []log.SegmentInfo { return p.log.Segments() }
+
 // Producers is the state of every producer the log knows, ordered by
 // producer id.
 func (p *Partition) Producers() []log.ProducerState { return p.log.Producers() }
@@ -107,6 +139,9 @@ type Snapshot struct {
 	HighWatermark    int64
 	LastStableOffset int64
 	LogEndOffset     int64
+	// Followers is the leader's state of each follower; nil unless
+	// IsLeader.
+	Followers []ReplicaState
 }
 
 // Snapshot returns the partition's offsets and leader state taken together:
@@ -128,5 +163,6 @@ func (p *Partition) Snapshot() Snapshot {
 		HighWatermark:    hw,
 		LastStableOffset: p.lastStable(hw),
 		LogEndOffset:     p.log.EndOffset(),
+		Followers:        slices.Clone(p.mu.followers),
 	}
 }

@@ -19,6 +19,11 @@ type LeaderState struct {
 	Replicas []int32
 	// ISR are the in-sync replicas, the leader among them.
 	ISR []int32
+	// Ineligible are the replicas on brokers that are fenced, shutting
+	// down or not registered: they may not join the ISR, and from outside
+	// it they do not hold the high watermark back however recently they
+	// caught up (Kafka's Partition.isReplicaIsrEligible).
+	Ineligible []int32
 }
 
 // noLeader is the state of a partition before its first SetLeaderState.
@@ -28,5 +33,6 @@ var noLeader = LeaderState{Leader: -1, Epoch: -1, PartitionEpoch: -1}
 func (s LeaderState) clone() LeaderState {
 	s.Replicas = slices.Clone(s.Replicas)
 	s.ISR = slices.Clone(s.ISR)
+	s.Ineligible = slices.Clone(s.Ineligible)
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"time"
 
@@ -229,8 +230,9 @@ func (a *actor) checkProducer(pid int64, epoch int16) error {
 	return nil
 }
 
-// addPartitions adds tps to the transaction, starting one if idle.
-func (a *actor) addPartitions(pid int64, epoch int16, tps []TopicPartition) error {
+// addPartitions adds tps to the transaction, starting one if idle, at
+// transaction version txnVersion.
+func (a *actor) addPartitions(pid int64, epoch int16, txnVersion int16, tps []TopicPartition) error {
 	if err := a.checkProducer(pid, epoch); err != nil {
 		return err
 	}
@@ -250,7 +252,7 @@ func (a *actor) addPartitions(pid int64, epoch int16, tps []TopicPartition) erro
 			return nil
 		}
 	}
-	return a.persist(m.toOngoing(tps, a.now()))
+	return a.persist(m.toOngoing(tps, txnVersion, a.now()))
 }
 
 // verify is the KIP-890 check: is tp in the ongoing transaction of
@@ -294,6 +296,63 @@ func (c *Coordinator) VerifyPartition(ctx context.Context, transactionalID strin
 		return fmt.Errorf("transactional id %q: %w", transactionalID, ErrInvalidProducerIDMapping)
 	}
 	return err
+}
+
+// Kafka's add.partitions.to.txn.retry.backoff.ms and .max.ms defaults: a
+// partition leader adding a partition for a produce retries
+// CONCURRENT_TRANSACTIONS (the previous transaction's markers are being
+// written) every addPartitionBackoff for at most addPartitionRetryMax.
+const (
+	addPartitionBackoff  = 20 * time.Millisecond
+	addPartitionRetryMax = 100 * time.Millisecond
+)
+
+// RetryConcurrent calls add until it returns anything but
+// ErrConcurrentTransactions, every 20 ms for at most 100 ms, as Kafka's
+// partition leader retries an implicit add (transaction version 2) while
+// the previous transaction's markers are written; it returns add's last
+// error.
+func RetryConcurrent(ctx context.Context, add func() error) error {
+	deadline := time.Now().Add(addPartitionRetryMax)
+	for {
+		err := add()
+		if !errors.Is(err, ErrConcurrentTransactions) || time.Now().Add(addPartitionBackoff).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(addPartitionBackoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
+// AddPartition is the write path of transaction version 2 (KIP-890 part
+// 2): a produce v12+ or a TxnOffsetCommit v5+ adds its partition to the
+// producer's transaction itself, starting one if none is open, as Kafka's
+// partition leader does through AddPartitionsToTxnManager (the
+// addPartition operation). It returns nil once tp is in the ongoing
+// transaction of pid/epoch; otherwise ErrInvalidProducerIDMapping
+// (another or no producer id), ErrProducerFenced (another epoch),
+// ErrConcurrentTransactions (the previous transaction still ending after
+// the retries, RetryConcurrent), or ErrNotCoordinator / ErrLoadInProgress
+// / ErrTimedOut.
+func (c *Coordinator) AddPartition(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp TopicPartition) error {
+	return RetryConcurrent(ctx, func() error {
+		var err error
+		found, rerr := c.run(ctx, transactionalID, false, func(a *actor) {
+			err = a.addPartitions(producerID, producerEpoch, 2, []TopicPartition{tp})
+		})
+		switch {
+		case rerr != nil:
+			return rerr
+		case !found:
+			return fmt.Errorf("transactional id %q: %w", transactionalID, ErrInvalidProducerIDMapping)
+		}
+		return err
+	})
 }
 
 // unknownPartitions returns the partitions of topics that do not exist.
@@ -366,8 +425,15 @@ func (c *Coordinator) addPartitions(ctx context.Context, version int16, id strin
 		}
 		return out
 	}
+	// As Kafka's TransactionVersion.transactionVersionForAddPartitionsToTxn:
+	// v4+ comes from a partition leader adding a partition for a produce
+	// of transaction version 2.
+	txnVersion := int16(0)
+	if version >= 4 {
+		txnVersion = 2
+	}
 	var err error
-	found, rerr := c.run(ctx, id, false, func(a *actor) { err = a.addPartitions(pid, epoch, tps) })
+	found, rerr := c.run(ctx, id, false, func(a *actor) { err = a.addPartitions(pid, epoch, txnVersion, tps) })
 	switch {
 	case rerr != nil:
 		err = rerr
@@ -459,7 +525,7 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsT
 	tp := c.cfg.GroupPartition(req.Group)
 	var err error
 	found, rerr := c.run(ctx, req.TransactionalID, false, func(a *actor) {
-		err = a.addPartitions(req.ProducerID, req.ProducerEpoch, []TopicPartition{tp})
+		err = a.addPartitions(req.ProducerID, req.ProducerEpoch, 0, []TopicPartition{tp})
 	})
 	switch {
 	case rerr != nil:
@@ -473,23 +539,29 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsT
 
 // EndTxn commits or aborts the ongoing transaction in two phases: it writes
 // PrepareCommit or PrepareAbort and answers; the markers are then written
-// through Markers and CompleteCommit or CompleteAbort follows. Versions 0-4
-// (the producer keeps its epoch across transactions); version 5 answers
-// UNSUPPORTED_VERSION.
+// through Markers and CompleteCommit or CompleteAbort follows.
+//
+// Version 5 is transaction version 2 (KIP-890 part 2), as Kafka's
+// TransactionCoordinator.endTransaction: the Prepare state bumps the
+// epoch, the markers are written at the new epoch and the answer carries
+// the producer id and epoch of the next transaction (a new producer id at
+// epoch 0 once the epoch is exhausted). A retry at the epoch before the
+// bump is answered as the end was. An abort with no transaction open
+// succeeds and bumps the epoch too. Versions 0-4 keep the epoch.
 func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
-	switch {
-	case req.Version >= 5:
-		resp.ErrorCode = kerr.UnsupportedVersion.Code
-		return resp
-	case req.TransactionalID == "":
+	if req.TransactionalID == "" {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp
 	}
-	var err error
+	var (
+		pid   int64
+		epoch int16
+		err   error
+	)
 	found, rerr := c.run(ctx, req.TransactionalID, false, func(a *actor) {
-		err = a.endTxn(req.ProducerID, req.ProducerEpoch, req.Commit)
+		pid, epoch, err = a.endTxn(req.ProducerID, req.ProducerEpoch, req.Commit, req.Version >= 5)
 	})
 	switch {
 	case rerr != nil:
@@ -498,35 +570,109 @@ func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg
 		err = fmt.Errorf("transactional id %q: %w", req.TransactionalID, ErrInvalidProducerIDMapping)
 	}
 	resp.ErrorCode = fencedCode(err, req.Version, 2)
+	if err == nil && req.Version >= 5 {
+		resp.ProducerID, resp.ProducerEpoch = pid, epoch
+	}
 	return resp
 }
 
-func (a *actor) endTxn(pid int64, epoch int16, commit bool) error {
-	if err := a.checkProducer(pid, epoch); err != nil {
-		return err
-	}
+// endTxn ends the transaction of pid/epoch; tv2 is an EndTxn v5. It
+// returns the producer id and epoch the producer goes on with.
+func (a *actor) endTxn(pid int64, epoch int16, commit, tv2 bool) (int64, int16, error) {
 	m := a.m
+	// A transaction run under transaction version 2 has bumped its epoch
+	// when it ended: the producer retrying that end still has the epoch
+	// before, or, when the epoch overflowed, the previous producer id at
+	// the last epoch.
+	bumped := m.txnVersion >= 2
+	retry := bumped && m.producerID == pid && m.epoch == epoch+1
+	retryOverflow := bumped && m.prevProducerID == pid && epoch == math.MaxInt16-1 && m.epoch == 0
+	pending := m.persisted && (m.state == StatePrepareCommit || m.state == StatePrepareAbort)
+	markersPending := fmt.Errorf("end transaction of %q: markers pending: %w", a.id, ErrConcurrentTransactions)
+	if pending && tv2 {
+		// While the markers of the last end are written, the
+		// transition to its Complete state is in progress, and Kafka
+		// 4.4's TransactionCoordinator.endTransaction answers any end
+		// CONCURRENT_TRANSACTIONS before it looks at ids or epochs: a
+		// TV2 producer may abort its next, empty transaction at the
+		// bumped epoch that soon, and retries.
+		return -1, -1, markersPending
+	}
+	if !m.persisted || (m.producerID != pid && !retryOverflow) {
+		return -1, -1, fmt.Errorf("transactional id %q has no producer id %d: %w", a.id, pid, ErrInvalidProducerIDMapping)
+	}
+	current := epoch == m.epoch && m.producerID == pid
+	fenced := fmt.Errorf("transactional id %q is at epoch %d, request has %d: %w", a.id, m.epoch, epoch, ErrProducerFenced)
 	wrong := fmt.Errorf("end transaction of %q (commit=%v) in %s: %w", a.id, commit, m.state, ErrInvalidTxnState)
+	same := commit == (m.state == StateCompleteCommit || m.state == StatePrepareCommit)
 	switch m.state {
 	case StateOngoing:
+		if !current {
+			return -1, -1, fenced
+		}
+		return a.prepareEnd(commit, tv2)
+	case StatePrepareCommit, StatePrepareAbort:
+		// As endTransactionWithTV1: the ids and epoch first, then the
+		// transition in progress, whichever end is asked for.
+		if !current && !retry {
+			return -1, -1, fenced
+		}
+		return -1, -1, markersPending
+	case StateCompleteCommit, StateCompleteAbort:
+		switch {
+		case retry || retryOverflow || (current && !bumped):
+			if same {
+				return m.producerID, m.epoch, nil // a retry of an end that completed
+			}
+			return -1, -1, wrong
+		case current && tv2 && !commit:
+			return a.prepareEnd(false, true)
+		case current:
+			return -1, -1, wrong
+		}
+		return -1, -1, fenced
+	case StateEmpty:
+		switch {
+		case !current:
+			return -1, -1, fenced
+		case tv2 && !commit:
+			return a.prepareEnd(false, true)
+		}
+		return -1, -1, wrong
+	default:
+		return -1, -1, wrong
+	}
+}
+
+// prepareEnd persists PrepareCommit or PrepareAbort, bumping the epoch
+// under transaction version 2, and starts the markers. It returns the
+// producer id and epoch the producer goes on with.
+func (a *actor) prepareEnd(commit, tv2 bool) (int64, int16, error) {
+	m := a.m
+	if !tv2 {
 		if err := a.persist(m.toPrepare(commit, m.epoch, a.now())); err != nil {
-			return err
+			return -1, -1, err
 		}
 		a.startMarkers()
-		return nil
-	case StateCompleteCommit, StateCompleteAbort:
-		if commit == (m.state == StateCompleteCommit) {
-			return nil // a retry of an end that completed
-		}
-		return wrong
-	case StatePrepareCommit, StatePrepareAbort:
-		if commit == (m.state == StatePrepareCommit) {
-			return fmt.Errorf("end transaction of %q: markers pending: %w", a.id, ErrConcurrentTransactions)
-		}
-		return wrong
-	default:
-		return wrong
+		return m.producerID, m.epoch, nil
 	}
+	nextPID := int64(-1)
+	if epochExhausted(m.epoch) {
+		p, err := a.c.allocProducerID(a.ctx)
+		if err != nil {
+			return -1, -1, err
+		}
+		nextPID = p
+	}
+	next := m.toPrepareBumped(commit, nextPID, a.now())
+	if err := a.persist(next); err != nil {
+		return -1, -1, err
+	}
+	a.startMarkers()
+	if nextPID >= 0 {
+		return nextPID, 0, nil
+	}
+	return next.producerID, next.epoch, nil
 }
 
 // DescribeTransactions describes transactional ids this node coordinates.
@@ -535,7 +681,9 @@ func (c *Coordinator) DescribeTransactions(ctx context.Context, req *kmsg.Descri
 	for _, id := range req.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
-		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
+		// An error leaves the fields zero, as Kafka's
+		// TransactionCoordinator.handleDescribeTransactions does.
+		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = 0, 0, 0
 		snap, err := c.describe(id)
 		switch {
 		case err != nil:
@@ -543,6 +691,7 @@ func (c *Coordinator) DescribeTransactions(ctx context.Context, req *kmsg.Descri
 		case snap == nil:
 			st.ErrorCode = kerr.TransactionalIDNotFound.Code
 		default:
+			st.StartTimestamp = -1
 			st.State = snap.State
 			st.TimeoutMillis = int32(snap.Timeout.Milliseconds())
 			if !snap.StartTime.IsZero() {

@@ -42,10 +42,13 @@ func (a *actor) retryMarkers(pid int64, epoch int16, commit bool, tps []TopicPar
 // has no inter-broker listener, so it keeps the coordinator's promises
 // instead:
 //
-//   - a coordinator epoch above that of the producer's coordinator (or of
-//     any coordinator here, for a producer no transactional id has) is
-//     refused with ErrClusterAuthorizationFailed: only a coordinator writes
-//     at its epoch;
+//   - a coordinator epoch above that of the producer's coordinator (or,
+//     for a producer no transactional id here has, above clusterEpoch and
+//     every coordinator epoch here) is refused with
+//     ErrClusterAuthorizationFailed: only a coordinator writes at its
+//     epoch. clusterEpoch is the highest epoch any coordinator of the
+//     cluster can hold (the highest leader epoch of __transaction_state),
+//     so the markers another node's coordinator sends are written;
 //   - a transaction this coordinator runs is ended by the coordinator
 //     only: an abort of an Ongoing one aborts it with a bumped epoch, as a
 //     timeout does, so the producer is fenced rather than told it
@@ -57,13 +60,13 @@ func (a *actor) retryMarkers(pid int64, epoch int16, commit bool, tps []TopicPar
 //     on the id's actor, so no transaction of the id starts meanwhile.
 //
 // While a __transaction_state partition loads it answers ErrLoadInProgress.
-func (c *Coordinator) ClientMarker(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, write func()) error {
+func (c *Coordinator) ClientMarker(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch, clusterEpoch int32, write func()) error {
 	c.mu.Lock()
 	if c.mu.closed {
 		c.mu.Unlock()
 		return ErrCoordinatorNotAvailable
 	}
-	var highest int32
+	highest := clusterEpoch
 	for _, ps := range c.mu.parts {
 		if ps.loading {
 			c.mu.Unlock()

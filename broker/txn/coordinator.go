@@ -19,8 +19,9 @@ type Store interface {
 	// Append writes records as one batch to partition p and returns once
 	// committed (acks=all).
 	Append(ctx context.Context, partition int32, records []Record) error
-	// Replay calls fn with every record of partition p from log start to the
-	// high watermark, in order.
+	// Replay calls fn with every record of partition p from log start to
+	// the log end, in order, and returns once they are committed (a new
+	// leader's high watermark trails its log end).
 	Replay(ctx context.Context, partition int32, fn func(Record) error) error
 }
 
@@ -39,8 +40,10 @@ type Markers interface {
 	// are written or the coordinator is unloaded, except a partition whose
 	// error wraps ErrMarkerFenced: it is given up, as Kafka's coordinator
 	// gives up on INVALID_PRODUCER_EPOCH and
-	// TRANSACTION_COORDINATOR_FENCED.
-	WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []TopicPartition) map[TopicPartition]error
+	// TRANSACTION_COORDINATOR_FENCED. txnVersion is the transaction
+	// version of the transaction (2: its end bumped the epoch, so the
+	// marker's epoch is above its records', KIP-1228).
+	WriteMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, txnVersion int16, partitions []TopicPartition) map[TopicPartition]error
 }
 
 // TopicInfo is what the coordinator needs to know of a topic.
@@ -632,12 +635,12 @@ func (a *actor) startMarkers() {
 	commit := m.state == StatePrepareCommit
 	pid, epoch, tps := m.producerID, m.epoch, m.sortedPartitions()
 	a.writers.Add(1)
-	go a.writeMarkers(pid, epoch, commit, tps)
+	go a.writeMarkers(pid, epoch, commit, m.txnVersion, tps)
 }
 
 // writeMarkers writes the markers until they are written or the actor
 // stops, then has the actor persist the Complete state, retrying that too.
-func (a *actor) writeMarkers(pid int64, epoch int16, commit bool, tps []TopicPartition) {
+func (a *actor) writeMarkers(pid int64, epoch int16, commit bool, txnVersion int16, tps []TopicPartition) {
 	defer a.writers.Done()
 	backoff := a.c.backoff
 	wait := func() bool {
@@ -653,7 +656,7 @@ func (a *actor) writeMarkers(pid int64, epoch int16, commit bool, tps []TopicPar
 	}
 	for len(tps) > 0 {
 		ctx, cancel := context.WithTimeout(a.ctx, markerTimeout)
-		failed := a.c.cfg.Markers.WriteMarkers(ctx, pid, epoch, commit, a.epoch, tps)
+		failed := a.c.cfg.Markers.WriteMarkers(ctx, pid, epoch, commit, a.epoch, txnVersion, tps)
 		cancel()
 		tps = a.retryMarkers(pid, epoch, commit, tps, failed)
 		if len(tps) == 0 {

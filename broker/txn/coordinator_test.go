@@ -265,7 +265,7 @@ func TestClientMarker(t *testing.T) {
 		{"unknown producer", 4242, 0, false, 0, 0, 1},
 	} {
 		written = 0
-		err := e.c.ClientMarker(ctx, tc.pid, tc.epoch, tc.commit, tc.coordinatorEpoch, write)
+		err := e.c.ClientMarker(ctx, tc.pid, tc.epoch, tc.commit, tc.coordinatorEpoch, 0, write)
 		if Code(err) != tc.want || written != tc.wantWritten {
 			t.Errorf("%s: %v, written %d; want %s, written %d", tc.name, err, written, errName(tc.want), tc.wantWritten)
 		}
@@ -274,7 +274,7 @@ func TestClientMarker(t *testing.T) {
 	// epoch bumped: the producer is fenced and only the coordinator's
 	// markers are written.
 	written = 0
-	if err := e.c.ClientMarker(ctx, pid, epoch, false, 0, write); err != nil || written != 0 {
+	if err := e.c.ClientMarker(ctx, pid, epoch, false, 0, 0, write); err != nil || written != 0 {
 		t.Fatalf("abort: %v, written %d", err, written)
 	}
 	testkit.WaitFor(t, "the abort to complete", func() (bool, string) {
@@ -295,7 +295,7 @@ func TestClientMarker(t *testing.T) {
 	}
 	// With no transaction in flight the marker is written as sent, on the
 	// id's actor.
-	if err := e.c.ClientMarker(ctx, pid, epoch+1, false, 0, write); err != nil || written != 1 {
+	if err := e.c.ClientMarker(ctx, pid, epoch+1, false, 0, 0, write); err != nil || written != 1 {
 		t.Fatalf("marker with no transaction in flight: %v, written %d", err, written)
 	}
 }
@@ -327,5 +327,18 @@ func TestIDsFollowTheLivePartitionCount(t *testing.T) {
 	e.c.UnloadPartition(0)
 	if got := e.c.InitProducerID(ctx, initReq(moved, -1, -1)).ErrorCode; got != 0 {
 		t.Errorf("init once partition 0 is unloaded: %s", errName(got))
+	}
+}
+
+// TestDescribeUnknownLeavesZeros: an id the coordinator does not know is
+// answered TRANSACTIONAL_ID_NOT_FOUND with the other fields zero, as Kafka
+// 4.4 answers (not -1, which klog answered before).
+func TestDescribeUnknownLeavesZeros(t *testing.T) {
+	e := newTestEnv(t, nil)
+	req := kmsg.NewPtrDescribeTransactionsRequest()
+	req.TransactionalIDs = []string{"nobody"}
+	st := e.c.DescribeTransactions(testkit.Context(t), req).TransactionStates[0]
+	if st.ErrorCode != kerr.TransactionalIDNotFound.Code || st.ProducerID != 0 || st.ProducerEpoch != 0 || st.StartTimestamp != 0 {
+		t.Fatalf("unknown id described as %+v", st)
 	}
 }

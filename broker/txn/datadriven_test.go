@@ -173,7 +173,18 @@ func (h *harness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder
 			req.Version = version
 		}
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, d.Cmd == "commit"
-		fmt.Fprintf(out, "%s %s: %s\n", d.Cmd, id, errName(c.EndTxn(ctx, req).ErrorCode))
+		resp := c.EndTxn(ctx, req)
+		fmt.Fprintf(out, "%s %s: %s", d.Cmd, id, errName(resp.ErrorCode))
+		if req.Version >= 5 && resp.ErrorCode == 0 {
+			// Transaction version 2: the producer goes on with these.
+			h.pids[id], h.epochs[id] = resp.ProducerID, resp.ProducerEpoch
+			fmt.Fprintf(out, " pid=%d epoch=%d", resp.ProducerID, resp.ProducerEpoch)
+		}
+		out.WriteString("\n")
+	case "add-implicit":
+		tpArg, _ := arg(d, "partition")
+		err := c.AddPartition(ctx, id, pid, epoch, parseTPs(t, tpArg)[0])
+		fmt.Fprintf(out, "add-implicit %s %s: %s\n", id, tpArg, errName(Code(err)))
 	case "verify":
 		tpArg, _ := arg(d, "partition")
 		err := c.VerifyPartition(ctx, id, pid, epoch, parseTPs(t, tpArg)[0])
@@ -238,7 +249,7 @@ func (h *harness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder
 		req.TransactionalIDs = strings.Split(ids, ",")
 		for _, s := range c.DescribeTransactions(ctx, req).TransactionStates {
 			if s.ErrorCode != 0 {
-				fmt.Fprintf(out, "%s: %s\n", s.TransactionalID, errName(s.ErrorCode))
+				fmt.Fprintf(out, "%s: %s pid=%d epoch=%d start=%d\n", s.TransactionalID, errName(s.ErrorCode), s.ProducerID, s.ProducerEpoch, s.StartTimestamp)
 				continue
 			}
 			fmt.Fprintf(out, "%s: %s pid=%d epoch=%d timeout=%d start=%d", s.TransactionalID, s.State, s.ProducerID, s.ProducerEpoch, s.TimeoutMillis, s.StartTimestamp)
@@ -300,6 +311,12 @@ func recordString(r Record) string {
 	fmt.Fprintf(&b, "record %s: pid=%d epoch=%d %s timeout=%d", id, m.producerID, m.epoch, m.state, m.timeoutMillis)
 	if m.prevProducerID >= 0 {
 		fmt.Fprintf(&b, " prev-pid=%d", m.prevProducerID)
+	}
+	if m.nextProducerID >= 0 {
+		fmt.Fprintf(&b, " next-pid=%d", m.nextProducerID)
+	}
+	if m.txnVersion != 0 {
+		fmt.Fprintf(&b, " tv=%d", m.txnVersion)
 	}
 	for _, tp := range m.sortedPartitions() {
 		fmt.Fprintf(&b, " %s-%d", tp.Topic, tp.Partition)

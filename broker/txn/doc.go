@@ -47,7 +47,11 @@
 //	        partitions (compact array, null when Empty) of
 //	          [topic (compact string), partition ids (compact int32 array), tags] |
 //	        last update ms int64 | start ms int64 (-1 when none) |
-//	        tagged fields: 0 previous producer id int64 (-1 omitted)
+//	        tagged fields: 0 previous producer id int64 (-1 omitted),
+//	          1 next producer id int64 (-1 omitted; a Prepare state of
+//	          transaction version 2 whose epoch is exhausted rotates to it),
+//	          2 client transaction version int16 (0 omitted; 2 for a
+//	          transaction run under KIP-890 part 2)
 //	no value: tombstone (the id expired)
 //
 // Value version 0 (the same fields, non-flexible) is read on replay.
@@ -56,14 +60,25 @@
 // have their markers written again and are completed, Ongoing ones keep
 // their timeout.
 //
+// # Transaction version 2
+//
+// KIP-890 part 2, as Kafka 4.4's TransactionCoordinator runs it: a
+// produce v12+ or TxnOffsetCommit v5+ adds its partition itself
+// (AddPartition, retrying CONCURRENT_TRANSACTIONS for 100 ms while the
+// previous transaction's markers are written), and EndTxn v5 bumps the
+// epoch in the Prepare state, so the markers fence the ended transaction's
+// epoch; the answer carries the new epoch (a new producer id at epoch 0
+// when the epoch is exhausted). The client's version is recorded with each
+// transition, so a retried EndTxn v5 (at the epoch before the bump) is
+// recognised, even after a restart, and clients of either version share an
+// id. A fence by the coordinator (timeout, InitProducerID) bumps the epoch
+// once and keeps the version: the abort a producer of version 2 then sends
+// at its old epoch is answered as a retry, with the new epoch (a commit is
+// INVALID_TXN_STATE), so it goes on after a timeout, as on Kafka 4.4.
+//
 // # Not implemented
 //
-//   - Transaction version 2 (KIP-890 part 2): EndTxn is served up to v4 and
-//     the epoch is not bumped per transaction; v5 answers
-//     UNSUPPORTED_VERSION. AddPartitionsToTxn v4+ (batched, VerifyOnly) is
-//     served.
-//   - Producer id rotation is recorded in the previous producer id only;
-//     the next producer id and next epoch tagged fields are written as -1.
+//   - The next producer epoch tagged field (3) is written as -1.
 //
 // This package imports nothing from broker/ above it; Kafka error codes are
 // the wire answers it builds with kerr, and Code maps its errors to them.

@@ -77,7 +77,7 @@ type fakeMarkers struct {
 	attempts int
 }
 
-func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, commit bool, coordinatorEpoch int32, tps []TopicPartition) map[TopicPartition]error {
+func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, commit bool, coordinatorEpoch int32, txnVersion int16, tps []TopicPartition) map[TopicPartition]error {
 	all := func(err error) map[TopicPartition]error {
 		out := make(map[TopicPartition]error, len(tps))
 		for _, tp := range tps {
@@ -117,6 +117,9 @@ func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, 
 	var parts []string
 	for _, tp := range tps {
 		parts = append(parts, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
+	}
+	if txnVersion != 0 {
+		kind += fmt.Sprintf(" tv=%d", txnVersion)
 	}
 	f.mu.Lock()
 	f.calls = append(f.calls, fmt.Sprintf("marker %s pid=%d epoch=%d coordinator-epoch=%d %s", kind, pid, epoch, coordinatorEpoch, strings.Join(parts, ",")))

@@ -69,7 +69,8 @@ func metaRecord(m *meta) Record {
 	v.LastUpdateTimestamp = m.lastUpdate
 	v.StartTimestamp = m.start
 	v.PreviousProducerID = m.prevProducerID
-	v.NextProducerID = -1
+	v.NextProducerID = m.nextProducerID
+	v.ClientTransactionVersion = m.txnVersion
 	if m.state != StateEmpty {
 		v.Topics = []kmsg.TxnMetadataValueTopic{} // Empty writes null
 		for _, tp := range m.sortedPartitions() {
@@ -121,6 +122,7 @@ func decodeRecord(r Record) (id string, m *meta, ok bool, err error) {
 		id:             k.TransactionalID,
 		producerID:     v.ProducerID,
 		prevProducerID: -1,
+		nextProducerID: -1,
 		epoch:          v.ProducerEpoch,
 		lastEpoch:      -1,
 		timeoutMillis:  v.TimeoutMillis,
@@ -132,6 +134,8 @@ func decodeRecord(r Record) (id string, m *meta, ok bool, err error) {
 	}
 	if v.Version >= 1 {
 		m.prevProducerID = v.PreviousProducerID
+		m.nextProducerID = v.NextProducerID
+		m.txnVersion = v.ClientTransactionVersion
 	}
 	for _, t := range v.Topics {
 		for _, p := range t.Partitions {

@@ -16,7 +16,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	m := newMeta("t1", 42, 60000, now)
 	m.epoch = 3
 	m.prevProducerID = 41
-	m = m.toOngoing([]TopicPartition{{"foo", 1}, {"bar", 0}, {"foo", 0}}, now.Add(time.Second))
+	m = m.toOngoing([]TopicPartition{{"foo", 1}, {"bar", 0}, {"foo", 0}}, 0, now.Add(time.Second))
 	r := metaRecord(m)
 	if want := []byte{0, 0, 0, 2, 't', '1'}; !bytes.Equal(r.Key, want) {
 		t.Fatalf("key = %v, want %v", r.Key, want)
@@ -41,6 +41,25 @@ func TestRecordRoundTrip(t *testing.T) {
 		v.StartTimestamp != now.Add(time.Second).UnixMilli() || v.PreviousProducerID != 41 ||
 		len(v.Topics) != 2 || v.Topics[0].Topic != "bar" || !reflect.DeepEqual(v.Topics[1].Partitions, []int32{0, 1}) {
 		t.Fatalf("value = %+v", v)
+	}
+
+	// Transaction version 2: the client's version (tag 2) and the producer
+	// id an exhausted epoch rotates to (tag 1) are written and read back.
+	p := m.toPrepareBumped(true, 77, now.Add(2*time.Second))
+	r = metaRecord(p)
+	v = kmsg.TxnMetadataValue{}
+	if err := v.ReadFrom(r.Value); err != nil {
+		t.Fatal(err)
+	}
+	if v.ClientTransactionVersion != 2 || v.NextProducerID != 77 || v.ProducerEpoch != 4 || v.State != 2 {
+		t.Fatalf("transaction version 2 value = %+v", v)
+	}
+	if _, got, _, err := decodeRecord(r); err != nil || got.txnVersion != 2 || got.nextProducerID != 77 || got.epoch != 4 {
+		t.Fatalf("transaction version 2 decoded = %+v %v", got, err)
+	}
+	c := p.toComplete(now.Add(3 * time.Second))
+	if c.producerID != 77 || c.epoch != 0 || c.prevProducerID != 42 || c.nextProducerID != -1 {
+		t.Fatalf("complete after an exhausted epoch = %+v", c)
 	}
 
 	// Empty writes null partitions and reads back none.
@@ -89,7 +108,7 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	m := newMeta("t", 1, 100, time.UnixMilli(0)).toOngoing([]TopicPartition{{"a", 0}}, time.UnixMilli(1))
+	m := newMeta("t", 1, 100, time.UnixMilli(0)).toOngoing([]TopicPartition{{"a", 0}}, 0, time.UnixMilli(1))
 	r := metaRecord(m)
 	f.Add(r.Key, r.Value)
 	f.Add(txnKey("x"), []byte(nil))

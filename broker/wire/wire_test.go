@@ -123,3 +123,14 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+func TestSkipTagsRefusesTruncatedTags(t *testing.T) {
+	for _, b := range [][]byte{{}, {1}, {1, 5}, {1, 5, 3, 0}, {0x80}} {
+		if _, err := skipTags(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("skipTags(%v): %v, want ErrMalformed", b, err)
+		}
+	}
+	if rest, err := skipTags([]byte{2, 1, 0, 2, 1, 9, 42}); err != nil || len(rest) != 1 || rest[0] != 42 {
+		t.Errorf("two tags: rest %v, %v", rest, err)
+	}
+}

@@ -28,13 +28,20 @@ func klogRun(t *testing.T, bootstrap, stdin string, args ...string) result {
 
 func klogRunReader(t *testing.T, bootstrap string, stdin io.Reader, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	if bootstrap != "" {
 		args = append([]string{"-b", bootstrap}, args...)
 	}
+	return klogRunEnv(t, nil, stdin, args...)
+}
+
+// klogRunEnv runs the klog command line in-process with env as its whole
+// environment, bounded as klogRun is.
+func klogRunEnv(t *testing.T, env map[string]string, stdin io.Reader, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, args, stdin, &stdout, &stderr, func(string) string { return "" })
+	code := run(ctx, args, stdin, &stdout, &stderr, func(k string) string { return env[k] })
 	if ctx.Err() != nil {
 		t.Fatalf("klog %q did not finish in time; stderr:\n%s", args, stderr.String())
 	}

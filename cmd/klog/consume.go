@@ -274,6 +274,7 @@ func planConsume(ctx context.Context, adm *kadm.Client, o consumeOptions, spec o
 	}
 	var committed kadm.OffsetResponses
 	if o.group != "" {
+		inspect.WaitCoordinators(ctx, adm, inspect.GroupCoordinator, o.group)
 		committed, err = adm.FetchOffsetsForTopics(ctx, o.group, o.topics...)
 		if errors.Is(err, kerr.GroupIDNotFound) {
 			committed, err = nil, nil // a new group has no commits

@@ -49,6 +49,7 @@ func runGroupDelete(ctx context.Context, g *globals, names []string, yes, intera
 		return err
 	}
 	return withAdmin(g, func(adm *kadm.Client) error {
+		inspect.WaitCoordinators(ctx, adm, inspect.GroupCoordinator, names...)
 		resps, err := adm.DeleteGroups(ctx, names...)
 		if err != nil && resps == nil {
 			return fmt.Errorf("delete groups: %w", err)

@@ -99,6 +99,8 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newGroupCmd(g),
 		newTxnCmd(g),
 		newUpCmd(g),
+		newNodeCmd(g),
+		newLogCmd(g),
 	)
 	groupCommands(root)
 	return root

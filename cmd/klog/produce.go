@@ -195,7 +195,7 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 	if errors.Is(err, inspect.ErrTopicNotFound) {
 		// Like Kafka's own producers, ask the broker to create the topic;
 		// it does so when auto.create.topics.enable is true.
-		details, err = autoCreateTopic(ctx, cl, o.topic)
+		details, err = autoCreateTopic(ctx, g, cl, o.topic)
 	}
 	if err != nil {
 		return err
@@ -450,9 +450,18 @@ func (p *explicitTopicPartitioner) OnNewBatch() {
 	}
 }
 
+// autoCreateWait bounds the wait for a topic the cluster auto-creates.
+const autoCreateWait = 10 * time.Second
+
 // autoCreateTopic asks the cluster to auto-create topic through a Metadata
 // request that allows it, and returns the topic's details once it exists.
-func autoCreateTopic(ctx context.Context, cl *kgo.Client, topic string) (kadm.TopicDetails, error) {
+//
+// klog creates the topic before it answers. Kafka creates it
+// asynchronously and answers UNKNOWN_TOPIC_OR_PARTITION meanwhile, as it
+// does when auto.create.topics.enable is false: so the broker's config
+// tells which, and an auto-creating cluster is waited for (as Kafka's own
+// producer waits for metadata) up to autoCreateWait.
+func autoCreateTopic(ctx context.Context, g *globals, cl *kgo.Client, topic string) (kadm.TopicDetails, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
@@ -465,11 +474,22 @@ func autoCreateTopic(ctx context.Context, cl *kgo.Client, topic string) (kadm.To
 	if len(resp.Topics) != 1 {
 		return nil, fmt.Errorf("topic %q: %w", topic, inspect.ErrTopicNotFound)
 	}
-	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
-		if errors.Is(err, kerr.UnknownTopicOrPartition) {
-			return nil, fmt.Errorf("topic %q: %w (and the cluster does not auto-create topics)", topic, inspect.ErrTopicNotFound)
-		}
+	adm := kadm.NewClient(cl)
+	err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
+	switch {
+	case err == nil:
+		return inspect.LookupTopics(ctx, adm, []string{topic})
+	case !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.LeaderNotAvailable):
 		return nil, fmt.Errorf("topic %q: %w", topic, err)
 	}
-	return inspect.LookupTopics(ctx, kadm.NewClient(cl), []string{topic})
+	if len(resp.Brokers) > 0 {
+		if on, cerr := inspect.AutoCreatesTopics(ctx, adm, resp.Brokers[0].NodeID); cerr == nil && !on {
+			return nil, fmt.Errorf("topic %q: %w (and the cluster does not auto-create topics)", topic, inspect.ErrTopicNotFound)
+		}
+	}
+	details, err := inspect.WaitTopic(ctx, g.newClient, topic, autoCreateWait)
+	if errors.Is(err, inspect.ErrTopicNotFound) {
+		return nil, fmt.Errorf("%w (and the cluster did not auto-create it within %v)", err, autoCreateWait)
+	}
+	return details, err
 }

@@ -100,6 +100,12 @@ loop:
 			cause = err
 		}
 	}
+	// An interrupt that came with the end of the input (the loop's select
+	// may pick either) or during the flush still aborts: commit only when
+	// nothing asked to stop before the commit begins.
+	if cause == nil && ctx.Err() != nil {
+		cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+	}
 	if cause != nil {
 		if err := cl.AbortBufferedRecords(endCtx); err != nil {
 			return fmt.Errorf("%w; abort transaction %q: %w", cause, txnID, err)

@@ -30,6 +30,7 @@ func newTopicCmd(g *globals) *cobra.Command {
 		newTopicDeleteCmd(g),
 		newTopicAddPartitionsCmd(g),
 		newTopicAlterConfigCmd(g),
+		newTopicTrimCmd(g),
 	)
 	return cmd
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -120,4 +122,49 @@ func (w *notifyWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// oneRecordSource is input of one record.
+type oneRecordSource struct{ done bool }
+
+func (s *oneRecordSource) next() (*kgo.Record, error) {
+	if s.done {
+		return nil, io.EOF
+	}
+	s.done = true
+	return &kgo.Record{Value: []byte("v")}, nil
+}
+
+// cancelOnProduce cancels a context when a Produce request is written: an
+// interrupt that arrives as the input ends, before the records are
+// acknowledged.
+type cancelOnProduce struct{ cancel context.CancelFunc }
+
+func (h cancelOnProduce) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, _ error) {
+	if key == 0 {
+		h.cancel()
+	}
+}
+
+// An interrupt that arrives as the input ends, before or while the last
+// records are flushed, aborts the transaction: the loop may see the end of
+// the input first, and nothing is committed once the user asked to stop.
+func TestProduceTxnInterruptAtEndOfInputAborts(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "txn-int", 1)
+	for i := range 10 {
+		id := fmt.Sprintf("klog-test-int-%d", i)
+		ctx, cancel := context.WithCancel(context.Background())
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b), kgo.TransactionalID(id), kgo.DefaultProduceTopic("txn-int"), kgo.WithHooks(cancelOnProduce{cancel}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := &produceReport{w: io.Discard, quiet: true}
+		err = runProduceTxn(ctx, cl, id, &oneRecordSource{}, func(*kgo.Record) error { return nil }, rep)
+		cl.Close()
+		cancel()
+		if !errors.Is(err, ErrTransactionAborted) {
+			t.Fatalf("try %d: runProduceTxn interrupted during its flush = %v, want %v", i, err, ErrTransactionAborted)
+		}
+	}
 }

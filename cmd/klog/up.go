@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/klogdev/klog/broker"
+	"github.com/klogdev/klog/supervisor"
 )
 
 type upOptions struct {
@@ -28,7 +30,16 @@ type upOptions struct {
 	logLevel  string
 	readyFile string
 	memLimit  string
+	nodes     int
+	hosts     []string
+	racks     []string
+	// faultSignals: SIGUSR1 isolates the node, SIGUSR2 heals it.
+	faultSignals bool
 }
+
+// controlledShutdownTimeout bounds how long a stopping node waits for the
+// controller to move its partitions' leadership to other nodes.
+const controlledShutdownTimeout = 10 * time.Second
 
 // defaultMemoryLimit is klog up's soft memory limit unless --memory-limit
 // or GOMEMLIMIT says otherwise: the node's request and response budgets
@@ -47,8 +58,28 @@ Data lives in a per-cluster directory that survives restarts
 (default: $XDG_DATA_HOME/klog/default, else ~/.local/share/klog/default);
 --memory keeps everything in memory and leaves nothing behind.
 
-When the node is ready, klog up prints BROKERS=HOST:PORT on stdout.`,
+When the node is ready, klog up prints BROKERS=HOST:PORT on stdout.
+
+With -n N (2 to 9) klog up is the supervisor of a local cluster: it starts
+N nodes, each its own klog up process, with ids 0 to N-1, their data in
+DATA-DIR/node-ID, Kafka listeners on consecutive ports from --listen
+(9092, 9093, ...) and the first three nodes Raft voters, on the ports right
+after the Kafka range (9095, 9096, 9097 for -n 3); port 0 picks free
+ports. --hosts puts node i on the i-th address (in turn when there are
+fewer), and --racks in the i-th rack (broker.rack, for rack-aware placement
+and, with -X replica.selector.class, consumers reading from the replica in
+their client.rack). The layout is kept in DATA-DIR/cluster.json: klog up -n N on the
+same directory brings the same cluster back. The nodes' output goes to
+stderr, each line prefixed "node-ID | "; BROKERS= lists every node once
+all are ready. Each node gets the cluster's defaults unless -X sets them:
+default.replication.factor, offsets.topic.replication.factor and
+transaction.state.log.replication.factor 3, min.insync.replicas and
+transaction.state.log.min.isr 2 (for -n 2: 2 and 1). A node that dies stays down until klog node start; SIGINT
+or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 		Example: `  klog up
+  klog up -n 3
+  klog up -n 3 --hosts 127.0.0.1,127.0.0.2,127.0.0.3
+  klog up -n 3 --racks r1,r2,r3 -X replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector
   klog up --memory --listen 127.0.0.1:0
   klog up -X num.partitions=3 -X log.retention.ms=3600000`,
 		Args: usageArgs(cobra.NoArgs),
@@ -65,6 +96,13 @@ When the node is ready, klog up prints BROKERS=HOST:PORT on stdout.`,
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&o.readyFile, "ready-file", "", "write the brokers address to this file once ready")
 	f.StringVar(&o.memLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the node, as GOMEMLIMIT (e.g. 1GiB); off for none. GOMEMLIMIT in the environment wins over the default")
+	f.IntVarP(&o.nodes, "nodes", "n", 1, "number of nodes, 1 to 9; more than one runs each as a process under this one")
+	f.StringSliceVar(&o.hosts, "hosts", nil, "with -n: the nodes' listener hosts, node i on the i-th (comma-separated)")
+	f.StringSliceVar(&o.racks, "racks", nil, "with -n: the nodes' racks (broker.rack), node i in the i-th (comma-separated)")
+	// Set by the supervisor of klog up -n for its children: klog node
+	// isolate and heal reach the node as SIGUSR1 and SIGUSR2.
+	f.BoolVar(&o.faultSignals, "fault-signals", false, "SIGUSR1 cuts the node off from its peers, SIGUSR2 heals it (for klog node isolate and heal)")
+	_ = f.MarkHidden("fault-signals")
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "memory")
 	return cmd
 }
@@ -78,24 +116,47 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	if err := setMemoryLimit(o.memLimit, cmd.Flags().Changed("memory-limit"), g.getenv); err != nil {
 		return err
 	}
-	configs := make(map[string]string, len(o.configs))
-	for _, kv := range o.configs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return usagef("-X %q: want key=value", kv)
+	given, err := parseConfigs("-X", o.configs)
+	if err != nil {
+		return err
+	}
+	configs := make(map[string]string, len(given))
+	for k, v := range given {
+		configs[k] = *v
+	}
+	if o.nodes != 1 {
+		return runCluster(cmd, g, o, configs, start)
+	}
+	if len(o.hosts) > 0 {
+		return usagef("--hosts needs -n 2 or more")
+	}
+	if len(o.racks) > 0 {
+		return usagef("--racks needs -n 2 or more; one node takes -X broker.rack=RACK")
+	}
+	// A node of a cluster is told its id (-X node.id, by its supervisor);
+	// a node without one is node 0 of a single-node cluster.
+	var nodeID int32
+	if v, ok := configs["node.id"]; ok {
+		id, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || id < 0 {
+			return usagef("-X node.id=%s: want a node id, 0 or more", v)
 		}
-		configs[k] = v
+		nodeID = int32(id)
 	}
 	dataDir := ""
 	if !o.memory {
 		dataDir = o.dataDir
 		if dataDir == "" {
-			var err error
 			if dataDir, err = defaultDataDir(g.getenv); err != nil {
 				return err
 			}
 		}
-		dataDir = filepath.Join(dataDir, "node-0")
+		if _, child := configs["node.id"]; !child {
+			if err := supervisor.CheckSingle(dataDir); err != nil {
+				return err
+			}
+		}
+		dataDir = supervisor.NodeDir(dataDir, nodeID)
 		if err := os.MkdirAll(dataDir, 0o755); err != nil {
 			return fmt.Errorf("create data directory: %w", err)
 		}
@@ -104,7 +165,7 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 
 	ctx := cmd.Context()
 	node, err := broker.Start(ctx, broker.Config{
-		NodeID:    0,
+		NodeID:    nodeID,
 		DataDir:   dataDir,
 		Memory:    o.memory,
 		Listen:    o.listen,
@@ -116,7 +177,7 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 		return err
 	}
 	brokers := node.Advertised()
-	if err := printReady(cmd.OutOrStdout(), g.format, brokers, dataDir, o.memory); err != nil {
+	if err := printReady(cmd.OutOrStdout(), g.format, []string{brokers}, dataDir, o.memory, nil); err != nil {
 		node.Close()
 		return err
 	}
@@ -128,8 +189,24 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 		}
 	}
 
+	if o.faultSignals {
+		stopFaults := handleFaultSignals(node, logger)
+		defer stopFaults()
+	}
 	select {
 	case <-ctx.Done():
+		// SIGTERM or SIGINT: first move leadership and ISR membership to
+		// the other nodes (a single node returns at once), so a rolling
+		// restart does not interrupt acks=all producers; bounded well
+		// within the supervisor's 15 s before SIGKILL.
+		csStart := time.Now()
+		csCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), controlledShutdownTimeout)
+		if err := node.ControlledShutdown(csCtx); err != nil {
+			logger.Warn("controlled shutdown did not finish; stopping anyway", "err", err)
+		} else {
+			logger.Info("controlled shutdown", "took", time.Since(csStart).Round(time.Millisecond))
+		}
+		cancel()
 	case <-node.Done():
 	}
 	stopStart := time.Now()
@@ -177,29 +254,40 @@ func parseMemoryLimit(s string) (int64, error) {
 	return n * unit, nil
 }
 
-func printReady(w io.Writer, format, brokers, dataDir string, memory bool) error {
+// printReady writes klog up's ready line, BROKERS=HOST:PORT,..., or with
+// --format json one object with the brokers, the data directory and, for
+// a cluster, its nodes.
+func printReady(w io.Writer, format string, brokers []string, dataDir string, memory bool, nodes []supervisor.NodeStatus) error {
 	if format == formatJSON {
 		return json.NewEncoder(w).Encode(struct {
-			Brokers []string `json:"brokers"`
-			DataDir string   `json:"data_dir,omitempty"`
-			Memory  bool     `json:"memory"`
-		}{[]string{brokers}, dataDir, memory})
+			Brokers []string                `json:"brokers"`
+			DataDir string                  `json:"data_dir,omitempty"`
+			Memory  bool                    `json:"memory"`
+			Nodes   []supervisor.NodeStatus `json:"nodes,omitempty"`
+		}{brokers, dataDir, memory, nodes})
 	}
-	_, err := fmt.Fprintf(w, "BROKERS=%s\n", brokers)
+	_, err := fmt.Fprintf(w, "BROKERS=%s\n", strings.Join(brokers, ","))
 	return err
 }
 
 // defaultDataDir is the per-cluster data directory used when --data-dir is
 // not given.
 func defaultDataDir(getenv func(string) string) (string, error) {
+	return xdgDir(getenv, "XDG_DATA_HOME", ".local/share", "default", "the default data directory; pass --data-dir or --memory")
+}
+
+// xdgDir is $VARIABLE/klog/name, else ~/FALLBACK/klog/name, after the XDG
+// base directories; what names the directory for the error when there is
+// no home.
+func xdgDir(getenv func(string) string, variable, fallback, name, what string) (string, error) {
 	if getenv != nil {
-		if x := getenv("XDG_DATA_HOME"); x != "" {
-			return filepath.Join(x, "klog", "default"), nil
+		if x := getenv(variable); x != "" {
+			return filepath.Join(x, "klog", name), nil
 		}
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", errors.New("no home directory for the default data directory; pass --data-dir or --memory")
+		return "", fmt.Errorf("no home directory for %s", what)
 	}
-	return filepath.Join(home, ".local", "share", "klog", "default"), nil
+	return filepath.Join(home, filepath.FromSlash(fallback), "klog", name), nil
 }

@@ -52,10 +52,11 @@ func startUpWithFileLimit(t *testing.T, nofile int, args ...string) *upProcess {
 }
 
 // startUpCmd starts cmd, a `klog up`, and waits for its ready line; it
-// fails at once when the process exits before it.
+// fails at once when the process exits before it. cmd.Env, when set, is
+// added to the test's environment.
 func startUpCmd(t *testing.T, cmd *exec.Cmd) *upProcess {
 	t.Helper()
-	cmd.Env = append(os.Environ(), "KLOG_TEST_AS_KLOG=1")
+	cmd.Env = append(append(os.Environ(), cmd.Env...), "KLOG_TEST_AS_KLOG=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of klog against franz-go's kfake (with its
-# page-cache data dir), following the protocol of the project's performance
-# study: reference config P (1 partition, 1M x 1 KiB records, acks=all,
-# idempotent, linger 5 ms, batch max 1 MiB, no compression), broker pinned to
-# CPU 1 and client to CPU 0, a fresh broker process and data directory for
-# every run, "sync; sleep 3" before each, pairs in ABBA order. Not a test: it
-# prints figures.
+# page-cache data dir) and Apache Kafka 4.4 (JVM, its defaults plus a data
+# directory), following the protocol of the project's performance study:
+# reference config P (1 partition, 1M x 1 KiB records, acks=all, idempotent,
+# linger 5 ms, batch max 1 MiB, no compression), broker pinned to CPU 1 and
+# client to CPU 0, a fresh broker process and data directory for every run,
+# "sync; sleep 3" before each, the brokers of a pair in one order and the
+# next pair in the reverse order (ABBA; ABC CBA with Kafka). Not a test: it
+# prints figures. scripts/bench/README.md explains the table.
 #
 #   scripts/bench/run.sh [pairs]        (default 5 pairs)
+#   scripts/bench/run.sh --replication [pairs]
+#
+# --replication is the replication run instead: klog up -n 3 (RF 3,
+# min.insync.replicas 2), klog on one node (RF 1) and, where Kafka runs,
+# kafka.sh start --nodes 3 (RF 3, min ISR 2, heap KAFKA3_HEAP each,
+# default 512m), all acks=all: the throughput and e2e runs of each pair,
+# no startup runs, every node of a cluster pinned to the broker CPU. The
+# clusters' CPU and RSS are not sampled (several processes); the table
+# has no goals column (the goals are config P's, against kfake).
 #
 # Environment:
 #   KLOG_CMD      command that starts the broker under test; %BIN%, %ADDR%
@@ -16,14 +27,29 @@
 #                 "%BIN%/klog up --data-dir %DIR% --listen %ADDR%"
 #                 (setting it skips building klog).
 #   KFAKE_CMD     the baseline, default "%BIN%/kfakeserver -listen %ADDR% -data-dir %DIR%"
+#   KAFKA         1: run the Kafka 4.4 peer, 0: skip it; default: run it when
+#                 java is on PATH and scripts/kafka/kafka.sh fetch succeeds
+#                 (its jar cache, filled by Maven), else say why and skip
+#   KAFKA_HEAP    the Kafka peer's heap, -Xmx and -Xms (default 1G, Kafka's
+#                 own default). Each Kafka run's data directory is formatted
+#                 (kafka.sh prepare) before the broker's exec; the startup
+#                 line records that time apart as setup_ms.
 #   RECORDS       records per throughput run (default 1000000)
-#   E2E_DURATION  length of each e2e latency run at 10,000 records/s of
-#                 1 KiB, acks=all, no linger (default 15s); E2E=0 skips them
+#   E2E_DURATION  length of each e2e latency run at E2E_RATE records/s
+#                 (default 10000) of 1 KiB, acks=all, no linger (default
+#                 15s); E2E=0 skips them
 #   PIN=0         do not pin (default: pin when taskset exists)
 #
 # Output: raw JSON lines in .bench/results-<date>.jsonl, then a table of
-# min / median / max per broker and the median paired ratio.
+# min / median / max per broker and the paired ratios of klog against each
+# peer (goals against kfake). Broker logs go to .bench/logs, data directories
+# under one mktemp -d, removed at the end.
 set -uo pipefail
+replication=0
+if [ "${1:-}" = --replication ]; then
+  replication=1
+  shift
+fi
 pairs=${1:-5}
 records=${RECORDS:-1000000}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,6 +60,7 @@ source "$root/scripts/smoke/lib.sh" # smoke_free_port
 out=$root/.bench
 bin=$out/bin
 mkdir -p "$bin" "$out/logs"
+data=$(mktemp -d) || { echo "mktemp -d failed" >&2; exit 1; }
 [ -f "$out/.gitignore" ] || echo '*' >"$out/.gitignore"
 results=$out/results-$(date -u +%Y%m%dT%H%M%SZ).jsonl
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -42,11 +69,34 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "building tools into $bin" >&2
 go build -o "$bin/kbench" ./scripts/bench/kbench || exit 1
 go build -o "$bin/kfakeserver" ./scripts/bench/kfakeserver || exit 1
-if [ -z "${KLOG_CMD:-}" ]; then
+if [ -z "${KLOG_CMD:-}" ] || [ "$replication" = 1 ]; then
   go build -o "$bin/klog" ./cmd/klog || exit 1
 fi
 klog_tmpl=${KLOG_CMD:-"%BIN%/klog up --data-dir %DIR% --listen %ADDR%"}
 kfake_tmpl=${KFAKE_CMD:-"%BIN%/kfakeserver -listen %ADDR% -data-dir %DIR%"}
+kafka_sh=$root/scripts/kafka/kafka.sh
+labels=(klog kfake)
+kafka_label=kafka
+if [ "$replication" = 1 ]; then
+  labels=(klog3 klog1)
+  kafka_label=kafka3
+fi
+case ${KAFKA:-auto} in
+0) ;;
+1 | auto)
+  if ! command -v java >/dev/null; then
+    [ "${KAFKA:-auto}" = 1 ] && { echo "KAFKA=1 but java is not on PATH" >&2; exit 1; }
+    echo "no java on PATH: the Kafka peer is skipped" >&2
+  elif ! "$kafka_sh" fetch; then
+    [ "${KAFKA:-auto}" = 1 ] && { echo "KAFKA=1 but kafka.sh fetch failed" >&2; exit 1; }
+    echo "kafka.sh fetch failed (no Maven or no Maven Central?): the Kafka peer is skipped" >&2
+  else
+    labels+=("$kafka_label")
+    : >"$out/logs/kafka-prepare.log"
+  fi
+  ;;
+*) echo "KAFKA must be 0 or 1, not $KAFKA" >&2; exit 2 ;;
+esac
 
 srv_pfx=()
 cli_pfx=()
@@ -62,19 +112,28 @@ if [ "${PIN:-1}" = 1 ]; then
 fi
 
 server_pid=
+kafka_run_dir=
+# stop_server stops the broker: SIGTERM, then SIGKILL after 10 s (30 s for
+# klog up -n's supervisor, which stops its nodes first); a 3-node Kafka
+# through kafka.sh stop.
 stop_server() {
-  local pid=$server_pid i
+  local pid=$server_pid i bound=100
+  if [ -n "$kafka_run_dir" ]; then
+    "$kafka_sh" stop "$kafka_run_dir" >>"$out/logs/kafka-prepare.log" 2>&1
+    kafka_run_dir=
+  fi
   [ -n "$pid" ] || return 0
   server_pid=
+  [ "$rf" = 3 ] && bound=300
   kill -TERM "$pid" 2>/dev/null
-  for i in $(seq 1 100); do
+  for i in $(seq 1 "$bound"); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   kill -KILL "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
 }
-trap 'stop_server; rm -rf "$out/data"' EXIT
+trap 'stop_server; rm -rf "$data"' EXIT
 trap 'exit 130' INT TERM
 
 # expand TEMPLATE ADDR DIR prints the broker command with placeholders filled.
@@ -86,9 +145,11 @@ expand() {
   echo "$s"
 }
 
+# wait_accept ADDR PID waits up to 120 s (a JVM on one busy CPU is slow)
+# for ADDR to accept while PID lives.
 wait_accept() {
-  local addr=$1 pid=$2 i
-  for i in $(seq 1 600); do
+  local addr=$1 pid=$2 deadline=$((SECONDS + 120))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     (exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}") 2>/dev/null && return 0
     kill -0 "$pid" 2>/dev/null || return 1
     sleep 0.05
@@ -99,17 +160,81 @@ wait_accept() {
 failures=0
 settle() { sync; sleep 3; }
 
-# start_broker LABEL TEMPLATE PAIR RUN: a fresh broker on a free port with a
-# fresh data directory, pinned; sets addr, dir and server_pid.
-start_broker() {
-  local label=$1 tmpl=$2 pair=$3 run=$4 port cmd log
-  settle
+# broker_cmd LABEL: a free port and a fresh data directory for LABEL's
+# broker; sets addr, dir, cmd (the command that starts it) and setup_ms. The
+# Kafka peer's directory is formatted here, before the exec that is measured
+# (setup_ms: how long that took, like klog's mkdir but two JVMs).
+broker_cmd() {
+  local label=$1 port t0 lines
   port=$(smoke_free_port) || { echo "no free port" >&2; return 1; }
   addr=127.0.0.1:$port
-  dir=$out/data/$label
+  dir=$data/$label
   rm -rf "$dir" && mkdir -p "$dir"
+  setup_ms=0
+  case $label in
+  klog | klog1) read -r -a cmd <<<"$(expand "$klog_tmpl" "$addr" "$dir")" ;;
+  kfake) read -r -a cmd <<<"$(expand "$kfake_tmpl" "$addr" "$dir")" ;;
+  kafka)
+    t0=${EPOCHREALTIME/./}
+    lines=$(KLOG_KAFKA_HEAP=${KAFKA_HEAP:-1G} "$kafka_sh" prepare --dir "$dir" --port "$port" 2>>"$out/logs/kafka-prepare.log") ||
+      { echo "kafka.sh prepare failed (log: $out/logs/kafka-prepare.log)" >&2; return 1; }
+    setup_ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+    mapfile -t cmd <<<"$lines"
+    ;;
+  esac
+}
+
+# start_cluster LABEL LOG: a fresh 3-node cluster, every node pinned to
+# the broker CPU; sets addr (the bootstrap list), dir, and server_pid (klog
+# up -n's supervisor) or kafka_run_dir. klog3 is ready when its ready file
+# holds the whole list, kafka3 when kafka.sh start returns.
+start_cluster() {
+  local label=$1 log=$2 deadline
+  dir=$data/$label
+  rm -rf "$dir" && mkdir -p "$dir"
+  settle
+  case $label in
+  klog3)
+    "${srv_pfx[@]}" "$bin/klog" up -n 3 --data-dir "$dir/data" --listen 127.0.0.1:0 --ready-file "$dir/ready" \
+      -X default.replication.factor=3 -X min.insync.replicas=2 >"$log" 2>&1 </dev/null &
+    server_pid=$!
+    deadline=$((SECONDS + 120))
+    # read succeeds only on a whole line: the file is written at once.
+    until read -r addr 2>/dev/null <"$dir/ready"; do
+      if ! kill -0 "$server_pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
+        echo "$label: klog up -n 3 not ready within 120s (log: $log)" >&2
+        tail -n 20 "$log" >&2
+        stop_server
+        return 1
+      fi
+      sleep 0.1
+    done
+    ;;
+  kafka3)
+    rm -rf "$dir"
+    if ! addr=$(KLOG_KAFKA_HEAP=${KAFKA3_HEAP:-512m} "${srv_pfx[@]}" "$kafka_sh" start --nodes 3 --dir "$dir" 2>"$log" |
+      sed -n 's/^BROKERS=//p') || [ -z "$addr" ]; then
+      echo "$label: kafka.sh start --nodes 3 failed (log: $log)" >&2
+      tail -n 20 "$log" >&2
+      return 1
+    fi
+    kafka_run_dir=$dir
+    ;;
+  esac
+}
+
+# start_broker LABEL PAIR RUN: a fresh broker on a free port with a fresh
+# data directory, pinned; sets addr, dir and server_pid.
+start_broker() {
+  local label=$1 pair=$2 run=$3 cmd log setup_ms
+  case $label in klog3 | kafka3)
+    start_cluster "$label" "$out/logs/$label-pair$pair-$run.log" || { failures=$((failures + 1)); return 1; }
+    return 0
+    ;;
+  esac
+  broker_cmd "$label" || { failures=$((failures + 1)); return 1; }
+  settle
   log=$out/logs/$label-pair$pair-$run.log
-  read -r -a cmd <<<"$(expand "$tmpl" "$addr" "$dir")"
   "${srv_pfx[@]}" "${cmd[@]}" >"$log" 2>&1 </dev/null &
   server_pid=$!
   if ! wait_accept "$addr" "$server_pid"; then
@@ -121,82 +246,113 @@ start_broker() {
   fi
 }
 
-# throughput LABEL TEMPLATE PAIR POSITION: produce then consume on one fresh broker.
+# replicas LABEL sets rf, the replication factor of LABEL's topics, and
+# pid, the broker process measured (none for a cluster).
+replicas() {
+  rf=1 pid=$server_pid
+  case $1 in klog3 | kafka3) rf=3 pid=0 ;; esac
+}
+rf=1
+
+# throughput LABEL PAIR POSITION: produce then consume on one fresh broker.
 throughput() {
-  local label=$1 tmpl=$2 pair=$3 pos=$4 addr dir common
-  start_broker "$label" "$tmpl" "$pair" throughput || return 1
+  local label=$1 pair=$2 pos=$3 addr dir common pid
+  replicas "$label"
+  start_broker "$label" "$pair" throughput || return 1
+  replicas "$label"
   common=(-label "$label" -pair "$pair" -position "$pos" -pinned="$pinned" -commit "$commit"
-    -brokers "$addr" -server-pid "$server_pid" -topic bench -timeout 10m)
-  "${cli_pfx[@]}" "$bin/kbench" -mode produce "${common[@]}" -records "$records" >>"$results" ||
+    -brokers "$addr" -server-pid "$pid" -replication-factor "$rf" -topic bench -timeout 10m)
+  # -create-wait: a JVM broker accepts connections before it serves them.
+  # +1: the producer's warm-up record. A failed produce leaves nothing
+  # to consume: the consume would only wait for its timeout.
+  if "${cli_pfx[@]}" "$bin/kbench" -mode produce "${common[@]}" -records "$records" -create-wait 60s >>"$results"; then
+    "${cli_pfx[@]}" "$bin/kbench" -mode consume "${common[@]}" -records $((records + 1)) >>"$results" ||
+      failures=$((failures + 1))
+  else
     failures=$((failures + 1))
-  # +1: the producer's warm-up record.
-  "${cli_pfx[@]}" "$bin/kbench" -mode consume "${common[@]}" -records $((records + 1)) >>"$results" ||
-    failures=$((failures + 1))
+  fi
   stop_server
   rm -rf "$dir"
   tail -n 2 "$results" | cut -c1-200 >&2
 }
 
-# e2e LABEL TEMPLATE PAIR POSITION: produce-to-consume latency at a fixed
-# rate on a fresh broker.
+# e2e LABEL PAIR POSITION: produce-to-consume latency at a fixed rate on a
+# fresh broker.
 e2e() {
-  local label=$1 tmpl=$2 pair=$3 pos=$4 addr dir
-  start_broker "$label" "$tmpl" "$pair" e2e || return 1
+  local label=$1 pair=$2 pos=$3 addr dir pid
+  replicas "$label"
+  start_broker "$label" "$pair" e2e || return 1
+  replicas "$label"
   "${cli_pfx[@]}" "$bin/kbench" -mode e2e -label "$label" -pair "$pair" -position "$pos" \
-    -pinned="$pinned" -commit "$commit" -brokers "$addr" -server-pid "$server_pid" -topic e2e \
-    -rate 10000 -size 1024 -duration "${E2E_DURATION:-15s}" -timeout 5m >>"$results" ||
+    -pinned="$pinned" -commit "$commit" -brokers "$addr" -server-pid "$pid" -replication-factor "$rf" -topic e2e \
+    -rate "${E2E_RATE:-10000}" -size 1024 -duration "${E2E_DURATION:-15s}" -create-wait 60s -timeout 5m >>"$results" ||
     failures=$((failures + 1))
   stop_server
   rm -rf "$dir"
   tail -n 1 "$results" | cut -c1-200 >&2
 }
 
-# startup LABEL TEMPLATE PAIR POSITION: exec to first acked produce, idle RSS, shutdown.
+# startup LABEL PAIR POSITION: exec to first acked produce, idle RSS, shutdown.
 startup() {
-  local label=$1 tmpl=$2 pair=$3 pos=$4 port addr dir cmd
+  local label=$1 pair=$2 pos=$3 addr dir cmd setup_ms
+  broker_cmd "$label" || { failures=$((failures + 1)); return 1; }
   settle
-  port=$(smoke_free_port) || { echo "no free port" >&2; return 1; }
-  addr=127.0.0.1:$port
-  dir=$out/data/$label
-  rm -rf "$dir" && mkdir -p "$dir"
-  read -r -a cmd <<<"$(expand "$tmpl" "$addr" "$dir")"
   "${cli_pfx[@]}" "$bin/kbench" -mode startup -label "$label" -pair "$pair" -position "$pos" \
-    -pinned="$pinned" -commit "$commit" -brokers "$addr" -idle 1s -timeout 2m \
-    -broker-log "$out/logs/$label-pair$pair-startup.log" -- "${srv_pfx[@]}" "${cmd[@]}" >>"$results" ||
+    -pinned="$pinned" -commit "$commit" -brokers "$addr" -idle 1s -timeout 2m -shutdown-grace 30s \
+    -setup-ms "$setup_ms" -broker-log "$out/logs/$label-pair$pair-startup.log" \
+    -- "${srv_pfx[@]}" "${cmd[@]}" >>"$results" ||
     failures=$((failures + 1))
   rm -rf "$dir"
   tail -n 1 "$results" | cut -c1-200 >&2
 }
 
-echo "klog: $(expand "$klog_tmpl" ADDR DIR)" >&2
-echo "kfake: $(expand "$kfake_tmpl" ADDR DIR)" >&2
+if [ "$replication" = 1 ]; then
+  echo "klog3: $bin/klog up -n 3 --data-dir DIR --listen 127.0.0.1:0 -X default.replication.factor=3 -X min.insync.replicas=2" >&2
+  echo "klog1: $(expand "$klog_tmpl" ADDR DIR)" >&2
+else
+  echo "klog: $(expand "$klog_tmpl" ADDR DIR)" >&2
+  echo "kfake: $(expand "$kfake_tmpl" ADDR DIR)" >&2
+fi
+case " ${labels[*]} " in
+*" kafka "*) echo "kafka: 4.4.0, heap ${KAFKA_HEAP:-1G} (kafka.sh prepare prints the command; see its log)" >&2 ;;
+*" kafka3 "*) echo "kafka3: 4.4.0, kafka.sh start --nodes 3, heap ${KAFKA3_HEAP:-512m} per node" >&2 ;;
+esac
 echo "pairs=$pairs records=$records pinned=$pinned commit=$commit loadavg=$(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "results: $results" >&2
 # in_order RUN: RUN each broker of this pair, in the pair's order.
 in_order() {
-  local run=$1 label tmpl pos=0
+  local run=$1 label pos=0
   for label in "${order[@]}"; do
     pos=$((pos + 1))
-    if [ "$label" = klog ]; then tmpl=$klog_tmpl; else tmpl=$kfake_tmpl; fi
-    "$run" "$label" "$tmpl" "$pair" "$pos"
+    "$run" "$label" "$pair" "$pos"
   done
 }
 
 for pair in $(seq 1 "$pairs"); do
-  if [ $((pair % 2)) -eq 1 ]; then
-    order=(klog kfake)
-  else
-    order=(kfake klog)
+  order=("${labels[@]}")
+  if [ $((pair % 2)) -eq 0 ]; then
+    order=()
+    for ((i = ${#labels[@]} - 1; i >= 0; i--)); do order+=("${labels[$i]}"); done
   fi
   echo "--- pair $pair: ${order[*]}" >&2
   in_order throughput
   [ "${E2E:-1}" = 0 ] || in_order e2e
-  in_order startup
+  [ "$replication" = 1 ] || in_order startup
 done
 
 echo
-echo "klog $commit vs kfake (page-cache data dir), $pairs pairs, $records x 1 KiB records, pinned=$pinned"
-"$bin/kbench" -mode report -a klog -b kfake "$results"
+peers=$(IFS=,; echo "${labels[*]:1}")
+if [ "$replication" = 1 ]; then
+  about="klog3: klog up -n 3, RF 3, min ISR 2; klog1: one node, RF 1"
+  [ "$peers" = klog1 ] || about+="; kafka3: 4.4.0, 3 nodes, RF 3, min ISR 2, heap ${KAFKA3_HEAP:-512m} each"
+  echo "replication, klog $commit: klog3 vs ${peers//,/ and } ($about), acks=all, $pairs pairs, $records x 1 KiB records, e2e at ${E2E_RATE:-10000}/s, pinned=$pinned"
+  "$bin/kbench" -mode report -goals=false -a klog3 -b "$peers" "$results"
+else
+  about="kfake: page-cache data dir"
+  [ "$peers" = kfake ] || about+="; kafka: 4.4.0, heap ${KAFKA_HEAP:-1G}"
+  echo "klog $commit vs ${peers//,/ and } ($about), $pairs pairs, $records x 1 KiB records, pinned=$pinned"
+  "$bin/kbench" -mode report -a klog -b "$peers" "$results"
+fi
 echo "raw results: $results"
 if [ "$failures" -gt 0 ]; then
   echo "$failures runs failed; see the error fields in $results and the logs in $out/logs" >&2

@@ -4,19 +4,28 @@
 Runs every scenario of the compat suite against BROKERS and prints one line
 per scenario on stdout:
 
-    RESULT confluent-kafka-python <scenario> PASS|FAIL|SKIP <detail>
+    RESULT <client> <scenario> PASS|FAIL|SKIP <detail>
 
     /usr/bin/python3 scripts/compat/confluent_kafka.py BROKERS [scenario ...]
+    KLOG_COMPAT_CLIENT=confluent-kafka-pypi .cache/compat-venv/bin/python \
+        scripts/compat/confluent_kafka.py BROKERS [scenario ...]
+
+One runner for two columns of the matrix: under Debian's /usr/bin/python3
+(python3-confluent-kafka) it is confluent-kafka-python; under the
+virtualenv of scripts/compat/venv.sh (confluent-kafka from PyPI, with its
+bundled librdkafka) run.sh names it confluent-kafka-pypi through
+KLOG_COMPAT_CLIENT, the client name on its RESULT lines.
+group-kip848 (group.protocol=consumer) needs librdkafka 2.10 or newer and
+is SKIP with an older one.
 
 Progress goes to stderr. Topic, group and transactional ids end in a per-run
-suffix, so reruns against one long-lived broker do not collide. Every wait
-polls for a condition and gives up at a deadline.
+suffix (pyrunner.RUN), so reruns against one long-lived broker do not
+collide. Every wait polls for a condition and gives up at a deadline.
 """
 
 import os
 import sys
 import time
-import traceback
 
 # This file's name shadows the confluent_kafka package: drop its directory
 # from the import path before importing the client.
@@ -39,39 +48,16 @@ from confluent_kafka.admin import (  # noqa: E402
     NewTopic,
 )
 
-CLIENT = "confluent-kafka-python"
-STEP = 20.0  # seconds for any single wait
-CONFIG_WAIT = 10.0  # seconds for a config change to show in describe_configs
-RUN = "-%d" % (time.time_ns() // 1000000 % 100000000)
+# The package is imported: the directory comes back for pyrunner.
+sys.path.insert(0, _here)
+import pyrunner  # noqa: E402
+from pyrunner import CONFIG_WAIT, RUN, STEP, Failure, Skip, check, wait_for  # noqa: E402
 
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
+CLIENT = os.environ.get("KLOG_COMPAT_CLIENT") or "confluent-kafka-python"
 
 
 def log(msg):
-    print("%s: %s" % (CLIENT, msg), file=sys.stderr, flush=True)
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-def wait_for(cond, what, timeout=STEP):
-    """Polls cond() until it returns a true value; returns that value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise Failure("timed out after %.0fs waiting for %s" % (timeout, what))
-        time.sleep(0.05)
+    pyrunner.log(CLIENT, msg)
 
 
 def admin(brokers):
@@ -157,11 +143,17 @@ def wait_configs(a, topic, want, when):
     """Polls describe_configs until the topic's configs include want (name ->
     value), at most CONFIG_WAIT seconds: Kafka's brokers apply a config from
     the metadata log after the controller acknowledged the change, so a
-    describe right after an alter may still show the old value."""
+    describe right after an alter may still show the old value; on a
+    cluster the broker asked may not know a new topic yet."""
     res = ConfigResource(ConfigResource.Type.TOPIC, topic)
     deadline = time.monotonic() + CONFIG_WAIT
     while True:
-        cfg = a.describe_configs([res])[res].result(timeout=STEP)
+        try:
+            cfg = a.describe_configs([res])[res].result(timeout=STEP)
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+            cfg = {}
         got = {k: cfg[k].value if k in cfg else None for k in want}
         if got == want:
             return
@@ -173,8 +165,14 @@ def scenario_admin(brokers):
     a = admin(brokers)
     topic = "compat-ck-admin" + RUN
     create_topic(brokers, topic, 3, {"retention.ms": "3600000"})
-    md = a.list_topics(timeout=5)
-    check(topic in md.topics, "list_topics does not list %s" % topic)
+    # librdkafka asks any broker; on a cluster one may learn of the topic a
+    # little after the one create_topic heard from (Kafka's admin client
+    # documents that it may take seconds for all brokers to know it).
+    def listed():
+        m = a.list_topics(timeout=5)
+        return m if topic in m.topics else None
+
+    md = wait_for(listed, "list_topics to list %s" % topic)
     check(len(md.brokers) >= 1, "list_topics lists no broker")
     wait_configs(a, topic, {"retention.ms": "3600000"}, "after create")
     # alter_configs (AlterConfigs) replaces the topic's whole override set.
@@ -192,19 +190,11 @@ def scenario_produce_consume(brokers):
     topic = "compat-ck-pc" + RUN
     create_topic(brokers, topic, 2)
     base = int(time.time() * 1000) - 3600 * 1000
-    want = []
+    want = pyrunner.produce_consume_records(base)
     p = producer(brokers, acks="all")
     errors = []
-    for i in range(60):
-        key = None if i % 10 == 9 else ("key-%d" % i).encode()
-        value = None if i == 7 else ("value %d ✓" % i).encode()
-        headers = [("dup", b"one"), ("dup", b"two"), ("i", str(i).encode())] if i % 2 == 0 else []
-        if i % 3 == 0:
-            headers.append(("empty", b""))
-        ts = base + i * 1000
-        part = i % 2
+    for part, key, value, headers, ts in want:
         errors += produce_checked(p, topic, key=key, value=value, headers=headers, timestamp=ts, partition=part)
-        want.append((part, key, value, headers, ts))
     flush(p)
     check(not errors, "delivery errors: %s" % errors[:3])
     got = []
@@ -259,27 +249,53 @@ def scenario_offsets_by_time(brokers):
     return "offsets_for_times: before the first -> 0, exact -> 4, between -> 5, last -> 9, after the end -> -1"
 
 
-def group_consumer(brokers, group, name):
-    return Consumer(
-        {
-            "bootstrap.servers": brokers,
-            "group.id": group,
-            "client.id": name,
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            "session.timeout.ms": 10000,
-            "heartbeat.interval.ms": 500,
-            "partition.assignment.strategy": "range",
-        }
-    )
+def librdkafka_version():
+    """librdkafka's version as (text, (major, minor))."""
+    text = libversion()[0]
+    return text, tuple(int(x) for x in text.split("-")[0].split(".")[:2])
 
 
-def scenario_group(brokers):
-    topic, group = "compat-ck-group" + RUN, "compat-ck-group" + RUN
+def group_consumer(brokers, group, name, protocol="classic"):
+    conf = {
+        "bootstrap.servers": brokers,
+        "group.id": group,
+        "client.id": name,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+    }
+    if protocol == "classic":
+        # The consumer protocol takes these from the broker instead (and
+        # librdkafka rejects them with it).
+        conf.update({"session.timeout.ms": 10000, "heartbeat.interval.ms": 500, "partition.assignment.strategy": "range"})
+    else:
+        conf["group.protocol"] = protocol
+    return Consumer(conf)
+
+
+def check_group_description(brokers, group, protocol):
+    """describe_consumer_groups, where the client has it: two members, and
+    the group's type (Classic or Consumer) where the client reports it.
+    Returns what was checked."""
+    if not hasattr(AdminClient, "describe_consumer_groups"):
+        return ""
+    a = admin(brokers)  # kept: a dropped client never completes its futures
+    d = a.describe_consumer_groups([group])[group].result(timeout=STEP)
+    check(len(d.members) == 2, "describe_consumer_groups: %d members, want 2" % len(d.members))
+    kind = getattr(d, "type", None)
+    if kind is None:
+        return ", described with 2 members"
+    want = "CONSUMER" if protocol == "consumer" else "CLASSIC"
+    check(kind.name == want, "describe_consumer_groups: group type %s, want %s" % (kind.name, want))
+    return ", described as a %s group with 2 members" % want
+
+
+def scenario_group(brokers, protocol="classic"):
+    tag = "group" if protocol == "classic" else "group848"
+    topic, group = "compat-ck-%s%s" % (tag, RUN), "compat-ck-%s%s" % (tag, RUN)
     create_topic(brokers, topic, 4)
     n = 200
     p = producer(brokers)
-    a, b = group_consumer(brokers, group, "a"), group_consumer(brokers, group, "b")
+    a, b = group_consumer(brokers, group, "a", protocol), group_consumer(brokers, group, "b", protocol)
     seen = {"a": [], "b": []}
     members = {"a": a, "b": b}
     try:
@@ -318,6 +334,7 @@ def scenario_group(brokers):
             owned = set(t.partition for t in c.assignment())
             check(all(part in owned for (part, _, _) in seen[name]), "member %s read partitions it does not own" % name)
         a_parts = sorted(t.partition for t in a.assignment())
+        described = check_group_description(brokers, group, protocol)
     finally:
         a.close()
         b.close()
@@ -325,7 +342,7 @@ def scenario_group(brokers):
     for i in range(8):
         p.produce(topic, value=b"late%d" % i, partition=i % 4)
     flush(p)
-    c = group_consumer(brokers, group, "c")
+    c = group_consumer(brokers, group, "c", protocol)
     got = []
     try:
         c.subscribe([topic])
@@ -354,7 +371,18 @@ def scenario_group(brokers):
         c.close()
     check(sorted(got) == sorted(b"late%d" % i for i in range(8)),
           "restarted member read %s, want only the 8 records after the commit" % got[:12])
-    return "two members split 4 partitions (a had %s), %d records once; restarted member resumed at the committed offsets" % (a_parts, n)
+    return "group.protocol=%s: two members split 4 partitions (a had %s), %d records once%s; restarted member resumed at the committed offsets" % (
+        protocol, a_parts, n, described)
+
+
+def scenario_group_kip848(brokers):
+    text, ver = librdkafka_version()
+    if ver < (2, 10):
+        # group.protocol=consumer (KIP-848) is feature complete from
+        # librdkafka 2.10 (generally available from 2.12); older versions
+        # reject it or speak an early draft of the protocol.
+        raise Skip("librdkafka %s has no group.protocol=consumer (KIP-848 needs 2.10 or newer)" % text)
+    return scenario_group(brokers, "consumer")
 
 
 def scenario_idempotent(brokers):
@@ -466,49 +494,7 @@ def scenario_consume_transform_produce(brokers):
     return "%d records through send_offsets_to_transaction (first transaction aborted and replayed): output exactly once, group offsets at the end" % n
 
 
-SCENARIOS = [
-    ("admin", scenario_admin),
-    ("produce-consume", scenario_produce_consume),
-    ("compression", scenario_compression),
-    ("offsets-by-time", scenario_offsets_by_time),
-    ("group", scenario_group),
-    ("idempotent", scenario_idempotent),
-    ("transactions", scenario_transactions),
-    ("consume-transform-produce", scenario_consume_transform_produce),
-]
-
-
-def one_line(s):
-    return " ".join(str(s).split())[:300]
-
-
-def main(argv):
-    if len(argv) < 2:
-        print("usage: confluent_kafka.py BROKERS [scenario ...]", file=sys.stderr)
-        return 2
-    brokers, only = argv[1], set(argv[2:])
-    log("confluent-kafka-python %s, librdkafka %s" % (version()[0], libversion()[0]))
-    failed = 0
-    for name, fn in SCENARIOS:
-        if only and name not in only:
-            continue
-        start = time.monotonic()
-        log("--- " + name)
-        try:
-            detail, status = fn(brokers), "PASS"
-        except Skip as e:
-            detail, status = str(e), "SKIP"
-        except Failure as e:
-            detail, status = str(e), "FAIL"
-        except Exception as e:  # a client error is a scenario failure
-            traceback.print_exc(file=sys.stderr)
-            detail, status = "%s: %s" % (type(e).__name__, e), "FAIL"
-        if status == "FAIL":
-            failed += 1
-        log("%s: %s in %.1fs" % (name, status, time.monotonic() - start))
-        print("RESULT %s %s %s %s" % (CLIENT, name, status, one_line(detail) or "ok"), flush=True)
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(pyrunner.main(CLIENT, sys.argv, pyrunner.scenarios(globals()), "confluent-kafka-python %s, librdkafka %s" % (version()[0], libversion()[0])))

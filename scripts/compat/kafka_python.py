@@ -8,8 +8,8 @@ per scenario on stdout:
 
     /usr/bin/python3 scripts/compat/kafka_python.py BROKERS [scenario ...]
 
-kafka-python 2.0.2 has no idempotent or transactional producer, so those
-scenarios are skipped; codecs other than gzip need optional Python modules
+kafka-python 2.0.2 has no idempotent or transactional producer and no
+KIP-848 consumer protocol, so those scenarios are skipped; codecs other than gzip need optional Python modules
 and are checked only when those are installed. Progress goes to stderr.
 Names end in a per-run suffix, so reruns against one long-lived broker do
 not collide. Every wait polls for a condition and gives up at a deadline.
@@ -20,44 +20,19 @@ import logging
 import sys
 import threading
 import time
-import traceback
 
 import kafka
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
 
+import pyrunner
+from pyrunner import CONFIG_WAIT, RUN, STEP, Failure, Skip, check, wait_for
+
 CLIENT = "kafka-python"
-STEP = 20.0  # seconds for any single wait
-CONFIG_WAIT = 10.0  # seconds for a config change to show in describe_configs
-RUN = "-%d" % (time.time_ns() // 1000000 % 100000000)
-
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
 
 
 def log(msg):
-    print("%s: %s" % (CLIENT, msg), file=sys.stderr, flush=True)
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-def wait_for(cond, what, timeout=STEP):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise Failure("timed out after %.0fs waiting for %s" % (timeout, what))
-        time.sleep(0.05)
+    pyrunner.log(CLIENT, msg)
 
 
 def admin(brokers):
@@ -117,6 +92,8 @@ def config_values(a, topic):
     for r in res:
         for resource in r.resources:
             err, _, _, _, entries = resource[:5]
+            if err == 3:  # UNKNOWN_TOPIC_OR_PARTITION: on a cluster, a broker that has not applied the topic yet
+                return {}
             check(err == 0, "describe_configs error %d" % err)
             for e in entries:
                 out[e[0]] = e[1]
@@ -127,7 +104,8 @@ def wait_config(a, topic, name, want, when):
     """Polls describe_configs until the topic's config name is want, at most
     CONFIG_WAIT seconds: Kafka's brokers apply a config from the metadata log
     after the controller acknowledged the change, so a describe right after
-    an alter may still show the old value."""
+    an alter may still show the old value; on a cluster the broker asked may
+    not know a new topic yet."""
     deadline = time.monotonic() + CONFIG_WAIT
     while True:
         got = config_values(a, topic).get(name)
@@ -142,7 +120,9 @@ def scenario_admin(brokers):
     create_topic(brokers, topic, 3, {"retention.ms": "3600000"})
     a = admin(brokers)
     try:
-        check(topic in a.list_topics(), "list_topics does not list %s" % topic)
+        # list_topics may ask a broker that learns of the topic a moment
+        # after the one that answered create_topics, as on any Kafka cluster.
+        wait_for(lambda: topic in a.list_topics(), "list_topics to list %s" % topic)
         desc = a.describe_topics([topic])
         check(len(desc) == 1 and len(desc[0]["partitions"]) == 3, "describe_topics: %s" % desc)
         wait_config(a, topic, "retention.ms", "3600000", "after create")
@@ -161,16 +141,8 @@ def scenario_produce_consume(brokers):
     topic = "compat-kp-pc" + RUN
     create_topic(brokers, topic, 2)
     base = int(time.time() * 1000) - 3600 * 1000
-    want, sends = [], []
-    for i in range(60):
-        key = None if i % 10 == 9 else ("key-%d" % i).encode()
-        value = None if i == 7 else ("value %d ✓" % i).encode()
-        headers = [("dup", b"one"), ("dup", b"two"), ("i", str(i).encode())] if i % 2 == 0 else []
-        if i % 3 == 0:
-            headers.append(("empty", b""))
-        ts = base + i * 1000
-        sends.append(dict(topic=topic, key=key, value=value, headers=headers, timestamp_ms=ts, partition=i % 2))
-        want.append((i % 2, key, value, headers, ts))
+    want = pyrunner.produce_consume_records(base)
+    sends = [dict(topic=topic, key=k, value=v, headers=h, timestamp_ms=ts, partition=part) for part, k, v, h, ts in want]
     p = producer(brokers)
     try:
         send_all(p, sends)
@@ -360,6 +332,10 @@ def scenario_group(brokers):
     return "two members split 4 partitions, %d records once; restarted member resumed at the committed offsets" % n
 
 
+def scenario_group_kip848(brokers):
+    raise Skip("kafka-python %s has no KIP-848 consumer protocol (group.protocol=consumer)" % kafka.__version__)
+
+
 def scenario_idempotent(brokers):
     raise Skip("kafka-python %s has no idempotent producer" % kafka.__version__)
 
@@ -372,50 +348,8 @@ def scenario_consume_transform_produce(brokers):
     raise Skip("kafka-python %s has no transactions API" % kafka.__version__)
 
 
-SCENARIOS = [
-    ("admin", scenario_admin),
-    ("produce-consume", scenario_produce_consume),
-    ("compression", scenario_compression),
-    ("offsets-by-time", scenario_offsets_by_time),
-    ("group", scenario_group),
-    ("idempotent", scenario_idempotent),
-    ("transactions", scenario_transactions),
-    ("consume-transform-produce", scenario_consume_transform_produce),
-]
-
-
-def one_line(s):
-    return " ".join(str(s).split())[:300]
-
-
-def main(argv):
-    if len(argv) < 2:
-        print("usage: kafka_python.py BROKERS [scenario ...]", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    brokers, only = argv[1], set(argv[2:])
-    log("kafka-python %s" % kafka.__version__)
-    failed = 0
-    for name, fn in SCENARIOS:
-        if only and name not in only:
-            continue
-        start = time.monotonic()
-        log("--- " + name)
-        try:
-            detail, status = fn(brokers), "PASS"
-        except Skip as e:
-            detail, status = str(e), "SKIP"
-        except Failure as e:
-            detail, status = str(e), "FAIL"
-        except Exception as e:  # a client error is a scenario failure
-            traceback.print_exc(file=sys.stderr)
-            detail, status = "%s: %s" % (type(e).__name__, e), "FAIL"
-        if status == "FAIL":
-            failed += 1
-        log("%s: %s in %.1fs" % (name, status, time.monotonic() - start))
-        print("RESULT %s %s %s %s" % (CLIENT, name, status, one_line(detail) or "ok"), flush=True)
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    sys.exit(pyrunner.main(CLIENT, sys.argv, pyrunner.scenarios(globals()), "kafka-python %s" % kafka.__version__))

@@ -135,7 +135,9 @@ async function scenarioAdmin(kafka) {
   const topic = `compat-kj-admin${RUN}`
   await createTopic(kafka, topic, 3, [{ name: 'retention.ms', value: '3600000' }])
   return withAdmin(kafka, async admin => {
-    check((await admin.listTopics()).includes(topic), `listTopics does not list ${topic}`)
+    // listTopics may ask a broker that learns of the topic a moment after
+    // the one that answered createTopics, as on any Kafka cluster.
+    await waitUntil(`listTopics to list ${topic}`, async () => (await admin.listTopics()).includes(topic))
     const md = await admin.fetchTopicMetadata({ topics: [topic] })
     check(md.topics[0].partitions.length === 3, `fetchTopicMetadata: ${md.topics[0].partitions.length} partitions, want 3`)
     const describe = async () => {

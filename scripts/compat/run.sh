@@ -6,7 +6,7 @@
 #   scripts/compat/run.sh BROKERS [client ...]
 #
 # Clients (default: all): franz-go sarama kafka-go kcat confluent-kafka-python
-# kafka-python kafkajs kafka-clients. Each runner prints "RESULT <client> <scenario>
+# confluent-kafka-pypi kafka-python aiokafka kafkajs kafka-clients. Each runner prints "RESULT <client> <scenario>
 # PASS|FAIL|SKIP <detail>" lines; this script prints every line, then a
 # client × scenario matrix and "N passed, N failed, N skipped", and exits 1 if
 # any scenario failed. A client whose runner or library is missing has all its
@@ -17,12 +17,17 @@
 # The Go runners are built with go build, the Java runner (kafka-clients) with
 # Maven into the temporary directory: offline first (a warm ~/.m2 needs no
 # network), online when that fails; each build is bounded by
-# KLOG_COMPAT_BUILD_TIMEOUT.
+# KLOG_COMPAT_BUILD_TIMEOUT. The PyPI clients (confluent-kafka-pypi, aiokafka)
+# run in the virtualenv of venv.sh, built on first use (pip install from
+# PyPI, bounded by KLOG_COMPAT_BUILD_TIMEOUT too) and reused after; with
+# KLOG_SKIP_PIP=1 only an existing one is used (their scenarios SKIP without).
 #
 # Environment:
 #   KLOG_COMPAT_TIMEOUT   seconds one client's runner may take (default 180)
 #   KLOG_COMPAT_BUILD_TIMEOUT seconds one Maven build may take (default 300)
 #   KLOG_COMPAT_VERBOSE=1 show every runner's stderr, not only on failure
+#   KLOG_SKIP_PIP=1       do not pip install the PyPI clients' virtualenv:
+#                         use it only if venv.sh already built it
 #   KLOG_COMPAT_RESULTS   a file to write the matrix to, one "CLIENT SCENARIO
 #                         STATUS" line per cell (n/a cells left out), for
 #                         compare.sh
@@ -35,10 +40,10 @@ runner_timeout=${KLOG_COMPAT_TIMEOUT:-180}
 build_timeout=${KLOG_COMPAT_BUILD_TIMEOUT:-300}
 
 scenarios=(admin produce-consume compression offsets-by-time group group-kip848 idempotent transactions consume-transform-produce)
-all_clients=(franz-go sarama kafka-go kcat confluent-kafka-python kafka-python kafkajs kafka-clients)
+all_clients=(franz-go sarama kafka-go kcat confluent-kafka-python confluent-kafka-pypi kafka-python aiokafka kafkajs kafka-clients)
 # Scenarios only some runners implement, with those runners; every other
 # client shows n/a in that column.
-declare -A only_in=([group-kip848]="kafka-clients")
+declare -A only_in=([group-kip848]="kafka-clients confluent-kafka-python confluent-kafka-pypi kafka-python aiokafka")
 if [ $# -gt 0 ]; then
   clients=("$@")
   for c in "${clients[@]}"; do
@@ -95,16 +100,27 @@ go_runner() {
   echo "$bin"
 }
 
+# shellcheck source-path=SCRIPTDIR source=mvn.sh
+source "$here/mvn.sh"
+
 # java_runner builds scripts/compat/java into $work/java (classes and
 # cp.txt, the dependency classpath); the log is $work/build-java.log.
 java_runner() {
-  local rc=0 args=(-B -q -f "$here/java/pom.xml" "-Dcompat.build.dir=$work/java"
-    compile dependency:build-classpath "-Dmdep.outputFile=$work/java/cp.txt")
-  timeout -k 10 "$build_timeout" mvn -o "${args[@]}" >"$work/build-java.log" 2>&1 && return 0
-  echo "=== the offline build failed (a cold ~/.m2?): building online" >>"$work/build-java.log"
-  timeout -k 10 "$build_timeout" mvn "${args[@]}" >>"$work/build-java.log" 2>&1 || rc=$?
-  [ "$rc" -eq 124 ] && echo "ERROR mvn timed out after ${build_timeout}s" >>"$work/build-java.log"
-  return "$rc"
+  compat_mvn_build "$here/java/pom.xml" "$work/java" "$work/build-java.log" "$build_timeout"
+}
+
+# venv_python prints the python of venv.sh's virtualenv, building it the
+# first time (once per run.sh: the path is kept in venv_py); the log is
+# $work/build-venv.log.
+venv_py=""
+venv_python() {
+  local args=()
+  [ "${KLOG_SKIP_PIP:-0}" = 1 ] && args=(--no-install)
+  if [ -z "$venv_py" ]; then
+    venv_py=$(KLOG_COMPAT_PIP_TIMEOUT=$build_timeout timeout -k 10 "$((build_timeout + 60))" \
+      "$here/venv.sh" "${args[@]}" 2>"$work/build-venv.log") || { venv_py=""; return 1; }
+  fi
+  echo "$venv_py"
 }
 
 # runner_cmd CLIENT sets cmd (an array) or prints a reason and returns 1.
@@ -136,6 +152,17 @@ runner_cmd() {
     [ -x /usr/bin/python3 ] || { echo "/usr/bin/python3 is not installed"; return 1; }
     /usr/bin/python3 -c "import $module" 2>/dev/null || { echo "python module $module is not installed"; return 1; }
     cmd=(/usr/bin/python3 "$here/$file" "$brokers")
+    ;;
+  confluent-kafka-pypi | aiokafka)
+    local file=confluent_kafka.py py
+    [ "$c" = aiokafka ] && file=aiokafka_runner.py
+    [ -f "$here/$file" ] || { echo "no runner scripts/compat/$file"; return 1; }
+    if ! py=$(venv_python); then
+      echo "no virtualenv for the PyPI clients (scripts/compat/venv.sh failed: $(grep -v '^ ' "$work/build-venv.log" | tail -n 2 | tr '\n' ' ' | cut -c1-250))"
+      return 1
+    fi
+    grep -h '^venv: ' "$work/build-venv.log" >&2
+    cmd=(env "KLOG_COMPAT_CLIENT=$c" "$py" "$here/$file" "$brokers")
     ;;
   kafkajs)
     [ -f "$here/kafkajs.js" ] || { echo "no runner scripts/compat/kafkajs.js"; return 1; }

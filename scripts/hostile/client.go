@@ -35,7 +35,7 @@ func newCanary(ctx context.Context, n *node) (*canary, error) {
 func (c *canary) produce(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, clientTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.n.addr()), kgo.DefaultProduceTopic(c.topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.n.Addr()), kgo.DefaultProduceTopic(c.topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func (c *canary) verify(ctx context.Context) error {
 func consumeValues(ctx context.Context, n *node, topic string, want int) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, clientTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.addr()), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
@@ -92,7 +92,7 @@ func consumeValues(ctx context.Context, n *node, topic string, want int) ([]stri
 func admin(ctx context.Context, n *node, fn func(ctx context.Context, adm *kadm.Client) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*clientTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.addr()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()))
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func endOffset(ctx context.Context, n *node, topic string, p int32) (int64, erro
 func produceValues(ctx context.Context, n *node, topic string, p int32, maxBytes int32, values ...[]byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*clientTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.addr()), kgo.DefaultProduceTopic(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(maxBytes),
 		kgo.ProducerBatchCompression(kgo.NoCompression()), // the batch is as large on the node
 		kgo.BrokerMaxWriteBytes(maxBytes+1<<20))

@@ -8,13 +8,6 @@ import (
 )
 
 var (
-	// errNodeExited means the klog process under test ended when the probe
-	// did not stop it.
-	errNodeExited = errors.New("node exited")
-
-	// errNotReady means klog up did not write its ready file in time.
-	errNotReady = errors.New("node not ready")
-
 	// errBadProc means a /proc file did not have the expected layout.
 	errBadProc = procfs.ErrFormat
 

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/scripts/internal/klogproc"
 )
 
 // Settings the memory probes start their node with: short enough to see
@@ -461,7 +463,7 @@ func longPollRelease(ctx context.Context, p *run) {
 	var left int
 	wctx, cancel := context.WithTimeout(ctx, closeSlack)
 	defer cancel()
-	err = waitFor(wctx, func() (bool, error) {
+	err = klogproc.WaitFor(wctx, func() (bool, error) {
 		n, err := p.n.closeWait(ports)
 		left = n
 		return n == 0, err

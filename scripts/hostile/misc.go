@@ -27,7 +27,7 @@ const (
 // the same limit the node starts and serves.
 func descriptors(p *run) {
 	ctx := p.ctx
-	lines0 := p.n.logLines()
+	lines0 := p.n.LogLines()
 	start := time.Now()
 	p.during(func(context.Context) {
 		req := kmsg.NewPtrCreateTopicsRequest()
@@ -55,7 +55,7 @@ func descriptors(p *run) {
 		p.notef("CreateTopics %d partitions: %s %q in %.1fs", manyPartitions, codeName(rt.ErrorCode), msg, time.Since(start).Seconds())
 	})
 	_, fds := p.n.sampler().now()
-	lines := p.n.logLines() - lines0
+	lines := p.n.LogLines() - lines0
 	secs := time.Since(start).Seconds()
 	p.notef("log %d lines in %.1fs", lines, secs)
 	if lines >= logLineBound {
@@ -122,7 +122,7 @@ func fetchMax(p *run) {
 // ListOffsets leave the node's log bounded.
 func logFlood(p *run) {
 	const malformed, lookups = 2000, 2000
-	lines0 := p.n.logLines()
+	lines0 := p.n.LogLines()
 	start := time.Now()
 	p.during(func(context.Context) {
 		var wg sync.WaitGroup
@@ -136,7 +136,7 @@ func logFlood(p *run) {
 		wg.Go(func() { timestampLookups(p, lookups) })
 		wg.Wait()
 	})
-	lines := p.n.logLines() - lines0
+	lines := p.n.LogLines() - lines0
 	secs := time.Since(start).Seconds()
 	p.notef("%d malformed requests and %d timestamp lookups: %d log lines in %.1fs", malformed, lookups, lines, secs)
 	if lines >= logLineBound {

@@ -131,9 +131,9 @@ func runProbe(ctx context.Context, bin, root string, pr probe) (line string, pas
 	} else {
 		pr.run(p)
 		switch {
-		case n.died():
-			p.failf("node died: %s", n.logTail())
-		case !n.alive():
+		case n.Died():
+			p.failf("node died: %s", n.LogTail())
+		case !n.Alive():
 			p.failf("node not running at the end")
 		default:
 			if err := p.c.produce(ctx); err != nil {
@@ -147,7 +147,7 @@ func runProbe(ctx context.Context, bin, root string, pr probe) (line string, pas
 		}
 	}
 	if n != nil {
-		n.stop()
+		n.Stop()
 	}
 	var peak float64
 	var fds int

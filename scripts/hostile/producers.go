@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/scripts/internal/klogproc"
 	"github.com/klogdev/klog/scripts/internal/kwire"
 	"github.com/klogdev/klog/store/log/record"
 )
@@ -104,7 +105,7 @@ func waitNoProducers(p *run, topic string) (int, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 	defer cancel()
 	left := -1
-	err := waitFor(ctx, func() (bool, error) {
+	err := klogproc.WaitFor(ctx, func() (bool, error) {
 		n, err := activeProducers(p.n, topic)
 		left = n
 		return err == nil && n == 0, nil

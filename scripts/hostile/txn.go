@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/scripts/internal/klogproc"
 	"github.com/klogdev/klog/store/log/record"
 )
 
@@ -30,7 +31,7 @@ func errCode(err error) int16 {
 
 // txnClient is a transactional producer of topic.
 func txnClient(n *node, id, topic string) (*kgo.Client, error) {
-	return kgo.NewClient(kgo.SeedBrokers(n.addr()), kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic),
+	return kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic),
 		kgo.TransactionTimeout(10*time.Second), kgo.RetryTimeout(clientTimeout))
 }
 
@@ -41,7 +42,7 @@ func initProducer(p *run, txnID string) (int16, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 	defer cancel()
 	last := int16(-1)
-	err := waitFor(ctx, func() (bool, error) {
+	err := klogproc.WaitFor(ctx, func() (bool, error) {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID = kmsg.StringPtr(txnID)
 		req.TransactionTimeoutMillis = 10000
@@ -252,7 +253,7 @@ func txnOffset(p *run) {
 	var resp kmsg.Response
 	ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 	defer cancel()
-	err := waitFor(ctx, func() (bool, error) {
+	err := klogproc.WaitFor(ctx, func() (bool, error) {
 		var err error
 		if resp, err = doRaw(p.n, req); err != nil {
 			return false, err
@@ -312,7 +313,7 @@ func findCoordinator(p *run, key string, keyType int8) error {
 	ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 	defer cancel()
 	last := int16(-1)
-	err := waitFor(ctx, func() (bool, error) {
+	err := klogproc.WaitFor(ctx, func() (bool, error) {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.CoordinatorKey, req.CoordinatorKeys, req.CoordinatorType = key, []string{key}, keyType
 		resp, err := doRaw(p.n, req)

@@ -5,7 +5,9 @@
 #   scripts/kafka/kafka.sh fetch
 #   scripts/kafka/kafka.sh start [--nodes 1|3] [--dir DIR]
 #   scripts/kafka/kafka.sh stop [DIR]
+#   scripts/kafka/kafka.sh node [--dir DIR] kill|start ID
 #   scripts/kafka/kafka.sh tool NAME|CLASS [ARGS...]
+#   scripts/kafka/kafka.sh prepare --dir DIR --port PORT
 #
 # fetch  copies Kafka 4.4.0 and its runtime dependencies into the cache
 #        (mvn dependency:copy-dependencies on scripts/kafka/pom.xml; Maven's
@@ -23,18 +25,34 @@
 #        for them, SIGKILLs a node still running after the bound, and then
 #        removes DIR (set KLOG_KAFKA_KEEP=1 to keep it). Exits 1 if a node had
 #        to be killed.
+# node   acts on one node of a running start (DIR, default $KAFKA_RUN_DIR),
+#        as klog node does on klog up -n: kill sends SIGKILL and waits for
+#        the JVM to exit; start launches a node that is down again on its
+#        config and data, and returns once its broker port accepts
+#        connections (KLOG_KAFKA_READY_TIMEOUT). For scripts/kafka/protodiff
+#        -nodes 3, which takes a follower down on both sides.
 # tool   runs one of Kafka's command-line tools by its main class, with the
 #        fetched jars: a short name (topics, console-producer,
 #        console-consumer, consumer-groups, transactions, configs,
 #        get-offsets, broker-api-versions, producer-perf, storage,
 #        metadata-quorum, dump-log) or a fully qualified class name.
+# prepare  fetches, writes DIR/node-0/server.properties for one combined node
+#        (the config start writes) whose broker listens on 127.0.0.1:PORT,
+#        its controller on a free port, formats its data directory and prints
+#        the node's java command on stdout, one argument per line, without
+#        running it: for a caller that execs the JVM itself and measures it
+#        from exec (scripts/bench/run.sh). The JVM options are Kafka's own
+#        defaults, those of kafka-server-start.sh and kafka-run-class.sh:
+#        -Xmx1G -Xms1G (KLOG_KAFKA_HEAP sets both), G1 with a 20 ms pause
+#        goal, GC log in DIR/node-0; the broker logs at INFO on stderr.
 #
 # Each step prints its duration on stderr ("kafka: format 1.4s").
 #
 # Environment:
 #   KLOG_KAFKA_CACHE          cache directory (default .cache/kafka-4.4.0 in
 #                             the repository root)
-#   KLOG_KAFKA_HEAP           broker heap (default 512m per node)
+#   KLOG_KAFKA_HEAP           broker heap (default 512m per node; for
+#                             prepare, 1G as in Kafka's own scripts)
 #   KLOG_KAFKA_TOOL_HEAP      tool heap (default 256m)
 #   KLOG_KAFKA_READY_TIMEOUT  seconds start waits for readiness (default 120)
 #   KLOG_KAFKA_STOP_TIMEOUT   seconds stop waits after SIGTERM (default 30)
@@ -164,6 +182,8 @@ transaction.state.log.min.isr=$isr
 share.coordinator.state.topic.replication.factor=$rf
 share.coordinator.state.topic.min.isr=$isr
 group.initial.rebalance.delay.ms=0
+default.replication.factor=$rf
+min.insync.replicas=$isr
 EOF
 }
 
@@ -183,6 +203,17 @@ node_alive() {
   pid=$(cat "$1/pid" 2>/dev/null) || return 1
   # The pid must still be our java, not a reused number.
   tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$1/server.properties"
+}
+
+# launch_node NODEDIR starts the JVM of one node on NODEDIR/server.properties,
+# its output appended to NODEDIR/server.log, its pid in NODEDIR/pid.
+launch_node() {
+  java "-Xmx${KLOG_KAFKA_HEAP:-512m}" -Xms128m -XX:+UseG1GC -Djava.awt.headless=true \
+    "-Dlog4j2.configurationFile=$here/log4j2.properties" -Dklog.kafka.level=INFO \
+    "-Dkafka.logs.dir=$1" -cp "$lib/*" \
+    kafka.Kafka "$1/server.properties" \
+    >>"$1/server.log" 2>&1 </dev/null &
+  echo $! >"$1/pid"
 }
 
 start() {
@@ -251,12 +282,7 @@ start() {
   # shellcheck disable=SC2064 # dir is fixed from here on
   trap "KLOG_KAFKA_KEEP=1 stop '$dir' >/dev/null 2>&1; exit 130" INT TERM
   for i in $(seq 0 $((nodes - 1))); do
-    java "-Xmx${KLOG_KAFKA_HEAP:-512m}" -Xms128m -XX:+UseG1GC -Djava.awt.headless=true \
-      "-Dlog4j2.configurationFile=$here/log4j2.properties" -Dklog.kafka.level=INFO \
-      "-Dkafka.logs.dir=$dir/node-$i" -cp "$lib/*" \
-      kafka.Kafka "$dir/node-$i/server.properties" \
-      >"$dir/node-$i/server.log" 2>&1 </dev/null &
-    echo $! >"$dir/node-$i/pid"
+    launch_node "$dir/node-$i"
   done
 
   # Ready means: every node's broker port accepts connections, and
@@ -332,6 +358,87 @@ stop() {
   [ "$killed" -eq 0 ]
 }
 
+# --- node -----------------------------------------------------------------
+node() {
+  local dir=${KAFKA_RUN_DIR:-} act id n port pid state deadline
+  if [ "${1:-}" = --dir ]; then
+    dir=${2:-}
+    shift 2 || usage
+  fi
+  [ $# -eq 2 ] || usage
+  act=$1 id=$2
+  [ -n "$dir" ] || die "node: no run directory (pass --dir DIR or set KAFKA_RUN_DIR)"
+  [ -f "$dir/$run_marker" ] || die "node: $dir is not a kafka.sh run directory"
+  n=$dir/node-$id
+  [ -f "$n/server.properties" ] || die "node: $dir has no node $id"
+  case $act in
+  kill)
+    node_alive "$n" || die "node: node $id is not running"
+    pid=$(cat "$n/pid")
+    kill -KILL "$pid" 2>/dev/null
+    # Gone once /proc has no such process or only its zombie: an exiting
+    # process has an empty cmdline (node_alive is false) while it still
+    # holds its sockets.
+    deadline=$((SECONDS + 10))
+    while state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) && [ -n "$state" ] && [ "$state" != Z ]; do
+      [ "$SECONDS" -lt "$deadline" ] || die "node: node $id still running 10s after SIGKILL"
+      sleep 0.1
+    done
+    say "node: node $id killed"
+    ;;
+  start)
+    node_alive "$n" && die "node: node $id is running"
+    port=$(sed -n 's/^listeners=PLAINTEXT:\/\/127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$n/server.properties")
+    [ -n "$port" ] || die "node: no broker port in $n/server.properties"
+    launch_node "$n"
+    deadline=$((SECONDS + ${KLOG_KAFKA_READY_TIMEOUT:-120}))
+    until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+      node_alive "$n" || { tail -n 40 "$n/server.log" >&2; die "node: node $id exited before it listened (log above)"; }
+      [ "$SECONDS" -lt "$deadline" ] || die "node: node $id not listening on $port within ${KLOG_KAFKA_READY_TIMEOUT:-120}s"
+      sleep 0.2
+    done
+    say "node: node $id listening on 127.0.0.1:$port"
+    ;;
+  *) usage ;;
+  esac
+}
+
+# --- prepare --------------------------------------------------------------
+prepare() {
+  local dir='' port='' t cport cid heap
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --dir) dir=${2:-}; shift 2 || usage ;;
+    --port) port=${2:-}; shift 2 || usage ;;
+    *) usage ;;
+    esac
+  done
+  if [ -z "$dir" ] || [ -z "$port" ]; then usage; fi
+  mkdir -p "$dir" || die "prepare: cannot create $dir"
+  [ -z "$(ls -A "$dir")" ] || die "prepare: $dir is not empty"
+  dir=$(cd "$dir" && pwd)
+  fetch || exit 1
+  : >"$dir/$run_marker"
+  cport=$(smoke_free_port) || die "prepare: no free port"
+  [ "$cport" != "$port" ] || cport=$(smoke_free_port) || die "prepare: no free port"
+  mkdir -p "$dir/node-0/data"
+  write_config "$dir" 0 1 "$port" "$cport" "controller.quorum.bootstrap.servers=127.0.0.1:$cport"
+  t=$(now)
+  cid=$(java_main 128m WARN kafka.tools.StorageTool random-uuid) || die "prepare: StorageTool random-uuid failed"
+  if ! java_main 128m WARN kafka.tools.StorageTool format --cluster-id "$cid" \
+    --config "$dir/node-0/server.properties" --standalone >"$dir/node-0/format.log" 2>&1; then
+    cat "$dir/node-0/format.log" >&2
+    die "prepare: StorageTool format failed (log above)"
+  fi
+  took "$t" "format (cluster id $cid)"
+  heap=${KLOG_KAFKA_HEAP:-1G}
+  printf '%s\n' java "-Xmx$heap" "-Xms$heap" -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
+    "-Xlog:gc*:file=$dir/node-0/kafkaServer-gc.log:time,tags:filecount=10,filesize=100M" \
+    "-Dlog4j2.configurationFile=$here/log4j2.properties" -Dklog.kafka.level=INFO \
+    "-Dkafka.logs.dir=$dir/node-0" -cp "$lib/*" kafka.Kafka "$dir/node-0/server.properties"
+}
+
 cmd=${1:-}
 [ -n "$cmd" ] || usage
 shift
@@ -339,6 +446,8 @@ case $cmd in
 fetch) fetch ;;
 start) start "$@" ;;
 stop) stop "$@" ;;
+node) node "$@" ;;
 tool) tool "$@" ;;
+prepare) prepare "$@" ;;
 *) usage ;;
 esac

@@ -4,9 +4,10 @@
 # KIP-848 groups, read_committed), kafka-consumer-groups (list, describe with
 # lag, state, reset, delete), kafka-get-offsets, kafka-transactions (list,
 # describe, describe-producers, find-hanging), kafka-configs (alter,
-# describe, delete) and kafka-delete-records. The tools run through their
-# main classes with the jars of scripts/kafka/kafka.sh (fetched on first
-# use); README.md lists the checks and the differences found.
+# describe, delete), kafka-log-dirs, kafka-leader-election and
+# kafka-delete-records. The tools run through their main classes with the
+# jars of scripts/kafka/kafka.sh (fetched on first use); README.md lists the
+# checks and the differences found.
 #
 #   scripts/kafka/tools.sh BROKERS [--target klog|kafka] [--out DIR]
 #
@@ -22,29 +23,15 @@
 #   KLOG_TOOLS_TIMEOUT  seconds one tool may take (default 60)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-usage() { echo "usage: tools.sh BROKERS [--target klog|kafka] [--out DIR]" >&2; exit 2; }
-brokers=${1:-}
-[ -n "$brokers" ] || usage
-shift
-target=kafka
-out=''
-while [ $# -gt 0 ]; do
-  case $1 in
-  --target) target=${2:-}; shift 2 || usage ;;
-  --out) out=${2:-}; shift 2 || usage ;;
-  *) usage ;;
-  esac
-done
-case $target in klog | kafka) ;; *) usage ;; esac
+# shellcheck source-path=SCRIPTDIR source=checks.sh
+source "$here/checks.sh"
+check_args tools.sh "$@"
 step_timeout=${KLOG_TOOLS_TIMEOUT:-60}
 
 # Checks that fail against klog for a reason found and reported, with that
 # reason. Each still runs; its failure prints KNOWN-DIFF, not FAIL. A known
 # difference that passes is printed as FIXED, so the entry can go.
-declare -A known_diff_klog=(
-  [consumer-groups-kept-after-delete-offsets]="klog drops an empty KIP-848 group as soon as --delete-offsets removes its last offsets (DescribeGroups then says GROUP_ID_NOT_FOUND); Kafka keeps it, Empty, until its periodic offsets cleanup"
-  [delete-records]="klog does not serve DeleteRecords (key 21): the tool reports UnsupportedVersionException 'The node does not support DELETE_RECORDS'; store/log has SetStartOffset, no handler calls it"
-)
+declare -A known_diff_klog=()
 
 run="$(date +%s%N | cut -c8-13)$$"
 topic=tools-$run
@@ -56,9 +43,10 @@ txn_id=tools-txn-id-$run
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-passed=0
-failed=0
-known=0
+check_prefix=tools
+if [ "$target" = klog ]; then
+  for k in "${!known_diff_klog[@]}"; do known_diff[$k]=${known_diff_klog[$k]}; done
+fi
 say() { echo "tools: $*" >&2; }
 
 # tool NAME TOOL ARGS... runs one Kafka tool (stdin from $work/in if it
@@ -83,35 +71,6 @@ tool() {
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     e="timed out after ${step_timeout}s; $e"
   fi
-}
-
-# check NAME FUNC runs FUNC, which returns non-zero after setting why.
-check() {
-  local name=$1 reason
-  why=''
-  reason=''
-  [ "$target" = klog ] && reason=${known_diff_klog[$name]:-}
-  if "$2"; then
-    if [ -n "$reason" ]; then
-      echo "FIXED tools/$name: passes now; remove it from known_diff_klog ($reason)"
-    else
-      echo "PASS tools/$name"
-    fi
-    passed=$((passed + 1))
-  elif [ -n "$reason" ]; then
-    echo "KNOWN-DIFF tools/$name: $why ($reason)"
-    known=$((known + 1))
-  else
-    echo "FAIL tools/$name: $why"
-    failed=$((failed + 1))
-  fi
-}
-
-# ok_rc: the last tool exited 0, else why says so with its stderr's end.
-ok_rc() {
-  [ "$rc" -eq 0 ] && return 0
-  why="exit $rc: $(grep -v '^\s*at ' <<<"$e" | tail -n 3 | tr '\n' ' ')"
-  return 1
 }
 
 # has TEXT: the last tool's stdout contains the line fragment TEXT.
@@ -154,6 +113,18 @@ topics_describe_missing() {
   [ "$rc" -ne 0 ] || { why="exit 0 for a topic that does not exist"; return 1; }
   grep -qF "Topic 'no-such-topic-$run' does not exist" <<<"$e" && return 0
   why="exit $rc without the does-not-exist message: $(tail -n 2 <<<"$e" | tr '\n' ' ')"
+  return 1
+}
+
+# topics_describe_elr: the partition lines of topics-describe end in empty
+# ELR lists, from DescribeTopicPartitions (a broker without it makes the
+# tool fall back to Metadata and print "Elr: N/A").
+topics_describe_elr() {
+  local n
+  o=$(cat "$work/topics-describe.out" 2>/dev/null)
+  n=$(grep -c $'\tElr: \tLastKnownElr: $' <<<"$o")
+  [ "$n" -eq 3 ] && return 0
+  why="$n of 3 partition lines end in empty Elr and LastKnownElr: $(grep -m 1 'Partition: ' <<<"$o" | tr '\t' ' ')"
   return 1
 }
 
@@ -410,6 +381,34 @@ get_offsets_max_timestamp() {
   return 1
 }
 
+# --- kafka-log-dirs and kafka-leader-election -------------------------------
+log_dirs_describe() {
+  local p
+  tool log-dirs-describe org.apache.kafka.tools.LogDirsCommand "${bs[@]}" --describe --topic-list "$topic"
+  ok_rc && has '"error":null' || return 1
+  grep -qE '"logDir":"[^"]+"' <<<"$o" || { why="no logDir: $(head -c 300 <<<"$o")"; return 1; }
+  for p in 0 1 2; do
+    grep -qE "\"partition\":\"$topic-$p\",\"size\":[0-9]+,\"offsetLag\":0,\"isFuture\":false" <<<"$o" && continue
+    why="no size, offset lag 0 and isFuture false for $topic-$p: $(head -c 300 <<<"$o")"
+    return 1
+  done
+  # The console producers wrote records: some partition has bytes.
+  grep -qE '"size":[1-9]' <<<"$o" && return 0
+  why="every partition of $topic has size 0 after records were written"
+  return 1
+}
+leader_election_preferred() {
+  tool leader-election-preferred org.apache.kafka.tools.LeaderElectionCommand "${bs[@]}" --election-type preferred --topic "$topic" --partition 0
+  ok_rc && has "Valid replica already elected for partitions $topic-0"
+}
+leader_election_unknown_topic() {
+  tool leader-election-unknown-topic org.apache.kafka.tools.LeaderElectionCommand "${bs[@]}" --election-type preferred --topic "no-such-topic-$run" --partition 0
+  [ "$rc" -ne 0 ] || { why="exit 0 for a topic that does not exist"; return 1; }
+  grep -qF "UnknownTopicOrPartitionException: No such topic as no-such-topic-$run" <<<"$o$e" && return 0
+  why="exit $rc without UnknownTopicOrPartitionException: $(grep -v '^\s*at ' <<<"$e" | tail -n 2 | tr '\n' ' ')"
+  return 1
+}
+
 # --- a topic's life: records deleted, partitions added, the topic deleted ----
 extra_create() {
   tool extra-create topics "${bs[@]}" --create --topic "$extra_topic" --partitions 1 --replication-factor 1
@@ -448,11 +447,15 @@ t0=$SECONDS
 check topics-create topics_create
 check topics-list topics_list
 check topics-describe topics_describe
+check topics-describe-elr topics_describe_elr
 check topics-describe-missing topics_describe_missing
 check console-producer console_produce
 check console-consumer console_consume
 check console-consumer-kip848 console_consume_848
 check console-producer-more console_produce_more
+check log-dirs-describe log_dirs_describe
+check leader-election-preferred leader_election_preferred
+check leader-election-unknown-topic leader_election_unknown_topic
 check consumer-groups-list groups_list
 check consumer-groups-describe groups_describe
 check consumer-groups-describe-kip848 groups_describe_848

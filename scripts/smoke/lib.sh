@@ -1,5 +1,6 @@
-# Helpers shared by the smoke tests: start one klog node in the background on
-# a free loopback port, wait for its ready line, stop it by PID.
+# Helpers shared by the smoke tests: start one klog node (or a local cluster,
+# klog up -n) in the background on a free loopback port, wait for its ready
+# line, stop it by PID.
 # Source this file; it defines functions only.
 
 # smoke_free_port prints a loopback port nobody listens on. Ports come from
@@ -7,8 +8,8 @@
 # take them between the check and the broker's bind (a lost race is retried by
 # smoke_start_broker).
 smoke_free_port() {
-  local i p
-  for i in $(seq 1 100); do
+  local p
+  for _ in $(seq 1 100); do
     p=$((20000 + RANDOM % 12768))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"
@@ -18,21 +19,28 @@ smoke_free_port() {
   return 1
 }
 
-# smoke_start_broker KLOG_BIN WORKDIR
+# smoke_start_broker KLOG_BIN WORKDIR [NODES]
 # Starts "KLOG_BIN up --memory --listen 127.0.0.1:PORT" and waits (at most
 # KLOG_READY_TIMEOUT seconds, default 60) for its line containing BROKERS=.
 # Sets SMOKE_BROKER_PID and SMOKE_BROKERS. On failure prints the broker's
-# output and returns 1.
+# output and returns 1. With NODES > 1 it starts a local cluster instead,
+# with smoke_start_cluster.
 smoke_start_broker() {
-  local bin=$1 dir=$2 timeout=${KLOG_READY_TIMEOUT:-60} attempt port deadline
+  local bin=$1 dir=$2 nodes=${3:-1} timeout=${KLOG_READY_TIMEOUT:-60} attempt port deadline
+  local cmd
   SMOKE_BROKER_PID=
   SMOKE_BROKERS=
+  SMOKE_CLUSTER_DIR=
+  if [ "$nodes" -gt 1 ]; then
+    smoke_start_cluster "$bin" "$dir" "$nodes"
+    return
+  fi
   for attempt in 1 2 3; do
     port=$(smoke_free_port) || { echo "smoke: no free port found" >&2; return 1; }
     : >"$dir/broker.out"
     : >"$dir/broker.err"
-    "$bin" up --memory --listen "127.0.0.1:$port" --log-level "${KLOG_LOG_LEVEL:-info}" \
-      >"$dir/broker.out" 2>"$dir/broker.err" </dev/null &
+    cmd=("$bin" up --memory --listen "127.0.0.1:$port" --log-level "${KLOG_LOG_LEVEL:-info}")
+    "${cmd[@]}" >"$dir/broker.out" 2>"$dir/broker.err" </dev/null &
     SMOKE_BROKER_PID=$!
     deadline=$((SECONDS + timeout))
     while [ "$SECONDS" -lt "$deadline" ]; do
@@ -65,6 +73,36 @@ smoke_start_broker() {
   return 1
 }
 
+# smoke_start_cluster KLOG_BIN WORKDIR N [ARGS...]
+# Starts "KLOG_BIN up -n N --data-dir WORKDIR/cluster --listen 127.0.0.1:0
+# ARGS..." (every node on free ports) and waits, as smoke_start_broker
+# does, for its BROKERS= line, printed once all N nodes are ready. Sets
+# SMOKE_BROKER_PID (the supervisor: smoke_stop_broker stops the whole
+# cluster), SMOKE_BROKERS (the bootstrap list) and SMOKE_CLUSTER_DIR (the
+# data directory, for klog node --data-dir). On failure prints the
+# cluster's output and returns 1.
+smoke_start_cluster() {
+  local bin=$1 dir=$2 n=$3 timeout=${KLOG_READY_TIMEOUT:-60} deadline
+  shift 3
+  SMOKE_BROKERS=
+  SMOKE_CLUSTER_DIR=$dir/cluster
+  : >"$dir/broker.out"
+  : >"$dir/broker.err"
+  "$bin" up -n "$n" --data-dir "$SMOKE_CLUSTER_DIR" --listen 127.0.0.1:0 --log-level "${KLOG_LOG_LEVEL:-info}" "$@" \
+    >"$dir/broker.out" 2>"$dir/broker.err" </dev/null &
+  SMOKE_BROKER_PID=$!
+  deadline=$((SECONDS + timeout))
+  while [ "$SECONDS" -lt "$deadline" ] && kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; do
+    SMOKE_BROKERS=$(grep -o 'BROKERS=[^[:space:]]*' "$dir/broker.out" | head -n 1 | cut -d= -f2)
+    [ -n "$SMOKE_BROKERS" ] && return 0
+    sleep 0.1
+  done
+  echo "smoke: the $n-node cluster printed no BROKERS= line within ${timeout}s (or exited)" >&2
+  smoke_dump_broker_log "$dir"
+  smoke_stop_broker >/dev/null 2>&1
+  return 1
+}
+
 smoke_dump_broker_log() {
   local dir=$1
   echo "----- broker stdout (last 100 lines) -----" >&2
@@ -74,19 +112,34 @@ smoke_dump_broker_log() {
   echo "-----" >&2
 }
 
-# smoke_stop_broker sends SIGTERM to the broker, waits up to 15 s, then
+# smoke_cluster_running KLOG_BIN lists the nodes of the cluster
+# smoke_start_cluster started (klog node list) and returns 1 unless every
+# one is running: a node that died does not stop the supervisor.
+smoke_cluster_running() {
+  local bin=$1 list
+  if ! list=$(timeout -k 5 30 "$bin" node list --data-dir "$SMOKE_CLUSTER_DIR" 2>&1); then
+    echo "smoke: klog node list failed: $list" >&2
+    return 1
+  fi
+  echo "$list"
+  awk 'NR > 1 && $4 != "running" { bad = 1 } END { exit bad }' <<<"$list"
+}
+
+# smoke_stop_broker sends SIGTERM to the broker, waits up to 15 s (30 s for
+# a cluster, whose nodes each hand their leadership over first), then
 # SIGKILLs it. Returns 0 only if the broker exited with status 0 in time.
 smoke_stop_broker() {
-  local pid=$SMOKE_BROKER_PID rc i
+  local pid=$SMOKE_BROKER_PID rc wait=15
   [ -n "$pid" ] || return 0
+  [ -n "${SMOKE_CLUSTER_DIR:-}" ] && wait=30
   SMOKE_BROKER_PID=
   kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 1 150); do
+  for _ in $(seq 1 $((wait * 10))); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   if kill -0 "$pid" 2>/dev/null; then
-    echo "smoke: broker did not exit within 15s of SIGTERM; killing it" >&2
+    echo "smoke: broker did not exit within ${wait}s of SIGTERM; killing it" >&2
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null
     return 1

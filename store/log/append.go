@@ -3,6 +3,7 @@ package log
 import (
 	"fmt"
 	"math"
+	"path"
 
 	"github.com/klogdev/klog/store/log/record"
 )
@@ -30,18 +31,25 @@ type AppendResult struct {
 func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.appendLocked(batches, leaderEpoch, math.MaxInt32)
+	return l.appendLocked(batches, leaderEpoch, markerCheck{maxCoordinatorEpoch: math.MaxInt32})
 }
 
-// appendLocked is Append; a producer's recorded coordinator epoch above
-// maxCoordinatorEpoch does not fence a marker. l.mu must be held.
-func (l *Log) appendLocked(batches []byte, leaderEpoch, maxCoordinatorEpoch int32) (AppendResult, error) {
+// markerCheck is how a marker appended by appendMarker is checked: a
+// producer's recorded coordinator epoch above maxCoordinatorEpoch does not
+// fence it, and txnVersion is Marker.TransactionVersion.
+type markerCheck struct {
+	maxCoordinatorEpoch int32
+	txnVersion          int8
+}
+
+// appendLocked is Append, with markers checked per mc. l.mu must be held.
+func (l *Log) appendLocked(batches []byte, leaderEpoch int32, mc markerCheck) (AppendResult, error) {
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
 	cfg := l.mu.cfg
 	now := l.now()
-	v := validator{cfg: cfg, now: max(now.UnixMilli(), 0), dec: &l.dec}
+	v := validator{cfg: cfg, now: max(now.UnixMilli(), 0), dec: &l.dec, name: path.Base(l.dir)}
 	infos, err := v.validate(batches, l.mu.infos[:0])
 	l.mu.infos = infos[:0]
 	if err != nil {
@@ -51,7 +59,7 @@ func (l *Log) appendLocked(batches []byte, leaderEpoch, maxCoordinatorEpoch int3
 	if total > math.MaxInt32 {
 		return AppendResult{}, fmt.Errorf("%w: append of %d bytes", ErrMessageTooLarge, total)
 	}
-	if dup, isDup, err := l.checkProducersLocked(infos, l.end.Load(), maxCoordinatorEpoch); err != nil || isDup {
+	if dup, isDup, err := l.checkProducersLocked(infos, l.end.Load(), mc); err != nil || isDup {
 		return dup, err
 	}
 	var records int64

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -33,9 +34,10 @@ type batchInfo struct {
 // view (store/log/record) checks their structure. It keeps no state
 // between calls.
 type validator struct {
-	cfg Config
-	now int64 // ms
-	dec *record.Decompressor
+	cfg  Config
+	now  int64 // ms
+	dec  *record.Decompressor
+	name string // the log's directory name, topic-partition, for messages
 }
 
 // minDecompressBudget is the least decompression budget of a batch: the
@@ -163,9 +165,25 @@ func (v *validator) checkTimestamp(ts int64) error {
 // records exactly, as many as the count says; offset deltas must run
 // 0..count-1 and timestamps pass checkTimestamp. It returns the largest
 // record timestamp and the offset delta of its first occurrence.
+//
+// A record without a key in a compacted log, or with a timestamp out of
+// range, does not stop the walk: every record refused is listed in the
+// *RecordErrors returned, with one error each (its key's first), as
+// Kafka's LogValidator lists them.
 func (v *validator) checkRecords(b record.Batch) (int64, int32, error) {
 	baseTs := b.BaseTimestamp()
 	maxTs, maxDelta := int64(-1), int32(0)
+	var refused *RecordErrors
+	refuse := func(i int32, err error, msg string) {
+		switch {
+		case refused == nil:
+			refused = &RecordErrors{Err: err}
+		case errors.Is(err, ErrInvalidTimestamp) && !errors.Is(refused.Err, ErrInvalidTimestamp):
+			refused.Err = err // the batch is refused for its timestamps
+		}
+		refused.Records = append(refused.Records, RecordError{Index: i, Message: msg})
+	}
+	keyed := v.cfg.CleanupPolicy.Compact() && !b.Attributes().Control()
 	it, err := b.RecordsWithin(v.dec, v.decompressBudget())
 	if err != nil {
 		return 0, 0, err
@@ -175,12 +193,21 @@ func (v *validator) checkRecords(b record.Batch) (int64, int32, error) {
 		if r.OffsetDelta != i {
 			return 0, 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, r.OffsetDelta)
 		}
+		if keyed && r.Key == nil {
+			refuse(i, fmt.Errorf("%w: record %d has no key in a compacted log", ErrInvalidRecord, i),
+				"Compacted topic cannot accept message without key in topic partition "+v.name)
+			continue
+		}
 		ts := baseTs + r.TimestampDelta
 		if baseTs == -1 {
 			ts = -1
 		}
 		if err := v.checkTimestamp(ts); err != nil {
-			return 0, 0, err
+			// Kafka's words; the bounds are computed as Java's longs
+			// are, wrapping.
+			refuse(i, err, fmt.Sprintf("Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+				ts, b.BaseOffset()+int64(r.OffsetDelta), v.now-v.cfg.TimestampBeforeMaxMs, v.now+v.cfg.TimestampAfterMaxMs))
+			continue
 		}
 		if ts > maxTs {
 			maxTs, maxDelta = ts, i
@@ -188,6 +215,9 @@ func (v *validator) checkRecords(b record.Batch) (int64, int32, error) {
 	}
 	if err := it.Err(); err != nil {
 		return 0, 0, err
+	}
+	if refused != nil {
+		return 0, 0, refused
 	}
 	return maxTs, maxDelta, nil
 }

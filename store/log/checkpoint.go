@@ -20,7 +20,13 @@ const (
 	PartitionMetadataFile     = "partition.metadata"
 	RecoveryPointCheckpoint   = "recovery-point-offset-checkpoint"
 	LogStartOffsetCheckpoint  = "log-start-offset-checkpoint"
-	CleanShutdownFile         = ".kafka_cleanshutdown"
+	// ReplicationOffsetCheckpoint holds each partition's high watermark,
+	// as Kafka's ReplicaManager checkpoints it.
+	ReplicationOffsetCheckpoint = "replication-offset-checkpoint"
+	// CleanerOffsetCheckpoint holds each compacted log's first dirty
+	// offset, as Kafka's LogCleanerManager checkpoints it.
+	CleanerOffsetCheckpoint = "cleaner-offset-checkpoint"
+	CleanShutdownFile       = ".kafka_cleanshutdown"
 )
 
 // writeFileAtomic replaces name with data durably: temp file, fsync,
@@ -75,14 +81,19 @@ func readFile(fsys vfs.FS, name string, limit int64) ([]byte, error) {
 const maxCheckpointBytes = 64 << 20
 
 // parseCheckpoint splits a "version, count, entries" checkpoint file into
-// entry lines, each with fields fields.
+// entry lines, each with fields fields. As in Kafka's CheckpointFile, a
+// file that ends before the count (Kafka creates cleaner-offset-checkpoint
+// empty) has no entries.
 func parseCheckpoint(b []byte, fields int) ([][]string, error) {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) < 2 {
-		return nil, fmt.Errorf("%w: checkpoint has %d lines", ErrCorrupt, len(lines))
+	if len(b) == 0 {
+		return nil, nil
 	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if strings.TrimSpace(lines[0]) != "0" {
 		return nil, fmt.Errorf("%w: checkpoint version %q", ErrCorrupt, lines[0])
+	}
+	if len(lines) < 2 {
+		return nil, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(lines[1]))
 	if err != nil || n < 0 || n != len(lines)-2 {
@@ -123,19 +134,29 @@ func readEpochs(fsys vfs.FS, name string) ([]EpochEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	lines, err := parseCheckpoint(b, 2)
+	es, err := parseEpochs(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return es, nil
+}
+
+// parseEpochs decodes a leader-epoch-checkpoint file: epochs strictly
+// increasing, start offsets not decreasing.
+func parseEpochs(b []byte) ([]EpochEntry, error) {
+	lines, err := parseCheckpoint(b, 2)
+	if err != nil {
+		return nil, err
 	}
 	es := make([]EpochEntry, 0, len(lines))
 	for _, f := range lines {
 		ep, err1 := strconv.ParseInt(f[0], 10, 32)
 		off, err2 := strconv.ParseInt(f[1], 10, 64)
 		if err1 != nil || err2 != nil || ep < 0 || off < 0 {
-			return nil, fmt.Errorf("%w: %s: entry %q", ErrCorrupt, name, f)
+			return nil, fmt.Errorf("%w: entry %q", ErrCorrupt, f)
 		}
 		if n := len(es); n > 0 && (int32(ep) <= es[n-1].Epoch || off < es[n-1].StartOffset) {
-			return nil, fmt.Errorf("%w: %s: entries out of order", ErrCorrupt, name)
+			return nil, fmt.Errorf("%w: entries out of order", ErrCorrupt)
 		}
 		es = append(es, EpochEntry{Epoch: int32(ep), StartOffset: off})
 	}
@@ -193,16 +214,25 @@ func readOffsetCheckpoint(fsys vfs.FS, name string) (map[TopicPartition]int64, e
 	if err != nil {
 		return nil, err
 	}
-	lines, err := parseCheckpoint(b, 3)
+	m, err := parseOffsetCheckpoint(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+// parseOffsetCheckpoint decodes a "topic partition offset" checkpoint file.
+func parseOffsetCheckpoint(b []byte) (map[TopicPartition]int64, error) {
+	lines, err := parseCheckpoint(b, 3)
+	if err != nil {
+		return nil, err
 	}
 	m := make(map[TopicPartition]int64, len(lines))
 	for _, f := range lines {
 		p, err1 := strconv.ParseInt(f[1], 10, 32)
 		off, err2 := strconv.ParseInt(f[2], 10, 64)
 		if err1 != nil || err2 != nil || p < 0 || off < 0 {
-			return nil, fmt.Errorf("%w: %s: entry %q", ErrCorrupt, name, f)
+			return nil, fmt.Errorf("%w: entry %q", ErrCorrupt, f)
 		}
 		m[TopicPartition{Topic: f[0], Partition: int32(p)}] = off
 	}

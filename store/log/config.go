@@ -27,6 +27,13 @@ type Config struct {
 	// is compacted only (__consumer_offsets, __transaction_state) never
 	// loses segments to their age or the log's size.
 	CleanupPolicy CleanupPolicy
+	// The log cleaner's settings (see "Compaction" in the package doc):
+	// min.cleanable.dirty.ratio, min.compaction.lag.ms,
+	// max.compaction.lag.ms and delete.retention.ms.
+	MinCleanableDirtyRatio float64
+	MinCompactionLagMs     int64
+	MaxCompactionLagMs     int64
+	DeleteRetentionMs      int64
 }
 
 // CleanupPolicy is a set of cleanup.policy values.
@@ -65,6 +72,10 @@ func DefaultConfig() Config {
 
 		ProducerIDExpirationMs: 86400000,
 		CleanupPolicy:          CleanupDelete,
+
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     math.MaxInt64,
+		DeleteRetentionMs:      86400000,
 	}
 }
 
@@ -108,6 +119,18 @@ func (c Config) sanitized() Config {
 	}
 	if c.ProducerIDExpirationMs <= 0 {
 		c.ProducerIDExpirationMs = d.ProducerIDExpirationMs
+	}
+	if !(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1) {
+		c.MinCleanableDirtyRatio = d.MinCleanableDirtyRatio
+	}
+	if c.MinCompactionLagMs < 0 {
+		c.MinCompactionLagMs = 0
+	}
+	if c.MaxCompactionLagMs <= 0 {
+		c.MaxCompactionLagMs = d.MaxCompactionLagMs
+	}
+	if c.DeleteRetentionMs < 0 {
+		c.DeleteRetentionMs = 0
 	}
 	return c
 }

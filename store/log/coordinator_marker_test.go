@@ -43,3 +43,31 @@ func TestCoordinatorMarkerOverForgedEpoch(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionVersion2MarkerEpoch: a marker of transaction version 2
+// (KIP-1228) must carry an epoch above the producer's, since its
+// coordinator bumped the epoch to end the transaction; the same epoch is
+// refused while the transaction is open and accepted once it is not (a
+// marker retried after a coordinator restart). A classic marker at the
+// producer's epoch is accepted, one below it refused.
+func TestTransactionVersion2MarkerEpoch(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 7, 3, 0, 1, true), 0)
+	if _, err := l.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 3, Commit: true, TransactionVersion: 2}, 0); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("version 2 marker at the records' epoch: %v, want INVALID_PRODUCER_EPOCH", err)
+	}
+	if _, err := l.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 4, Commit: true, TransactionVersion: 2}, 0); err != nil {
+		t.Fatalf("version 2 marker at the bumped epoch: %v", err)
+	}
+	if _, err := l.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 4, Commit: true, TransactionVersion: 2}, 0); err != nil {
+		t.Fatalf("retried version 2 marker: %v", err)
+	}
+	if _, err := l.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 3}, 0); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("classic marker below the producer's epoch: %v, want INVALID_PRODUCER_EPOCH", err)
+	}
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 7, 4, 0, 1, true), 0)
+	if _, err := l.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 4}, 0); err != nil {
+		t.Fatalf("classic marker at the producer's epoch: %v", err)
+	}
+}

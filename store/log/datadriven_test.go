@@ -13,6 +13,7 @@ import (
 
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -36,6 +37,9 @@ import (
 //	produce pid=N epoch=N seq=N [records=N] [txn]   an idempotent batch
 //	produce-multi pid=N epoch=N seq=N,N,...        several batches in one append
 //	marker pid=N epoch=N coord=N (commit|abort)
+//	replicate base=N epoch=N [records=N] [pid=N seq=N [txn]] [bad-crc]
+//	                                          AppendReplicated of a batch as a leader wrote it
+//	replicate-marker base=N epoch=N pid=N coord=N (commit|abort)
 //	producers                                 prints producer state
 //	unstable                                  prints FirstUnstableOffset
 //	aborted from=N to=N                       prints AbortedTransactions
@@ -174,6 +178,25 @@ func TestDataDriven(t *testing.T) {
 				d.ScanArgs(t, "coord", &coord)
 				off, err := l.AppendMarker(Marker{ProducerID: pid, ProducerEpoch: int16(epoch), CoordinatorEpoch: int32(coord), Commit: d.HasArg("commit")}, 0)
 				return errOr(err, fmt.Sprintf("marker at %d\n", off))
+			case "replicate", "replicate-marker":
+				var b []byte
+				switch {
+				case d.Cmd == "replicate-marker":
+					b = record.TxnMarker{ProducerID: intArg("pid", 0), CoordinatorEpoch: int32(intArg("coord", 0)), Commit: d.HasArg("commit")}.AppendBatch(nil, clk.UnixMilli())
+				case d.HasArg("pid"):
+					b = logtest.ProducerBatch(clk.UnixMilli(), intArg("pid", 0), 0, int32(intArg("seq", 0)), int(intArg("records", 1)), d.HasArg("txn"))
+				default:
+					b = logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(int(intArg("records", 1)), 10)...)
+				}
+				rb := record.Batch(b)
+				rb.SetBaseOffset(intArg("base", 0))
+				rb.SetPartitionLeaderEpoch(int32(intArg("epoch", 0)))
+				rb.Seal()
+				if d.HasArg("bad-crc") {
+					b[len(b)-1] ^= 1
+				}
+				r, err := l.AppendReplicated(b)
+				return errOr(err, fmt.Sprintf("offsets %d-%d\n", r.FirstOffset, r.LastOffset))
 			case "producers":
 				var sb strings.Builder
 				for _, p := range l.Producers() {

@@ -10,6 +10,8 @@
 //	<data dir>/
 //	  recovery-point-offset-checkpoint   offsets known fsynced, per partition
 //	  log-start-offset-checkpoint        log start offsets, per partition
+//	  replication-offset-checkpoint      high watermarks, per partition (written by the broker)
+//	  cleaner-offset-checkpoint          first dirty offset, per compacted partition
 //	  .kafka_cleanshutdown               present only after a clean Close
 //	  <topic>-<partition>/
 //	    00000000000000000000.log         segment data; name = 20-digit base offset
@@ -34,7 +36,8 @@
 //	    17     4  crc                   CRC-32C (Castagnoli) of bytes 21..end
 //	    21     2  attributes            bits 0-2 codec (0 none, 1 gzip, 2 snappy,
 //	                                    3 lz4, 4 zstd), 3 LogAppendTime,
-//	                                    4 transactional, 5 control
+//	                                    4 transactional, 5 control,
+//	                                    6 delete horizon (set by the cleaner)
 //	    23     4  lastOffsetDelta       recordCount - 1
 //	    27     8  baseTimestamp         timestamp of the first record
 //	    35     8  maxTimestamp
@@ -90,7 +93,11 @@
 //
 //	offset  size  field
 //	     0     8  timestamp       largest timestamp seen so far in the segment
-//	     8     4  relativeOffset  offset of the record holding it - segment base
+//	     8     4  relativeOffset  last offset of the batch holding it - segment base
+//
+// The offset is the batch's last offset, as Kafka's LogSegment writes it
+// on append and on recovery alike, so a segment rebuilt by recovery has
+// the index of one that never crashed.
 //
 // An entry is added together with each offset index entry, and once more
 // when the segment is rolled or closed, whenever the segment's largest
@@ -155,7 +162,7 @@
 //	version: 0
 //	topic_id: AQIDBAUGBwgJCgsMDQ4PEA     16-byte topic ID, base64url without padding
 //
-// # recovery-point-offset-checkpoint, log-start-offset-checkpoint
+// # recovery-point-offset-checkpoint, log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint
 //
 //	0                  version
 //	2                  number of entries
@@ -163,9 +170,16 @@
 //	orders 1 1432
 //
 // Text files end every line with "\n", except partition.metadata, whose
-// last line has none. Every checkpoint file is replaced
+// last line has none. A checkpoint that ends before its count line (Kafka
+// creates cleaner-offset-checkpoint empty) holds no entries, as Kafka's
+// CheckpointFile reads it. Every checkpoint file is replaced
 // atomically: written to "<name>.tmp", fsynced, renamed over the old file,
 // and the directory fsynced.
+//
+// Offline tools (klog log, package store/log/dump) read every file above
+// with the decoders the log uses, exported read-only in decode.go:
+// DecodeOffsetIndex, DecodeTimeIndex, DecodeTxnIndex, DecodeSnapshot,
+// DecodeLeaderEpochs, DecodeOffsetCheckpoint, DecodePartitionMetadata.
 //
 // # Appending
 //
@@ -182,7 +196,10 @@
 // ErrCorruptMessage), and their offset deltas must run 0..n-1.
 // CreateTime record timestamps must lie within
 // message.timestamp.before.max.ms / after.max.ms of now
-// (ErrInvalidTimestamp); -1 (no timestamp) is accepted. A batch whose
+// (ErrInvalidTimestamp); -1 (no timestamp) is accepted. In a compacted log
+// (cleanup.policy includes compact) every record of a data batch needs a
+// key (else ErrInvalidRecord). Records refused for a timestamp or a key
+// are all listed, each with Kafka's message, in a *RecordErrors. A batch whose
 // header maxTimestamp disagrees with its records is corrected (and its CRC
 // recomputed); compressed batches stay as the producer compressed them. With LogAppendTime the header gets maxTimestamp
 // = now and the timestamp-type bit, and a new CRC. Any invalid batch fails
@@ -307,12 +324,98 @@
 // within retention.bytes — both only when cleanup.policy includes delete —
 // and, whatever the policy, segments wholly below the log start offset
 // (SetStartOffset, i.e. DeleteRecords). The log start offset moves to the
-// first remaining segment when that is higher. Files are unlinked at once
+// first remaining segment when that is higher. A node runs ApplyRetention
+// over every log (Manager.ApplyRetention) every
+// log.retention.check.interval.ms, apart from the rolls and flushes of
+// Manager.Maintain; SetStartOffset deletes its segments at once.
+// Files are unlinked at once
 // (file.delete.delay.ms is not applied); readers that pinned a segment keep
 // reading it while its files stay open, and the handles are closed when the
 // last reader is done. A reader that must reopen a file of a dropped
 // segment (see Open files) finds it gone and reads on from the segments
 // that remain, as a read that came a moment later would.
+//
+// # Compaction
+//
+// A log whose cleanup.policy includes compact is cleaned by Log.Clean, one
+// pass at a time, as Kafka's Cleaner does (Manager.CleanDirtiest picks the
+// log; the broker runs it every log.cleaner.backoff.ms).
+//
+// The dirty section is [first dirty offset, first uncleanable offset). The
+// first dirty offset is the cleaner checkpoint (cleaner-offset-checkpoint,
+// the log start when absent or outside the log). The first uncleanable
+// offset is the lowest of the active segment's base, the caller's upper
+// bound (the high watermark, or the last stable offset when an open
+// transaction starts below it) and the base of the first dirty segment
+// holding a record newer than now - min.compaction.lag.ms. The dirty ratio
+// is the bytes of the segments from the first dirty offset to the first
+// uncleanable one over those and the clean segments before them;
+// CleanDirtiest takes, among compacted logs whose ratio exceeds
+// min.cleanable.dirty.ratio or whose first dirty batch is older than
+// max.compaction.lag.ms (those first), the one with the highest ratio.
+//
+// A pass indexes the keys of the dirty section's whole batches into a
+// bounded offset map (key hash, 128 bits, to the latest offset; 24 bytes a
+// slot, filled to 0.9, at most log.cleaner.dedupe.buffer.size and no more
+// than the section's offsets need), skipping control batches and batches
+// of aborted transactions (from the .txnindex). Where the map fills, the
+// pass ends: the new checkpoint is the offset after the last batch indexed.
+// Then every segment from the log start below that offset is rewritten,
+// in groups whose sizes (before cleaning) stay within segment.bytes,
+// segment.index.bytes and relative offsets an index entry holds (Kafka's
+// groupSegmentsBySize), each group into one segment based at the group's
+// first base. Per batch:
+//
+//   - a record is kept when no later offset of its key is in the map; a
+//     record without key is dropped, as Kafka does;
+//   - a tombstone (null value) is kept until its batch's delete horizon:
+//     the first pass that keeps it rewrites the batch with the delete
+//     horizon bit and base timestamp now + delete.retention.ms (record
+//     timestamp deltas rebased, so record timestamps stay), and a pass
+//     after the horizon drops it (KIP-534);
+//   - the batches of aborted transactions are dropped;
+//   - a transaction marker is kept while any batch of its transaction was
+//     read earlier in the pass (since the producer's previous marker);
+//     once none is, it gets a delete horizon the same way, and a pass
+//     after it drops the marker with its .txnindex entry;
+//   - a batch that keeps every record (and needs no horizon) is copied as
+//     it is; else it is rebuilt with record.Batch.Rewrite: same base
+//     offset, last offset delta, leader epoch, attributes, producer id,
+//     epoch and base sequence, compressed again with its codec;
+//   - a batch left without records goes, unless it is its producer's last
+//     data batch, a marker of the current epoch of a producer without data
+//     batch, or the last batch below the first uncleanable offset
+//     (BatchRetention.RETAIN_EMPTY): that one keeps its header, with no
+//     records, so the producer's sequence and epoch, and the log's last
+//     offset, survive a reload.
+//
+// Offsets are preserved and gaps allowed: a read at an offset inside a gap
+// returns the next batch after it, across segments too. The rewritten
+// group's indexes are built as an append builds them, its .txnindex holds
+// the entries whose marker it kept, and its largest timestamp is that of
+// the batches kept. The active segment is never touched.
+//
+// Swap. A group's segment is written as "<base>.log.cleaned" (and
+// .index.cleaned, .timeindex.cleaned, .txnindex.cleaned) and fsynced,
+// without Log.mu. Then, under Log.mu and only if the group's segments are
+// still in the log (else the pass is dropped): the .cleaned files are
+// renamed to ".swap" (.log last), the old segments' files to ".deleted",
+// the .swap files to their final names (.log last), the directory fsynced
+// after each of the three steps; then the new segment list is published
+// and the .deleted files removed. Readers that pinned an old segment keep
+// its files (LimitFS handles follow renames). An I/O error after the first
+// rename fails the log (sticky); a pass that fails before only removes its
+// .cleaned files. On open, recovery first completes every swap whose
+// "<base>.log.swap" it finds: it deletes the segments based in [base, the
+// swap's next offset) and renames the .swap files into place; the
+// segment is then re-scanned. Then every ".cleaned", ".swap" (without its
+// .log.swap) and ".deleted" file is removed. So a crash at any step leaves
+// the old segments or the new one, with every key's latest value either
+// way (TestCleanCrashAtEveryStep, TestCleanProperty).
+//
+// Log.CleanerState reports the first dirty and uncleanable offsets, the
+// clean and dirty bytes and their ratio, the last pass (start, duration,
+// bytes and records removed) and the totals since open.
 //
 // # Open files
 //

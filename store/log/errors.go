@@ -28,6 +28,32 @@ var ErrMessageTooLarge = errors.New("store/log: message too large")
 // INVALID_TIMESTAMP.
 var ErrInvalidTimestamp = errors.New("store/log: invalid timestamp")
 
+// RecordError is one record of a batch refused: its index in the batch
+// and Kafka's message for it (ProduceResponse's record errors).
+type RecordError struct {
+	Index   int32
+	Message string
+}
+
+// RecordErrors refuses a batch for some of its records: keys missing in a
+// compacted log (ErrInvalidRecord) or timestamps out of range
+// (ErrInvalidTimestamp). Err is a timestamp's error if any record has
+// one, else the first record's; Records lists every record refused, in
+// order, with Kafka's message.
+type RecordErrors struct {
+	Err     error
+	Records []RecordError
+}
+
+func (e *RecordErrors) Error() string {
+	if len(e.Records) == 1 {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("%v (and %d more records)", e.Err, len(e.Records)-1)
+}
+
+func (e *RecordErrors) Unwrap() error { return e.Err }
+
 // ErrOffsetOutOfRange means an offset lies below the log start offset or
 // above the log end offset. Kafka: OFFSET_OUT_OF_RANGE.
 var ErrOffsetOutOfRange = errors.New("store/log: offset out of range")
@@ -75,3 +101,10 @@ var ErrInvalidTxnState = errors.New("store/log: invalid transaction state")
 // coordinator epoch older than the last one seen for that producer. Kafka:
 // TRANSACTION_COORDINATOR_FENCED.
 var ErrTransactionCoordinatorFenced = errors.New("store/log: transaction coordinator fenced")
+
+// ErrUnexpectedAppendOffset means batches replicated from a leader do not
+// continue the log: the first starts below the log end offset, or a batch
+// does not start after the one before it. Kafka:
+// UnexpectedAppendOffsetException and OffsetsOutOfOrderException, which
+// make a follower's fetcher mark the partition failed.
+var ErrUnexpectedAppendOffset = errors.New("store/log: unexpected append offset")

@@ -98,3 +98,70 @@ func FuzzRecover(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendReplicated: any bytes from a leader never panic the follower's
+// append; a refused request changes nothing, an accepted one reads back
+// byte for byte from the old log end and survives a reopen.
+func FuzzAppendReplicated(f *testing.F) {
+	fuzzSeeds(f)
+	// Two batches far past the log end and from each other (a compacted
+	// leader's gaps): the follower rolls between them.
+	far := func(base int64) []byte {
+		b := logtest.BatchWith(logtest.Options{BaseTimestamp: 1_700_000_000_000}, logtest.Values(2, 1)...)
+		record.Batch(b).SetBaseOffset(base)
+		record.Batch(b).SetPartitionLeaderEpoch(3)
+		record.Batch(b).Seal()
+		return b
+	}
+	f.Add(logtest.Concat(far(0x3020303030303030), far(0x3030303030303030)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		clk := newClock()
+		fsys := vfs.NewMem()
+		l, err := Open(fsys, "/p", DefaultConfig(), Options{Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(2, 3)...)
+		if _, err := l.AppendReplicated(first); err != nil {
+			t.Fatal(err)
+		}
+		end, size, epochs := l.EndOffset(), l.Size(), len(l.LeaderEpochs())
+		in := append([]byte(nil), b...)
+		if _, err := l.AppendReplicated(in); err != nil {
+			if l.EndOffset() != end || l.Size() != size || len(l.LeaderEpochs()) != epochs {
+				t.Fatalf("refused (%v) but the log changed", err)
+			}
+			_ = l.Close()
+			return
+		}
+		if !bytes.Equal(in, b) {
+			t.Fatal("the input was modified")
+		}
+		// A read stops at a segment's end: read on until the log end.
+		var out []byte
+		for off := end; off < l.EndOffset(); {
+			n := len(out)
+			out, err = l.Read(out, off, len(b), l.EndOffset(), true)
+			if err != nil || len(out) == n {
+				t.Fatalf("read at %d: %v, %d bytes", off, err, len(out)-n)
+			}
+			bs := logtest.Split(out[n:])
+			off = record.Batch(bs[len(bs)-1]).LastOffset() + 1
+		}
+		if !bytes.Equal(out, b) {
+			t.Fatal("read back differs")
+		}
+		end = l.EndOffset()
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l, err = Open(fsys, "/p", DefaultConfig(), Options{Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if l.EndOffset() != end {
+			t.Fatalf("end %d after reopen, %d before", l.EndOffset(), end)
+		}
+	})
+}

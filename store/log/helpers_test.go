@@ -7,6 +7,7 @@ import (
 
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -47,7 +48,8 @@ func mustAppend(t testing.TB, l *Log, b []byte, epoch int32) AppendResult {
 	return r
 }
 
-// readAllBatches reads the whole log batch by batch from start.
+// readAllBatches reads the whole log batch by batch from start, across
+// the gaps of a compacted log.
 func readAllBatches(t testing.TB, l *Log) [][]byte {
 	t.Helper()
 	var out [][]byte
@@ -62,7 +64,7 @@ func readAllBatches(t testing.TB, l *Log) [][]byte {
 			t.Fatalf("read at %d: %d batches", off, len(bs))
 		}
 		out = append(out, bs[0])
-		off = logtest.BaseOffset(bs[0]) + int64(logtest.RecordCount(bs[0]))
+		off = record.Batch(bs[0]).LastOffset() + 1
 	}
 	return out
 }

@@ -65,6 +65,24 @@ func appendTimeEntries(dst []byte, es []timeEntry) []byte {
 // indexes: strictly increasing offsets and positions, positions inside the
 // log. Trailing all-zero entries (a preallocated file) are ignored.
 func parseOffsetIndex(b []byte, logSize int64) ([]offsetEntry, error) {
+	es, err := decodeOffsetIndex(b)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range es {
+		if i > 0 && (e.rel <= es[i-1].rel || e.pos <= es[i-1].pos) {
+			return nil, fmt.Errorf("%w: offset index entry %d out of order", ErrCorrupt, i)
+		}
+		if int64(e.pos) >= logSize {
+			return nil, fmt.Errorf("%w: offset index entry %d points past the log", ErrCorrupt, i)
+		}
+	}
+	return es, nil
+}
+
+// decodeOffsetIndex decodes the entries of an .index file without checking
+// them; trailing all-zero entries are dropped.
+func decodeOffsetIndex(b []byte) ([]offsetEntry, error) {
 	if len(b)%offsetEntrySize != 0 {
 		return nil, fmt.Errorf("%w: offset index size %d", ErrCorrupt, len(b))
 	}
@@ -74,12 +92,6 @@ func parseOffsetIndex(b []byte, logSize int64) ([]offsetEntry, error) {
 		if e.rel == 0 && e.pos == 0 && i > 0 {
 			break
 		}
-		if n := len(es); n > 0 && (e.rel <= es[n-1].rel || e.pos <= es[n-1].pos) {
-			return nil, fmt.Errorf("%w: offset index entry %d out of order", ErrCorrupt, i/offsetEntrySize)
-		}
-		if int64(e.pos) >= logSize {
-			return nil, fmt.Errorf("%w: offset index entry %d points past the log", ErrCorrupt, i/offsetEntrySize)
-		}
 		es = append(es, e)
 	}
 	return es, nil
@@ -88,6 +100,21 @@ func parseOffsetIndex(b []byte, logSize int64) ([]offsetEntry, error) {
 // parseTimeIndex decodes a .timeindex file: timestamps and offsets must not
 // decrease. Trailing all-zero entries are ignored.
 func parseTimeIndex(b []byte) ([]timeEntry, error) {
+	es, err := decodeTimeIndex(b)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range es {
+		if i > 0 && (e.ts <= es[i-1].ts || e.rel < es[i-1].rel) {
+			return nil, fmt.Errorf("%w: time index entry %d out of order", ErrCorrupt, i)
+		}
+	}
+	return es, nil
+}
+
+// decodeTimeIndex decodes the entries of a .timeindex file without
+// checking them; trailing all-zero entries are dropped.
+func decodeTimeIndex(b []byte) ([]timeEntry, error) {
 	if len(b)%timeEntrySize != 0 {
 		return nil, fmt.Errorf("%w: time index size %d", ErrCorrupt, len(b))
 	}
@@ -96,9 +123,6 @@ func parseTimeIndex(b []byte) ([]timeEntry, error) {
 		e := timeEntry{ts: int64(binary.BigEndian.Uint64(b[i:])), rel: binary.BigEndian.Uint32(b[i+8:])}
 		if e.ts == 0 && e.rel == 0 && i > 0 {
 			break
-		}
-		if n := len(es); n > 0 && (e.ts <= es[n-1].ts || e.rel < es[n-1].rel) {
-			return nil, fmt.Errorf("%w: time index entry %d out of order", ErrCorrupt, i/timeEntrySize)
 		}
 		es = append(es, e)
 	}

@@ -42,9 +42,14 @@ type Log struct {
 		lastFlush     time.Time
 		infos         []batchInfo // scratch for Append
 		producers     producerState
-		pending       []pendingProducer // scratch for Append
-		events        []txnEvent        // scratch for Append
-		buf           []byte            // scratch for index and recovery I/O
+		// verifying holds, by producer id, the lowest sequence of the
+		// transactional batches this leader has started verifying with
+		// the transaction coordinator and not yet appended (Kafka's
+		// VerificationStateEntry): see StartVerification.
+		verifying map[int64]verification
+		pending   []pendingProducer // scratch for Append
+		events    []txnEvent        // scratch for Append
+		buf       []byte            // scratch for index and recovery I/O
 	}
 	// Readers of these use rmu, so Segments/LeaderEpochs do not wait on a
 	// long write.
@@ -58,6 +63,10 @@ type Log struct {
 		epochs []EpochEntry
 		cfg    Config
 	}
+
+	// cleaner is the log cleaner's state of this log (cleaner.go). Lock
+	// order: Log.mu, then cleaner's mutex.
+	cleaner cleanerInfo
 }
 
 // Options are the per-open parameters of a Log.
@@ -70,6 +79,10 @@ type Options struct {
 	RecoveryPoint int64
 	// LogStartOffset is the log start offset from the node's checkpoint.
 	LogStartOffset int64
+	// CleanerCheckpoint is the first dirty offset from
+	// cleaner-offset-checkpoint; 0 (or anything outside the log) means the
+	// log start.
+	CleanerCheckpoint int64
 }
 
 // SegmentInfo is a snapshot of one segment for observability.
@@ -96,6 +109,7 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts Options) (*Log, error) {
 	l.logger = l.logger.With("log", path.Base(dir))
 	cfg = cfg.sanitized()
 	l.mu.cfg, l.rmu.cfg = cfg, cfg
+	l.cleaner.state.FirstDirtyOffset = opts.CleanerCheckpoint
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
@@ -188,6 +202,16 @@ func (l *Log) failLocked(op string, err error) error {
 		l.logger.Error("log failed, refusing further writes", "op", op, "err", err)
 	}
 	return l.mu.failed
+}
+
+// Size is the log's size in bytes, its segments' files together (the
+// indexes not counted), as Kafka's UnifiedLog.size.
+func (l *Log) Size() int64 {
+	var n int64
+	for _, s := range l.segments() {
+		n += s.size.Load()
+	}
+	return n
 }
 
 // Segments returns a snapshot of the segments, oldest first.

@@ -3,6 +3,10 @@ package log
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
+	"path"
+	"slices"
 	"testing"
 	"time"
 
@@ -135,6 +139,40 @@ func TestValidation(t *testing.T) {
 			t.Fatalf("%s: appended something", c.name)
 		}
 	}
+	// Every record out of range is listed, with Kafka's message.
+	now := e.clk.UnixMilli()
+	mixed := logtest.Values(3, 5)
+	mixed[0].TimestampDelta, mixed[2].TimestampDelta = 2*3600*1000, 3*3600*1000
+	_, err := l.Append(logtest.BatchWith(logtest.Options{BaseTimestamp: now}, mixed...), 0)
+	var refused *RecordErrors
+	if !errors.As(err, &refused) || !errors.Is(err, ErrInvalidTimestamp) {
+		t.Fatalf("two future records: %v, want *RecordErrors of ErrInvalidTimestamp", err)
+	}
+	want := []RecordError{
+		{0, fmt.Sprintf("Timestamp %d of message with offset 0 is out of range. The timestamp should be within [%d, %d]", now+2*3600*1000, now-math.MaxInt64, now+3600*1000)},
+		{2, fmt.Sprintf("Timestamp %d of message with offset 2 is out of range. The timestamp should be within [%d, %d]", now+3*3600*1000, now-math.MaxInt64, now+3600*1000)},
+	}
+	if !slices.Equal(refused.Records, want) {
+		t.Errorf("record errors %+v\nwant %+v", refused.Records, want)
+	}
+	// A compacted log refuses records without a key, each listed with
+	// Kafka's message; a timestamp out of range makes the batch's class.
+	e.cfg.CleanupPolicy = CleanupCompact
+	l.SetConfig(e.cfg)
+	keyless := logtest.Values(3, 5)
+	keyless[1].Key = []byte("k")
+	keyless[2].TimestampDelta = 2 * 3600 * 1000
+	_, err = l.Append(logtest.BatchWith(logtest.Options{BaseTimestamp: now}, keyless...), 0)
+	nameMsg := "Compacted topic cannot accept message without key in topic partition " + path.Base(l.Dir())
+	if !errors.As(err, &refused) || !errors.Is(err, ErrInvalidRecord) || len(refused.Records) != 2 || refused.Records[0] != (RecordError{0, nameMsg}) || refused.Records[1] != (RecordError{2, nameMsg}) {
+		t.Errorf("keyless records in a compacted log: %v %+v", err, refused)
+	}
+	keyless[0].Key, keyless[2].Key = []byte("a"), []byte("c")
+	if _, err = l.Append(logtest.BatchWith(logtest.Options{BaseTimestamp: now}, keyless...), 0); !errors.As(err, &refused) || !errors.Is(err, ErrInvalidTimestamp) || len(refused.Records) != 1 {
+		t.Errorf("keyed records, one too far ahead: %v %+v", err, refused)
+	}
+	e.cfg.CleanupPolicy = CleanupDelete
+	l.SetConfig(e.cfg)
 	if _, err := l.Append(tooOld, 0); err != nil {
 		t.Fatalf("default before.max.ms is unlimited: %v", err)
 	}
@@ -445,6 +483,29 @@ func TestMaxTimestampEmpty(t *testing.T) {
 	}
 }
 
+// TestEndOffsetFor follows Kafka's LeaderEpochFileCache.endOffsetFor over a
+// cache whose first epoch is not 0, as after retention or a leader change.
+func TestEndOffsetFor(t *testing.T) {
+	es := []EpochEntry{{2, 5}, {4, 9}}
+	for _, c := range []struct {
+		in, ep int32
+		off    int64
+	}{
+		{1, 1, 5},   // older than the cache: the epoch asked for, the first start
+		{-2, -2, 5}, // so is a negative epoch other than -1
+		{2, 2, 9}, {3, 2, 9},
+		{4, 4, 20}, // the latest: the log end
+		{5, -1, -1}, {-1, -1, -1},
+	} {
+		if ep, off := EndOffsetFor(es, c.in, 20); ep != c.ep || off != c.off {
+			t.Errorf("epoch %d: got %d,%d want %d,%d", c.in, ep, off, c.ep, c.off)
+		}
+	}
+	if ep, off := EndOffsetFor(nil, 0, 20); ep != -1 || off != -1 {
+		t.Errorf("empty cache: got %d,%d", ep, off)
+	}
+}
+
 func TestLeaderEpochs(t *testing.T) {
 	e := newEnv(t)
 	l := e.open(0)
@@ -464,7 +525,7 @@ func TestLeaderEpochs(t *testing.T) {
 	for _, c := range []struct {
 		in, ep int32
 		off    int64
-	}{{0, 0, 6}, {1, 0, 6}, {2, 2, 10}, {3, 2, 10}, {5, 5, 12}, {6, -1, -1}, {-1, -1, -1}} {
+	}{{0, 0, 6}, {1, 0, 6}, {2, 2, 10}, {3, 2, 10}, {5, 5, 12}, {6, -1, -1}, {-1, -1, -1}, {-3, -3, 0}} {
 		if ep, off := l.EndOffsetForEpoch(c.in); ep != c.ep || off != c.off {
 			t.Errorf("epoch %d: got %d,%d want %d,%d", c.in, ep, off, c.ep, c.off)
 		}
@@ -600,7 +661,9 @@ func TestRetentionFollowsCleanupPolicy(t *testing.T) {
 			l := e.open(0)
 			defer l.Close()
 			for range 5 {
-				mustAppend(t, l, e.batch(1, 800), 0)
+				recs := logtest.Values(1, 800)
+				recs[0].Key = []byte("k") // compacted logs take keyed records only
+				mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: e.clk.UnixMilli()}, recs...), 0)
 				e.clk.Advance(time.Hour)
 			}
 			// Any number of passes: the first deletes what retention

@@ -27,6 +27,8 @@ type Manager struct {
 		logs   map[TopicPartition]*Log
 		ids    map[TopicPartition][16]byte
 		closed bool
+		// hws is replication-offset-checkpoint as read at open.
+		hws map[TopicPartition]int64
 	}
 }
 
@@ -101,6 +103,16 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 		m.logger.Warn("log start checkpoint unreadable, using segment bases", "err", err)
 		starts = map[TopicPartition]int64{}
 	}
+	m.mu.hws, err = readOffsetCheckpoint(fsys, path.Join(dir, ReplicationOffsetCheckpoint))
+	if err != nil {
+		m.logger.Warn("replication offset checkpoint unreadable, high watermarks start at the log start", "err", err)
+		m.mu.hws = map[TopicPartition]int64{}
+	}
+	cleaned, err := readOffsetCheckpoint(fsys, path.Join(dir, CleanerOffsetCheckpoint))
+	if err != nil {
+		m.logger.Warn("cleaner offset checkpoint unreadable, compacted logs are cleaned again from their start", "err", err)
+		cleaned = map[TopicPartition]int64{}
+	}
 	clean := false
 	if _, err := fsys.Stat(path.Join(dir, CleanShutdownFile)); err == nil {
 		clean = true
@@ -123,6 +135,7 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 		}
 		l, err := Open(fsys, path.Join(dir, n), m.configFor(tp.Topic), Options{
 			Logger: m.logger, Now: m.now, RecoveryPoint: rp, LogStartOffset: starts[tp],
+			CleanerCheckpoint: cleaned[tp],
 		})
 		if err != nil {
 			_ = m.closeLogs()
@@ -234,6 +247,7 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	l := m.mu.logs[tp]
 	delete(m.mu.logs, tp)
 	delete(m.mu.ids, tp)
+	delete(m.mu.hws, tp) // a partition created again starts afresh
 	m.mu.Unlock()
 	if l == nil {
 		return nil
@@ -273,13 +287,41 @@ func (m *Manager) checkpointLocked() error {
 	if err := writeFileAtomic(m.fs, path.Join(m.dir, RecoveryPointCheckpoint), encodeOffsetCheckpoint(rps)); err != nil {
 		return err
 	}
+	if err := m.writeCleanerCheckpointLocked(); err != nil {
+		return err
+	}
 	return writeFileAtomic(m.fs, path.Join(m.dir, LogStartOffsetCheckpoint), encodeOffsetCheckpoint(starts))
 }
 
-// Maintain runs one maintenance pass over every log: segment.ms rolls,
-// flush.ms flushes and retention. Errors are logged (a failed log stays
-// failed and reports itself on its next write). Producer expiry has its own
-// interval: ExpireProducers.
+// CheckpointedHighWatermark is the high watermark of topic/partition in
+// replication-offset-checkpoint as it was when the Manager opened; false
+// when it had none.
+func (m *Manager) CheckpointedHighWatermark(topic string, partition int32) (int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	hw, ok := m.mu.hws[TopicPartition{topic, partition}]
+	return hw, ok
+}
+
+// CheckpointHighWatermarks replaces replication-offset-checkpoint with
+// hws, the high watermark of every partition the broker holds. Kafka's
+// ReplicaManager writes it every replica.high.watermark.checkpoint.interval.ms
+// and at shutdown; a replica that restarts takes its high watermark from
+// it, not from its log end, which may hold records never committed.
+func (m *Manager) CheckpointHighWatermarks(hws map[TopicPartition]int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		return ErrClosed
+	}
+	return writeFileAtomic(m.fs, path.Join(m.dir, ReplicationOffsetCheckpoint), encodeOffsetCheckpoint(hws))
+}
+
+// Maintain runs one maintenance pass over every log: segment.ms rolls and
+// flush.ms flushes, then the checkpoints. Errors are logged (a failed log
+// stays failed and reports itself on its next write). Retention
+// (ApplyRetention) and producer expiry (ExpireProducers) have their own
+// intervals.
 func (m *Manager) Maintain(now time.Time) {
 	for tp, l := range m.Logs() {
 		if err := l.MaybeRoll(now); err != nil && !errors.Is(err, ErrClosed) {
@@ -288,12 +330,25 @@ func (m *Manager) Maintain(now time.Time) {
 		if err := l.maybeFlushOnTime(now); err != nil {
 			m.logger.Warn("flush failed", "partition", tp.Dir(), "err", err)
 		}
+	}
+	m.checkpointLogged()
+}
+
+// ApplyRetention runs Log.ApplyRetention on every log, the pass a node
+// runs every log.retention.check.interval.ms, then the checkpoints (the
+// log start offsets moved). Errors are logged.
+func (m *Manager) ApplyRetention(now time.Time) {
+	for tp, l := range m.Logs() {
 		if n, err := l.ApplyRetention(now); err != nil && !errors.Is(err, ErrClosed) {
 			m.logger.Warn("retention failed", "partition", tp.Dir(), "err", err)
 		} else if n > 0 {
 			m.logger.Info("deleted segments by retention", "partition", tp.Dir(), "segments", n, "log_start_offset", l.StartOffset())
 		}
 	}
+	m.checkpointLogged()
+}
+
+func (m *Manager) checkpointLogged() {
 	if err := m.Checkpoint(); err != nil && !errors.Is(err, ErrClosed) {
 		m.logger.Warn("checkpoint failed", "err", err)
 	}

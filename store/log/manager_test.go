@@ -150,6 +150,10 @@ func TestManagerMaintain(t *testing.T) {
 	}
 	clk.Advance(10 * time.Second)
 	m.Maintain(clk.Now())
+	if n := len(l.Segments()); n != 2 || l.StartOffset() != 0 {
+		t.Fatalf("Maintain applied retention: %d segments, start %d", n, l.StartOffset())
+	}
+	m.ApplyRetention(clk.Now())
 	if n := len(l.Segments()); n != 1 || l.StartOffset() != 1 {
 		t.Fatalf("retention: %d segments, start %d", n, l.StartOffset())
 	}
@@ -170,9 +174,16 @@ func TestCheckpointParsing(t *testing.T) {
 	if err != nil || len(got) != 2 || got[TopicPartition{"b-c", 12}] != 0 || got[TopicPartition{"a", 0}] != 5 {
 		t.Fatalf("round trip %v %v", got, err)
 	}
-	for _, bad := range []string{"", "1\n0\n", "0\n2\na 0 1\n", "0\n1\na x 1\n", "0\n1\na 0 -4\n"} {
+	for _, bad := range []string{"1\n0\n", "1\n", "0\n2\na 0 1\n", "0\n1\na x 1\n", "0\n1\na 0 -4\n"} {
 		if _, err := parseCheckpointOffsets(bad); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	// Kafka's CheckpointFile reads a file that ends before the count as
+	// empty; Kafka creates cleaner-offset-checkpoint with no bytes.
+	for _, empty := range []string{"", "0\n"} {
+		if got, err := parseCheckpointOffsets(empty); err != nil || len(got) != 0 {
+			t.Errorf("%q: %v %v, want no entries", empty, got, err)
 		}
 	}
 	for _, c := range []struct {
@@ -196,4 +207,43 @@ func parseCheckpointOffsets(s string) (map[TopicPartition]int64, error) {
 	_, _ = f.Write([]byte(s))
 	_ = f.Close()
 	return readOffsetCheckpoint(fsys, "/cp")
+}
+
+// TestManagerHighWatermarkCheckpoint: replication-offset-checkpoint is
+// written in Kafka's format (version 0, count, "topic partition offset"
+// lines) and read back at the next open; a deleted partition forgets its
+// entry, so one created again under its name starts afresh.
+func TestManagerHighWatermarkCheckpoint(t *testing.T) {
+	fsys, clk, cfg := vfs.NewMem(), newClock(), DefaultConfig()
+	m := openManager(t, fsys, clk, cfg)
+	if _, ok := m.CheckpointedHighWatermark("orders", 0); ok {
+		t.Fatal("a high watermark before any checkpoint")
+	}
+	hws := map[TopicPartition]int64{{"orders", 0}: 17, {"orders", 1}: 0, {"audit", 2}: 5}
+	if err := m.CheckpointHighWatermarks(hws); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := readFile(fsys, "/data/"+ReplicationOffsetCheckpoint, 1000)
+	if string(b) != "0\n3\naudit 2 5\norders 0 17\norders 1 0\n" {
+		t.Fatalf("replication-offset-checkpoint %q", b)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckpointHighWatermarks(hws); !errors.Is(err, ErrClosed) {
+		t.Fatalf("checkpoint after close: %v", err)
+	}
+	m = openManager(t, fsys, clk, cfg)
+	defer m.Close()
+	for tp, want := range hws {
+		if got, ok := m.CheckpointedHighWatermark(tp.Topic, tp.Partition); !ok || got != want {
+			t.Errorf("%v: high watermark %d %v, want %d", tp, got, ok, want)
+		}
+	}
+	if err := m.Delete("orders", 0); err != nil {
+		t.Fatal(err)
+	}
+	if hw, ok := m.CheckpointedHighWatermark("orders", 0); ok {
+		t.Errorf("deleted partition keeps high watermark %d", hw)
+	}
 }

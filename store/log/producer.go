@@ -366,9 +366,9 @@ func (l *Log) pendingLocked(pid int64) *pendingProducer {
 // append whose first offset will be first, staging the changes in
 // l.mu.pending and l.mu.events. When a batch repeats one of the last
 // batches of its producer it returns that batch's original placement and
-// dup = true; nothing may then be appended. A recorded coordinator epoch
-// above maxCoordinatorEpoch does not fence a marker (AppendCoordinatorMarker).
-func (l *Log) checkProducersLocked(infos []batchInfo, first int64, maxCoordinatorEpoch int32) (res AppendResult, dup bool, err error) {
+// dup = true; nothing may then be appended. Markers are checked per mc
+// (AppendCoordinatorMarker, Marker.TransactionVersion).
+func (l *Log) checkProducersLocked(infos []batchInfo, first int64, mc markerCheck) (res AppendResult, dup bool, err error) {
 	l.mu.pending, l.mu.events = l.mu.pending[:0], l.mu.events[:0]
 	off := first
 	for i := range infos {
@@ -384,7 +384,7 @@ func (l *Log) checkProducersLocked(infos []batchInfo, first int64, maxCoordinato
 			continue
 		}
 		if b.marker >= 0 {
-			if err := l.checkMarkerLocked(&b, maxCoordinatorEpoch); err != nil {
+			if err := l.checkMarkerLocked(&b, mc); err != nil {
 				return AppendResult{}, false, err
 			}
 			continue
@@ -400,6 +400,15 @@ func (l *Log) checkProducersLocked(infos []batchInfo, first int64, maxCoordinato
 					MaxTimestamp: m.timestamp, Duplicate: true,
 				}, true, nil
 			}
+		}
+		if v, ok := l.mu.verifying[b.producerID]; ok && sequenced && b.transactional {
+			// A batch after one that is still being verified (or failed
+			// verification) would leave a gap: refused until the lower
+			// one is appended, as Kafka's ProducerAppendInfo.checkSequence.
+			if b.firstSeq > v.lowestSeq {
+				return AppendResult{}, false, fmt.Errorf("%w: producer %d sequence %d while sequence %d is not appended yet", ErrOutOfOrderSequence, b.producerID, b.firstSeq, v.lowestSeq)
+			}
+			delete(l.mu.verifying, b.producerID)
 		}
 		p := l.pendingLocked(b.producerID)
 		e := &p.entry
@@ -425,13 +434,19 @@ func (l *Log) checkProducersLocked(infos []batchInfo, first int64, maxCoordinato
 	return AppendResult{}, false, nil
 }
 
-func (l *Log) checkMarkerLocked(b *producerBatch, maxCoordinatorEpoch int32) error {
+func (l *Log) checkMarkerLocked(b *producerBatch, mc markerCheck) error {
 	p := l.pendingLocked(b.producerID)
 	e := &p.entry
-	if b.epoch < e.epoch {
+	switch {
+	case mc.txnVersion >= 2 && b.epoch == e.epoch && (e.txnFirstOffset < 0 || b.epoch == math.MaxInt16):
+		// The retry of a marker already written: accepted as Kafka
+		// accepts it (an idempotent marker retry).
+	case mc.txnVersion >= 2 && b.epoch <= e.epoch:
+		return fmt.Errorf("%w: marker for producer %d epoch %d is not above %d (transaction version 2)", ErrInvalidProducerEpoch, b.producerID, b.epoch, e.epoch)
+	case b.epoch < e.epoch:
 		return fmt.Errorf("%w: marker for producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, b.producerID, b.epoch, e.epoch)
 	}
-	if e.coordinatorEpoch > b.coordinatorEpoch && e.coordinatorEpoch <= maxCoordinatorEpoch {
+	if e.coordinatorEpoch > b.coordinatorEpoch && e.coordinatorEpoch <= mc.maxCoordinatorEpoch {
 		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, last seen %d", ErrTransactionCoordinatorFenced, b.producerID, b.coordinatorEpoch, e.coordinatorEpoch)
 	}
 	if first := e.applyMarker(b); first >= 0 {
@@ -528,7 +543,53 @@ func (l *Log) Producers() []ProducerState {
 func (l *Log) ExpireProducers(now time.Time, expiration time.Duration) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for id, v := range l.mu.verifying {
+		if now.UnixMilli()-v.startMs > expiration.Milliseconds() {
+			delete(l.mu.verifying, id)
+		}
+	}
 	return l.mu.producers.expire(now.UnixMilli(), expiration.Milliseconds())
+}
+
+// verification is a producer's transactional batches under verification.
+type verification struct {
+	lowestSeq int32
+	epoch     int16
+	startMs   int64
+}
+
+// maxVerifying bounds the producers under verification one log tracks; a
+// new one past it is not tracked (its batches are checked as before).
+const maxVerifying = 1 << 16
+
+// StartVerification records that the leader is about to verify a
+// transactional batch of producerID at epoch, starting at sequence seq,
+// with the transaction coordinator (KIP-890). Until a transactional batch
+// of the producer is appended, one that starts past the lowest sequence
+// recorded is refused ErrOutOfOrderSequence: when the first batch of a
+// transaction fails verification and is retried, a later batch already in
+// flight must not be appended ahead of it (Kafka's
+// ProducerStateManager.maybeCreateVerificationStateEntry). A higher epoch
+// starts over; entries expire with producer.id.expiration.ms.
+func (l *Log) StartVerification(producerID int64, epoch int16, seq int32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.mu.verifying[producerID]
+	switch {
+	case !ok:
+		if l.mu.verifying == nil {
+			l.mu.verifying = make(map[int64]verification)
+		}
+		if len(l.mu.verifying) >= maxVerifying {
+			return
+		}
+		v = verification{lowestSeq: seq, epoch: epoch, startMs: l.now().UnixMilli()}
+	case epoch > v.epoch:
+		v = verification{lowestSeq: seq, epoch: epoch, startMs: l.now().UnixMilli()}
+	case epoch == v.epoch:
+		v.lowestSeq = min(v.lowestSeq, seq)
+	}
+	l.mu.verifying[producerID] = v
 }
 
 // ExpireProducers runs Log.ExpireProducers over every log, each with its

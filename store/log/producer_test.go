@@ -108,12 +108,53 @@ func TestMarkerAndTxnIndexLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []byte{0, 0}
-	for _, v := range []int64{0, 0, 3, 4} {
-		want = binary.BigEndian.AppendUint64(want, uint64(v))
-	}
-	if !bytes.Equal(b, want) {
+	if want := txnIndexBytes([4]int64{0, 0, 3, 4}); !bytes.Equal(b, want) {
 		t.Fatalf(".txnindex\n got %x\nwant %x", b, want)
+	}
+}
+
+// txnIndexBytes is a .txnindex of version-0 entries (producer id, first
+// offset, last offset, last stable offset).
+func txnIndexBytes(entries ...[4]int64) []byte {
+	var b []byte
+	for _, e := range entries {
+		b = append(b, 0, 0)
+		for _, v := range e {
+			b = binary.BigEndian.AppendUint64(b, uint64(v))
+		}
+	}
+	return b
+}
+
+// An abort marker's .txnindex entry is in the file as soon as the marker
+// is appended, before any flush, as Kafka writes it: a process killed
+// then (SIGKILL keeps what was written) leaves a .txnindex that
+// DumpLogSegments and Kafka's recovery agree with.
+func TestAbortWritesTxnIndexBeforeFlush(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 0, 2, 0, 3, true), 5)
+	if _, err := l.AppendMarker(Marker{ProducerID: 0, ProducerEpoch: 2, CoordinatorEpoch: 6}, 5); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1, 0, 0, 2, true), 5)
+	if _, err := l.AppendMarker(Marker{ProducerID: 1}, 5); err != nil {
+		t.Fatal(err)
+	}
+	b, err := readFile(e.fs, path.Join("/data/t-0", segmentName(0, ".txnindex")), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := txnIndexBytes([4]int64{0, 0, 3, 4}, [4]int64{1, 4, 6, 7})
+	if !bytes.Equal(b, want) {
+		t.Fatalf(".txnindex before any flush\n got %x\nwant %x", b, want)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b2, err := readFile(e.fs, path.Join("/data/t-0", segmentName(0, ".txnindex")), 1<<20); err != nil || !bytes.Equal(b2, want) {
+		t.Fatalf(".txnindex after the flush: %x, %v; want it unchanged", b2, err)
 	}
 }
 
@@ -399,4 +440,38 @@ func TestUnsequencedBatchesHaveNoLastSequence(t *testing.T) {
 	if r.Duplicate || r.FirstOffset != 4 {
 		t.Fatalf("sequenced batch after the unsequenced one: %+v", r)
 	}
+}
+
+// A transactional batch that starts past a lower one still being verified
+// with the transaction coordinator is refused: the lower one, refused and
+// retried, must not find a later one appended ahead of it (KIP-890's
+// verification state, Kafka's ProducerAppendInfo.checkSequence).
+func TestVerificationKeepsSequencesInOrder(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	ts := e.clk.UnixMilli()
+	// Sequence 0 is being verified (and will be retried); 3 overtakes it.
+	l.StartVerification(7, 0, 0)
+	l.StartVerification(7, 0, 3)
+	if _, err := l.Append(logtest.ProducerBatch(ts, 7, 0, 3, 2, true), 0); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("a batch past the one under verification: %v, want ErrOutOfOrderSequence", err)
+	}
+	if l.EndOffset() != 0 {
+		t.Fatalf("end %d after the refusal", l.EndOffset())
+	}
+	mustAppend(t, l, logtest.ProducerBatch(ts, 7, 0, 0, 3, true), 0)
+	mustAppend(t, l, logtest.ProducerBatch(ts, 7, 0, 3, 2, true), 3)
+	// A higher epoch starts over, at its own lowest sequence.
+	l.StartVerification(7, 1, 5)
+	l.StartVerification(7, 1, 0)
+	if _, err := l.Append(logtest.ProducerBatch(ts, 7, 1, 5, 1, true), 0); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("epoch 1 past its lowest sequence: %v, want ErrOutOfOrderSequence", err)
+	}
+	// Entries expire with producer.id.expiration.ms: an unknown producer
+	// may then start at any sequence again.
+	l.StartVerification(9, 0, 0)
+	e.clk.Advance(2 * time.Second)
+	l.ExpireProducers(e.clk.Now(), time.Second)
+	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 9, 0, 2, 1, true), 5)
 }

@@ -16,6 +16,10 @@ import (
 
 // load reads the directory, recovers segments and the epoch cache.
 func (l *Log) load(opts Options) error {
+	rescan, err := l.completeSwaps()
+	if err != nil {
+		return err
+	}
 	names, err := l.fs.List(l.dir)
 	if err != nil {
 		return err
@@ -80,7 +84,7 @@ func (l *Log) load(opts Options) error {
 		segs = append(segs, s)
 		// A segment may hold offsets >= the recovery point unless the next
 		// segment starts at or below it.
-		needsScan := i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint
+		needsScan := i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint || rescan[base]
 		truncated, err := l.recoverSegment(s, needsScan, cfg)
 		if err != nil {
 			for _, o := range segs {
@@ -136,6 +140,92 @@ func (l *Log) load(opts Options) error {
 		return err
 	}
 	return l.loadProducerStateLocked(now, true)
+}
+
+// completeSwaps finishes the cleaner's swaps a crash interrupted (see
+// Log.swapIn): for every "<base>.log.swap" the segments it replaces (those
+// based in [base, its next offset)) are deleted and its files renamed to
+// their final names. Files of a swap without its .log.swap (it was not
+// complete) and every ".cleaned" and ".deleted" file are removed later by
+// load. It returns the bases of the segments swapped in, which recovery
+// re-scans.
+func (l *Log) completeSwaps() (map[int64]bool, error) {
+	names, err := l.fs.List(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	var swaps, bases []int64
+	for _, n := range names {
+		if stem, ok := strings.CutSuffix(n, ".log"+swapSuffix); ok {
+			if b, ok := parseSegmentName(stem); ok {
+				swaps = append(swaps, b)
+			}
+		} else if stem, ok := strings.CutSuffix(n, ".log"); ok {
+			if b, ok := parseSegmentName(stem); ok {
+				bases = append(bases, b)
+			}
+		}
+	}
+	if len(swaps) == 0 {
+		return nil, nil
+	}
+	done := map[int64]bool{}
+	for _, sb := range swaps {
+		next, err := l.swapNextOffset(sb)
+		if err != nil {
+			return nil, err
+		}
+		var replaced []int64
+		for _, b := range bases {
+			if b >= sb && b < max(next, sb+1) {
+				replaced = append(replaced, b)
+			}
+		}
+		l.logger.Warn("completing an interrupted cleaner swap", "segment", sb, "replaces", replaced)
+		if err := l.removeSegmentFiles(replaced); err != nil {
+			return nil, err
+		}
+		for _, ext := range []string{".index", ".timeindex", ".txnindex", ".log"} {
+			from := path.Join(l.dir, segmentName(sb, ext+swapSuffix))
+			if err := l.fs.Rename(from, path.Join(l.dir, segmentName(sb, ext))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("complete swap of segment %d: %w", sb, err)
+			}
+		}
+		done[sb] = true
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return nil, fmt.Errorf("sync dir: %w", err)
+	}
+	return done, nil
+}
+
+// swapNextOffset walks the batch headers of "<base>.log.swap" and returns
+// the offset after its last whole batch (base when it has none).
+func (l *Log) swapNextOffset(base int64) (int64, error) {
+	name := path.Join(l.dir, segmentName(base, ".log"+swapSuffix))
+	f, err := l.fs.Open(name)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", name, err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return 0, fmt.Errorf("size of %s: %w", name, err)
+	}
+	next := base
+	var hdr [record.ScanHeaderSize]byte
+	for pos := int64(0); pos+record.HeaderSize <= size; {
+		if err := readFull(f, hdr[:], pos); err != nil {
+			return 0, fmt.Errorf("read %s at %d: %w", name, pos, err)
+		}
+		h, err := record.ParseHeader(hdr[:])
+		if err != nil || int64(h.Size()) > size-pos {
+			break
+		}
+		next = h.LastOffset() + 1
+		pos += int64(h.Size())
+	}
+	return next, nil
 }
 
 // removeSegmentFiles deletes the files of segments that are not open.
@@ -300,7 +390,7 @@ func (l *Log) loadIndexes(s *segment, size int64, cfg Config) (bool, error) {
 		}
 		first = false
 		if h.MaxTimestamp() > s.maxTs {
-			s.maxTs, s.maxTsOffset = h.MaxTimestamp(), h.LastOffset()
+			s.maxTs, s.maxTsOffset, s.maxTsLast = h.MaxTimestamp(), h.LastOffset(), h.LastOffset()
 		}
 		s.next = h.LastOffset() + 1
 		s.bytesSinceIndex += int64(h.Size())
@@ -315,6 +405,7 @@ func (l *Log) loadIndexes(s *segment, size int64, cfg Config) (bool, error) {
 	}
 	if n := len(times); n > 0 && times[n-1].ts >= s.maxTs {
 		s.maxTs, s.maxTsOffset = times[n-1].ts, s.base+int64(times[n-1].rel)
+		s.maxTsLast = s.maxTsOffset
 	}
 	if n := len(times); n > 0 && s.base+int64(times[n-1].rel) >= s.next {
 		return false, nil

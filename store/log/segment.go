@@ -40,6 +40,7 @@ type segment struct {
 	next            int64 // offset after the last batch; base when empty
 	maxTs           int64 // largest batch max timestamp, -1 when none
 	maxTsOffset     int64 // offset of the record holding maxTs
+	maxTsLast       int64 // last offset of its batch: what time index entries record
 	rollBaseTs      int64 // max timestamp of the first batch, -1 when none
 	created         time.Time
 	bytesSinceIndex int64
@@ -56,27 +57,33 @@ func segmentName(base int64, ext string) string { return fmt.Sprintf("%020d%s", 
 func (s *segment) path(ext string) string { return path.Join(s.dir, segmentName(s.base, ext)) }
 
 func newSegment(base int64, dir string, created time.Time) *segment {
-	s := &segment{base: base, dir: dir, next: base, maxTs: -1, maxTsOffset: -1, rollBaseTs: -1, created: created}
+	s := &segment{base: base, dir: dir, next: base, maxTs: -1, maxTsOffset: -1, maxTsLast: -1, rollBaseTs: -1, created: created}
 	s.refs.Store(1)
 	return s
 }
 
 // createSegment creates empty files for a new segment.
 func createSegment(fs vfs.FS, dir string, base int64, now time.Time) (*segment, error) {
+	return createSegmentFiles(fs, dir, base, now, "")
+}
+
+// createSegmentFiles creates empty files for a new segment, each name
+// ending in suffix (the cleaner writes "<base>.log.cleaned" and so on).
+func createSegmentFiles(fs vfs.FS, dir string, base int64, now time.Time, suffix string) (*segment, error) {
 	s := newSegment(base, dir, now)
 	var err error
-	if s.log, err = fs.Create(s.path(".log")); err != nil {
+	if s.log, err = fs.Create(s.path(".log" + suffix)); err != nil {
 		return nil, fmt.Errorf("create segment %d: %w", base, err)
 	}
-	if s.idx, err = fs.Create(s.path(".index")); err != nil {
+	if s.idx, err = fs.Create(s.path(".index" + suffix)); err != nil {
 		s.closeFiles()
 		return nil, fmt.Errorf("create segment %d index: %w", base, err)
 	}
-	if s.tidx, err = fs.Create(s.path(".timeindex")); err != nil {
+	if s.tidx, err = fs.Create(s.path(".timeindex" + suffix)); err != nil {
 		s.closeFiles()
 		return nil, fmt.Errorf("create segment %d time index: %w", base, err)
 	}
-	if s.txn, err = fs.Create(s.path(".txnindex")); err != nil {
+	if s.txn, err = fs.Create(s.path(".txnindex" + suffix)); err != nil {
 		s.closeFiles()
 		return nil, fmt.Errorf("create segment %d transaction index: %w", base, err)
 	}
@@ -119,7 +126,7 @@ func (s *segment) empty() bool { return s.next == s.base }
 func (s *segment) appendIndexesLocked(pos int64, b *batchInfo, baseOffset int64, intervalBytes int64) {
 	last := baseOffset + int64(b.records) - 1
 	if b.maxTimestamp > s.maxTs {
-		s.maxTs, s.maxTsOffset = b.maxTimestamp, baseOffset+int64(b.maxTsDelta)
+		s.maxTs, s.maxTsOffset, s.maxTsLast = b.maxTimestamp, baseOffset+int64(b.maxTsDelta), last
 	}
 	if s.rollBaseTs < 0 {
 		s.rollBaseTs = b.maxTimestamp
@@ -144,7 +151,7 @@ func (s *segment) maybeAppendTimeLocked() {
 	if n := len(s.imu.times); n > 0 && s.imu.times[n-1].ts >= s.maxTs {
 		return
 	}
-	s.imu.times = append(s.imu.times, timeEntry{ts: s.maxTs, rel: uint32(s.maxTsOffset - s.base)})
+	s.imu.times = append(s.imu.times, timeEntry{ts: s.maxTs, rel: uint32(s.maxTsLast - s.base)})
 }
 
 // writeIndexesLocked appends index entries not yet on disk.
@@ -184,12 +191,29 @@ func (s *segment) writeIndexesLocked(buf []byte) ([]byte, error) {
 }
 
 // addAbortedLocked records an aborted transaction whose marker lies in the
-// segment; it reaches the .txnindex with the next flush.
+// segment and writes it to the .txnindex at once, as Kafka's
+// TransactionIndex does as it appends the abort marker: a process killed
+// before the next flush leaves the entry with the marker (in the page
+// cache). Aborts are rare, so the write costs nothing measurable; the
+// flush makes it durable. A failed write is left to the flush, which
+// writes what is not on disk and reports the error.
 func (s *segment) addAbortedLocked(a AbortedTxn) {
 	s.imu.Lock()
 	s.imu.aborted = append(s.imu.aborted, a)
+	n := len(s.imu.aborted)
 	s.imu.Unlock()
 	s.dirty = true
+	if s.abortedOnDisk != n-1 {
+		return // earlier entries are still to be written: the flush keeps their order
+	}
+	var b [txnEntrySize]byte
+	if _, err := s.txn.Write(appendAbortedTxns(b[:0], []AbortedTxn{a})); err != nil {
+		// Cut a partial entry off, so the flush's write lands where it
+		// belongs; if even that fails, the flush fails with it.
+		_ = s.txn.Truncate(int64(s.abortedOnDisk) * txnEntrySize)
+		return
+	}
+	s.abortedOnDisk, s.txnUnsynced = n, true
 }
 
 // flushLocked writes pending index entries and fsyncs all three files.
@@ -244,7 +268,7 @@ func (s *segment) scan(fileSize int64, verify bool, intervalBytes int64, buf []b
 	s.imu.Lock()
 	s.imu.offsets, s.imu.times = s.imu.offsets[:0], s.imu.times[:0]
 	s.imu.Unlock()
-	s.next, s.maxTs, s.maxTsOffset, s.rollBaseTs, s.bytesSinceIndex = s.base, -1, -1, -1, 0
+	s.next, s.maxTs, s.maxTsOffset, s.maxTsLast, s.rollBaseTs, s.bytesSinceIndex = s.base, -1, -1, -1, -1, 0
 	var hdr [record.ScanHeaderSize]byte
 	pos := int64(0)
 	for pos < fileSize {

@@ -62,18 +62,8 @@ func encodeSnapshot(ps *producerState) []byte {
 // (producer.id.expiration.ms is expirationMs). The file is checked whole
 // before anything is kept, and the map is made to the size it ends with.
 func decodeSnapshot(b []byte, nowMs, expirationMs int64) (producerState, error) {
-	if len(b) < snapshotHeaderSize {
-		return producerState{}, fmt.Errorf("%w: snapshot of %d bytes", ErrCorrupt, len(b))
-	}
-	if v := int16(binary.BigEndian.Uint16(b)); v != snapshotVersion {
-		return producerState{}, fmt.Errorf("%w: snapshot version %d", ErrCorrupt, v)
-	}
-	if want, got := binary.BigEndian.Uint32(b[2:]), crc32.Checksum(b[6:], castagnoli); want != got {
-		return producerState{}, fmt.Errorf("%w: snapshot crc %08x, computed %08x", ErrCorrupt, want, got)
-	}
-	n := int32(binary.BigEndian.Uint32(b[6:]))
-	if n < 0 || int64(n)*snapshotEntrySize != int64(len(b)-snapshotHeaderSize) {
-		return producerState{}, fmt.Errorf("%w: snapshot claims %d entries in %d bytes", ErrCorrupt, n, len(b))
+	if err := checkSnapshot(b); err != nil {
+		return producerState{}, err
 	}
 	kept := 0
 	for p := snapshotHeaderSize; p < len(b); p += snapshotEntrySize {
@@ -100,19 +90,54 @@ func decodeSnapshot(b []byte, nowMs, expirationMs int64) (producerState, error) 
 	return ps, nil
 }
 
+// checkSnapshot checks a snapshot file's header: its size, version, CRC
+// and entry count.
+func checkSnapshot(b []byte) error {
+	if len(b) < snapshotHeaderSize {
+		return fmt.Errorf("%w: snapshot of %d bytes", ErrCorrupt, len(b))
+	}
+	if v := int16(binary.BigEndian.Uint16(b)); v != snapshotVersion {
+		return fmt.Errorf("%w: snapshot version %d", ErrCorrupt, v)
+	}
+	if want, got := binary.BigEndian.Uint32(b[2:]), crc32.Checksum(b[6:], castagnoli); want != got {
+		return fmt.Errorf("%w: snapshot crc %08x, computed %08x", ErrCorrupt, want, got)
+	}
+	n := int32(binary.BigEndian.Uint32(b[6:]))
+	if n < 0 || int64(n)*snapshotEntrySize != int64(len(b)-snapshotHeaderSize) {
+		return fmt.Errorf("%w: snapshot claims %d entries in %d bytes", ErrCorrupt, n, len(b))
+	}
+	return nil
+}
+
+// snapshotEntryAt reads the fields of one snapshotEntrySize entry as they
+// are stored.
+func snapshotEntryAt(b []byte) SnapshotEntry {
+	return SnapshotEntry{
+		ProducerID:            int64(binary.BigEndian.Uint64(b)),
+		ProducerEpoch:         int16(binary.BigEndian.Uint16(b[8:])),
+		LastSequence:          int32(binary.BigEndian.Uint32(b[10:])),
+		LastOffset:            int64(binary.BigEndian.Uint64(b[14:])),
+		OffsetDelta:           int32(binary.BigEndian.Uint32(b[22:])),
+		Timestamp:             int64(binary.BigEndian.Uint64(b[26:])),
+		CoordinatorEpoch:      int32(binary.BigEndian.Uint32(b[34:])),
+		CurrentTxnFirstOffset: int64(binary.BigEndian.Uint64(b[38:])),
+	}
+}
+
 // decodeSnapshotEntry parses one snapshotEntrySize entry.
 func decodeSnapshotEntry(b []byte) (producerEntry, error) {
+	r := snapshotEntryAt(b)
 	e := producerEntry{producerInfo: producerInfo{
-		id:               int64(binary.BigEndian.Uint64(b)),
-		epoch:            int16(binary.BigEndian.Uint16(b[8:])),
-		lastTimestamp:    int64(binary.BigEndian.Uint64(b[26:])),
-		coordinatorEpoch: int32(binary.BigEndian.Uint32(b[34:])),
-		txnFirstOffset:   int64(binary.BigEndian.Uint64(b[38:])),
+		id:               r.ProducerID,
+		epoch:            r.ProducerEpoch,
+		lastTimestamp:    r.Timestamp,
+		coordinatorEpoch: r.CoordinatorEpoch,
+		txnFirstOffset:   r.CurrentTxnFirstOffset,
 	}}
 	m := batchMetadata{
-		lastSeq:     int32(binary.BigEndian.Uint32(b[10:])),
-		lastOffset:  int64(binary.BigEndian.Uint64(b[14:])),
-		offsetDelta: int32(binary.BigEndian.Uint32(b[22:])),
+		lastSeq:     r.LastSequence,
+		lastOffset:  r.LastOffset,
+		offsetDelta: r.OffsetDelta,
 		timestamp:   e.lastTimestamp,
 	}
 	if e.id < 0 || m.offsetDelta < 0 || e.txnFirstOffset < -1 {

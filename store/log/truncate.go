@@ -18,6 +18,7 @@ func (l *Log) Truncate(offset int64) error {
 	if offset >= l.end.Load() {
 		return nil
 	}
+	l.truncatedLocked(offset)
 	segs := l.segments()
 	if offset < l.start.Load() || offset <= segs[0].base {
 		return l.resetLocked(offset)
@@ -31,6 +32,21 @@ func (l *Log) Truncate(offset int64) error {
 	}
 	if !ok {
 		pos = s.size.Load()
+	}
+	// The later segments go first, newest first, and only then is s cut:
+	// a crash part-way must leave a prefix of the log, never data past
+	// offset behind a gap, which recovery would take back (gaps are legal
+	// in a compacted log).
+	if len(drop) > 0 {
+		l.publish(append([]*segment(nil), keep...))
+		l.end.Store(s.next)
+		newestFirst := make([]*segment, len(drop))
+		for j, d := range drop {
+			newestFirst[len(drop)-1-j] = d
+		}
+		if err := l.dropSegmentsLocked(newestFirst); err != nil {
+			return err
+		}
 	}
 	if err := s.log.Truncate(pos); err != nil {
 		return l.failLocked("truncate", fmt.Errorf("truncate segment %d: %w", s.base, err))
@@ -60,11 +76,7 @@ func (l *Log) Truncate(offset int64) error {
 	if err := l.flushSegmentLocked(s); err != nil {
 		return err
 	}
-	l.publish(append([]*segment(nil), keep...))
 	l.end.Store(s.next)
-	if err := l.dropSegmentsLocked(drop); err != nil {
-		return err
-	}
 	l.mu.recoveryPoint = min(l.mu.recoveryPoint, s.next)
 	if l.truncateEpochsFromEndLocked(s.next) {
 		if err := l.writeEpochsLocked(); err != nil {
@@ -79,8 +91,24 @@ func (l *Log) Truncate(offset int64) error {
 	return nil
 }
 
+// Reset deletes every batch and restarts the log empty at offset, which
+// may lie past its end: what a follower does when its log end is below
+// its leader's log start (Kafka's truncateFullyAndStartAt).
+func (l *Log) Reset(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if offset < 0 {
+		return fmt.Errorf("%w: reset to %d", ErrOffsetOutOfRange, offset)
+	}
+	return l.resetLocked(offset)
+}
+
 // resetLocked deletes all segments and restarts the log empty at offset.
 func (l *Log) resetLocked(offset int64) error {
+	l.truncatedLocked(0)
 	if err := l.dropSegmentsLocked(l.segments()); err != nil {
 		return err
 	}

@@ -94,6 +94,14 @@ type Marker struct {
 	Commit           bool
 	CoordinatorEpoch int32
 	Timestamp        int64 // ms; 0 means now
+	// TransactionVersion is the transaction version of the transaction
+	// the marker ends (WriteTxnMarkers v2, KIP-1228). From 2 (KIP-890
+	// part 2, where the coordinator bumps the epoch to end a
+	// transaction) the marker's epoch must be above the producer's, as
+	// Kafka's ProducerAppendInfo.checkProducerEpoch requires; equal is
+	// accepted only as a retry of a marker already written (no
+	// transaction open). Below 2 it must not be below it.
+	TransactionVersion int8
 }
 
 // AppendMarker writes a transaction marker for one producer: a control
@@ -129,7 +137,7 @@ func (l *Log) appendMarker(m Marker, leaderEpoch, maxCoordinatorEpoch int32) (in
 	}
 	tm := record.TxnMarker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Commit, CoordinatorEpoch: m.CoordinatorEpoch}
 	l.mu.Lock()
-	res, err := l.appendLocked(tm.AppendBatch(nil, ts), leaderEpoch, maxCoordinatorEpoch)
+	res, err := l.appendLocked(tm.AppendBatch(nil, ts), leaderEpoch, markerCheck{maxCoordinatorEpoch, m.TransactionVersion})
 	l.mu.Unlock()
 	if err != nil {
 		return 0, fmt.Errorf("append marker for producer %d: %w", m.ProducerID, err)

@@ -3,6 +3,7 @@ package vfs
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"sync"
 )
 
@@ -18,11 +19,13 @@ import (
 // holds its file open only while it runs, so an operation waits for a slot
 // at most as long as one operation on another file takes.
 //
-// A handle reopens its file by name, with Open: a file must not be renamed
-// while a handle on it is open, and a removed file cannot be reopened (the
+// A handle reopens its file by name, with Open. Rename through the LimitFS
+// carries the open handles of the old name over to the new one (log
+// compaction renames the files of segments readers may still hold), so a
+// handle follows its file; a removed file cannot be reopened (the
 // handle's operations then fail with an error wrapping fs.ErrNotExist, as
-// Open would). Everything but Create and Open goes straight to the FS
-// under it.
+// Open would). Everything but Create, Open and Rename goes straight to the
+// FS under it.
 //
 // Lock order: LimitFS.mu, then nothing: no file operation runs under it.
 type LimitFS struct {
@@ -35,6 +38,9 @@ type LimitFS struct {
 		// idle handles whose file is open and not in use, most recently
 		// used first; clean ones are closed before dirty ones.
 		clean, dirty idleList
+		// byName holds the handles not yet closed, by cleaned name, for
+		// Rename.
+		byName map[string][]*limitFile
 	}
 	freed sync.Cond // a slot or a handle became available; L is &mu
 }
@@ -45,6 +51,7 @@ var _ FS = (*LimitFS)(nil)
 // fsys open at once; maxOpen below 1 counts as 1.
 func LimitOpen(fsys FS, maxOpen int) *LimitFS {
 	l := &LimitFS{fs: fsys, max: max(maxOpen, 1)}
+	l.mu.byName = map[string][]*limitFile{}
 	l.freed.L = &l.mu
 	return l
 }
@@ -73,12 +80,33 @@ func (l *LimitFS) OpenFiles() int {
 }
 
 func (l *LimitFS) handle(name string, open func(string) (File, error)) (File, error) {
-	h := &limitFile{fs: l, name: name}
+	h := &limitFile{fs: l, name: path.Clean(name)}
 	if _, err := h.acquire(open, false); err != nil {
 		return nil, err
 	}
 	h.release(false, false)
+	l.mu.Lock()
+	if !h.closed {
+		l.mu.byName[h.name] = append(l.mu.byName[h.name], h)
+	}
+	l.mu.Unlock()
 	return h, nil
+}
+
+// forgetLocked drops h from byName.
+func (l *LimitFS) forgetLocked(h *limitFile) {
+	hs := l.mu.byName[h.name]
+	for i, o := range hs {
+		if o == h {
+			hs = append(hs[:i], hs[i+1:]...)
+			break
+		}
+	}
+	if len(hs) == 0 {
+		delete(l.mu.byName, h.name)
+	} else {
+		l.mu.byName[h.name] = hs
+	}
 }
 
 // Remove implements FS.
@@ -87,8 +115,42 @@ func (l *LimitFS) Remove(name string) error { return l.fs.Remove(name) }
 // RemoveAll implements FS.
 func (l *LimitFS) RemoveAll(dir string) error { return l.fs.RemoveAll(dir) }
 
-// Rename implements FS.
-func (l *LimitFS) Rename(oldname, newname string) error { return l.fs.Rename(oldname, newname) }
+// Rename implements FS. Handles open on oldname reopen newname from then
+// on. Handles open on newname, when the rename replaces a file, would
+// reopen the new file: rename such a file away first (the cleaner's swap
+// does).
+func (l *LimitFS) Rename(oldname, newname string) error {
+	// l.mu is held across the rename so that no handle reopens by the old
+	// name in between; the FS under it takes no lock of ours.
+	oldname, newname = path.Clean(oldname), path.Clean(newname)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// A handle being opened or closed has read its name already: wait.
+	for busy := true; busy; {
+		busy = false
+		for _, h := range l.mu.byName[oldname] {
+			busy = busy || h.busy
+		}
+		if busy {
+			l.freed.Wait()
+		}
+	}
+	if err := l.fs.Rename(oldname, newname); err != nil {
+		return err
+	}
+	if oldname == newname {
+		return nil
+	}
+	moved := l.mu.byName[oldname]
+	delete(l.mu.byName, oldname)
+	for _, h := range moved {
+		h.name = newname
+	}
+	if len(moved) > 0 {
+		l.mu.byName[newname] = append(l.mu.byName[newname], moved...)
+	}
+	return nil
+}
 
 // MkdirAll implements FS.
 func (l *LimitFS) MkdirAll(dir string) error { return l.fs.MkdirAll(dir) }
@@ -115,16 +177,16 @@ func (l *LimitFS) closeIdleLocked() bool {
 	}
 	h.leaveIdleLocked()
 	h.busy = true
-	f, dirty := h.f, h.dirty
+	f, dirty, name := h.f, h.dirty, h.name
 	l.mu.Unlock()
 	var err error
 	if dirty {
 		if err = f.Sync(); err != nil {
-			err = fmt.Errorf("sync %s before closing it: %w", h.name, err)
+			err = fmt.Errorf("sync %s before closing it: %w", name, err)
 		}
 	}
 	if cerr := f.Close(); cerr != nil && dirty && err == nil {
-		err = fmt.Errorf("close %s: %w", h.name, cerr)
+		err = fmt.Errorf("close %s: %w", name, cerr)
 	}
 	l.mu.Lock()
 	h.f, h.busy = nil, false
@@ -181,8 +243,9 @@ func (h *limitFile) acquire(open func(string) (File, error), write bool) (File, 
 			if open == nil {
 				open = l.fs.Open
 			}
+			name := h.name
 			l.mu.Unlock()
-			f, err := open(h.name)
+			f, err := open(name)
 			l.mu.Lock()
 			h.busy = false
 			l.freed.Broadcast()
@@ -298,6 +361,7 @@ func (h *limitFile) Close() error {
 		return ErrClosed
 	}
 	h.closed = true
+	l.forgetLocked(h)
 	for h.busy || h.pins > 0 {
 		l.freed.Wait()
 	}

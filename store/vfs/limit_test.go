@@ -212,3 +212,47 @@ func TestLimitFSRemovedFile(t *testing.T) {
 		t.Fatalf("%d files open (LimitFS counts %d), want 0", open, lfs.OpenFiles())
 	}
 }
+
+// TestLimitFSHandleFollowsRename: a handle whose file was closed
+// underneath reopens it by its new name after a Rename through the
+// LimitFS, and a file renamed over an open handle's name is not what that
+// handle reads.
+func TestLimitFSHandleFollowsRename(t *testing.T) {
+	mem := NewMem()
+	lfs := LimitOpen(mem, 1)
+	a, err := lfs.Create("/seg.log.cleaned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Write([]byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	old, err := lfs.Create("/seg.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Write([]byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	// The cleaner's swap: old aside, new in its place.
+	if err := lfs.Rename("/seg.log", "/seg.log.deleted"); err != nil {
+		t.Fatal(err)
+	}
+	if err := lfs.Rename("/seg.log.cleaned", "/seg.log"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // each read closes the other file, so both reopen
+		for _, c := range []struct {
+			f    File
+			want string
+		}{{a, "new"}, {old, "old"}} {
+			b := make([]byte, 3)
+			if _, err := c.f.ReadAt(b, 0); err != nil || string(b) != c.want {
+				t.Fatalf("read %q, %v; want %q", b, err, c.want)
+			}
+		}
+	}
+	if lfs.OpenFiles() != 1 {
+		t.Fatalf("%d open", lfs.OpenFiles())
+	}
+}

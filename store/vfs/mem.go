@@ -142,6 +142,38 @@ func (m *MemFS) CrashClone() *MemFS {
 	return c
 }
 
+// Clone returns a new MemFS holding all of m as it is now: every name and
+// every byte written, synced or not, with what is durable kept apart as in
+// m. It is what a process killed at this instant leaves (the operating
+// system still holds its writes); CrashClone is what a power loss leaves.
+// The clone has no injection hook. Files open on m are unaffected.
+func (m *MemFS) Clone() *MemFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := NewMem()
+	for d := range m.mu.dirs {
+		c.mu.dirs[d] = true
+	}
+	copies := make(map[*memNode]*memNode, len(m.mu.files))
+	copyOf := func(n *memNode) *memNode {
+		if cn, ok := copies[n]; ok {
+			return cn
+		}
+		n.mu.RLock()
+		cn := &memNode{data: append([]byte(nil), n.data...), synced: append([]byte(nil), n.synced...), mtime: n.mtime}
+		n.mu.RUnlock()
+		copies[n] = cn
+		return cn
+	}
+	for name, n := range m.mu.files {
+		c.mu.files[name] = copyOf(n)
+	}
+	for name, n := range m.mu.durable {
+		c.mu.durable[name] = copyOf(n)
+	}
+	return c
+}
+
 func clean(name string) string { return path.Clean(name) }
 
 func (m *MemFS) parentExistsLocked(name string) error {

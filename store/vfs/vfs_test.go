@@ -155,6 +155,52 @@ func TestCrashClone(t *testing.T) {
 	}
 }
 
+func TestClone(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Create("/d/f")
+	_, _ = f.Write([]byte("abc"))
+	_ = f.Sync()
+	_ = m.SyncDir("/d")
+	_, _ = f.Write([]byte("def")) // unsynced: a killed process keeps it
+	g, _ := m.Create("/d/g")      // name not durable: kept too
+	_, _ = g.Write([]byte("x"))
+	c := m.Clone()
+	read := func(fsys *MemFS, name string) string {
+		t.Helper()
+		h, err := fsys.Open(name)
+		if err != nil {
+			t.Fatalf("open %s: %v", name, err)
+		}
+		sz, _ := h.Size()
+		buf := make([]byte, sz)
+		_, _ = h.ReadAt(buf, 0)
+		return string(buf)
+	}
+	if got := read(c, "/d/f"); got != "abcdef" {
+		t.Fatalf("clone /d/f = %q, want every byte written", got)
+	}
+	if got := read(c, "/d/g"); got != "x" {
+		t.Fatalf("clone /d/g = %q", got)
+	}
+	// What was durable stays apart: the clone crashes as m would.
+	cc := c.CrashClone()
+	if got := read(cc, "/d/f"); got != "abc" {
+		t.Fatalf("crash of clone /d/f = %q, want the synced bytes", got)
+	}
+	if _, err := cc.Open("/d/g"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("crash of clone kept an undurable name: %v", err)
+	}
+	// The clone is independent.
+	h, _ := c.Open("/d/f")
+	_, _ = h.WriteAt([]byte("zzz"), 0)
+	if got := read(m, "/d/f"); got != "abcdef" {
+		t.Fatalf("original changed: %q", got)
+	}
+}
+
 func TestInjectError(t *testing.T) {
 	m := NewMem()
 	_ = m.MkdirAll("/d")

@@ -40,9 +40,9 @@ func runE2E(ctx context.Context, c config, m map[string]any, log *slog.Logger) e
 		return fmt.Errorf("producer: %w", err)
 	}
 	defer prod.Close()
-	warm, err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).First()
+	warm, err := warmUp(ctx, prod, c.createWait)
 	if err != nil {
-		return fmt.Errorf("warm-up produce: %w", err)
+		return err
 	}
 
 	cons, err := kgo.NewClient(

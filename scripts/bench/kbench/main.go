@@ -19,7 +19,8 @@
 //	         accept, the first acknowledged acks=all produce (including topic
 //	         auto-creation), idle RSS after -idle, and SIGTERM to exit.
 //	report   read JSON lines (files given after the flags) and print a table
-//	         of min/median/max per broker and the median paired ratio.
+//	         of min/median/max per broker and the paired ratios of -a
+//	         against each broker of -b (goals against the first).
 //
 // Examples:
 //
@@ -27,7 +28,7 @@
 //	kbench -mode consume -brokers 127.0.0.1:9092 -server-pid 1234 -label klog -pair 1
 //	kbench -mode e2e -brokers 127.0.0.1:9092 -rate 10000 -duration 15s -label klog
 //	kbench -mode startup -brokers 127.0.0.1:9092 -- klog up --data-dir d --listen 127.0.0.1:9092
-//	kbench -mode report -a klog -b kfake .bench/results-*.jsonl
+//	kbench -mode report -a klog -b kfake,kafka .bench/results-*.jsonl
 //
 // MB means 10^6 bytes of record values; keys, headers and protocol overhead
 // are not counted.
@@ -55,6 +56,7 @@ type config struct {
 	commit     string
 	brokers    []string
 	topic      string
+	rf         int
 	records    int
 	size       int
 	linger     time.Duration
@@ -66,11 +68,14 @@ type config struct {
 	idle       time.Duration
 	timeout    time.Duration
 	a, b       string
+	goals      bool
 	args       []string
 	createWait time.Duration
 	rate       int
 	duration   time.Duration
 	brokerLog  string
+	setupMS    float64
+	grace      time.Duration
 }
 
 func main() {
@@ -90,6 +95,7 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	fs.StringVar(&c.commit, "commit", "", "klog commit under test, copied into the JSON line")
 	fs.StringVar(&brokers, "brokers", "127.0.0.1:9092", "bootstrap address(es), comma separated")
 	fs.StringVar(&c.topic, "topic", "bench", "topic to produce to and consume from")
+	fs.IntVar(&c.rf, "replication-factor", 1, "produce, e2e: the topic's replication factor")
 	fs.IntVar(&c.records, "records", 1_000_000, "records to produce / consume")
 	fs.IntVar(&c.size, "size", 1024, "record value size in bytes (no key)")
 	fs.DurationVar(&c.linger, "linger", 5*time.Millisecond, "producer linger")
@@ -105,7 +111,10 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	fs.IntVar(&c.rate, "rate", 10_000, "e2e: records per second")
 	fs.DurationVar(&c.duration, "duration", 15*time.Second, "e2e: how long to produce")
 	fs.StringVar(&c.a, "a", "klog", "report: label of the broker under test")
-	fs.StringVar(&c.b, "b", "kfake", "report: label of the baseline broker")
+	fs.StringVar(&c.b, "b", "kfake", "report: labels of the peers, comma separated; the goals are judged against the first")
+	fs.BoolVar(&c.goals, "goals", true, "report: judge the performance study's goals against the first peer (-goals=false for runs they do not apply to)")
+	fs.Float64Var(&c.setupMS, "setup-ms", 0, "startup: copied into the JSON line as setup_ms: the time of a setup step run before exec (Kafka's format), not part of the startup figures")
+	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "startup: how long the broker may take to exit after SIGTERM")
 	if err := fs.Parse(argv); err != nil {
 		return 2
 	}
@@ -131,7 +140,7 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	defer cancel()
 	m := map[string]any{
 		"tool": "kbench", "mode": c.mode, "label": c.label, "pair": c.pair, "position": c.position,
-		"pinned": c.pinned, "brokers": brokers, "topic": c.topic,
+		"pinned": c.pinned, "brokers": brokers, "topic": c.topic, "replication_factor": c.rf,
 	}
 	if c.commit != "" {
 		m["commit"] = c.commit

@@ -30,8 +30,8 @@ func producerOpts(c config) []kgo.Opt {
 	}
 }
 
-// createTopic creates the one-partition topic and waits until it has a
-// leader. A broker that cannot create topics through the admin API still
+// createTopic creates the one-partition topic, with -replication-factor
+// replicas, and waits until it has a leader. A broker that cannot create topics through the admin API still
 // gets its topic auto-created by the warm-up record, so a refusal is logged
 // and not fatal.
 func createTopic(ctx context.Context, c config, log *slog.Logger) bool {
@@ -44,7 +44,7 @@ func createTopic(ctx context.Context, c config, log *slog.Logger) bool {
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(ctx, c.createWait)
 	defer cancel()
-	resp, err := adm.CreateTopic(ctx, 1, 1, nil, c.topic)
+	resp, err := adm.CreateTopic(ctx, 1, int16(c.rf), nil, c.topic)
 	if err == nil {
 		err = resp.Err
 	}
@@ -74,6 +74,28 @@ func createTopic(ctx context.Context, c config, log *slog.Logger) bool {
 	}
 }
 
+// warmUp produces the warm-up record, retrying a retriable error for up
+// to wait: on a cluster, the topic's new leader may not know the topic yet
+// when another node's Metadata already names it (UNKNOWN_TOPIC_ID), and the
+// producer itself retries nothing.
+func warmUp(ctx context.Context, cl *kgo.Client, wait time.Duration) (*kgo.Record, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		r, err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).First()
+		if err == nil {
+			return r, nil
+		}
+		if !kerr.IsRetriable(err) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("warm-up produce: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("warm-up produce: %w", err)
+		case <-time.After(50 * time.Millisecond): // a bounded retry of a retriable error
+		}
+	}
+}
+
 func runProduce(ctx context.Context, c config, m map[string]any, log *slog.Logger) error {
 	m["records"] = c.records
 	m["size"] = c.size
@@ -91,8 +113,8 @@ func runProduce(ctx context.Context, c config, m map[string]any, log *slog.Logge
 	}
 	defer cl.Close()
 	// Connection, metadata and producer ID are set up before timing starts.
-	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
-		return fmt.Errorf("warm-up produce: %w", err)
+	if _, err := warmUp(ctx, cl, c.createWait); err != nil {
+		return err
 	}
 
 	value := make([]byte, c.size)

@@ -32,9 +32,13 @@ var metrics = []metric{
 	{name: "produce broker CPU-s/GB", mode: "produce", field: "server_cpu_s_per_gb", goal: "G2", target: 1.0},
 	{name: "consume MB/s", mode: "consume", field: "MBps", higherBetter: true, goal: "G4", target: 1.0},
 	{name: "consume broker CPU-s/GB", mode: "consume", field: "server_cpu_s_per_gb", goal: "G5", target: 1.0},
+	{name: "loaded RSS MB, after produce", mode: "produce", field: "server_rss_mb"},
+	{name: "loaded RSS MB, after produce+consume", mode: "consume", field: "server_rss_mb", goal: "G10", absMax: 100},
+	{name: "peak RSS MB (VmHWM), produce+consume", mode: "consume", field: "server_hwm_mb"},
 	{name: "e2e p50 ms", mode: "e2e", field: "e2e_from_schedule_p50_ms", goal: "G7", absMax: 1},
 	{name: "e2e p99 ms", mode: "e2e", field: "e2e_from_schedule_p99_ms", goal: "G7", absMax: 5},
 	{name: "e2e p99.9 ms", mode: "e2e", field: "e2e_from_schedule_p999_ms", goal: "G7", absMax: 25},
+	{name: "startup: setup before exec ms", mode: "startup", field: "setup_ms"},
 	{name: "startup: TCP accept ms", mode: "startup", field: "listen_ms"},
 	{name: "startup: first acked produce ms", mode: "startup", field: "first_produce_ms", goal: "G9", target: 1.0},
 	{name: "startup: idle RSS MB", mode: "startup", field: "idle_rss_mb", goal: "G10", target: 1 / 1.5},
@@ -94,57 +98,79 @@ func (r result) value(m metric) (float64, bool) {
 	return v, true
 }
 
-// row is the summary of one metric.
+// column is one peer's figures for a metric and the paired ratios of the
+// broker under test against it.
+type column struct {
+	label  string
+	values []float64 // raw values
+	ratios []float64 // one per pair with both measured, >1 = a better
+}
+
+// row is the summary of one metric: the broker under test and each peer.
+// Its verdict judges the goal against the first peer, the baseline.
 type row struct {
 	metric
-	a, b    []float64 // raw values
-	ratios  []float64 // one per complete pair, >1 = a better
+	a       []float64
+	peers   []column
 	verdict string
 }
 
-func summarize(results []result, a, b string, m metric) row {
+func summarize(results []result, a string, peers []string, m metric) row {
 	r := row{metric: m}
-	byPair := map[int][2]*float64{}
+	all := map[string][]float64{}
+	// byPair[label][pair] is the first run of that broker in the pair, the
+	// one that counts.
+	byPair := map[string]map[int]float64{}
 	for _, res := range results {
 		v, ok := res.value(m)
 		if !ok {
 			continue
 		}
-		side := -1
-		switch res.label {
-		case a:
-			r.a = append(r.a, v)
-			side = 0
-		case b:
-			r.b = append(r.b, v)
-			side = 1
-		}
-		if side < 0 || res.pair <= 0 {
+		all[res.label] = append(all[res.label], v)
+		if res.pair <= 0 {
 			continue
 		}
-		p := byPair[res.pair]
-		if p[side] == nil { // first run of that side in the pair counts
-			v := v
-			p[side] = &v
-			byPair[res.pair] = p
+		if byPair[res.label] == nil {
+			byPair[res.label] = map[int]float64{}
+		}
+		if _, seen := byPair[res.label][res.pair]; !seen {
+			byPair[res.label][res.pair] = v
 		}
 	}
-	pairs := make([]int, 0, len(byPair))
-	for p := range byPair {
-		pairs = append(pairs, p)
-	}
-	sort.Ints(pairs)
-	for _, p := range pairs {
-		v := byPair[p]
-		if v[0] == nil || v[1] == nil {
-			continue
+	r.a = all[a]
+	for _, p := range peers {
+		col := column{label: p, values: all[p]}
+		pairs := make([]int, 0, len(byPair[a]))
+		for pair := range byPair[a] {
+			pairs = append(pairs, pair)
 		}
-		if ratio, ok := pairRatio(*v[0], *v[1], m.higherBetter); ok {
-			r.ratios = append(r.ratios, ratio)
+		sort.Ints(pairs)
+		for _, pair := range pairs {
+			pv, ok := byPair[p][pair]
+			if !ok {
+				continue
+			}
+			if ratio, ok := pairRatio(byPair[a][pair], pv, m.higherBetter); ok {
+				col.ratios = append(col.ratios, ratio)
+			}
 		}
+		r.peers = append(r.peers, col)
 	}
-	r.verdict = verdict(r)
+	var base []float64
+	if len(r.peers) > 0 {
+		base = r.peers[0].ratios
+	}
+	r.verdict = verdict(m, r.a, base)
 	return r
+}
+
+// measured reports whether any broker of the row has a value.
+func (r row) measured() bool {
+	n := len(r.a)
+	for _, col := range r.peers {
+		n += len(col.values)
+	}
+	return n > 0
 }
 
 // pairRatio is a/b when higher is better and b/a otherwise.
@@ -159,39 +185,41 @@ func pairRatio(a, b float64, higherBetter bool) (float64, bool) {
 	return num / den, true
 }
 
-// verdict applies the study's rule: a goal is met when the median paired
-// ratio meets the target and at least ceil(n/2)+1 pairs reach 0.9x of it.
-func verdict(r row) string {
+// verdict applies the study's rule to metric m, given the broker under
+// test's values a and its paired ratios against the baseline: a goal is met
+// when the median paired ratio meets the target and at least ceil(n/2)+1
+// pairs reach 0.9x of it.
+func verdict(m metric, a, ratios []float64) string {
 	switch {
-	case r.goal == "":
+	case m.goal == "":
 		return ""
-	case r.absMax > 0:
-		if len(r.a) == 0 {
-			return r.goal + ": no data"
+	case m.absMax > 0:
+		if len(a) == 0 {
+			return m.goal + ": no data"
 		}
-		if med := median(r.a); med <= r.absMax {
-			return fmt.Sprintf("%s (<= %g abs): met", r.goal, r.absMax)
+		if med := median(a); med <= m.absMax {
+			return fmt.Sprintf("%s (<= %g abs): met", m.goal, m.absMax)
 		}
-		return fmt.Sprintf("%s (<= %g abs): not met", r.goal, r.absMax)
-	case len(r.ratios) == 0:
-		return r.goal + ": no pairs"
+		return fmt.Sprintf("%s (<= %g abs): not met", m.goal, m.absMax)
+	case len(ratios) == 0:
+		return m.goal + ": no pairs"
 	}
-	n := len(r.ratios)
+	n := len(ratios)
 	need := (n+1)/2 + 1
 	if need > n {
 		need = n
 	}
 	near := 0
-	for _, x := range r.ratios {
-		if x >= 0.9*r.target {
+	for _, x := range ratios {
+		if x >= 0.9*m.target {
 			near++
 		}
 	}
-	head := fmt.Sprintf("%s (>= %.2f)", r.goal, r.target)
+	head := fmt.Sprintf("%s (>= %.2f)", m.goal, m.target)
 	switch {
-	case median(r.ratios) >= r.target && near >= need:
+	case median(ratios) >= m.target && near >= need:
 		return fmt.Sprintf("%s: met, %d/%d pairs >= 0.9x", head, near, n)
-	case median(r.ratios) >= r.target:
+	case median(ratios) >= m.target:
 		return fmt.Sprintf("%s: unclear, only %d/%d pairs >= 0.9x; double the pairs", head, near, n)
 	default:
 		return fmt.Sprintf("%s: not met", head)
@@ -247,7 +275,13 @@ func runReport(c config, w io.Writer) error {
 		}
 		results = append(results, rs...)
 	}
-	return writeReport(w, results, c.a, c.b, currentLoad())
+	var peers []string
+	for _, p := range strings.Split(c.b, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			peers = append(peers, p)
+		}
+	}
+	return writeReport(w, results, c.a, peers, currentLoad(), c.goals)
 }
 
 func currentLoad() string {
@@ -262,30 +296,61 @@ func currentLoad() string {
 	return strings.Join(f[:3], " ")
 }
 
-func writeReport(w io.Writer, results []result, a, b, loadNow string) error {
+// writeReport prints the table of broker a against each of peers: a column
+// of min / median / max per broker, one of paired ratios per peer, and,
+// with goals, the goals judged against the first peer, the baseline.
+// Metrics no run measured are left out.
+func writeReport(w io.Writer, results []result, a string, peers []string, loadNow string, goals bool) error {
+	if len(peers) == 0 {
+		return fmt.Errorf("%w: no peer to compare %s with", errBadFlags, a)
+	}
 	rows := make([]row, 0, len(metrics))
 	complete := 0
 	for _, m := range metrics {
-		r := summarize(results, a, b, m)
-		complete = max(complete, len(r.ratios))
+		r := summarize(results, a, peers, m)
+		for _, col := range r.peers {
+			complete = max(complete, len(col.ratios))
+		}
 		rows = append(rows, r)
 	}
 	if complete == 0 {
-		return fmt.Errorf("%w of %s and %s in %d runs", errNoPairs, a, b, len(results))
+		return fmt.Errorf("%w of %s and %s in %d runs", errNoPairs, a, strings.Join(peers, " or "), len(results))
 	}
-	ratioHead := fmt.Sprintf("paired ratio min / med / max (>1: %s better)", a)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "metric\t%s min / med / max\t%s min / med / max\t%s\tgoal\n", a, b, ratioHead)
+	fmt.Fprintf(tw, "metric\t%s min / med / max", a)
+	for _, p := range peers {
+		fmt.Fprintf(tw, "\t%s min / med / max", p)
+	}
+	for _, p := range peers {
+		fmt.Fprintf(tw, "\t%s vs %s: paired ratio (>1: %s better)", a, p, a)
+	}
+	if goals {
+		fmt.Fprintf(tw, "\tgoal (vs %s)", peers[0])
+	}
+	fmt.Fprintln(tw)
 	for _, r := range rows {
-		dir := fmt.Sprintf("%s/%s", a, b)
-		if !r.higherBetter {
-			dir = fmt.Sprintf("%s/%s", b, a)
+		if !r.measured() {
+			continue // a metric no run measured: not this run's kind
 		}
-		ratio := "-"
-		if len(r.ratios) > 0 {
-			ratio = fmt.Sprintf("%s  (%s, n=%d)", minMedMax(r.ratios), dir, len(r.ratios))
+		fmt.Fprintf(tw, "%s\t%s", r.name, minMedMax(r.a))
+		for _, col := range r.peers {
+			fmt.Fprintf(tw, "\t%s", minMedMax(col.values))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.name, minMedMax(r.a), minMedMax(r.b), ratio, r.verdict)
+		for _, col := range r.peers {
+			dir := fmt.Sprintf("%s/%s", a, col.label)
+			if !r.higherBetter {
+				dir = fmt.Sprintf("%s/%s", col.label, a)
+			}
+			ratio := "-"
+			if len(col.ratios) > 0 {
+				ratio = fmt.Sprintf("%s  (%s, n=%d)", minMedMax(col.ratios), dir, len(col.ratios))
+			}
+			fmt.Fprintf(tw, "\t%s", ratio)
+		}
+		if goals {
+			fmt.Fprintf(tw, "\t%s", r.verdict)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -295,7 +360,14 @@ func writeReport(w io.Writer, results []result, a, b, loadNow string) error {
 	var high []string
 	var failed []string
 	unpinned := 0
+	shown := map[string]bool{a: true}
+	for _, p := range peers {
+		shown[p] = true
+	}
 	for _, r := range results {
+		if !shown[r.label] {
+			continue
+		}
 		if r.failed != "" {
 			failed = append(failed, fmt.Sprintf("pair %d %s %s: %s", r.pair, r.label, r.mode, r.failed))
 			continue

@@ -13,9 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// shutdownGrace bounds the wait for the broker to exit after SIGTERM.
-const shutdownGrace = 10 * time.Second
-
 // runStartup execs the broker command in c.args and measures, from exec:
 // TCP accept, the first acknowledged acks=all produce to a topic the broker
 // auto-creates, then its idle RSS after c.idle, then SIGTERM to exit.
@@ -24,6 +21,9 @@ func runStartup(ctx context.Context, c config, m map[string]any, log *slog.Logge
 		return errNoCommand
 	}
 	m["cmd"] = c.args
+	if c.setupMS > 0 {
+		m["setup_ms"] = round3(c.setupMS)
+	}
 	cmd := exec.Command(c.args[0], c.args[1:]...)
 	if c.brokerLog != "" {
 		f, err := os.Create(c.brokerLog)
@@ -129,8 +129,8 @@ func runStartup(ctx context.Context, c config, m map[string]any, log *slog.Logge
 		if err != nil {
 			m["exit"] = err.Error()
 		}
-	case <-time.After(shutdownGrace):
-		return fmt.Errorf("%w within %v", errShutdownTimeout, shutdownGrace)
+	case <-time.After(c.grace):
+		return fmt.Errorf("%w within %v", errShutdownTimeout, c.grace)
 	}
 	return nil
 }

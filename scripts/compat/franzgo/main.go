@@ -13,12 +13,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/klogdev/klog/scripts/compat/harness"
 	"os"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/klogdev/klog/scripts/compat/harness"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -123,12 +124,19 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 	if err := checkConfig("3600000"); err != nil {
 		return "", fmt.Errorf("after create: %w", err)
 	}
-	listed, err := adm.ListTopics(ctx)
-	if err != nil {
-		return "", fmt.Errorf("list topics: %w", err)
-	}
-	if !listed.Has(topic) {
-		return "", fmt.Errorf("list topics: %s missing", topic)
+	// ListTopics may go to a broker that learns of the topic a moment
+	// after the one that answered createTopic, as on any Kafka cluster.
+	if err := harness.Eventually(ctx, harness.ConfigWait, func() error {
+		listed, err := adm.ListTopics(ctx)
+		if err != nil {
+			return fmt.Errorf("list topics: %w", err)
+		}
+		if !listed.Has(topic) {
+			return fmt.Errorf("list topics: %s missing", topic)
+		}
+		return nil
+	}); err != nil {
+		return "", err
 	}
 
 	alt, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: kadm.StringPtr("7200000")}}, topic)

@@ -13,13 +13,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/klogdev/klog/scripts/compat/harness"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/klogdev/klog/scripts/compat/harness"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"

@@ -15,13 +15,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/klogdev/klog/scripts/compat/harness"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/klogdev/klog/scripts/compat/harness"
 
 	"github.com/IBM/sarama"
 )
@@ -87,18 +88,36 @@ func createTopic(ctx context.Context, e *harness.Env, topic string, partitions i
 	if err := adm.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1, ConfigEntries: configs}, false); err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	return waitTopic(ctx, adm, topic, partitions)
+	return waitTopic(ctx, e.Brokers, topic, partitions)
 }
 
-func waitTopic(ctx context.Context, adm sarama.ClusterAdmin, topic string, partitions int32) error {
-	return harness.WaitFor(ctx, fmt.Sprintf("topic %s has %d partitions with leaders", topic, partitions), func() (bool, error) {
-		md, err := adm.DescribeTopics([]string{topic})
-		if err != nil || len(md) != 1 || md[0].Err != sarama.ErrNoError || int32(len(md[0].Partitions)) != partitions {
-			return false, nil
-		}
-		for _, p := range md[0].Partitions {
-			if p.Err != sarama.ErrNoError || p.Leader < 0 {
+// waitTopic waits until every broker's metadata lists topic with its
+// partitions, each with a leader. On a cluster a broker learns of a new
+// topic a little after the controller answered (Kafka's admin client
+// documents that it "may take several seconds" for all brokers to be
+// aware), and sarama sends ListTopics, and a new consumer's first
+// ListOffsets, to any broker: asking only the one ClusterAdmin picks would
+// leave the others behind.
+func waitTopic(ctx context.Context, brokers []string, topic string, partitions int32) error {
+	cfg := config()
+	cl, err := sarama.NewClient(brokers, cfg)
+	if err != nil {
+		return fmt.Errorf("new client: %w", err)
+	}
+	defer cl.Close()
+	return harness.WaitFor(ctx, fmt.Sprintf("topic %s has %d partitions with leaders on every broker", topic, partitions), func() (bool, error) {
+		for _, b := range cl.Brokers() {
+			if err := b.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 				return false, nil
+			}
+			md, err := b.GetMetadata(sarama.NewMetadataRequest(cfg.Version, []string{topic}))
+			if err != nil || len(md.Topics) != 1 || md.Topics[0].Err != sarama.ErrNoError || int32(len(md.Topics[0].Partitions)) != partitions {
+				return false, nil
+			}
+			for _, p := range md.Topics[0].Partitions {
+				if p.Err != sarama.ErrNoError || p.Leader < 0 {
+					return false, nil
+				}
 			}
 		}
 		return true, nil
@@ -116,7 +135,7 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 	if err := adm.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 3, ReplicationFactor: 1, ConfigEntries: map[string]*string{"retention.ms": &retention}}, false); err != nil {
 		return "", fmt.Errorf("create topic: %w", err)
 	}
-	if err := waitTopic(ctx, adm, topic, 3); err != nil {
+	if err := waitTopic(ctx, e.Brokers, topic, 3); err != nil {
 		return "", err
 	}
 	topics, err := adm.ListTopics()
@@ -179,7 +198,7 @@ func admin(ctx context.Context, e *harness.Env) (string, error) {
 	if err := adm.CreatePartitions(topic, 4, nil, false); err != nil {
 		return "", fmt.Errorf("create partitions: %w", err)
 	}
-	if err := waitTopic(ctx, adm, topic, 4); err != nil {
+	if err := waitTopic(ctx, e.Brokers, topic, 4); err != nil {
 		return "", err
 	}
 	if err := adm.DeleteTopic(topic); err != nil {

@@ -27,6 +27,14 @@ func noSetup(f func(s *side) kmsg.Request) func(s *side) ([]kmsg.Response, error
 	return one(func(s *side) (kmsg.Request, error) { return f(s), nil })
 }
 
+// findCoordinatorReq asks for the coordinator of key, of key type typ.
+func findCoordinatorReq(typ int8, key string) *kmsg.FindCoordinatorRequest {
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType = typ
+	req.CoordinatorKeys = []string{key}
+	return req
+}
+
 // withTopic is a case of one request against a fresh one-partition topic
 // holding three records.
 func withTopic(base string, f func(s *side, topic string) kmsg.Request) func(s *side) ([]kmsg.Response, error) {
@@ -127,14 +135,7 @@ func describeConfigsReq(topics ...string) *kmsg.DescribeConfigsRequest {
 }
 
 func incrementalAlterReq(topic, name string, value *string) *kmsg.IncrementalAlterConfigsRequest {
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	r := kmsg.NewIncrementalAlterConfigsRequestResource()
-	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Value, c.Op = name, value, kmsg.IncrementalAlterConfigOpSet
-	r.Configs = append(r.Configs, c)
-	req.Resources = append(req.Resources, r)
-	return req
+	return incrementalAlterOf(kmsg.ConfigResourceTypeTopic, topic, false, alterOp{kmsg.IncrementalAlterConfigOpSet, name, value})
 }
 
 func offsetCommitReq(group, member string, generation int32, topic string, partition int32) *kmsg.OffsetCommitRequest {
@@ -147,6 +148,26 @@ func offsetCommitReq(group, member string, generation int32, topic string, parti
 	p.Partition, p.Offset, p.LeaderEpoch = partition, 1, -1
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
+	return req
+}
+
+// firstHeartbeatReq is a KIP-848 member's first heartbeat, subscribing to
+// topic with an empty (not null: Kafka refuses that) owned list.
+func firstHeartbeatReq(group, member, topic string) *kmsg.ConsumerGroupHeartbeatRequest {
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch = group, member, 0
+	req.RebalanceTimeoutMillis = 30000
+	req.SubscribedTopicNames = []string{topic}
+	req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	return req
+}
+
+func leaveReq(group, member string) *kmsg.LeaveGroupRequest {
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = group
+	lm := kmsg.NewLeaveGroupRequestMember()
+	lm.MemberID = member
+	req.Members = append(req.Members, lm)
 	return req
 }
 
@@ -184,7 +205,8 @@ func idempotent(base string, epochDelta int16, batches ...[2]int32) func(s *side
 // corpus is every case, in the order they run; with destructive, also
 // the cases that delete internal topics, last.
 func corpus(destructive bool) []testCase {
-	cases := append(basicCases(), txnCases()...)
+	cases := append(append(append(append(append(basicCases(), txnCases()...), versionCases()...), describeCases()...), replicationCases()...), configCases()...)
+	cases = append(cases, deleteRecordsCases()...)
 	if destructive {
 		cases = append(cases, testCase{"deletetopics-consumer-offsets", noSetup(func(*side) kmsg.Request {
 			return deleteReq("__consumer_offsets")
@@ -210,6 +232,25 @@ func basicCases() []testCase {
 			req.AllowAutoTopicCreation = false
 			return req
 		})},
+		{"metadata-unknown-topic-id", noSetup(func(*side) kmsg.Request {
+			req := kmsg.NewPtrMetadataRequest()
+			mt := kmsg.NewMetadataRequestTopic()
+			mt.TopicID = [16]byte{0x5a, 15: 0xa5}
+			req.Topics = append(req.Topics, mt)
+			return req
+		})},
+		{"fetch-session-id", withTopic("fetch-sess", func(_ *side, t string) kmsg.Request {
+			req := fetchReq(t, 0, -1, 0)
+			req.SessionID, req.SessionEpoch = 5, 1
+			return req
+		})},
+		{"createtopics-null-config-value", noSetup(func(s *side) kmsg.Request {
+			req := createReq([]string{s.topic("nullcfg")}, 1, 1)
+			c := kmsg.NewCreateTopicsRequestTopicConfig()
+			c.Name = "retention.ms"
+			req.Topics[0].Configs = append(req.Topics[0].Configs, c)
+			return req
+		})},
 		{"metadata-invalid-topic-name", noSetup(func(*side) kmsg.Request { return metadataReq("bad name!") })},
 		{"produce-unknown-topic", noSetup(func(s *side) kmsg.Request {
 			return produceReq(s.topic("missing"), 0, nil, plainBatch(1))
@@ -223,10 +264,66 @@ func basicCases() []testCase {
 		{"listoffsets-unknown-partition", withTopic("lo-part", func(_ *side, t string) kmsg.Request { return listOffsetsReq(t, -1, -1, 7) })},
 		{"describeconfigs-unknown-topic", noSetup(func(s *side) kmsg.Request { return describeConfigsReq(s.topic("missing")) })},
 		{"describeconfigs-repeated", withTopic("dc-rep", func(_ *side, t string) kmsg.Request { return describeConfigsReq(t, t) })},
+		{"describeconfigs-unknown-broker", noSetup(func(*side) kmsg.Request {
+			req := kmsg.NewPtrDescribeConfigsRequest()
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, "77"
+			req.Resources = append(req.Resources, rr)
+			return req
+		})},
+		{"createtopics-assignment-unknown-broker", noSetup(func(s *side) kmsg.Request {
+			req := createReq([]string{s.topic("assign-77")}, -1, -1)
+			a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			a.Partition, a.Replicas = 0, []int32{77}
+			req.Topics[0].ReplicaAssignment = append(req.Topics[0].ReplicaAssignment, a)
+			return req
+		})},
+		{"createtopics-assignment-with-count", noSetup(func(s *side) kmsg.Request {
+			req := createReq([]string{s.topic("assign-count")}, 1, -1)
+			a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			a.Partition, a.Replicas = 0, []int32{0}
+			req.Topics[0].ReplicaAssignment = append(req.Topics[0].ReplicaAssignment, a)
+			return req
+		})},
+		{"createtopics-negative-partitions", noSetup(func(s *side) kmsg.Request { return createReq([]string{s.topic("neg-parts")}, -5, 1) })},
+		{"createtopics-zero-replication", noSetup(func(s *side) kmsg.Request { return createReq([]string{s.topic("rf0")}, 1, 0) })},
 		{"incrementalalter-unknown-topic", noSetup(func(s *side) kmsg.Request {
 			return incrementalAlterReq(s.topic("missing"), "retention.ms", kmsg.StringPtr("1000"))
 		})},
 		{"deletetopics-unknown", noSetup(func(s *side) kmsg.Request { return deleteReq(s.topic("missing")) })},
+		{"deletetopics-unknown-id", noSetup(func(*side) kmsg.Request {
+			req := kmsg.NewPtrDeleteTopicsRequest()
+			req.TimeoutMillis = 10000
+			dt := kmsg.NewDeleteTopicsRequestTopic()
+			dt.TopicID = [16]byte{0x5a, 15: 0xa5}
+			req.Topics = append(req.Topics, dt)
+			return req
+		})},
+		{"alterconfigs-unknown-topic", noSetup(func(s *side) kmsg.Request {
+			req := kmsg.NewPtrAlterConfigsRequest()
+			rr := kmsg.NewAlterConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, s.topic("missing")
+			c := kmsg.NewAlterConfigsRequestResourceConfig()
+			c.Name, c.Value = "retention.ms", kmsg.StringPtr("1000")
+			rr.Configs = append(rr.Configs, c)
+			req.Resources = append(req.Resources, rr)
+			return req
+		})},
+		{"incrementalalter-null-value", withTopic("iac-null", func(_ *side, t string) kmsg.Request {
+			return incrementalAlterReq(t, "retention.ms", nil)
+		})},
+		{"createpartitions-unknown-topic", noSetup(func(s *side) kmsg.Request {
+			req := kmsg.NewPtrCreatePartitionsRequest()
+			req.TimeoutMillis = 10000
+			ct := kmsg.NewCreatePartitionsRequestTopic()
+			ct.Topic, ct.Count = s.topic("missing"), 2
+			req.Topics = append(req.Topics, ct)
+			return req
+		})},
+		{"findcoordinator-empty-transactional-id", noSetup(func(*side) kmsg.Request { return findCoordinatorReq(1, "") })},
+		{"findcoordinator-empty-group", noSetup(func(*side) kmsg.Request { return findCoordinatorReq(0, "") })},
+		{"findcoordinator-group", noSetup(func(s *side) kmsg.Request { return findCoordinatorReq(0, s.topic("g-fc")) })},
+		{"findcoordinator-unknown-type", noSetup(func(*side) kmsg.Request { return findCoordinatorReq(7, "x") })},
 
 		// Invalid topic names and configs in CreateTopics.
 		{"createtopics-empty-name", noSetup(func(*side) kmsg.Request { return createReq([]string{""}, 1, 1) })},
@@ -280,6 +377,22 @@ func basicCases() []testCase {
 		// duplicates and leader epochs.
 		{"fetch-offset-past-end", withTopic("fetch-past", func(_ *side, t string) kmsg.Request { return fetchReq(t, 100, -1, 0) })},
 		{"fetch-negative-offset", withTopic("fetch-neg", func(_ *side, t string) kmsg.Request { return fetchReq(t, -5, -1, 0) })},
+		{"fetch-leader-epoch-stale", withTopic("fetch-stale", func(_ *side, t string) kmsg.Request { return fetchReq(t, 0, -5, 0) })},
+		{"fetch-negative-partition", withTopic("fetch-negpart", func(_ *side, t string) kmsg.Request { return fetchReq(t, 0, -1, -1) })},
+		{"fetch-unknown-topic-id", noSetup(func(*side) kmsg.Request {
+			req := kmsg.NewPtrFetchRequest()
+			req.SetVersion(13)
+			req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 100, 1, 1<<20
+			ft := kmsg.NewFetchRequestTopic()
+			ft.TopicID = [16]byte{0x5a, 15: 0xa5}
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 1<<20, -1
+			ft.Partitions = append(ft.Partitions, fp)
+			req.Topics = append(req.Topics, ft)
+			return req
+		})},
+		{"listoffsets-leader-epoch-stale", withTopic("lo-stale", func(_ *side, t string) kmsg.Request { return listOffsetsReq(t, -1, -5, 0) })},
+		{"listoffsets-negative-partition", withTopic("lo-negpart", func(_ *side, t string) kmsg.Request { return listOffsetsReq(t, -1, -1, -1) })},
 		{"fetch-at-end", withTopic("fetch-end", func(_ *side, t string) kmsg.Request { return fetchReq(t, 3, -1, 0) })},
 		{"fetch-from-start", withTopic("fetch-start", func(_ *side, t string) kmsg.Request { return fetchReq(t, 0, -1, 0) })},
 		{"fetch-leader-epoch-too-high", withTopic("fetch-epoch", func(_ *side, t string) kmsg.Request { return fetchReq(t, 0, 1000, 0) })},
@@ -302,6 +415,42 @@ func basicCases() []testCase {
 				return nil, err
 			}
 			return produceReq(t, 0, nil, batch(200, now(), -1, -1, -1, false)), nil
+		})},
+		{"produce-two-batches", withTopic("two-batches", func(_ *side, t string) kmsg.Request {
+			return produceReq(t, 0, nil, append(plainBatch(1), plainBatch(1)...))
+		})},
+		{"produce-truncated-batch", withTopic("truncated", func(_ *side, t string) kmsg.Request {
+			b := plainBatch(2)
+			return produceReq(t, 0, nil, b[:len(b)-3])
+		})},
+		{"produce-short-garbage", withTopic("short-garbage", func(_ *side, t string) kmsg.Request {
+			return produceReq(t, 0, nil, []byte{1, 2, 3, 4, 5})
+		})},
+		{"produce-bad-crc", withTopic("bad-crc", func(_ *side, t string) kmsg.Request {
+			b := plainBatch(1)
+			b[len(b)-1] ^= 0xff
+			return produceReq(t, 0, nil, b)
+		})},
+		{"produce-magic-1", withTopic("magic-1", func(_ *side, t string) kmsg.Request {
+			b := plainBatch(1)
+			b[16] = 1
+			return produceReq(t, 0, nil, b)
+		})},
+		{"produce-trailing-bytes", withTopic("trailing", func(_ *side, t string) kmsg.Request {
+			return produceReq(t, 0, nil, append(plainBatch(1), 1, 2, 3))
+		})},
+		{"produce-no-records", withTopic("no-records", func(_ *side, t string) kmsg.Request {
+			return produceReq(t, 0, nil, []byte{})
+		})},
+		{"produce-consumer-offsets", noSetup(func(*side) kmsg.Request {
+			return produceReq("__consumer_offsets", 0, nil, plainBatch(1))
+		})},
+		{"produce-compacted-null-key", one(func(s *side) (kmsg.Request, error) {
+			t := s.topic("compact-nokey")
+			if err := s.createTopic(t, 1, "cleanup.policy", "compact"); err != nil {
+				return nil, err
+			}
+			return produceReq(t, 0, nil, plainBatch(2)), nil
 		})},
 		{"produce-timestamp-two-hours-ahead", one(func(s *side) (kmsg.Request, error) {
 			t := s.topic("future")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -95,12 +96,21 @@ func tree(resps []kmsg.Response, err error) any {
 // something.
 var normalised = map[string]bool{
 	"TopicID": true, "ProducerID": true,
-	"MemberID": true, "ClusterID": true, "NodeID": true, "Host": true,
-	"Port": true, "Leader": true, "LeaderID": true, "ControllerID": true,
-	"Replicas": true, "ISR": true, "OfflineReplicas": true,
+	"MemberID": true, "ClusterID": true, "Host": true,
+	"Port":      true,
 	"Timestamp": true, "LogAppendTime": true, "Brokers": true,
 	"StartTimestamp": true, "LastTimestamp": true, "CoordinatorEpoch": true,
 	"TransactionStartTimeMillis": true, "FinalizedFeaturesEpoch": true,
+	"Dir": true, "TotalBytes": true, "UsableBytes": true,
+}
+
+// nodeFields hold node ids. Any node id becomes "<node>" and a list of
+// them "<N nodes>", -1 ("none") kept: two clusters number their leaders
+// and replicas differently, but how many replicas are in sync, or whether
+// a partition has a leader at all, must agree.
+var nodeFields = map[string]bool{
+	"NodeID": true, "Leader": true, "LeaderID": true, "ControllerID": true,
+	"Replicas": true, "ISR": true, "OfflineReplicas": true,
 }
 
 // dropped are fields left out of the comparison: kmsg's own bookkeeping,
@@ -108,12 +118,23 @@ var normalised = map[string]bool{
 // value.
 var dropped = map[string]bool{"UnknownTags": true, "ThrottleMillis": true}
 
+// clockNumbers are the numbers of 13 digits or more in an error message:
+// millisecond timestamps and bounds computed from the broker's clock
+// ("Timestamp T ... should be within [LO, HI]").
+var clockNumbers = regexp.MustCompile(`-?[0-9]{13,}`)
+
 func normalise(key string, v any) any {
+	if s, ok := v.(string); ok && (key == "ErrorMessage" || key == "Message") {
+		return clockNumbers.ReplaceAllString(s, "<ms>")
+	}
 	if key == "RecordBatches" || key == "Records" {
 		if s, ok := v.(string); ok {
 			return fmt.Sprintf("<%d bytes base64>", len(s))
 		}
 		return v
+	}
+	if nodeFields[key] {
+		return normaliseNode(v)
 	}
 	if normalised[key] {
 		return normaliseValue(v)
@@ -134,6 +155,18 @@ func normalise(key string, v any) any {
 		for i, e := range x {
 			x[i] = normalise(key, e)
 		}
+	}
+	return v
+}
+
+func normaliseNode(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x >= 0 {
+			return "<node>"
+		}
+	case []any:
+		return fmt.Sprintf("<%d nodes>", len(x))
 	}
 	return v
 }
@@ -159,6 +192,9 @@ func normaliseValue(v any) any {
 		}
 		if allZero {
 			return fmt.Sprintf("<%d zeros>", len(x))
+		}
+		if _, ok := x[0].(map[string]any); ok {
+			return fmt.Sprintf("<%d set>", len(x)) // a list of brokers: how many
 		}
 	}
 	return "<set>"

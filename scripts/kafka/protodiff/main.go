@@ -10,8 +10,18 @@
 // no client retries, sharding or rewriting) at one version both brokers
 // serve. The responses are encoded to JSON and walked; ids, timestamps,
 // node ids, hosts, ports and throttle times are normalised (see
-// normalised in diff.go). Error codes are compared like any field; error
+// normalised in diff.go), and so are clock readings (numbers of 13 digits
+// or more) inside error messages. Error codes are compared like any field; error
 // messages are listed apart and do not fail the run unless -messages.
+//
+// With -nodes 3 it runs the cluster corpus instead (cases_cluster.go):
+// replication answers of klog up -n 3 and kafka.sh start --nodes 3, whose
+// bootstrap lists -klog and -kafka then take. It kills a follower on each
+// side and starts it again, with the commands -klog-node and -kafka-node
+// name (each is run with "kill ID" or "start ID" appended):
+//
+//	go run ./scripts/kafka/protodiff -nodes 3 -klog "$KLOG_BROKERS" -kafka "$BROKERS" \
+//		-klog-node "klog node --data-dir DIR" -kafka-node "scripts/kafka/kafka.sh node --dir KAFKA_RUN_DIR"
 //
 // It prints a table of mismatches (case, field path, klog value, kafka
 // value) and a summary, and exits 1 on any mismatch not in the expected
@@ -24,6 +34,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -40,15 +51,28 @@ func run() int {
 	dump := flag.Bool("dump", false, "with -v, also print both brokers' normalised responses of each case")
 	list := flag.Bool("list", false, "list the cases and exit")
 	destructive := flag.Bool("destructive", false, "also run the cases that delete internal topics (__consumer_offsets), last: for brokers used by nothing else")
+	nodes := flag.Int("nodes", 1, "1: the single-node corpus; 3: the cluster corpus, against 3-node clusters")
+	klogNode := flag.String("klog-node", "", `with -nodes 3, the command that kills or starts one klog node, run with "kill ID" or "start ID" appended (e.g. "klog node --data-dir DIR")`)
+	kafkaNode := flag.String("kafka-node", "", `with -nodes 3, the same for Kafka (e.g. "scripts/kafka/kafka.sh node --dir DIR")`)
 	flag.Parse()
+	if *nodes != 1 && *nodes != 3 {
+		fmt.Fprintln(os.Stderr, "protodiff: -nodes must be 1 or 3")
+		return 2
+	}
+	entries := corpusFor(*nodes, *destructive)
 	if *list {
-		for _, c := range corpus(*destructive) {
-			fmt.Println(c.name)
+		for _, c := range entries {
+			if c.step {
+				fmt.Println("(step) " + c.name)
+			} else {
+				fmt.Println(c.name)
+			}
 		}
 		return 0
 	}
-	if *klogAddr == "" || *kafkaAddr == "" || flag.NArg() > 0 {
+	if *klogAddr == "" || *kafkaAddr == "" || flag.NArg() > 0 || (*nodes == 3 && (*klogNode == "" || *kafkaNode == "")) {
 		fmt.Fprintln(os.Stderr, "usage: protodiff -klog HOST:PORT -kafka HOST:PORT [-case RE] [-messages] [-destructive] [-v]")
+		fmt.Fprintln(os.Stderr, "       protodiff -nodes 3 -klog HOST:PORT,... -kafka HOST:PORT,... -klog-node CMD -kafka-node CMD [-case RE] [-messages] [-v]")
 		return 2
 	}
 	var filter *regexp.Regexp
@@ -67,13 +91,24 @@ func run() int {
 	}
 	defer klog.close()
 	defer kafka.close()
+	klog.nodeCmd, kafka.nodeCmd = strings.Fields(*klogNode), strings.Fields(*kafkaNode)
 
 	var results []result
-	for _, c := range corpus(*destructive) {
-		if filter != nil && !filter.MatchString(c.name) {
+	for _, c := range entries {
+		if !c.step && filter != nil && !filter.MatchString(c.name) {
 			continue
 		}
-		res := runCase(c, klog, kafka)
+		res := runCase(c.testCase, klog, kafka)
+		if c.step {
+			// A step is no case: it shows only when it failed.
+			if res.setupErr != nil {
+				results = append(results, res)
+			}
+			if *verbose {
+				fmt.Fprintf(os.Stderr, "protodiff: %-40s step done (%v)\n", c.name, res.setupErr)
+			}
+			continue
+		}
 		if *verbose {
 			fmt.Fprintf(os.Stderr, "protodiff: %-40s %s %d field(s) differ\n", c.name, res.versions, len(res.diffs))
 			if *dump {
@@ -83,4 +118,17 @@ func run() int {
 		results = append(results, res)
 	}
 	return report(os.Stdout, results, *messages)
+}
+
+// corpusFor is the corpus of -nodes: the single-node cases, or the
+// cluster scenario with its steps.
+func corpusFor(nodes int, destructive bool) []clusterStep {
+	if nodes == 3 {
+		return clusterCorpus()
+	}
+	var out []clusterStep
+	for _, c := range corpus(destructive) {
+		out = append(out, clusterStep{testCase: c})
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,12 +28,24 @@ type side struct {
 	versions map[int16]int16 // highest version both brokers serve, per key
 	conn     *kwire.Conn
 	sent     []string // "Key vN" of the requests of the current case
+
+	// With -nodes 3: connections to the other nodes by address, the
+	// command that kills and starts one node, and the cluster cases'
+	// state on this side (cases_cluster.go).
+	peers   map[string]*kwire.Conn
+	nodeCmd []string
+	cluster clusterState
 }
 
 // connectBoth dials both brokers and keeps, per API key, the highest
 // version both serve: every request is sent at that version unless its
 // case pins another.
+//
+// Either address may be a bootstrap list: its first address is the side's
+// own, where requests go unless a case names a node.
 func connectBoth(klogAddr, kafkaAddr, suffix string) (*side, *side, error) {
+	klogAddr, _, _ = strings.Cut(klogAddr, ",")
+	kafkaAddr, _, _ = strings.Cut(kafkaAddr, ",")
 	kv, err := kwire.Versions(klogAddr, "protodiff")
 	if err != nil {
 		return nil, nil, fmt.Errorf("klog at %s: %w", klogAddr, err)
@@ -93,6 +107,10 @@ func (s *side) close() {
 	if s.conn != nil {
 		_ = s.conn.Close()
 		s.conn = nil
+	}
+	for addr, c := range s.peers {
+		_ = c.Close()
+		delete(s.peers, addr)
 	}
 }
 
@@ -174,31 +192,66 @@ func (s *side) leadersServe(name string, partitions int32) error {
 	if err := kerr.ErrorForCode(m.Topics[0].ErrorCode); err != nil {
 		return err
 	}
-	lreq := kmsg.NewPtrListOffsetsRequest()
-	lreq.ReplicaID = -1
-	lt := kmsg.NewListOffsetsRequestTopic()
-	lt.Topic = name
+	// ListOffsets of each partition at its leader: the bootstrap node
+	// when there is one node.
 	for _, p := range m.Topics[0].Partitions {
 		if err := kerr.ErrorForCode(p.ErrorCode); err != nil || p.Leader < 0 {
 			return fmt.Errorf("partition %d: leader %d, %v", p.Partition, p.Leader, err)
 		}
-		lp := kmsg.NewListOffsetsRequestTopicPartition()
-		lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = p.Partition, -1, -1
-		lt.Partitions = append(lt.Partitions, lp)
-	}
-	lreq.Topics = append(lreq.Topics, lt)
-	lresp, err := s.do(lreq)
-	if err != nil {
-		return err
-	}
-	for _, t := range lresp.(*kmsg.ListOffsetsResponse).Topics {
-		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				return fmt.Errorf("partition %d: %w", p.Partition, err)
+		addr, ok := brokerAddr(m, p.Leader)
+		if !ok {
+			return fmt.Errorf("partition %d: leader %d not among the brokers", p.Partition, p.Leader)
+		}
+		lresp, err := s.doAt(addr, listOffsetsReq(name, -1, -1, p.Partition))
+		if err != nil {
+			return err
+		}
+		for _, t := range lresp.(*kmsg.ListOffsetsResponse).Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return fmt.Errorf("partition %d: %w", p.Partition, err)
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// brokerAddr is the host:port Metadata lists for node id.
+func brokerAddr(m *kmsg.MetadataResponse, id int32) (string, bool) {
+	for _, b := range m.Brokers {
+		if b.NodeID == id {
+			return net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), true
+		}
+	}
+	return "", false
+}
+
+// doAt is do on the node at addr: the side's own connection for its
+// bootstrap node, else one kept per address.
+func (s *side) doAt(addr string, req kmsg.Request) (kmsg.Response, error) {
+	if addr == s.addr {
+		return s.do(req)
+	}
+	c := s.peers[addr]
+	if c == nil {
+		var err error
+		if c, err = kwire.Dial(addr, "protodiff", s.versions); err != nil {
+			return nil, err
+		}
+		if s.peers == nil {
+			s.peers = map[string]*kwire.Conn{}
+		}
+		s.peers[addr] = c
+	}
+	resp, _, err := c.Do(req, 15*time.Second)
+	s.sent = append(s.sent, fmt.Sprintf("%s v%d", kmsg.NameForKey(req.Key()), req.GetVersion()))
+	if err != nil {
+		_ = c.Close()
+		delete(s.peers, addr)
+		return nil, err
+	}
+	return resp, nil
 }
 
 // batch is one record batch of n records with values "v0", "v1", ...

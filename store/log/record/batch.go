@@ -40,6 +40,7 @@ const (
 	attrLogAppendTime   Attributes = 0x08
 	attrTransactional   Attributes = 0x10
 	attrControl         Attributes = 0x20
+	attrDeleteHorizon   Attributes = 0x40
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -204,7 +205,8 @@ func (b Batch) SetBaseSequence(seq int32) {
 }
 
 // Attributes is the attributes field of a batch: bits 0-2 the compression
-// codec, bit 3 the timestamp type, bit 4 transactional, bit 5 control.
+// codec, bit 3 the timestamp type, bit 4 transactional, bit 5 control,
+// bit 6 delete horizon.
 type Attributes uint16
 
 // Compression is the codec the records are compressed with.
@@ -225,6 +227,15 @@ func (a Attributes) Transactional() bool { return a&attrTransactional != 0 }
 // Control reports whether the batch holds control records (transaction
 // markers).
 func (a Attributes) Control() bool { return a&attrControl != 0 }
+
+// DeleteHorizon reports whether the batch's base timestamp is its delete
+// horizon (KIP-534, bit 6): the log cleaner set it when it first kept a
+// tombstone or a transaction marker of the batch, and removes those once
+// the horizon passed. Record timestamp deltas are relative to it.
+func (a Attributes) DeleteHorizon() bool { return a&attrDeleteHorizon != 0 }
+
+// WithDeleteHorizon returns a with the delete horizon flag set to on.
+func (a Attributes) WithDeleteHorizon(on bool) Attributes { return a.with(attrDeleteHorizon, on) }
 
 // WithCompression returns a with the codec replaced by c.
 func (a Attributes) WithCompression(c Compression) Attributes {

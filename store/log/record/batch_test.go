@@ -336,7 +336,9 @@ func TestRewriteSubset(t *testing.T) {
 		if _, err := Parse(out); err != nil {
 			t.Fatal(err)
 		}
-		if out.BaseOffset() != 100 || out.PartitionLeaderEpoch() != 7 || out.LastOffset() != 102 || out.RecordCount() != 2 ||
+		// The last offset stays the original's (Kafka's cleaner keeps it:
+		// the producer's last sequence must not move).
+		if out.BaseOffset() != 100 || out.PartitionLeaderEpoch() != 7 || out.LastOffset() != orig.LastOffset() || out.RecordCount() != 2 ||
 			out.BaseTimestamp() != testTs || out.MaxTimestamp() != testTs+7 || out.ProducerID() != 9 ||
 			out.ProducerEpoch() != 1 || out.BaseSequence() != 50 || out.Attributes() != orig.Attributes() || out.CheckCRC() != nil {
 			t.Fatalf("%v: rewritten header %x", codec, out[:HeaderSize])
@@ -345,10 +347,16 @@ func TestRewriteSubset(t *testing.T) {
 			t.Fatalf("%v: %v", codec, err)
 		}
 	}
+	// Without any record left the batch keeps its span, empty.
+	orig := mustBuild(t, NewBuilder(testTs), testRecords()...)
+	empty, err := orig.Rewrite().Build()
+	if err != nil || empty.RecordCount() != 0 || empty.LastOffset() != orig.LastOffset() || empty.CheckCRC() != nil {
+		t.Fatalf("empty rewrite: %v %x", err, empty)
+	}
 	// A LogAppendTime batch keeps its append time.
 	bb := NewBuilder(testTs)
 	bb.TimestampType, bb.AppendTime = LogAppendTime, testTs+999
-	orig := mustBuild(t, bb, Record{Value: []byte("v")})
+	orig = mustBuild(t, bb, Record{Value: []byte("v")})
 	out := mustBuild(t, orig.Rewrite(), Record{Value: []byte("v")})
 	if out.MaxTimestamp() != testTs+999 || out.Attributes().TimestampType() != LogAppendTime {
 		t.Fatalf("log append time rewrite: %x", out)

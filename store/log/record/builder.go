@@ -26,9 +26,18 @@ type Builder struct {
 	AppendTime    int64
 	Transactional bool
 	Control       bool
+	// DeleteHorizon marks BaseTimestamp as the batch's delete horizon
+	// (Attributes.DeleteHorizon); record deltas stay relative to it.
+	DeleteHorizon bool
 	ProducerID    int64 // -1 for none
 	ProducerEpoch int16 // -1 for none
 	BaseSequence  int32 // -1 for none
+	// LastOffsetDelta, when above the last appended record's offset
+	// delta, is written instead: a compacted batch keeps its original
+	// offset span (and so its producer's last sequence), as Kafka's
+	// cleaner keeps the last offset of the batch it filters. A batch
+	// without records gets it too.
+	LastOffsetDelta int32
 
 	records   []byte // encoded, uncompressed
 	count     int32
@@ -53,7 +62,8 @@ func NewBuilder(baseTimestamp int64) *Builder {
 // leader epoch, base timestamp, attributes, producer) and no records:
 // appending a subset of b's records, with their own offset and timestamp
 // deltas, and building gives b with only those records, compressed as b
-// was. This is what log compaction does to a batch.
+// was, its last offset delta kept (see LastOffsetDelta). This is what log
+// compaction does to a batch.
 func (b Batch) Rewrite() *Builder {
 	a := b.Attributes()
 	nb := &Builder{
@@ -64,9 +74,11 @@ func (b Batch) Rewrite() *Builder {
 		TimestampType:        a.TimestampType(),
 		Transactional:        a.Transactional(),
 		Control:              a.Control(),
+		DeleteHorizon:        a.DeleteHorizon(),
 		ProducerID:           b.ProducerID(),
 		ProducerEpoch:        b.ProducerEpoch(),
 		BaseSequence:         b.BaseSequence(),
+		LastOffsetDelta:      b.LastOffsetDelta(),
 	}
 	if nb.TimestampType == LogAppendTime {
 		nb.AppendTime = b.MaxTimestamp()
@@ -131,7 +143,7 @@ func (b *Builder) AppendRaw(dst, body []byte) []byte { return b.appendBatch(dst,
 // appendBatch appends the header and the records section body to dst.
 func (b *Builder) appendBatch(dst, body []byte) []byte {
 	a := Attributes(0).WithCompression(b.Compression).WithTimestampType(b.TimestampType).
-		WithTransactional(b.Transactional).WithControl(b.Control)
+		WithTransactional(b.Transactional).WithControl(b.Control).WithDeleteHorizon(b.DeleteHorizon)
 	maxTs := b.BaseTimestamp
 	if b.count > 0 {
 		maxTs = b.maxTs
@@ -147,7 +159,7 @@ func (b *Builder) appendBatch(dst, body []byte) []byte {
 	dst = append(dst, 2)                        // magic
 	dst = binary.BigEndian.AppendUint32(dst, 0) // crc, sealed below
 	dst = binary.BigEndian.AppendUint16(dst, uint16(a))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(b.lastDelta))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(max(b.lastDelta, b.LastOffsetDelta)))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(b.BaseTimestamp))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTs))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(b.ProducerID))

@@ -290,6 +290,18 @@ func decodeSnappyBlock(dst, block []byte, limit int) ([]byte, error) {
 	return out, nil
 }
 
+// Compressors are kept for reuse: a gzip or zstd writer's state is
+// hundreds of kilobytes, too much to allocate per batch (the log cleaner
+// recompresses every batch it filters).
+var (
+	gzipWriters sync.Pool // of *gzip.Writer
+	lz4Writers  sync.Pool // of *lz4.Writer
+	// zstdEncoder serves EncodeAll calls from any goroutine, one at a time.
+	zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	})
+)
+
 // compress returns src compressed with c; snappy is xerial-framed unless
 // rawSnappy.
 func compress(c Compression, rawSnappy bool, src []byte) ([]byte, error) {
@@ -297,20 +309,33 @@ func compress(c Compression, rawSnappy bool, src []byte) ([]byte, error) {
 	var w io.WriteCloser
 	switch c {
 	case Gzip:
-		w = gzip.NewWriter(&buf)
+		gw, _ := gzipWriters.Get().(*gzip.Writer)
+		if gw == nil {
+			gw = gzip.NewWriter(&buf)
+		} else {
+			gw.Reset(&buf)
+		}
+		defer gzipWriters.Put(gw)
+		w = gw
 	case Snappy:
 		if rawSnappy {
 			return s2.EncodeSnappy(nil, src), nil
 		}
 		return xerial.Encode(nil, src), nil
 	case LZ4:
-		w = lz4.NewWriter(&buf)
+		lw, _ := lz4Writers.Get().(*lz4.Writer)
+		if lw == nil {
+			lw = lz4.NewWriter(&buf)
+		} else {
+			lw.Reset(&buf)
+		}
+		defer lz4Writers.Put(lw)
+		w = lw
 	case Zstd:
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		enc, err := zstdEncoder()
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
-		defer enc.Close()
 		return enc.EncodeAll(src, nil), nil
 	default:
 		return nil, fmt.Errorf("%w: compression codec %d", ErrInvalidRecord, c)

@@ -222,7 +222,15 @@ public final class Main {
         String topic = "compat-java-admin" + RUN;
         try (Admin a = admin(brokers)) {
             createTopic(a, topic, 3, Map.of("retention.ms", "3600000"));
-            check(a.listTopics().names().get(STEP, TimeUnit.SECONDS).contains(topic), "listTopics does not list " + topic);
+            // listTopics may ask a broker that learns of the topic a moment
+            // after the one that answered createTopics, as on any Kafka cluster.
+            waitFor(() -> {
+                try {
+                    return a.listTopics().names().get(STEP, TimeUnit.SECONDS).contains(topic);
+                } catch (Exception e) {
+                    return false;
+                }
+            }, "listTopics to list " + topic, STEP);
             check(!a.describeCluster().nodes().get(STEP, TimeUnit.SECONDS).isEmpty(), "describeCluster lists no node");
             ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
             waitConfig(a, res, "retention.ms", "3600000", "after createTopics");

@@ -1,0 +1,193 @@
+package brokertest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker"
+	"github.com/klogdev/klog/internal/testkit"
+)
+
+// MaxClusterNodes is the most nodes StartCluster runs, as for klog up -n.
+const MaxClusterNodes = 9
+
+// maxVoters is how many of a cluster's first nodes are the metadata
+// quorum's voters; the rest are broker-only nodes.
+const maxVoters = 3
+
+// Cluster is several in-process nodes forming one cluster.
+type Cluster struct {
+	t     testing.TB
+	nodes []*Node
+}
+
+// StartCluster starts n memory nodes (1 to MaxClusterNodes) forming one
+// cluster, as klog up -n n does, and returns once every node is ready:
+//   - node ids 0 to n-1, each on its own free port on 127.0.0.1;
+//   - the first three nodes (all, if fewer) are the metadata quorum's
+//     voters, the others broker-only nodes;
+//   - topics default to replication factor min(n, 3) and, from three
+//     nodes, min.insync.replicas 2; the internal topics are replicated as
+//     much;
+//   - heartbeats every 500 ms and a 3 s session, so a killed node is
+//     fenced and its partitions led elsewhere within seconds.
+//
+// opts apply to every node, after these defaults; NodeConfig sets a config
+// on one node only. The nodes are closed by t.Cleanup.
+func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
+	t.Helper()
+	if n < 1 || n > MaxClusterNodes {
+		t.Fatalf("brokertest: StartCluster of %d nodes; 1 to %d", n, MaxClusterNodes)
+	}
+	// The voters' Raft addresses are fixed for the cluster's life:
+	// reserve free ports for them.
+	var voters []string
+	for id := range min(n, maxVoters) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("brokertest: reserve a quorum port: %v", err)
+		}
+		voters = append(voters, fmt.Sprintf("%d@%s", id, ln.Addr()))
+		ln.Close()
+	}
+	rf := min(n, 3)
+	minISR := 1
+	if n >= 3 {
+		minISR = 2
+	}
+	c := &Cluster{t: t}
+	for id := range n {
+		cfg := broker.Config{
+			Listen: "127.0.0.1:0",
+			Memory: true,
+			// Errors only: peers come and go in these tests.
+			Logger: nodeLogger(t, id),
+			Configs: map[string]string{
+				"node.id":                                  strconv.Itoa(id),
+				"controller.quorum.voters":                 strings.Join(voters, ","),
+				"default.replication.factor":               strconv.Itoa(rf),
+				"min.insync.replicas":                      strconv.Itoa(minISR),
+				"offsets.topic.replication.factor":         strconv.Itoa(rf),
+				"transaction.state.log.replication.factor": strconv.Itoa(rf),
+				"transaction.state.log.min.isr":            strconv.Itoa(minISR),
+				"broker.heartbeat.interval.ms":             "500",
+				"broker.session.timeout.ms":                "3000",
+			},
+		}
+		for _, o := range opts {
+			o(&cfg)
+		}
+		c.nodes = append(c.nodes, newNode(t, cfg))
+	}
+	// The voters wait for each other to elect a controller: start all at
+	// once.
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i, node := range c.nodes {
+		wg.Go(func() { errs[i] = node.boot() })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("brokertest: start node %d: %v", i, err)
+		}
+	}
+	c.waitBrokers()
+	return c
+}
+
+// waitBrokers waits until every node's Metadata lists every node, so that
+// a test's first request may name any of them.
+func (c *Cluster) waitBrokers() {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		cl := n.Client()
+		testkit.WaitFor(c.t, fmt.Sprintf("node %s to list all %d nodes", n.cfg.Configs["node.id"], len(c.nodes)), func() (bool, string) {
+			req := kmsg.NewPtrMetadataRequest()
+			req.Topics = []kmsg.MetadataRequestTopic{}
+			resp, err := req.RequestWith(context.Background(), cl)
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(resp.Brokers) == len(c.nodes), fmt.Sprintf("%d brokers", len(resp.Brokers))
+		})
+		cl.Close()
+	}
+}
+
+// NodeConfig sets a static broker config on node id only, as -X key=value
+// does; it does nothing on the other nodes. For StartCluster.
+func NodeConfig(id int32, key, value string) Option {
+	return func(c *broker.Config) {
+		if c.Configs["node.id"] == strconv.Itoa(int(id)) {
+			Config(key, value)(c)
+		}
+	}
+}
+
+// Nodes returns the cluster's nodes, by node id.
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// Node returns node id.
+func (c *Cluster) Node(id int32) *Node {
+	c.t.Helper()
+	if id < 0 || int(id) >= len(c.nodes) {
+		c.t.Fatalf("brokertest: no node %d in a cluster of %d", id, len(c.nodes))
+	}
+	return c.nodes[id]
+}
+
+// Bootstrap returns every node's address, running or not.
+func (c *Cluster) Bootstrap() []string {
+	addrs := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		addrs[i] = n.Addr()
+	}
+	return addrs
+}
+
+// Client returns a franz-go client seeded with every node, closed at
+// cleanup.
+func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap()...)}, opts...)...)
+	if err != nil {
+		c.t.Fatalf("new client: %v", err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+// Isolate cuts the node off from the other nodes of its cluster, both
+// ways, until Heal; its clients stay connected.
+func (n *Node) Isolate() {
+	n.t.Helper()
+	if n.node == nil {
+		n.t.Fatal("brokertest: Isolate of a node not running")
+	}
+	n.node.Isolate()
+}
+
+// Heal ends Isolate.
+func (n *Node) Heal() {
+	n.t.Helper()
+	if n.node == nil {
+		n.t.Fatal("brokertest: Heal of a node not running")
+	}
+	n.node.Heal()
+}
+
+// nodeLogger logs node id's errors to t: at warn level, peers coming and
+// going would drown what matters.
+func nodeLogger(t testing.TB, id int) *slog.Logger {
+	return testkit.Logger(t, slog.LevelError).With("node", id)
+}

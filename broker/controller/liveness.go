@@ -1,0 +1,156 @@
+package controller
+
+// Broker liveness in a quorum of several voters, as Kafka's: every node
+// heartbeats the active controller each broker.heartbeat.interval.ms
+// (forwarded, or locally on the leader). The active controller keeps the
+// time it last heard from each broker, in memory only, and fences a broker
+// it has not heard from for broker.session.timeout.ms by committing its
+// registration with Fenced set; the next heartbeat commits it unfenced.
+// Metadata lists unfenced brokers only. A new active controller gives
+// every broker a full session before fencing it, since it knows nothing
+// of heartbeats sent to its predecessor. Kafka commits fencing as
+// FenceBrokerRecord/UnfenceBrokerRecord; klog reuses RegisterBroker.
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/klogdev/klog/broker/metadata"
+)
+
+// heartbeat records that broker id is alive and unfences it if fenced.
+// It runs on the active controller.
+func (c *Controller) heartbeat(id int32) {
+	c.mu.Lock()
+	c.mu.lastSeen[id] = time.Now()
+	c.mu.Unlock()
+	b, ok := c.Image().Brokers[id]
+	if !ok || !b.Fenced {
+		return
+	}
+	b.Fenced = false
+	c.setFenced(b)
+}
+
+// setFenced commits broker b's registration with its Fenced flag.
+func (c *Controller) setFenced(b metadata.Broker) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
+	defer cancel()
+	_, err := c.propose(ctx, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b}})
+	if err != nil {
+		c.log.Warn("broker fencing change failed", "broker", b.ID, "fenced", b.Fenced, "err", err)
+		return
+	}
+	if b.Fenced {
+		c.log.Info("broker fenced: session expired", "broker", b.ID, "session_timeout", c.cfg.Broker.Settings().BrokerSessionTimeout)
+	} else {
+		c.log.Info("broker unfenced", "broker", b.ID)
+	}
+}
+
+// livenessLoop sends this node's heartbeats and, while this node leads,
+// fences brokers whose sessions expired.
+func (c *Controller) livenessLoop() {
+	defer c.wg.Done()
+	s := c.cfg.Broker.Settings()
+	interval, session := s.BrokerHeartbeatInterval, s.BrokerSessionTimeout
+	tick := time.NewTicker(min(interval, session/4))
+	defer tick.Stop()
+	nextBeat := time.Now()
+	nextRebalance := time.Now().Add(s.LeaderImbalanceCheckInterval)
+	leading := false
+	// beatTo is the active controller the last heartbeat went to: a node
+	// that registers, or sees a new active controller, heartbeats at
+	// once, so that DescribeQuorum there knows its progress within a
+	// round trip, not a heartbeat interval.
+	beatTo := int32(-2)
+	for {
+		changed := c.Changed()
+		woken := false
+		select {
+		case <-c.stop:
+			return
+		case <-tick.C:
+		case <-c.repairNow:
+		case <-changed:
+			woken = true
+		}
+		now := time.Now()
+		if c.IsLeader() != leading {
+			// A new term: every broker starts with a full session.
+			leading = !leading
+			c.mu.Lock()
+			clear(c.mu.lastSeen)
+			c.mu.Unlock()
+		}
+		if img := c.Image(); !leading && img.Controller != beatTo && registeredIn(img, c.cfg.NodeID) {
+			nextBeat = now
+		}
+		if woken && now.Before(nextBeat) {
+			continue // a metadata change that asks nothing of this loop
+		}
+		if !now.Before(nextBeat) {
+			nextBeat = now.Add(interval)
+			if leading {
+				c.heartbeat(c.cfg.NodeID)
+			} else if img := c.Image(); registeredIn(img, c.cfg.NodeID) {
+				// The heartbeat carries the applied index, for
+				// DescribeQuorum (describequorum.go).
+				payload := binary.BigEndian.AppendUint32(nil, uint32(c.cfg.NodeID))
+				payload = binary.BigEndian.AppendUint64(payload, img.Index)
+				ctx, cancel := context.WithTimeout(context.Background(), interval)
+				if _, err := c.forward(ctx, forwardHeartbeat, payload); err != nil {
+					c.log.Debug("heartbeat failed", "err", err)
+				} else {
+					beatTo = img.Controller
+				}
+				cancel()
+			}
+		}
+		if leading {
+			c.fenceExpired(now, session)
+			// Every tick, not only after a fencing change: a controller
+			// that took office between a fencing and its partition
+			// changes makes them here.
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
+			c.repairPartitions(ctx)
+			if s.AutoLeaderRebalance && !now.Before(nextRebalance) {
+				nextRebalance = now.Add(s.LeaderImbalanceCheckInterval)
+				c.rebalanceLeaders(ctx)
+			}
+			cancel()
+		}
+	}
+}
+
+// fenceExpired fences the unfenced brokers not heard from within session.
+func (c *Controller) fenceExpired(now time.Time, session time.Duration) {
+	img := c.Image()
+	var expired []metadata.Broker
+	c.mu.Lock()
+	for _, id := range img.SortedBrokerIDs() {
+		b := img.Brokers[id]
+		if b.Fenced || id == c.cfg.NodeID {
+			continue
+		}
+		last, ok := c.mu.lastSeen[id]
+		if !ok {
+			c.mu.lastSeen[id] = now
+			continue
+		}
+		if now.Sub(last) > session {
+			b.Fenced = true
+			expired = append(expired, b)
+		}
+	}
+	c.mu.Unlock()
+	for _, b := range expired {
+		c.setFenced(b)
+	}
+}
+
+func registeredIn(img *metadata.Image, id int32) bool {
+	_, ok := img.Brokers[id]
+	return ok
+}

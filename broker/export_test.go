@@ -1,0 +1,66 @@
+package broker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/store/log"
+)
+
+// PartitionForTest is the node's replica of a partition, for the tests of
+// package broker_test that set its leader state (a follower out of sync),
+// which one node cannot reach by itself; nil if the node has none.
+func (n *Node) PartitionForTest(topic string, index int32) *partition.Partition {
+	return n.partition(topic, index)
+}
+
+// PeerRequestsForTest is the number of requests the node sent to other
+// nodes (WriteTxnMarkers, AddPartitionsToTxn).
+func (n *Node) PeerRequestsForTest() int64 { return n.peers.sent.Load() }
+
+// FollowingForTest reports how many partitions the node fetches as a
+// follower, from how many leaders (fetcher goroutines).
+func (n *Node) FollowingForTest() (partitions, fetchers int) { return n.replicas.Following() }
+
+// ISRProposal is one ISR change a node proposed, for tests.
+type ISRProposal struct {
+	Topic                       string
+	Partition                   int32
+	LeaderEpoch, PartitionEpoch int32
+	ISR                         []int32
+}
+
+// recordISR is an isrProposer that records every proposal and refuses it.
+type recordISR chan ISRProposal
+
+func (r recordISR) AlterPartition(_ context.Context, topic string, partition int32, leaderEpoch, partitionEpoch int32, isr []int32) error {
+	select {
+	case r <- ISRProposal{topic, partition, leaderEpoch, partitionEpoch, isr}:
+	default:
+	}
+	return errRecordedISR
+}
+
+// errRecordedISR is recordISR's answer: the proposal is recorded, not made.
+var errRecordedISR = errors.New("broker: ISR proposal recorded for a test, not sent")
+
+// RecordISRForTest makes the node send its ISR proposals to the channel
+// returned (refusing them), in place of the controller. Call it before the node leads a partition with followers.
+func (n *Node) RecordISRForTest() <-chan ISRProposal {
+	ch := make(recordISR, 64)
+	n.isrMu.Lock()
+	n.isr = ch
+	n.isrMu.Unlock()
+	return ch
+}
+
+// LogConfigForTest is the settings the node's log of a partition runs
+// with; false if the node has no such log.
+func (n *Node) LogConfigForTest(topic string, index int32) (log.Config, bool) {
+	l := n.logs.Get(topic, index)
+	if l == nil {
+		return log.Config{}, false
+	}
+	return l.Config(), true
+}

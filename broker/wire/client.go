@@ -1,0 +1,136 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The client side, for the requests one node sends another's Kafka
+// listener: the partition followers' Fetch and OffsetForLeaderEpoch
+// (broker/replica) and the coordinators' WriteTxnMarkers and
+// AddPartitionsToTxn (broker/peers.go). kmsg encodes requests and decodes
+// responses; only the frame and the response header are read here.
+
+// ErrBadResponse is a response frame whose header does not match its
+// request (its correlation id) or cannot be parsed. The connection must be
+// closed.
+var ErrBadResponse = errors.New("wire: malformed response frame")
+
+// peerClientIDPrefix starts the client id of every request a klog node
+// sends another; the listener tells inter-broker connections from
+// clients' by it (see IsPeerClientID).
+const peerClientIDPrefix = "klog-broker-"
+
+// PeerClientID is the client id node id's requests to other nodes carry.
+func PeerClientID(id int32) string { return peerClientIDPrefix + strconv.Itoa(int(id)) }
+
+// IsPeerClientID reports whether a request's client id is another klog
+// node's (PeerClientID).
+func IsPeerClientID(clientID string) bool { return strings.HasPrefix(clientID, peerClientIDPrefix) }
+
+// DialConfig configures the connections Dial makes.
+type DialConfig struct {
+	// ClientID is sent in every request header.
+	ClientID string
+	// Timeout bounds the dial.
+	Timeout time.Duration
+	// MaxFrame bounds a response frame, in bytes.
+	MaxFrame int32
+	// Switch, if set, tracks the connection: its Isolate closes it, and
+	// Dial fails while it is isolated.
+	Switch *Switch
+}
+
+// Conn is one client connection to a node's Kafka listener, for one
+// caller at a time: one request in flight, each exchange bounded by a
+// deadline and each response by MaxFrame.
+type Conn struct {
+	nc       net.Conn
+	rd       *bufio.Reader
+	f        *kmsg.RequestFormatter
+	maxFrame int32
+	corr     int32
+	buf      []byte // the last request's encoding, reused
+	untrack  func()
+}
+
+// Dial connects to the Kafka listener at addr. A cancelled ctx ends the
+// dial.
+func Dial(ctx context.Context, addr string, cfg DialConfig) (*Conn, error) {
+	if cfg.Switch.Isolated() {
+		return nil, fmt.Errorf("dial %s: %w", addr, ErrIsolated)
+	}
+	d := net.Dialer{Timeout: cfg.Timeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	untrack, err := cfg.Switch.Track(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	return &Conn{nc: nc, rd: bufio.NewReader(nc), f: kmsg.NewRequestFormatter(kmsg.FormatterClientID(cfg.ClientID)),
+		maxFrame: cfg.MaxFrame, untrack: untrack}, nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error {
+	c.untrack()
+	return c.nc.Close()
+}
+
+// Do sends req, whose version must be set, and reads its response, within
+// timeout or by ctx's deadline if that is sooner; a cancelled ctx ends the
+// exchange at once. Any error leaves the connection unusable: the caller
+// closes it.
+func (c *Conn) Do(ctx context.Context, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
+	name := kmsg.NameForKey(req.Key())
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := c.nc.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	nc := c.nc
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	c.corr++
+	c.buf = c.f.AppendRequest(c.buf[:0], req, c.corr)
+	if _, err := c.nc.Write(c.buf); err != nil {
+		return nil, fmt.Errorf("send %s: %w", name, err)
+	}
+	// A new buffer for each response: kmsg keeps slices of what it
+	// decodes (a fetch's record batches).
+	frame, _, err := ReadFrame(c.rd, c.maxFrame, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read %s response: %w", name, err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(frame)); corr != c.corr {
+		return nil, fmt.Errorf("%w: %s response correlation id %d, want %d", ErrBadResponse, name, corr, c.corr)
+	}
+	body := frame[4:]
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	// ApiVersions answers with header v0 whatever its version (KIP-511).
+	if resp.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16() {
+		if body, err = skipTags(body); err != nil {
+			return nil, fmt.Errorf("%w: %s response header tags", ErrBadResponse, name)
+		}
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("decode %s response: %w", name, err)
+	}
+	return resp, nil
+}

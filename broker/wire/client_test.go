@@ -1,0 +1,104 @@
+package wire_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
+	"github.com/klogdev/klog/broker/wire/wiretest"
+)
+
+// TestConnDo: the client id is sent; ApiVersions is read with header v0
+// and other flexible responses past their header tags; a wrong
+// correlation id is wire.ErrBadResponse, a frame over MaxFrame is
+// wire.ErrFrameTooLarge, and a request nobody answers ends at its timeout or
+// when its context is cancelled, whichever is first.
+func TestConnDo(t *testing.T) {
+	var clientID atomic.Value
+	addr := wiretest.Serve(t, func(h wire.Header) []byte {
+		clientID.Store(*h.ClientID)
+		b := binary.BigEndian.AppendUint32(nil, uint32(h.CorrelationID))
+		switch h.Key {
+		case kmsg.ApiVersions.Int16():
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.SetVersion(h.Version)
+			resp.ThrottleMillis = 3
+			return resp.AppendTo(b)
+		case kmsg.Metadata.Int16(): // correlation id off by one
+			return append(binary.BigEndian.AppendUint32(nil, uint32(h.CorrelationID+1)), 0, 0, 0, 0)
+		case kmsg.FindCoordinator.Int16(): // too large
+			return make([]byte, 2<<10)
+		case kmsg.Heartbeat.Int16(): // never answered
+			return nil
+		}
+		resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+		resp.SetVersion(h.Version)
+		resp.ThrottleMillis = 7
+		return resp.AppendTo(append(b, 1, 5, 2, 0xaa, 0xbb)) // one header tag
+	}).Addr
+	ctx := context.Background()
+	dial := func() *wire.Conn {
+		c, err := wire.Dial(ctx, addr, wire.DialConfig{ClientID: wire.PeerClientID(4), Timeout: time.Second, MaxFrame: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	c := dial()
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.SetVersion(3)
+	resp, err := c.Do(ctx, av, time.Second)
+	if err != nil || resp.(*kmsg.ApiVersionsResponse).ThrottleMillis != 3 {
+		t.Fatalf("ApiVersions v3: %v, %v", resp, err)
+	}
+	if id := clientID.Load().(string); !wire.IsPeerClientID(id) || id != "klog-broker-4" {
+		t.Fatalf("client id %q", id)
+	}
+	apt := kmsg.NewPtrAddPartitionsToTxnRequest()
+	apt.SetVersion(5)
+	for range 2 {
+		resp, err := c.Do(ctx, apt, time.Second)
+		if err != nil || resp.(*kmsg.AddPartitionsToTxnResponse).ThrottleMillis != 7 {
+			t.Fatalf("AddPartitionsToTxn v5: %v, %v", resp, err)
+		}
+	}
+
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(12)
+	if _, err := dial().Do(ctx, md, time.Second); !errors.Is(err, wire.ErrBadResponse) {
+		t.Fatalf("a wrong correlation id: %v, want wire.ErrBadResponse", err)
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.SetVersion(4)
+	if _, err := dial().Do(ctx, fc, time.Second); !errors.Is(err, wire.ErrFrameTooLarge) {
+		t.Fatalf("a frame over MaxFrame: %v, want wire.ErrFrameTooLarge", err)
+	}
+
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.SetVersion(4)
+	start := time.Now()
+	if _, err := dial().Do(ctx, hb, 50*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+		t.Fatalf("an unanswered request: %v, want a timeout", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := dial().Do(cctx, hb, time.Hour); err == nil {
+		t.Fatal("a cancelled request succeeded")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the two unanswered requests took %v", d)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,78 @@
+package log
+
+import (
+	"path"
+	"time"
+)
+
+// DefaultDedupeBufferBytes is Kafka's log.cleaner.dedupe.buffer.size: the
+// most memory one cleaning pass's offset map may take.
+const DefaultDedupeBufferBytes = 128 << 20
+
+// CleanDirtiest runs one cleaning pass over the compacted log most in need
+// of it, as Kafka's LogCleanerManager.grabFilthiestCompactedLog picks it:
+// among the logs whose cleanup.policy includes compact and that have a
+// dirty section, those whose dirty ratio exceeds min.cleanable.dirty.ratio
+// or whose oldest dirty record is older than max.compaction.lag.ms, the
+// one with the highest ratio. upperBound gives each partition's first
+// offset that must not be cleaned (its high watermark or last stable
+// offset, whichever is lower); mapBytes bounds the offset map. ok is false
+// when no log qualified. The new cleaner checkpoint is written after the
+// pass.
+func (m *Manager) CleanDirtiest(now time.Time, mapBytes int64, upperBound func(TopicPartition, *Log) int64) (tp TopicPartition, res CleanResult, ok bool, err error) {
+	var best *Log
+	bestRatio := -1.0
+	for p, l := range m.Logs() {
+		cfg := l.Config()
+		if !cfg.CleanupPolicy.Compact() {
+			continue
+		}
+		l.mu.Lock()
+		c := l.cleanableLocked(now, upperBound(p, l))
+		l.mu.Unlock()
+		if c.uncleanable <= c.firstDirty || c.dirtyBytes == 0 {
+			continue
+		}
+		r := c.ratio()
+		if !(c.mustClean(now, cfg) || r > cfg.MinCleanableDirtyRatio) {
+			continue
+		}
+		if c.mustClean(now, cfg) {
+			r += 1 // a log past max.compaction.lag.ms goes first
+		}
+		if r > bestRatio || r == bestRatio && (p.Topic < tp.Topic || p.Topic == tp.Topic && p.Partition < tp.Partition) {
+			best, bestRatio, tp = l, r, p
+		}
+	}
+	if best == nil {
+		return TopicPartition{}, CleanResult{}, false, nil
+	}
+	res, err = best.Clean(CleanOptions{Now: now, UpperBound: upperBound(tp, best), MapBytes: mapBytes})
+	if err != nil {
+		return tp, res, true, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		return tp, res, true, ErrClosed
+	}
+	return tp, res, true, m.writeCleanerCheckpointLocked()
+}
+
+// writeCleanerCheckpointLocked writes cleaner-offset-checkpoint: the
+// first dirty offset of every compacted log that has one.
+func (m *Manager) writeCleanerCheckpointLocked() error {
+	offs := map[TopicPartition]int64{}
+	for tp, l := range m.mu.logs {
+		if o := l.CleanerCheckpoint(); o > 0 && l.Config().CleanupPolicy.Compact() {
+			offs[tp] = o
+		}
+	}
+	name := path.Join(m.dir, CleanerOffsetCheckpoint)
+	if len(offs) == 0 {
+		if _, err := m.fs.Stat(name); err != nil {
+			return nil // nothing cleaned, nothing to say
+		}
+	}
+	return writeFileAtomic(m.fs, name, encodeOffsetCheckpoint(offs))
+}

@@ -1,0 +1,93 @@
+package supervisor
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPrepare(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Prepare(dir, Spec{Nodes: 4, Listen: "127.0.0.1:19092", Hosts: []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "127.0.0.1:19092,127.0.0.2:19093,127.0.0.3:19094,127.0.0.1:19095"
+	if got := strings.Join(l.Brokers(), ","); got != want {
+		t.Fatalf("brokers %s, want %s", got, want)
+	}
+	if got, want := l.Voters(), "0@127.0.0.1:19096,1@127.0.0.2:19097,2@127.0.0.3:19098"; got != want {
+		t.Fatalf("voters %s, want %s", got, want)
+	}
+	if l.Nodes[3].Role() != "broker" {
+		t.Fatalf("node 3: %s, want broker", l.Nodes[3].Role())
+	}
+	again, err := Prepare(dir, Spec{Nodes: 4})
+	if err != nil || strings.Join(again.Brokers(), ",") != want {
+		t.Fatalf("Prepare again: %v %v", again.Brokers(), err)
+	}
+	for _, tc := range []struct {
+		spec Spec
+		want error
+		msg  string
+	}{
+		{Spec{Nodes: 3}, ErrNodeCount, "holds a cluster of 4 nodes, not 3"},
+		{Spec{Nodes: 4, Listen: "127.0.0.1:9092"}, ErrLayoutChanged, "made with --listen 127.0.0.1:19092"},
+		{Spec{Nodes: 4, Hosts: []string{"127.0.0.1"}}, ErrLayoutChanged, "made with --hosts"},
+	} {
+		if _, err := Prepare(dir, tc.spec); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("Prepare(%+v): %v, want %v with %q", tc.spec, err, tc.want, tc.msg)
+		}
+	}
+	if err := CheckSingle(dir); !errors.Is(err, ErrNodeCount) || !strings.Contains(err.Error(), "klog up -n 4") {
+		t.Fatalf("CheckSingle on a 4-node cluster: %v", err)
+	}
+
+	single := t.TempDir()
+	if err := CheckSingle(single); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(single, "node-0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prepare(single, Spec{Nodes: 3}); !errors.Is(err, ErrNodeCount) || !strings.Contains(err.Error(), "single node") {
+		t.Fatalf("Prepare on a single node's directory: %v", err)
+	}
+	if _, err := Prepare(t.TempDir(), Spec{Nodes: 3, Listen: "127.0.0.1:65533"}); err == nil || !strings.Contains(err.Error(), "need ports 65533 to 65538") {
+		t.Fatalf("Prepare past port 65535: %v", err)
+	}
+	if _, err := Prepare(t.TempDir(), Spec{Nodes: 10}); err == nil {
+		t.Fatal("Prepare of 10 nodes succeeded")
+	}
+}
+
+// TestPreparePicksFreePorts: with port 0 every port is distinct, and a
+// second Prepare keeps them.
+func TestPreparePicksFreePorts(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Prepare(dir, Spec{Nodes: 5, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, n := range l.Nodes {
+		for _, p := range []int{n.Port, n.ControllerPort} {
+			if p == 0 {
+				continue
+			}
+			if seen[p] {
+				t.Fatalf("port %d twice in %+v", p, l.Nodes)
+			}
+			seen[p] = true
+		}
+	}
+	if len(seen) != 5+3 {
+		t.Fatalf("ports %v: want 5 Kafka and 3 Raft ports", seen)
+	}
+	again, err := Prepare(dir, Spec{Nodes: 5, Listen: "127.0.0.1:0"})
+	if err != nil || strings.Join(again.Brokers(), ",") != strings.Join(l.Brokers(), ",") || again.Voters() != l.Voters() {
+		t.Fatalf("Prepare again: %v %v, want %v", again.Brokers(), err, l.Brokers())
+	}
+}

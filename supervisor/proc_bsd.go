@@ -1,0 +1,15 @@
+//go:build unix && !linux
+
+package supervisor
+
+import "syscall"
+
+// childAttr puts a node in a process group of its own, so a Ctrl-C at the
+// terminal reaches the supervisor only.
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// canReadState reports that processStopped cannot ask the kernel here.
+const canReadState = false
+
+// processStopped is the supervisor's own account of pid.
+func processStopped(_ int, tracked bool) bool { return tracked }
