@@ -1,10 +1,13 @@
 package log
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,7 +49,53 @@ type CleanOptions struct {
 	// MapBytes bounds the offset map (log.cleaner.dedupe.buffer.size); a
 	// pass cleans only as far as the map holds the keys of.
 	MapBytes int64
+	// DryRun makes the pass decide everything a real one would and write
+	// nothing: the result counts what it would remove, and its Plan says
+	// per key. The cleaner's state and checkpoint are left as they were.
+	DryRun bool
 }
+
+// CleanPlan details what a dry-run pass would remove (CleanOptions.DryRun).
+// Its lists are bounded: Keys holds the maxPlanKeys keys losing the most
+// records, Tombstones the first maxPlanTombstones pending ones by offset;
+// the counts cover everything.
+type CleanPlan struct {
+	// Keys are the keys that would lose records, most first (ties by key).
+	Keys []KeyRemoval
+	// KeysAffected counts the distinct keys that would lose records, up
+	// to maxPlanCountedKeys (KeysCapped says the count stopped there).
+	KeysAffected int
+	KeysCapped   bool
+	// AbortedRecords and KeylessRecords count the records that would go
+	// for being in an aborted transaction or having no key.
+	AbortedRecords, KeylessRecords int64
+	// Tombstones are the tombstones the pass would keep, with when they
+	// may go; TombstonesPending counts them all.
+	Tombstones        []PendingTombstone
+	TombstonesPending int64
+}
+
+// KeyRemoval is how many records of one key a pass would remove: the
+// values its latest record supersedes.
+type KeyRemoval struct {
+	Key     []byte
+	Records int64
+}
+
+// PendingTombstone is a tombstone kept by cleaning until its delete
+// horizon: a pass after Expires removes it.
+type PendingTombstone struct {
+	Key     []byte
+	Offset  int64
+	Expires time.Time
+}
+
+// Bounds of a CleanPlan.
+const (
+	maxPlanKeys        = 100
+	maxPlanCountedKeys = 10000
+	maxPlanTombstones  = 100
+)
 
 // CleanResult says what one pass did.
 type CleanResult struct {
@@ -58,6 +107,11 @@ type CleanResult struct {
 	SegmentsBefore, SegmentsAfter     int
 	BytesRemoved, RecordsRemoved      int64
 	TombstonesRemoved, MarkersRemoved int64
+	// Uncleanable is the first offset no pass may clean yet (the active
+	// segment's base, the last stable offset or min.compaction.lag.ms).
+	Uncleanable int64
+	// Plan is set by a dry run.
+	Plan *CleanPlan
 }
 
 // errCleanAborted: the log changed under a pass (retention, truncation,
@@ -203,6 +257,10 @@ type cleanPass struct {
 	buf     []byte
 	out     []byte
 	res     CleanResult
+	// plan is the dry run's tally, nil for a real pass: removed records
+	// per key (at most maxPlanCountedKeys keys) and pending tombstones.
+	plan   *CleanPlan
+	perKey map[string]int64
 }
 
 // Clean runs one cleaning pass over a compacted log (cleanup.policy
@@ -241,6 +299,9 @@ func (l *Log) Clean(opts CleanOptions) (CleanResult, error) {
 		}
 	}
 	p := &cleanPass{l: l, cfg: cfg, truncations: truncations, dec: &l.dec, nowMs: opts.Now.UnixMilli(), lastData: map[int64]int64{}, epochs: map[int64]int16{}, uncleanable: c.uncleanable, txnSeen: map[int64]bool{}, buf: l.mu.buf[:0:0]}
+	if opts.DryRun {
+		p.plan, p.perKey = &CleanPlan{}, map[string]int64{}
+	}
 	for id, e := range l.mu.producers.byID {
 		p.lastData[id], p.epochs[id] = -1, e.epoch
 		if m, ok := e.last(); ok {
@@ -253,7 +314,7 @@ func (l *Log) Clean(opts CleanOptions) (CleanResult, error) {
 			s.release()
 		}
 	}()
-	res := CleanResult{FirstDirty: c.firstDirty, End: c.firstDirty, SegmentsBefore: len(segs), SegmentsAfter: len(segs)}
+	res := CleanResult{FirstDirty: c.firstDirty, End: c.firstDirty, SegmentsBefore: len(segs), SegmentsAfter: len(segs), Uncleanable: c.uncleanable, Plan: p.plan}
 	if c.uncleanable <= c.firstDirty || len(pinned) == 0 {
 		return res, nil
 	}
@@ -276,7 +337,18 @@ func (l *Log) Clean(opts CleanOptions) (CleanResult, error) {
 	}
 	p.res = res
 	p.res.End = p.end
-	for _, g := range groupSegmentsBySize(clean, cfg) {
+	groups := groupSegmentsBySize(clean, cfg)
+	if p.plan != nil {
+		for _, g := range groups {
+			if err := p.planGroup(g); err != nil {
+				return p.res, err
+			}
+		}
+		p.res.SegmentsAfter = len(segs) - len(clean) + len(groups)
+		p.finishPlan()
+		return p.res, nil
+	}
+	for _, g := range groups {
 		if err := p.cleanGroup(g); err != nil {
 			if errors.Is(err, errCleanAborted) {
 				l.logger.Info("cleaning aborted", "reason", err)
@@ -515,6 +587,79 @@ func (p *cleanPass) cleanGroup(g []*segment) error {
 	return nil
 }
 
+// planGroup is cleanGroup for a dry run: each batch is filtered as
+// cleaning would, and nothing is written.
+func (p *cleanPass) planGroup(g []*segment) error {
+	for _, s := range g {
+		err := p.forEachBatch(s, func(b record.Batch, _ int64) (bool, error) {
+			size := int64(b.Size())
+			out, err := p.filter(b)
+			if err != nil {
+				return false, fmt.Errorf("segment %d, batch %d: %w", s.base, b.BaseOffset(), err)
+			}
+			p.res.BytesRemoved += size - int64(len(out))
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noteRemoved counts, in a dry run, a record of b that cleaning removes.
+func (p *cleanPass) noteRemoved(b record.Batch, r *record.Record, aborted bool) {
+	switch {
+	case p.plan == nil:
+	case aborted:
+		p.plan.AbortedRecords++
+	case r.Key == nil:
+		p.plan.KeylessRecords++
+	default:
+		if _, ok := p.perKey[string(r.Key)]; ok || len(p.perKey) < maxPlanCountedKeys {
+			p.perKey[string(r.Key)]++
+		} else {
+			p.plan.KeysCapped = true
+		}
+	}
+}
+
+// noteTombstone records, in a dry run, a tombstone of b that cleaning
+// keeps: it may go after the batch's delete horizon, or, when the batch
+// has none yet, delete.retention.ms after this pass.
+func (p *cleanPass) noteTombstone(b record.Batch, r *record.Record) {
+	if p.plan == nil {
+		return
+	}
+	p.plan.TombstonesPending++
+	if len(p.plan.Tombstones) == maxPlanTombstones {
+		return
+	}
+	horizon := p.nowMs + min(p.cfg.DeleteRetentionMs, math.MaxInt64-max(p.nowMs, 0))
+	if b.Attributes().DeleteHorizon() {
+		horizon = b.BaseTimestamp()
+	}
+	p.plan.Tombstones = append(p.plan.Tombstones, PendingTombstone{
+		Key: bytes.Clone(r.Key), Offset: b.BaseOffset() + int64(r.OffsetDelta), Expires: time.UnixMilli(horizon),
+	})
+}
+
+// finishPlan orders the dry run's per-key counts into its plan.
+func (p *cleanPass) finishPlan() {
+	keys := make([]KeyRemoval, 0, len(p.perKey))
+	for k, n := range p.perKey {
+		keys = append(keys, KeyRemoval{Key: []byte(k), Records: n})
+	}
+	slices.SortFunc(keys, func(a, b KeyRemoval) int {
+		if c := cmp.Compare(b.Records, a.Records); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Key, b.Key)
+	})
+	p.plan.KeysAffected = len(keys)
+	p.plan.Keys = keys[:min(len(keys), maxPlanKeys)]
+}
+
 // discard closes and removes the files of a cleaned segment not swapped in.
 func (p *cleanPass) discard(ns *segment) {
 	ns.closeFiles()
@@ -612,6 +757,7 @@ func (p *cleanPass) retainEmpty(b record.Batch) bool {
 // A batch left without records is dropped unless it is its producer's
 // last, which keeps its header (Kafka's BatchRetention.RETAIN_EMPTY).
 func (p *cleanPass) rebuild(b record.Batch, keep func(*record.Record) bool, setHorizon bool) (record.Batch, error) {
+	aborted := p.plan != nil && p.isAborted(b)
 	it, err := b.Records(p.dec)
 	if err != nil {
 		return nil, err
@@ -632,8 +778,12 @@ func (p *cleanPass) rebuild(b record.Batch, keep func(*record.Record) bool, setH
 		if keep(r) {
 			kept = append(kept, *r)
 			tombstones = tombstones || r.Value == nil
+			if r.Value == nil {
+				p.noteTombstone(b, r)
+			}
 		} else {
 			dropped = true
+			p.noteRemoved(b, r, aborted)
 		}
 	}
 	if err := it.Err(); err != nil {

@@ -1,10 +1,12 @@
 package log
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -694,6 +696,119 @@ func TestCleanDroppedByTruncation(t *testing.T) {
 	for _, n := range names {
 		if strings.HasSuffix(n, cleanedSuffix) {
 			t.Fatalf("leftover %s", n)
+		}
+	}
+}
+
+// TestCleanDryRunPlansThePass: a dry run writes nothing and reports what
+// the real pass then does: the same records, bytes, tombstones and
+// segments, per key, and the tombstones kept with their horizon.
+func TestCleanDryRunPlansThePass(t *testing.T) {
+	e := compactEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	for i := range 10 {
+		e.appendKV(l, 0, kv{"a", fmt.Sprint("a", i)})
+		if i < 3 {
+			e.appendKV(l, 0, kv{"b", fmt.Sprint("b", i)})
+		}
+	}
+	e.appendKV(l, 0, kv{"c", "1"}, kv{"c", ""}) // c: a value, then its tombstone
+	for i := range 20 {
+		e.appendKV(l, 0, kv{fmt.Sprint("z", i), "v"}) // fills segments: c is below the active one
+	}
+	before := readAllBatches(t, l)
+	opts := CleanOptions{Now: e.clk.Now(), UpperBound: l.EndOffset(), MapBytes: 1 << 20, DryRun: true}
+	plan, err := l.Clean(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := readAllBatches(t, l); !slices.EqualFunc(before, after, bytes.Equal) {
+		t.Fatal("a dry run changed the log")
+	}
+	if st := l.CleanerState(e.clk.Now(), l.EndOffset()); st.Runs != 0 || st.FirstDirtyOffset != 0 {
+		t.Fatalf("a dry run changed the cleaner state: %+v", st)
+	}
+	if plan.Cleaned || plan.Plan == nil {
+		t.Fatalf("dry run %+v", plan)
+	}
+	want := []KeyRemoval{{Key: []byte("a"), Records: 9}, {Key: []byte("b"), Records: 2}, {Key: []byte("c"), Records: 1}}
+	if got := plan.Plan.Keys; !slices.EqualFunc(got, want, func(x, y KeyRemoval) bool { return bytes.Equal(x.Key, y.Key) && x.Records == y.Records }) {
+		t.Fatalf("per key %+v, want %+v", got, want)
+	}
+	if p := plan.Plan; p.KeysAffected != 3 || p.TombstonesPending != 1 || len(p.Tombstones) != 1 ||
+		string(p.Tombstones[0].Key) != "c" || !p.Tombstones[0].Expires.Equal(e.clk.Now().Add(time.Second).Truncate(time.Millisecond)) {
+		t.Fatalf("plan %+v", p)
+	}
+	opts.DryRun = false
+	res, err := l.Clean(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cleaned || res.RecordsRemoved != plan.RecordsRemoved || res.BytesRemoved != plan.BytesRemoved ||
+		res.TombstonesRemoved != plan.TombstonesRemoved || res.SegmentsAfter != plan.SegmentsAfter || res.End != plan.End {
+		t.Fatalf("the pass did %+v, the dry run said %+v", res, plan)
+	}
+	if res.RecordsRemoved != 12 {
+		t.Fatalf("removed %d records, want 12", res.RecordsRemoved)
+	}
+	// After the horizon the dry run says the tombstone goes.
+	e.clk.Advance(2 * time.Second)
+	for i := range 20 {
+		e.appendKV(l, 0, kv{fmt.Sprint("y", i), "v"})
+	}
+	opts.Now, opts.UpperBound, opts.DryRun = e.clk.Now(), l.EndOffset(), true
+	plan, err = l.Clean(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.DryRun = false
+	if res, err = l.Clean(opts); err != nil || res.TombstonesRemoved != plan.TombstonesRemoved || res.RecordsRemoved != plan.RecordsRemoved || res.TombstonesRemoved == 0 {
+		t.Fatalf("second pass %+v %v, dry run %+v", res, err, plan)
+	}
+}
+
+// TestCleanNowCleansEverything: with an offset map too small for the dirty
+// section, one pass stops early; CleanNow goes on to the first
+// uncleanable offset and writes the checkpoint.
+func TestCleanNowCleansEverything(t *testing.T) {
+	fsys := vfs.NewMem()
+	clk := newClock()
+	cfg := DefaultConfig()
+	cfg.CleanupPolicy, cfg.SegmentBytes = CleanupCompact, 400
+	m, err := OpenManager(fsys, "/data", ManagerOptions{Logger: testkit.Logger(t, slog.LevelWarn), Now: clk.Now, ConfigFor: func(string) Config { return cfg }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e := &env{t: t, fs: fsys, clk: clk, cfg: cfg}
+	l, err := m.Create("t", 0, [16]byte{1}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		for k := range 60 {
+			e.appendKV(l, 0, kv{fmt.Sprint("k", k), fmt.Sprint(round)})
+		}
+	}
+	opts := CleanOptions{Now: clk.Now(), UpperBound: l.EndOffset(), MapBytes: 20 * offsetMapSlotBytes}
+	one, err := l.Clean(opts)
+	if err != nil || !one.Cleaned || one.End >= one.Uncleanable {
+		t.Fatalf("one pass %+v %v: want it to stop early", one, err)
+	}
+	res, err := m.CleanNow(l, opts)
+	if err != nil || !res.Cleaned || res.End != res.Uncleanable || res.FirstDirty != one.End {
+		t.Fatalf("clean now %+v %v (after a pass to %d)", res, err, one.End)
+	}
+	b, err := readFile(fsys, path.Join("/data", CleanerOffsetCheckpoint), 1<<10)
+	if err != nil || !strings.Contains(string(b), fmt.Sprintf("t 0 %d\n", res.End)) {
+		t.Fatalf("checkpoint %q %v", b, err)
+	}
+	// Round 1 wrote offsets 60 to 119: a round-0 value stays only where
+	// its key's round-1 value is at or past the cleaned end.
+	for _, r := range readRecords(t, l) {
+		if r.value == "0" && r.offset+60 < res.End {
+			t.Fatalf("offset %d: key %s kept value 0, its round-1 value at %d below the cleaned end %d", r.offset, r.key, r.offset+60, res.End)
 		}
 	}
 }

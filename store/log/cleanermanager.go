@@ -51,12 +51,47 @@ func (m *Manager) CleanDirtiest(now time.Time, mapBytes int64, upperBound func(T
 	if err != nil {
 		return tp, res, true, err
 	}
+	return tp, res, true, m.writeCleanerCheckpoint()
+}
+
+// CleanNow cleans the log l, whatever its dirty ratio, as far as its
+// first uncleanable offset: pass after pass while a pass ends early where
+// its offset map filled. The rules of each pass are Clean's (the active
+// segment, the upper bound and min.compaction.lag.ms still hold back what
+// they do). The result sums the passes: FirstDirty and SegmentsBefore are
+// the first's, End and SegmentsAfter the last's. A dry run
+// (opts.DryRun) runs one pass that writes nothing. The new cleaner
+// checkpoint is written after a real pass.
+func (m *Manager) CleanNow(l *Log, opts CleanOptions) (CleanResult, error) {
+	total, err := l.Clean(opts)
+	if err != nil || opts.DryRun || !total.Cleaned {
+		return total, err
+	}
+	for total.End < total.Uncleanable {
+		res, err := l.Clean(opts)
+		if err != nil {
+			return total, err
+		}
+		if !res.Cleaned || res.End <= total.End {
+			break
+		}
+		total.End, total.SegmentsAfter, total.Uncleanable = res.End, res.SegmentsAfter, res.Uncleanable
+		total.BytesRemoved += res.BytesRemoved
+		total.RecordsRemoved += res.RecordsRemoved
+		total.TombstonesRemoved += res.TombstonesRemoved
+		total.MarkersRemoved += res.MarkersRemoved
+	}
+	return total, m.writeCleanerCheckpoint()
+}
+
+// writeCleanerCheckpoint writes cleaner-offset-checkpoint after a pass.
+func (m *Manager) writeCleanerCheckpoint() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.mu.closed {
-		return tp, res, true, ErrClosed
+		return ErrClosed
 	}
-	return tp, res, true, m.writeCleanerCheckpointLocked()
+	return m.writeCleanerCheckpointLocked()
 }
 
 // writeCleanerCheckpointLocked writes cleaner-offset-checkpoint: the
