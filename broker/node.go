@@ -97,8 +97,10 @@ type Node struct {
 	isrMu     sync.Mutex
 	isr       isrProposer
 	isrExpand chan isrProposal
-	ln        net.Listener
-	self      metadata.Broker
+	// cleaning holds a token while a cleaning pass runs (see cleaner.go).
+	cleaning chan struct{}
+	ln       net.Listener
+	self     metadata.Broker
 
 	maxRequestBytes int32
 	// requestPool holds the bytes of requests being read or handled
@@ -276,6 +278,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	})
 	n.isr = controllerISR{n.ctrl, n.self.ID}
 	n.isrExpand = make(chan isrProposal, 64)
+	n.cleaning = make(chan struct{}, 1)
 	n.offsets = n.newOffsetsTopic()
 	n.txnState = n.newTxnStateTopic()
 	n.groups = n.newGroupCoordinator()
@@ -314,6 +317,9 @@ func advertised(adv string, addr net.Addr) (string, int32, error) {
 
 // Addr is the address the Kafka listener is bound to.
 func (n *Node) Addr() net.Addr { return n.ln.Addr() }
+
+// ID is the node's id (node.id).
+func (n *Node) ID() int32 { return n.cfg.NodeID }
 
 // Advertised is the host:port clients are told to use.
 func (n *Node) Advertised() string { return n.self.Addr() }
@@ -637,69 +643,6 @@ func (n *Node) maintainLogs() {
 			}
 		}
 	}
-}
-
-// runCleaner is the log cleaner, Kafka's LogCleaner with one thread: it
-// cleans the dirtiest compacted log (store/log's Manager.CleanDirtiest),
-// at once again while one qualifies, and waits log.cleaner.backoff.ms when
-// none does. Nothing runs with log.cleaner.enable=false. A pass in
-// progress delays shutdown until it ends.
-func (n *Node) runCleaner() {
-	defer n.wg.Done()
-	s := n.settings().Cleaner
-	if !s.Enable {
-		return
-	}
-	backoff := max(s.Backoff, 10*time.Millisecond)
-	t := time.NewTimer(backoff)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-t.C:
-		}
-		for n.ctx.Err() == nil {
-			tp, res, ok, err := n.logs.CleanDirtiest(time.Now(), s.DedupeBufferBytes, n.cleanerUpperBound)
-			if err != nil {
-				if !errors.Is(err, log.ErrClosed) {
-					n.logger.Warn("log cleaner failed", "partition", tp.Dir(), "err", err)
-				}
-				break
-			}
-			if !ok || !res.Cleaned {
-				break
-			}
-		}
-		t.Reset(backoff)
-	}
-}
-
-// CleanerState is the log cleaner's view of a local partition's log (its
-// dirty section bounded by the partition's last stable offset, the last
-// pass, the bytes and records removed); false when the node has no log of
-// it.
-func (n *Node) CleanerState(topic string, partition int32) (log.CleanerState, bool) {
-	l := n.logs.Get(topic, partition)
-	if l == nil {
-		return log.CleanerState{}, false
-	}
-	tp := log.TopicPartition{Topic: topic, Partition: partition}
-	return l.CleanerState(time.Now(), n.cleanerUpperBound(tp, l)), true
-}
-
-// cleanerUpperBound is the first offset of a partition the cleaner must
-// not clean: its last stable offset (the high watermark, or the first
-// offset of an open transaction below it). A log without an open
-// partition is not cleaned.
-func (n *Node) cleanerUpperBound(tp log.TopicPartition, l *log.Log) int64 {
-	n.mu.RLock()
-	p := n.mu.parts[partitionKey{tp.Topic, tp.Partition}]
-	n.mu.RUnlock()
-	if p == nil {
-		return l.StartOffset()
-	}
-	return p.LastStableOffset()
 }
 
 // checkpointHighWatermarks writes every local replica's high watermark to
