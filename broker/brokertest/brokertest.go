@@ -11,6 +11,7 @@
 package brokertest
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klogdev/klog/broker"
+	"github.com/klogdev/klog/broker/adminapi"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -52,6 +54,10 @@ type Node struct {
 	t    testing.TB
 	cfg  broker.Config
 	node *broker.Node
+	// admin serves the node's admin API while it runs, on adminAddr
+	// (kept across restarts, as the Kafka listener is).
+	admin     *adminapi.Server
+	adminAddr string
 }
 
 // Start starts a node on 127.0.0.1 with a free port. Logs go to t.Log at
@@ -100,7 +106,26 @@ func (n *Node) boot() error {
 	n.node = node
 	// Restarts keep the port so clients and their metadata stay valid.
 	n.cfg.Listen = node.Addr().String()
+	admin, err := adminapi.Listen(cmp.Or(n.adminAddr, "127.0.0.1:0"), node, adminapi.Options{Version: "brokertest", Logger: n.cfg.Logger})
+	if err != nil {
+		_ = node.Close()
+		n.node = nil
+		return err
+	}
+	n.admin, n.adminAddr = admin, admin.Addr()
 	return nil
+}
+
+// AdminAddr is the address of the node's admin HTTP API (package
+// nodeapi); it stays the same across restarts.
+func (n *Node) AdminAddr() string { return n.adminAddr }
+
+// stopAdmin stops serving the admin API.
+func (n *Node) stopAdmin() {
+	if n.admin != nil {
+		_ = n.admin.Close()
+		n.admin = nil
+	}
 }
 
 // Addr is the node's bootstrap address; it stays the same across restarts.
@@ -133,6 +158,7 @@ func (n *Node) close(controlled bool) {
 	if n.node == nil {
 		return
 	}
+	n.stopAdmin()
 	if controlled {
 		ctx, cancel := context.WithTimeout(context.Background(), controlledShutdownTimeout)
 		if err := n.node.ControlledShutdown(ctx); err != nil {
@@ -193,6 +219,7 @@ func (n *Node) abort(what string, leave func(*broker.MemoryState) *broker.Memory
 	// What survives is taken once the node has stopped serving, fetching
 	// and voting, and before its logs close cleanly: that close writes
 	// only to the state left behind, which nothing reads again.
+	n.stopAdmin()
 	st := n.cfg.MemoryState
 	_ = n.node.Halt(func() { st = leave(st) })
 	n.cfg.MemoryState = st
