@@ -23,6 +23,13 @@ const MaxVoters = 3
 // DefaultListen is the first node's Kafka listener when none is given.
 const DefaultListen = "127.0.0.1:9092"
 
+// DefaultAdminListen is the first node's admin API when none is given;
+// the others take the next ports.
+const DefaultAdminListen = "127.0.0.1:9644"
+
+// AdminOff as --admin-listen runs a node without its admin API.
+const AdminOff = "off"
+
 // layoutFile is the cluster's layout in its data directory.
 const layoutFile = "cluster.json"
 
@@ -102,6 +109,59 @@ func (l Layout) Voters() string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// AdminAddresses lays out the admin APIs of nodes nodes from listen, the
+// first one's address: node i on port + i of its host; port 0 picks free
+// ports, chosen now. Unless explicit (the user gave listen), a port in use
+// makes every node take a free one instead; moved says so. AdminOff, or
+// an empty listen, is none.
+func AdminAddresses(listen string, nodes int, explicit bool) (addrs []string, moved bool, err error) {
+	if listen == "" || listen == AdminOff {
+		return nil, false, nil
+	}
+	host, portText, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, false, fmt.Errorf("--admin-listen %q: %w", listen, err)
+	}
+	base, err := strconv.Atoi(portText)
+	if err != nil || base < 0 || base+nodes-1 > 65535 {
+		return nil, false, fmt.Errorf("--admin-listen %q: bad port for %d nodes", listen, nodes)
+	}
+	var open []net.Listener
+	defer func() {
+		for _, ln := range open {
+			ln.Close()
+		}
+	}()
+	pick := func(port int) (string, error) {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return "", err
+		}
+		open = append(open, ln)
+		return ln.Addr().String(), nil
+	}
+	for i := range nodes {
+		port := 0
+		if base != 0 {
+			port = base + i
+		}
+		a, err := pick(port)
+		if err != nil && port != 0 && !explicit {
+			for _, ln := range open {
+				ln.Close()
+			}
+			open = nil
+			addrs, _, err = AdminAddresses(net.JoinHostPort(host, "0"), nodes, true)
+			return addrs, true, err
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("--admin-listen: node %d: %w", i, err)
+		}
+		addrs = append(addrs, a)
+	}
+	return addrs, false, nil
 }
 
 // NodeDir is the data directory of node id under the cluster's directory,

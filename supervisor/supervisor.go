@@ -25,6 +25,7 @@ package supervisor
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,9 @@ type Config struct {
 	// PassVoters adds -X controller.quorum.voters to each node's command
 	// line; false for a klog that does not know the config yet.
 	PassVoters bool
+	// Admin is each node's admin API address, by id (AdminAddresses);
+	// nil runs the nodes without one.
+	Admin []string
 	// Log receives the nodes' output, each line prefixed "node-ID | ".
 	Log io.Writer
 	// Logger receives the supervisor's own events; nil discards them.
@@ -86,6 +90,8 @@ type NodeStatus struct {
 	ID                int32  `json:"id"`
 	Address           string `json:"address"`
 	ControllerAddress string `json:"controller_address,omitempty"`
+	// Admin is the node's admin API address, host:port.
+	Admin string `json:"admin,omitempty"`
 	// PID is the node's process id; 0 once it is dead.
 	PID   int    `json:"pid"`
 	State string `json:"state"`
@@ -177,6 +183,7 @@ func (s *Supervisor) args(n *node) []string {
 	if len(s.cfg.Racks) > 0 {
 		args = append(args, "-X", "broker.rack="+s.cfg.Racks[int(n.layout.ID)%len(s.cfg.Racks)])
 	}
+	args = append(args, "--admin-listen", cmp.Or(s.admin(n.layout.ID), AdminOff))
 	return append(args, s.cfg.Args...)
 }
 
@@ -280,11 +287,19 @@ func (n *node) live() (*os.Process, chan struct{}) {
 	}
 }
 
+// admin is node id's admin API address, empty for none.
+func (s *Supervisor) admin(id int32) string {
+	if int(id) < len(s.cfg.Admin) {
+		return s.cfg.Admin[id]
+	}
+	return ""
+}
+
 // List reports every node.
 func (s *Supervisor) List() []NodeStatus {
 	out := make([]NodeStatus, len(s.nodes))
 	for i, n := range s.nodes {
-		st := NodeStatus{ID: n.layout.ID, Address: n.layout.Address(), ControllerAddress: n.layout.ControllerAddress(), Role: n.layout.Role(), State: StateDead}
+		st := NodeStatus{ID: n.layout.ID, Address: n.layout.Address(), ControllerAddress: n.layout.ControllerAddress(), Admin: s.admin(n.layout.ID), Role: n.layout.Role(), State: StateDead}
 		proc, _ := n.live()
 		if proc != nil {
 			n.mu.Lock()

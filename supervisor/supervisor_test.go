@@ -40,6 +40,7 @@ func fakeNode(args []string) {
 	ready := fs.String("ready-file", "", "")
 	fs.String("data-dir", "", "")
 	fs.Bool("fault-signals", false, "") // klog node isolate and heal; this stand-in has no peers
+	fs.String("admin-listen", "", "")   // this stand-in serves no admin API
 	var configs repeated
 	fs.Var(&configs, "X", "")
 	fs.Parse(args)

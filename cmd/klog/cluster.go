@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,6 +85,15 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 	if cmd.Flags().Changed("memory-limit") {
 		args = append(args, "--memory-limit", o.memLimit)
 	}
+	adminListen := o.adminListen
+	if _, port, _ := net.SplitHostPort(o.listen); port == "0" && !cmd.Flags().Changed("admin-listen") && adminListen != supervisor.AdminOff {
+		host, _, _ := net.SplitHostPort(adminListen)
+		adminListen = net.JoinHostPort(host, "0")
+	}
+	admin, moved, err := supervisor.AdminAddresses(adminListen, len(layout.Nodes), cmd.Flags().Changed("admin-listen"))
+	if err != nil {
+		return usagef("%v", err)
+	}
 	stateDir, err := defaultStateDir(g.getenv)
 	if err != nil {
 		return err
@@ -107,6 +117,7 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 		// Until the controller knows controller.quorum.voters, the nodes
 		// run without it, each a single-node cluster of its own.
 		PassVoters: isBrokerConfig("controller.quorum.voters"),
+		Admin:      admin,
 		Log:        diag,
 		Logger:     slog.New(slog.NewTextHandler(diag, &slog.HandlerOptions{Level: level})),
 	})
@@ -119,15 +130,22 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 
 	nodes := sup.List()
 	brokers := layout.Brokers()
-	if err := printReady(cmd.OutOrStdout(), g.format, brokers, dir, false, nodes); err != nil {
+	if err := printReady(cmd.OutOrStdout(), g.format, brokers, admin, dir, false, nodes); err != nil {
 		return err
+	}
+	if moved {
+		fmt.Fprintf(diag, "klog: admin API ports from %s are in use; the nodes took free ones\n", adminListen)
 	}
 	for _, n := range nodes {
 		controller := ""
 		if n.ControllerAddress != "" {
 			controller = " (controller " + n.ControllerAddress + ")"
 		}
-		fmt.Fprintf(diag, "klog: node %d %s %s%s pid %d\n", n.ID, n.Address, n.Role, controller, n.PID)
+		adminAt := ""
+		if n.Admin != "" {
+			adminAt = ", admin API http://" + n.Admin + "/v1/"
+		}
+		fmt.Fprintf(diag, "klog: node %d %s %s%s pid %d%s\n", n.ID, n.Address, n.Role, controller, n.PID, adminAt)
 	}
 	joined := strings.Join(brokers, ",")
 	fmt.Fprintf(diag, "klog: %d nodes ready in %s; export KLOG_BROKERS=%s\n", len(nodes), time.Since(start).Round(time.Millisecond), joined)

@@ -22,6 +22,7 @@ const (
 // globals holds the flags and environment shared by every command.
 type globals struct {
 	brokers string // -b/--brokers; resolved against $KLOG_BROKERS in resolve
+	admin   string // --admin; resolved against $KLOG_ADMIN in resolve
 	format  string // --format text|json
 	verbose int    // -v, repeatable
 
@@ -33,6 +34,7 @@ type globals struct {
 func (g *globals) register(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVarP(&g.brokers, "brokers", "b", "", "comma-separated seed brokers (default $KLOG_BROKERS, else "+defaultBrokers+")")
+	f.StringVar(&g.admin, "admin", "", "comma-separated admin API addresses of the nodes (default $KLOG_ADMIN, else found from the brokers)")
 	f.StringVar(&g.format, "format", formatText, "output format: text|json")
 	f.CountVarP(&g.verbose, "verbose", "v", "log more on stderr (-vv for debug)")
 }
@@ -45,6 +47,9 @@ func (g *globals) resolve(cmd *cobra.Command) error {
 	}
 	if g.brokers == "" {
 		g.brokers = defaultBrokers
+	}
+	if g.admin == "" && g.getenv != nil {
+		g.admin = strings.TrimSpace(g.getenv("KLOG_ADMIN"))
 	}
 	switch g.format {
 	case formatText, formatJSON:

@@ -37,8 +37,8 @@ process is its child still.`,
 		Aliases: []string{"ls"},
 		Short:   "List the nodes: id, address, pid, state and role",
 		Long: `List the cluster's nodes with their Kafka address, process id, state
-(running, starting, stopped, isolated, dead) and role (voter: a Raft voter and
-broker; broker: a broker only).`,
+(running, starting, stopped, isolated, dead), role (voter: a Raft voter and
+broker; broker: a broker only) and admin API address.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runNode(cmd.Context(), g, dataDir, supervisor.Request{Op: "list", Node: -1}, cmd.OutOrStdout())
@@ -86,13 +86,13 @@ func runNode(ctx context.Context, g *globals, dataDir string, req supervisor.Req
 	return writeOutput(g, out, struct {
 		Nodes []supervisor.NodeStatus `json:"nodes"`
 	}{nodes}, func(t *table) {
-		t.row("ID\tADDRESS\tPID\tSTATE\tROLE\n")
+		t.row("ID\tADDRESS\tPID\tSTATE\tROLE\tADMIN\n")
 		for _, n := range nodes {
 			pid := "-"
 			if n.PID != 0 {
 				pid = strconv.Itoa(n.PID)
 			}
-			t.row("%d\t%s\t%s\t%s\t%s\n", n.ID, n.Address, pid, n.State, n.Role)
+			t.row("%d\t%s\t%s\t%s\t%s\t%s\n", n.ID, n.Address, pid, n.State, n.Role, orDash(n.Admin))
 		}
 	})
 }

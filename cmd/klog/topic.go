@@ -31,6 +31,7 @@ func newTopicCmd(g *globals) *cobra.Command {
 		newTopicAddPartitionsCmd(g),
 		newTopicAlterConfigCmd(g),
 		newTopicTrimCmd(g),
+		newTopicCompactCmd(g),
 	)
 	return cmd
 }

@@ -8,16 +8,19 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/klogdev/klog/broker"
+	"github.com/klogdev/klog/broker/adminapi"
 	"github.com/klogdev/klog/supervisor"
 )
 
@@ -35,6 +38,8 @@ type upOptions struct {
 	racks     []string
 	// faultSignals: SIGUSR1 isolates the node, SIGUSR2 heals it.
 	faultSignals bool
+	// adminListen is the (first) node's admin API address, or "off".
+	adminListen string
 }
 
 // controlledShutdownTimeout bounds how long a stopping node waits for the
@@ -98,6 +103,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f.StringVar(&o.memLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the node, as GOMEMLIMIT (e.g. 1GiB); off for none. GOMEMLIMIT in the environment wins over the default")
 	f.IntVarP(&o.nodes, "nodes", "n", 1, "number of nodes, 1 to 9; more than one runs each as a process under this one")
 	f.StringSliceVar(&o.hosts, "hosts", nil, "with -n: the nodes' listener hosts, node i on the i-th (comma-separated)")
+	f.StringVar(&o.adminListen, "admin-listen", supervisor.DefaultAdminListen, "admin HTTP API address (JSON under /v1/); with -n, node i on the next ports; port 0 picks a free port; off for none")
 	f.StringSliceVar(&o.racks, "racks", nil, "with -n: the nodes' racks (broker.rack), node i in the i-th (comma-separated)")
 	// Set by the supervisor of klog up -n for its children: klog node
 	// isolate and heal reach the node as SIGUSR1 and SIGUSR2.
@@ -176,10 +182,23 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	if err != nil {
 		return err
 	}
-	brokers := node.Advertised()
-	if err := printReady(cmd.OutOrStdout(), g.format, []string{brokers}, dataDir, o.memory, nil); err != nil {
+	admin, err := startAdmin(cmd, o, node, logger)
+	if err != nil {
 		node.Close()
 		return err
+	}
+	var adminAddrs []string
+	if admin != nil {
+		defer admin.Close()
+		adminAddrs = []string{admin.Addr()}
+	}
+	brokers := node.Advertised()
+	if err := printReady(cmd.OutOrStdout(), g.format, []string{brokers}, adminAddrs, dataDir, o.memory, nil); err != nil {
+		node.Close()
+		return err
+	}
+	if admin != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "klog: admin API on http://%s/v1/\n", admin.Addr())
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "klog: ready in %s; export KLOG_BROKERS=%s\n", time.Since(start).Round(time.Millisecond), brokers)
 	if o.readyFile != "" {
@@ -213,6 +232,35 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	err = node.Close()
 	logger.Info("stopped", "took", time.Since(stopStart).Round(time.Microsecond))
 	return err
+}
+
+// startAdmin serves the node's admin API on --admin-listen, nil for off.
+// Left at its default, it takes a free port instead when the Kafka
+// listener's port is 0 (a node of tests, beside others), or when the
+// default's port is taken (another klog up), and says so.
+func startAdmin(cmd *cobra.Command, o upOptions, node *broker.Node, logger *slog.Logger) (*adminapi.Server, error) {
+	addr, explicit := o.adminListen, cmd.Flags().Changed("admin-listen")
+	if addr == supervisor.AdminOff || addr == "" {
+		return nil, nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, usagef("--admin-listen %q: %v", addr, err)
+	}
+	if _, port, _ := net.SplitHostPort(o.listen); !explicit && port == "0" {
+		addr = net.JoinHostPort(host, "0")
+	}
+	opts := adminapi.Options{Version: version, Logger: logger}
+	s, err := adminapi.Listen(addr, node, opts)
+	if err != nil && !explicit && errors.Is(err, syscall.EADDRINUSE) {
+		if s, err = adminapi.Listen(net.JoinHostPort(host, "0"), node, opts); err == nil {
+			logger.Warn("admin API port in use; serving it on a free port", "wanted", addr, "admin", s.Addr())
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--admin-listen %s: %w", addr, err)
+	}
+	return s, nil
 }
 
 // setMemoryLimit sets the Go runtime's soft memory limit from
@@ -255,16 +303,17 @@ func parseMemoryLimit(s string) (int64, error) {
 }
 
 // printReady writes klog up's ready line, BROKERS=HOST:PORT,..., or with
-// --format json one object with the brokers, the data directory and, for
-// a cluster, its nodes.
-func printReady(w io.Writer, format string, brokers []string, dataDir string, memory bool, nodes []supervisor.NodeStatus) error {
+// --format json one object with the brokers, the admin APIs, the data
+// directory and, for a cluster, its nodes.
+func printReady(w io.Writer, format string, brokers, admin []string, dataDir string, memory bool, nodes []supervisor.NodeStatus) error {
 	if format == formatJSON {
 		return json.NewEncoder(w).Encode(struct {
 			Brokers []string                `json:"brokers"`
+			Admin   []string                `json:"admin,omitempty"`
 			DataDir string                  `json:"data_dir,omitempty"`
 			Memory  bool                    `json:"memory"`
 			Nodes   []supervisor.NodeStatus `json:"nodes,omitempty"`
-		}{brokers, dataDir, memory, nodes})
+		}{brokers, admin, dataDir, memory, nodes})
 	}
 	_, err := fmt.Fprintf(w, "BROKERS=%s\n", strings.Join(brokers, ","))
 	return err
