@@ -30,6 +30,8 @@ func TestExitCodes(t *testing.T) {
 		{"bad header", []string{"produce", "exists", "-H", "novalue"}, 2, "-H"},
 		{"bad partitions", []string{"consume", "exists", "-p", "a,b"}, 2, "-p"},
 		{"missing topic", []string{"consume", "absent", "-e"}, 1, `"absent"`},
+		{"data dir and memory", []string{"up", "--data-dir", "x", "--memory"}, 2, "--data-dir and --memory"},
+		{"bad admin listen", []string{"up", "--memory", "--listen", "127.0.0.1:0", "--admin-listen", "nope"}, 2, "--admin-listen"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -109,7 +109,6 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	// isolate and heal reach the node as SIGUSR1 and SIGUSR2.
 	f.BoolVar(&o.faultSignals, "fault-signals", false, "SIGUSR1 cuts the node off from its peers, SIGUSR2 heals it (for klog node isolate and heal)")
 	_ = f.MarkHidden("fault-signals")
-	cmd.MarkFlagsMutuallyExclusive("data-dir", "memory")
 	return cmd
 }
 
@@ -118,6 +117,9 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	if o.memory && cmd.Flags().Changed("data-dir") {
+		return usagef("--data-dir and --memory: a node keeps its data in one place; give one")
 	}
 	if err := setMemoryLimit(o.memLimit, cmd.Flags().Changed("memory-limit"), g.getenv); err != nil {
 		return err
