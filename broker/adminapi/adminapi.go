@@ -63,9 +63,12 @@ func Listen(addr string, node *broker.Node, opts Options) (*Server, error) {
 		Handler:           Handler(node, ln.Addr().String(), opts.Version),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
-		IdleTimeout:       time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// An answer waits for its work (a compaction, a long poll) and
+		// is then written; a reader slower than this loses it.
+		WriteTimeout:   10 * time.Minute,
+		IdleTimeout:    time.Minute,
+		MaxHeaderBytes: 16 << 10,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	go func() {
 		defer close(s.done)
