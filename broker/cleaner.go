@@ -29,8 +29,9 @@ var (
 // runCleaner is the log cleaner, Kafka's LogCleaner with one thread: it
 // cleans the dirtiest compacted log (store/log's Manager.CleanDirtiest),
 // at once again while one qualifies, and waits log.cleaner.backoff.ms when
-// none does. Nothing runs with log.cleaner.enable=false. A pass in
-// progress delays shutdown until it ends.
+// none does. Nothing runs with log.cleaner.enable=false. The node's close
+// stops a pass in progress before its next batch (or after the swap it is
+// in).
 func (n *Node) runCleaner() {
 	defer n.wg.Done()
 	s := n.settings().Cleaner
@@ -63,9 +64,10 @@ func (n *Node) cleanDirtiest(mapBytes int64) bool {
 		return false
 	}
 	defer func() { <-n.cleaning }()
-	tp, res, ok, err := n.logs.CleanDirtiest(time.Now(), mapBytes, n.cleanerUpperBound)
+	opts := log.CleanOptions{Now: time.Now(), MapBytes: mapBytes, Stop: n.ctx.Done()}
+	tp, res, ok, err := n.logs.CleanDirtiest(opts, n.cleanerUpperBound)
 	if err != nil {
-		if !errors.Is(err, log.ErrClosed) {
+		if !errors.Is(err, log.ErrClosed) && !errors.Is(err, log.ErrCleanStopped) {
 			n.logger.Warn("log cleaner failed", "partition", tp.Dir(), "err", err)
 		}
 		return false
@@ -85,10 +87,14 @@ type Compaction struct {
 // one): as far as each one's first uncleanable offset, which the active
 // segment, the last stable offset and min.compaction.lag.ms still hold
 // back. With dryRun nothing is written; each result's Plan says what a
-// pass would remove. It waits for a pass in progress (ctx bounds the
-// wait); log.cleaner.enable=false does not stop it. An empty result means
-// the node has no replica of the topic.
+// pass would remove. It waits for a pass in progress; ctx ends the wait
+// and the passes, as the node's close does (log.ErrClosed).
+// log.cleaner.enable=false does not stop it. An empty result means the
+// node has no replica of the topic.
 func (n *Node) CompactNow(ctx context.Context, topic string, partition int32, dryRun bool) ([]Compaction, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(n.ctx, cancel)()
 	t, ok := n.ctrl.Image().Topic(topic)
 	if !ok || partition >= int32(len(t.Partitions)) || partition < -1 {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, topicPartitionName(topic, partition))
@@ -105,17 +111,23 @@ func (n *Node) CompactNow(ctx context.Context, topic string, partition int32, dr
 		select {
 		case n.cleaning <- struct{}{}:
 		case <-ctx.Done():
+			if n.ctx.Err() != nil {
+				return out, log.ErrClosed
+			}
 			return out, ctx.Err()
-		case <-n.ctx.Done():
-			return out, log.ErrClosed
 		}
 		tp := log.TopicPartition{Topic: topic, Partition: p}
 		now := time.Now()
 		res, err := n.logs.CleanNow(l, log.CleanOptions{
-			Now: now, UpperBound: n.cleanerUpperBound(tp, l), MapBytes: n.settings().Cleaner.DedupeBufferBytes, DryRun: dryRun,
+			Now: now, UpperBound: n.cleanerUpperBound(tp, l), MapBytes: n.settings().Cleaner.DedupeBufferBytes, DryRun: dryRun, Stop: ctx.Done(),
 		})
 		<-n.cleaning
-		if err != nil {
+		switch {
+		case errors.Is(err, log.ErrCleanStopped) && n.ctx.Err() != nil:
+			return out, log.ErrClosed
+		case errors.Is(err, log.ErrCleanStopped):
+			return out, fmt.Errorf("%s: %w", tp.Dir(), context.Cause(ctx))
+		case err != nil:
 			return out, fmt.Errorf("%s: %w", tp.Dir(), err)
 		}
 		out = append(out, Compaction{Result: res, CleanerPartition: n.cleanerPartition(tp, l, time.Now())})

@@ -49,6 +49,10 @@ type CleanOptions struct {
 	// MapBytes bounds the offset map (log.cleaner.dedupe.buffer.size); a
 	// pass cleans only as far as the map holds the keys of.
 	MapBytes int64
+	// Stop, when not nil, ends the pass early once closed: before its next
+	// batch is read, and never between the renames of a swap. Clean then
+	// returns ErrCleanStopped, with the groups swapped in so far kept.
+	Stop <-chan struct{}
 	// DryRun makes the pass decide everything a real one would and write
 	// nothing: the result counts what it would remove, and its Plan says
 	// per key. The cleaner's state and checkpoint are left as they were.
@@ -113,6 +117,9 @@ type CleanResult struct {
 	// Plan is set by a dry run.
 	Plan *CleanPlan
 }
+
+// ErrCleanStopped: CleanOptions.Stop ended a pass.
+var ErrCleanStopped = errors.New("cleaning stopped")
 
 // errCleanAborted: the log changed under a pass (retention, truncation,
 // close) before its segments were swapped; the pass is dropped.
@@ -261,6 +268,7 @@ type cleanPass struct {
 	// per key (at most maxPlanCountedKeys keys) and pending tombstones.
 	plan   *CleanPlan
 	perKey map[string]int64
+	stop   <-chan struct{}
 }
 
 // Clean runs one cleaning pass over a compacted log (cleanup.policy
@@ -302,6 +310,7 @@ func (l *Log) Clean(opts CleanOptions) (CleanResult, error) {
 	if opts.DryRun {
 		p.plan, p.perKey = &CleanPlan{}, map[string]int64{}
 	}
+	p.stop = opts.Stop
 	for id, e := range l.mu.producers.byID {
 		p.lastData[id], p.epochs[id] = -1, e.epoch
 		if m, ok := e.last(); ok {
@@ -380,6 +389,11 @@ func (p *cleanPass) forEachBatch(s *segment, fn func(b record.Batch, pos int64) 
 	limit := s.size.Load()
 	var hdr [record.ScanHeaderSize]byte
 	for pos := int64(0); pos+record.HeaderSize <= limit; {
+		select {
+		case <-p.stop:
+			return ErrCleanStopped
+		default:
+		}
 		h, err := s.batchAt(pos, &hdr)
 		if err != nil {
 			return err

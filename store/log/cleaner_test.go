@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -565,7 +566,7 @@ func TestManagerCleansDirtiestAndCheckpoints(t *testing.T) {
 		}
 	}
 	end := func(_ TopicPartition, l *Log) int64 { return l.EndOffset() }
-	tp, res, ok, err := m.CleanDirtiest(clk.Now(), 1<<20, end)
+	tp, res, ok, err := m.CleanDirtiest(CleanOptions{Now: clk.Now(), MapBytes: 1 << 20}, end)
 	if err != nil || !ok || tp.Topic != "dirty" || !res.Cleaned {
 		t.Fatalf("first pick %v %+v %v %v", tp, res, ok, err)
 	}
@@ -574,12 +575,12 @@ func TestManagerCleansDirtiestAndCheckpoints(t *testing.T) {
 		t.Fatalf("checkpoint %q %v", b, err)
 	}
 	// "little" has no duplicate keys but a dirty section: ratio 1.
-	tp, _, ok, err = m.CleanDirtiest(clk.Now(), 1<<20, end)
+	tp, _, ok, err = m.CleanDirtiest(CleanOptions{Now: clk.Now(), MapBytes: 1 << 20}, end)
 	if err != nil || !ok || tp.Topic != "little" {
 		t.Fatalf("second pick %v %v %v", tp, ok, err)
 	}
 	// Clean now: nothing left above min.cleanable.dirty.ratio.
-	if tp, _, ok, _ := m.CleanDirtiest(clk.Now(), 1<<20, end); ok {
+	if tp, _, ok, _ := m.CleanDirtiest(CleanOptions{Now: clk.Now(), MapBytes: 1 << 20}, end); ok {
 		t.Fatalf("third pick %v", tp)
 	}
 	if err := m.Close(); err != nil {
@@ -810,5 +811,31 @@ func TestCleanNowCleansEverything(t *testing.T) {
 		if r.value == "0" && r.offset+60 < res.End {
 			t.Fatalf("offset %d: key %s kept value 0, its round-1 value at %d below the cleaned end %d", r.offset, r.key, r.offset+60, res.End)
 		}
+	}
+}
+
+// TestCleanStops: a pass whose Stop is closed ends with ErrCleanStopped
+// and leaves the log as it was.
+func TestCleanStops(t *testing.T) {
+	e := compactEnv(t)
+	l := e.open(0)
+	defer l.Close()
+	for i := range 40 {
+		e.appendKV(l, 0, kv{fmt.Sprint("k", i%4), fmt.Sprint(i)})
+	}
+	before := readAllBatches(t, l)
+	stop := make(chan struct{})
+	close(stop)
+	for _, dry := range []bool{true, false} {
+		_, err := l.Clean(CleanOptions{Now: e.clk.Now(), UpperBound: l.EndOffset(), MapBytes: 1 << 20, Stop: stop, DryRun: dry})
+		if !errors.Is(err, ErrCleanStopped) {
+			t.Fatalf("dry run %v: %v, want ErrCleanStopped", dry, err)
+		}
+	}
+	if after := readAllBatches(t, l); !slices.EqualFunc(before, after, bytes.Equal) {
+		t.Fatal("a stopped pass changed the log")
+	}
+	if res := e.clean(l); !res.Cleaned || res.RecordsRemoved == 0 {
+		t.Fatalf("a pass after the stopped one: %+v", res)
 	}
 }

@@ -2,7 +2,6 @@ package log
 
 import (
 	"path"
-	"time"
 )
 
 // DefaultDedupeBufferBytes is Kafka's log.cleaner.dedupe.buffer.size: the
@@ -16,10 +15,11 @@ const DefaultDedupeBufferBytes = 128 << 20
 // or whose oldest dirty record is older than max.compaction.lag.ms, the
 // one with the highest ratio. upperBound gives each partition's first
 // offset that must not be cleaned (its high watermark or last stable
-// offset, whichever is lower); mapBytes bounds the offset map. ok is false
-// when no log qualified. The new cleaner checkpoint is written after the
-// pass.
-func (m *Manager) CleanDirtiest(now time.Time, mapBytes int64, upperBound func(TopicPartition, *Log) int64) (tp TopicPartition, res CleanResult, ok bool, err error) {
+// offset, whichever is lower), which the pass takes as opts.UpperBound;
+// opts.Now is the time the logs are judged at. ok is false when no log
+// qualified. The new cleaner checkpoint is written after the pass.
+func (m *Manager) CleanDirtiest(opts CleanOptions, upperBound func(TopicPartition, *Log) int64) (tp TopicPartition, res CleanResult, ok bool, err error) {
+	now := opts.Now
 	var best *Log
 	bestRatio := -1.0
 	for p, l := range m.Logs() {
@@ -47,7 +47,8 @@ func (m *Manager) CleanDirtiest(now time.Time, mapBytes int64, upperBound func(T
 	if best == nil {
 		return TopicPartition{}, CleanResult{}, false, nil
 	}
-	res, err = best.Clean(CleanOptions{Now: now, UpperBound: upperBound(tp, best), MapBytes: mapBytes})
+	opts.UpperBound = upperBound(tp, best)
+	res, err = best.Clean(opts)
 	if err != nil {
 		return tp, res, true, err
 	}
