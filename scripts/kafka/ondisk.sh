@@ -698,8 +698,12 @@ PY
   # timestamp of the batch it names; a batch the cleaner kept empty (a
   # producer's last, Kafka's RETAIN_EMPTY) has no record, so it reports
   # "log timestamp: -1" though the entry holds the batch header's max
-  # timestamp, which is what Kafka's cleaner indexes too. Only mismatches
-  # of that kind are dropped, and only when every mismatch is one.
+  # timestamp, which is what Kafka's cleaner indexes too: on a segment
+  # whose last batch it emptied (an idempotent producer's last, its keys
+  # rewritten in the next segment), Kafka 4.4's cleaner leaves the same
+  # .index and .timeindex entries, naming that batch, and DumpLogSegments
+  # reports the same mismatch. Only mismatches of that kind are dropped,
+  # and only when every mismatch is one.
   problems=$(dump compacted-dump "$p" | grep -v -E '^  [0-9]+ is followed by [0-9]+$')
   if [ "$(grep -c '^Found timestamp mismatch' "$work/compacted-dump.verify")" -eq \
     "$(grep -c -E '^  Index timestamp: [0-9]+, log timestamp: -1$' "$work/compacted-dump.verify")" ]; then
