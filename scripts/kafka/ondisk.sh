@@ -24,9 +24,12 @@
 #   in partition.metadata) and serves what klog served. klog log dump
 #   --verify passes on Kafka's partitions, and its --print-data shows the
 #   records klog consume read from Kafka, line for line.
-# Compacted: klog's cleaner compacts a keyed topic (every codec, tombstones);
-#   every key's latest value is still served, and Kafka's DumpLogSegments
-#   and klog log dump --verify read the cleaned segments without error.
+# Compacted: klog's cleaner compacts a keyed topic (every codec, tombstones,
+#   committed and aborted transactions) until its checkpoint reaches the
+#   active segment; every key's latest committed value is still served, no
+#   aborted record is (read_committed or read_uncommitted), and Kafka's
+#   DumpLogSegments and klog log dump --verify read the cleaned segments
+#   without error and without an aborted record.
 #
 # Prints "PASS ondisk/NAME" or "FAIL ondisk/NAME: why" per check and exits 1
 # if any failed. The klog binary is built into a temporary directory unless
@@ -94,7 +97,7 @@ klog_up() {
   SMOKE_BROKER_PID=$!
   deadline=$((SECONDS + 60))
   while [ "$SECONDS" -lt "$deadline" ]; do
-    if grep -q 'BROKERS=' "$dir.out"; then
+    if grep -qs 'BROKERS=' "$dir.out"; then
       BROKERS=127.0.0.1:$port
       return 0
     fi
@@ -138,25 +141,28 @@ produce_mix() {
   done
   records 40 committed | kl -b "$b" produce "$topic" -K ' ' -H txn=commit --txn-id "ondisk-commit-$RANDOM" -q ||
     { say "transactional produce (commit) failed"; return 1; }
-  produce_aborted "$b" || return 1
+  records 30 aborted | produce_aborted abort 30 "$b" "$topic" "ondisk-abort-$RANDOM" -H txn=abort || return 1
   records 20 after | kl -b "$b" produce "$topic" -z lz4 -K ' ' -q || { say "produce after failed"; return 1; }
 }
 
-# produce_aborted BROKERS writes 30 records in a transaction, waits until
-# klog produce reports every one landed, then interrupts it: it aborts.
+# produce_aborted NAME N BROKERS TOPIC TXN_ID [FLAGS...] writes the N
+# records on its input ("key value" lines) to TOPIC in a transaction of
+# TXN_ID (klog produce FLAGS), waits until klog produce reports every one
+# landed (topic[partition]@offset lines, in $work/NAME.err), then
+# interrupts it: it aborts.
 produce_aborted() {
-  local b=$1 pid deadline rc
+  local name=$1 n=$2 b=$3 t=$4 id=$5 pid deadline rc
+  shift 5
   rm -f "$work/fifo"
   mkfifo "$work/fifo" || return 1
   # klog itself in the background (no timeout(1) or function between), so
   # that the SIGINT reaches it; the loop below bounds the wait.
-  "$klog" -b "$b" produce "$topic" -K ' ' -H txn=abort --txn-id "ondisk-abort-$RANDOM" \
-    <"$work/fifo" 2>"$work/abort.err" &
+  "$klog" -b "$b" produce "$t" -K ' ' --txn-id "$id" "$@" <"$work/fifo" 2>"$work/$name.err" &
   pid=$!
   exec 4>"$work/fifo"
-  records 30 aborted >&4
+  cat >&4
   deadline=$((SECONDS + step_timeout))
-  while [ "$(grep -c '@' "$work/abort.err")" -lt 30 ] && [ "$SECONDS" -lt "$deadline" ]; do
+  while [ "$(grep -c '@' "$work/$name.err")" -lt "$n" ] && [ "$SECONDS" -lt "$deadline" ]; do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
@@ -167,10 +173,10 @@ produce_aborted() {
   exec 4>&-
   wait "$pid"
   rc=$?
-  if [ "$(grep -c '@' "$work/abort.err")" -lt 30 ] || [ "$rc" -eq 0 ] ||
-    ! grep -q 'abort' "$work/abort.err"; then
-    say "the aborted transaction did not go as planned (exit $rc):"
-    cat "$work/abort.err" >&2
+  if [ "$(grep -c '@' "$work/$name.err")" -lt "$n" ] || [ "$rc" -eq 0 ] ||
+    ! grep -q 'abort' "$work/$name.err"; then
+    say "the aborted transaction $name did not go as planned (exit $rc):"
+    cat "$work/$name.err" >&2
     return 1
   fi
 }
@@ -416,13 +422,14 @@ corrupt() {
 }
 
 # --- Kafka -> klog ------------------------------------------------------
-# consume_json BROKERS NAME: every record of $topic as sorted JSON lines,
-# read_committed into NAME.committed, read_uncommitted into
-# NAME.uncommitted.
+# consume_json BROKERS NAME [TOPIC]: every record of TOPIC (default
+# $topic) as sorted JSON lines, read_committed into NAME.committed,
+# read_uncommitted into NAME.uncommitted; as served, in NAME.c.raw and
+# NAME.u.raw.
 consume_json() {
-  local b=$1 name=$2
-  if ! kl -b "$b" consume "$topic" -f json -e >"$work/$name.c.raw" 2>"$work/$name.c.err" ||
-    ! kl -b "$b" consume "$topic" -f json -e --read-uncommitted >"$work/$name.u.raw" 2>"$work/$name.u.err"; then
+  local b=$1 name=$2 t=${3:-$topic}
+  if ! kl -b "$b" consume "$t" -f json -e >"$work/$name.c.raw" 2>"$work/$name.c.err" ||
+    ! kl -b "$b" consume "$t" -f json -e --read-uncommitted >"$work/$name.u.raw" 2>"$work/$name.u.err"; then
     cat "$work/$name.c.err" "$work/$name.u.err" >&2 2>/dev/null
     return 1
   fi
@@ -545,14 +552,35 @@ kafka_to_klog() {
 }
 
 # --- compacted segments -------------------------------------------------
+# cleaner_progress PARTDIR prints, from klog log segments, a partition's
+# cleaner checkpoint (its first dirty offset; -1 before the first pass),
+# its active segment's base and the aborted transactions (.txnindex
+# entries) of the segments below it; nothing when the files could not be
+# read (a segment swapped away under the read).
+cleaner_progress() {
+  kl log segments -f json "$1" 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["partitions"][0]
+segs = p["segments"]
+cp = p["cleaner_checkpoint"]
+print(-1 if cp is None else cp, segs[-1]["base_offset"], sum(max(s["aborted_txns"], 0) for s in segs[:-1]))' 2>/dev/null
+}
+
 # klog_compacted: klog's cleaner compacts a topic (keyed records with every
-# codec, tombstones, small segments, min.cleanable.dirty.ratio 0.01); once
-# the node logs a cleaning pass, the latest value of every key is still
-# served, records are gone, and after a clean stop Kafka's DumpLogSegments
-# reads the cleaned segments (their offset gaps are the cleaning, not a
-# finding) and klog log dump --verify passes on them.
+# codec, tombstones, committed and aborted transactions of one
+# transactional id; small segments, min.cleanable.dirty.ratio 0.01). Once
+# its passes have covered everything below the active segment (the
+# cleaner checkpoint at the active segment's base, every transaction
+# below it), the latest committed value of every key is served,
+# read_committed and read_uncommitted alike, no aborted record is, and
+# records are gone; after a clean stop Kafka's DumpLogSegments reads the
+# cleaned segments (their offset gaps are the cleaning, not a finding) and
+# finds none of the aborted records in them, and klog log dump --verify
+# passes on them.
 klog_compacted() {
-  local d=$work/compacted ct=ondisk-compact produced=0 c i problems deadline
+  local d=$work/compacted ct=ondisk-compact txn=ondisk-compact-txn produced=0 committed c i problems deadline
+  local p pos=() n
+  p=$d/node-0/$ct-0
   mkdir -p "$d"
   klog_up "$d" -X log.cleaner.backoff.ms=100 || { fail compacted "klog did not start"; return; }
   kl -b "$BROKERS" topic create "$ct" -p 1 -c cleanup.policy=compact -c segment.bytes=8192 \
@@ -568,74 +596,138 @@ klog_compacted() {
   printf 'ck%d \n' 0 1 2 3 4 | kl -b "$BROKERS" produce "$ct" -K ' ' -Z -q ||
     { fail compacted "produce tombstones failed"; smoke_stop_broker; return; }
   produced=$((produced + 5))
-  # More rounds roll segments until a pass has run (bounded).
+  # Four transactions of one transactional id: tk0-tk9 committed
+  # (commit1-), aborted newer values for them (aborted-) with keys ak0-ak4
+  # that only aborted transactions write, tk5-tk9 committed again
+  # (commit2-), then aborted values for tk0-tk4 and keys ak5-ak9. The
+  # aborted records' offsets go to compacted-aborted.offsets.
+  awk 'BEGIN { for (j = 0; j < 10; j++) printf "tk%d commit1-%d-%0120d\n", j, j, j }' |
+    kl -b "$BROKERS" produce "$ct" -K ' ' -q --txn-id "$txn" ||
+    { fail compacted "transactional produce (commit 1) failed"; smoke_stop_broker; return; }
+  awk 'BEGIN { for (j = 0; j < 10; j++) printf "tk%d aborted-1-%d-%0120d\n", j, j, j
+               for (j = 0; j < 5; j++) printf "ak%d aborted-1-%d-%0120d\n", j, j, j }' |
+    produce_aborted compacted-abort1 15 "$BROKERS" "$ct" "$txn" -z lz4 ||
+    { fail compacted "transactional produce (abort 1) failed"; smoke_stop_broker; return; }
+  awk 'BEGIN { for (j = 5; j < 10; j++) printf "tk%d commit2-%d-%0120d\n", j, j, j }' |
+    kl -b "$BROKERS" produce "$ct" -K ' ' -z zstd -q --txn-id "$txn" ||
+    { fail compacted "transactional produce (commit 2) failed"; smoke_stop_broker; return; }
+  awk 'BEGIN { for (j = 0; j < 5; j++) printf "tk%d aborted-2-%d-%0120d\n", j, j, j
+               for (j = 5; j < 10; j++) printf "ak%d aborted-2-%d-%0120d\n", j, j, j }' |
+    produce_aborted compacted-abort2 10 "$BROKERS" "$ct" "$txn" ||
+    { fail compacted "transactional produce (abort 2) failed"; smoke_stop_broker; return; }
+  produced=$((produced + 40))
+  sed -n 's/^.*\]@\([0-9][0-9]*\)$/\1/p' "$work/compacted-abort1.err" "$work/compacted-abort2.err" \
+    >"$work/compacted-aborted.offsets"
+  # Rounds over 20 more keys roll segments until both aborted transactions'
+  # markers (their .txnindex entries) are below the active segment; then
+  # nothing more is written.
   deadline=$((SECONDS + 60))
-  until grep -q "cleaned log.* log=$ct-0 " "$d.err"; do
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      fail compacted "no cleaning pass of $ct-0 logged within 60s ($produced records written)"
-      smoke_stop_broker
-      return
-    fi
+  while :; do
     awk 'BEGIN { for (j = 0; j < 20; j++) printf "ck%d late-%d-%0120d\n", j + 5, j, j }' |
       kl -b "$BROKERS" produce "$ct" -K ' ' -q || { fail compacted "produce failed"; smoke_stop_broker; return; }
     produced=$((produced + 20))
+    read -r -a pos <<<"$(cleaner_progress "$p")"
+    [ "${pos[2]:-0}" -ge 2 ] && break
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      fail compacted "the aborted transactions were not below the active segment within 60s ($produced records written; cleaner checkpoint, active base, aborted below: ${pos[*]:-unreadable})"
+      smoke_stop_broker
+      return
+    fi
+  done
+  # The cleaner's passes cover every segment below the active one: its
+  # checkpoint (first dirty offset) reaches the active segment's base.
+  deadline=$((SECONDS + 60))
+  while :; do
+    read -r -a pos <<<"$(cleaner_progress "$p")"
+    if [ "${#pos[@]}" -eq 3 ] && [ "${pos[0]}" -ge "${pos[1]}" ]; then
+      pass "compacted-cleaned (cleaner checkpoint ${pos[0]}, active segment base ${pos[1]}, $(grep -c "cleaned log.* log=$ct-0 " "$d.err") passes)"
+      break
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      fail compacted-cleaned "the cleaner checkpoint of $ct-0 is ${pos[0]:-unreadable}, not at the active segment's base ${pos[1]:-unreadable}, 60s after the last write"
+      break
+    fi
     sleep 0.2
   done
-  kl -b "$BROKERS" consume "$ct" -e -f json >"$work/compacted.json" 2>"$work/compacted.consume.err" ||
-    { fail compacted "consume failed: $(head -n 1 "$work/compacted.consume.err")"; smoke_stop_broker; return; }
+  consume_json "$BROKERS" compacted "$ct" || { fail compacted "consume failed"; smoke_stop_broker; return; }
   smoke_stop_broker || fail compacted-stop "klog did not stop cleanly"
-  # Every key's last record is its latest value: ck0-ck4 tombstones
-  # (delete.retention.ms keeps them a day), ck5-ck24 their last "late"
-  # value, offsets strictly increasing, fewer records than written.
-  problems=$(python3 - "$work/compacted.json" "$produced" 2>"$work/compacted.count" <<'PY'
+  # Read_committed and read_uncommitted alike, every key's last record is
+  # its latest committed value: ck0-ck4 tombstones (delete.retention.ms
+  # keeps them a day), ck5-ck24 their last "late" value, tk0-tk4 commit1-,
+  # tk5-tk9 commit2-; no aborted value and no ak key; offsets strictly
+  # increasing, fewer records than the committed ones written.
+  committed=$((produced - $(grep -c . "$work/compacted-aborted.offsets")))
+  for n in c u; do
+    problems=$(python3 - "$work/compacted.$n.raw" "$committed" 2>"$work/compacted.$n.count" <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-produced = int(sys.argv[2])
+committed = int(sys.argv[2])
 last, prev, out = {}, -1, []
 for r in recs:
     if r["offset"] <= prev:
         out.append("offset %d after %d" % (r["offset"], prev))
     prev = r["offset"]
     last[r["key"]] = r["value"]
-for k in range(5):
-    if last.get("ck%d" % k, "missing") is not None:
-        out.append("ck%d: %r, want its tombstone" % (k, last.get("ck%d" % k, "missing")))
-for k in range(5, 25):
-    v = last.get("ck%d" % k)
-    if v is None or not v.startswith("late-"):
-        out.append("ck%d: %r, want its last late- value" % (k, v))
-if len(recs) >= produced:
-    out.append("%d records served of %d written: nothing removed" % (len(recs), produced))
+    if (r["key"] or "").startswith("ak") or (r["value"] or "").startswith("aborted-"):
+        out.append("aborted record at offset %d: %s %s" % (r["offset"], r["key"], (r["value"] or "")[:12]))
+want = {"ck%d" % k: None for k in range(5)}
+want.update({"ck%d" % k: "late-" for k in range(5, 25)})
+want.update({"tk%d" % k: "commit1-" for k in range(5)})
+want.update({"tk%d" % k: "commit2-" for k in range(5, 10)})
+for k, w in want.items():
+    v = last.get(k, "missing")
+    if (v is not None) if w is None else (v is None or not v.startswith(w)):
+        out.append("%s: %r, want %s" % (k, v if v is None else v[:20], "its tombstone" if w is None else "its last %s value" % w))
+if len(recs) >= committed:
+    out.append("%d records served of %d committed: nothing removed" % (len(recs), committed))
 print("|".join(out[:5]))
 print("%d" % len(recs), file=sys.stderr)
 PY
-  )
-  if [ -n "$problems" ]; then
-    fail compacted "$problems"
-  else
-    pass "compacted ($(cat "$work/compacted.count") of $produced records served after cleaning, every key's latest value)"
-  fi
+    )
+    c=read_committed
+    [ "$n" = u ] && c=read_uncommitted
+    if [ -n "$problems" ]; then
+      fail "compacted-$c" "$problems"
+    else
+      pass "compacted-$c ($(cat "$work/compacted.$n.count") of $committed committed records served after cleaning, every key's latest committed value, no aborted record)"
+    fi
+  done
   # DumpLogSegments over the cleaned partition: gaps are expected, any
   # other finding is not.
   # DumpLogSegments checks a time index entry against the largest record
   # timestamp of the batch it names; a batch the cleaner kept empty (a
   # producer's last, Kafka's RETAIN_EMPTY) has no record, so it reports
   # "log timestamp: -1" though the entry holds the batch header's max
-  # timestamp, which is what Kafka's cleaner indexes too. Only mismatches
-  # of that kind are dropped, and only when every mismatch is one.
-  problems=$(dump compacted-dump "$d/node-0/$ct-0" | grep -v -E '^  [0-9]+ is followed by [0-9]+$')
+  # timestamp, which is what Kafka's cleaner indexes too: on a segment
+  # whose last batch it emptied (an idempotent producer's last, its keys
+  # rewritten in the next segment), Kafka 4.4's cleaner leaves the same
+  # .index and .timeindex entries, naming that batch, and DumpLogSegments
+  # reports the same mismatch. Only mismatches of that kind are dropped,
+  # and only when every mismatch is one.
+  problems=$(dump compacted-dump "$p" | grep -v -E '^  [0-9]+ is followed by [0-9]+$')
   if [ "$(grep -c '^Found timestamp mismatch' "$work/compacted-dump.verify")" -eq \
     "$(grep -c -E '^  Index timestamp: [0-9]+, log timestamp: -1$' "$work/compacted-dump.verify")" ]; then
     problems=$(grep -v '^Found timestamp mismatch in ' <<<"$problems")
   fi
+  # No record of an aborted transaction is left in the segments (an
+  # aborted batch its producer's last keeps its header, without records);
+  # the four markers are, until delete.retention.ms.
+  problems+=$'\n'$(awk 'NR == FNR { aborted[$1] = 1; next }
+    /^\| offset: [0-9]+ / && ($3 in aborted) { printf "aborted record at offset %d left in the segments\n", $3 }' \
+    "$work/compacted-aborted.offsets" "$work/compacted-dump.dump" | head -n 3)
+  for c in COMMIT ABORT; do
+    [ "$(grep -c "endTxnMarker: $c " "$work/compacted-dump.dump")" -eq 2 ] ||
+      problems+=$'\n'"$(grep -c "endTxnMarker: $c " "$work/compacted-dump.dump") $c markers in the segments, want 2"
+  done
+  problems=$(grep . <<<"$problems")
   if [ -n "$problems" ]; then
     fail compacted-dump "$(head -n 5 <<<"$problems" | paste -sd'|')"
   elif [ "$(grep -c -E '^\| offset: [0-9]+' "$work/compacted-dump.dump")" -ge "$produced" ]; then
     fail compacted-dump "DumpLogSegments shows $(grep -c -E '^\| offset: [0-9]+' "$work/compacted-dump.dump") records of $produced written: the segments it read were not cleaned"
   else
-    pass "compacted-dump (DumpLogSegments: $(grep -c -E '^\| offset: [0-9]+' "$work/compacted-dump.dump") records in $(grep -c '^baseOffset' "$work/compacted-dump.dump") batches, $(grep -c '^Dumping .*\.log$' "$work/compacted-dump.dump") segments, no error)"
+    pass "compacted-dump (DumpLogSegments: $(grep -c -E '^\| offset: [0-9]+' "$work/compacted-dump.dump") records in $(grep -c '^baseOffset' "$work/compacted-dump.dump") batches, $(grep -c '^Dumping .*\.log$' "$work/compacted-dump.dump") segments, none of the $(grep -c . "$work/compacted-aborted.offsets") aborted, no error)"
   fi
-  klog_verify compacted-klog-verify "$d/node-0/$ct-0"
+  klog_verify compacted-klog-verify "$p"
 }
 
 kafka_to_klog
