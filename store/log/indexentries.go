@@ -16,32 +16,31 @@ type IndexPage[E any] struct {
 // segment whose base offset is base, from the from-th; false when the log
 // has no such segment.
 func (l *Log) OffsetIndex(base int64, from, limit int) (IndexPage[OffsetIndexEntry], bool) {
-	s := l.segmentAt(base)
-	if s == nil {
-		return IndexPage[OffsetIndexEntry]{}, false
-	}
-	s.imu.RLock()
-	defer s.imu.RUnlock()
-	es := page(s.imu.offsets, from, limit)
-	out := IndexPage[OffsetIndexEntry]{Entries: make([]OffsetIndexEntry, len(es)), From: from, Total: len(s.imu.offsets)}
-	for i, e := range es {
-		out.Entries[i] = OffsetIndexEntry{RelativeOffset: e.rel, Position: e.pos}
-	}
-	return out, true
+	return indexPage(l, base, from, limit, func(s *segment) []offsetEntry { return s.imu.offsets },
+		func(e offsetEntry) OffsetIndexEntry { return OffsetIndexEntry{RelativeOffset: e.rel, Position: e.pos} })
 }
 
 // TimeIndex is OffsetIndex for the time index.
 func (l *Log) TimeIndex(base int64, from, limit int) (IndexPage[TimeIndexEntry], bool) {
+	return indexPage(l, base, from, limit, func(s *segment) []timeEntry { return s.imu.times },
+		func(e timeEntry) TimeIndexEntry { return TimeIndexEntry{Timestamp: e.ts, RelativeOffset: e.rel} })
+}
+
+// indexPage copies a page of the index entries returns from the segment at
+// base, under its index lock.
+func indexPage[R, E any](l *Log, base int64, from, limit int, entries func(*segment) []R, export func(R) E) (IndexPage[E], bool) {
 	s := l.segmentAt(base)
 	if s == nil {
-		return IndexPage[TimeIndexEntry]{}, false
+		return IndexPage[E]{}, false
 	}
 	s.imu.RLock()
 	defer s.imu.RUnlock()
-	es := page(s.imu.times, from, limit)
-	out := IndexPage[TimeIndexEntry]{Entries: make([]TimeIndexEntry, len(es)), From: from, Total: len(s.imu.times)}
+	all := entries(s)
+	from = min(max(from, 0), len(all))
+	es := all[from:min(from+max(limit, 0), len(all))]
+	out := IndexPage[E]{Entries: make([]E, len(es)), From: from, Total: len(all)}
 	for i, e := range es {
-		out.Entries[i] = TimeIndexEntry{Timestamp: e.ts, RelativeOffset: e.rel}
+		out.Entries[i] = export(e)
 	}
 	return out, true
 }
@@ -56,10 +55,4 @@ func (l *Log) segmentAt(base int64) *segment {
 		return s
 	}
 	return nil
-}
-
-// page is es[from:from+limit], clipped to es.
-func page[E any](es []E, from, limit int) []E {
-	from = min(max(from, 0), len(es))
-	return es[from:min(from+max(limit, 0), len(es))]
 }
