@@ -56,7 +56,8 @@ func IndexPath(topic string, partition int32, base int64) string {
 }
 
 // Partitions is GET /v1/partitions: one entry per local replica, by topic
-// and partition, as many as the node has.
+// and partition, as many as the node has (klog.max.partitions bounds
+// them).
 type Partitions struct {
 	NodeID     int32       `json:"node_id"`
 	Partitions []Partition `json:"partitions"`

@@ -304,3 +304,20 @@ func TestClusterOfThree(t *testing.T) {
 		return f.LogEndOffset == 20 && f.Lag == 5 && b.Fenced && !b.Alive, fmt.Sprintf("follower %+v, broker %+v", f, b)
 	})
 }
+
+// TestClusterObserver: a broker-only node (the fourth, past the three
+// voters) is an observer of the quorum, and listed as one.
+func TestClusterObserver(t *testing.T) {
+	cl := brokertest.StartCluster(t, 4)
+	ctx := testkit.Context(t)
+	c := nodeapi.NewClient(cl.Node(3).AdminAddr(), 0)
+	testkit.WaitFor(t, "node 3 to observe the quorum", func() (bool, string) {
+		v, err := c.Cluster(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		ok := v.Raft.Role == "observer" && v.Raft.Leader == v.Controller && v.Controller >= 0 && v.Controller < 3 && len(v.Brokers) == 4 &&
+			len(v.Voters) == 3 && len(v.Observers) == 1 && v.Observers[0].ID == 3 && v.Observers[0].Address != "" && v.Raft.MetadataOffset > 0
+		return ok, fmt.Sprintf("%+v", v)
+	})
+}
