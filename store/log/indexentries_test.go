@@ -70,3 +70,38 @@ func TestIndexPagesMatchTheFiles(t *testing.T) {
 		t.Fatal("a time index for base -1")
 	}
 }
+
+// TestIndexPagesWhileAppending: reading the active segment's indexes
+// while appends add entries sees each page whole (go test -race).
+func TestIndexPagesWhileAppending(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.IndexIntervalBytes = 1
+	l := e.open(0)
+	defer l.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			if _, err := l.Append(e.batch(1, 10), 0); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for last := -1; ; {
+		p, ok := l.OffsetIndex(0, 0, 1000)
+		tp, tok := l.TimeIndex(0, 0, 1000)
+		if !ok || !tok || p.Total < last || len(p.Entries) != min(p.Total, 1000) || len(tp.Entries) != tp.Total {
+			t.Fatalf("page %+v %v, time page %+v %v, after a total of %d", p, ok, tp, tok, last)
+		}
+		last = p.Total
+		select {
+		case <-done:
+			if p, _ := l.OffsetIndex(0, 0, 1000); p.Total < 150 {
+				t.Fatalf("%d entries for 200 batches", p.Total)
+			}
+			return
+		default:
+		}
+	}
+}
