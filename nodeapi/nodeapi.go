@@ -6,8 +6,9 @@
 //
 // Every endpoint is under /v1/. A change that is not an addition takes a
 // new version. Errors are a JSON object {"error": "..."} with an HTTP
-// status: 400 for a bad request, 404 for an unknown topic or partition,
-// 405 for a wrong method, 409 for a request the topic's configs do not
+// status: 400 for a bad request, 404 for an unknown topic or partition
+// (or one the node has no replica of, or a segment its log lacks), 405
+// for a wrong method, 409 for a request the topic's configs do not
 // allow (a compaction of a topic that is not compacted), 503 while the
 // node stops.
 //

@@ -101,6 +101,11 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.HandleFunc("GET "+nodeapi.PathNode, h.nodeInfo)
 	mux.HandleFunc("GET "+nodeapi.PathCleaner, h.cleaner)
 	mux.HandleFunc("POST "+nodeapi.PathCompact, h.compact)
+	mux.HandleFunc("GET "+nodeapi.PathCluster, h.cluster)
+	mux.HandleFunc("GET "+nodeapi.PathPartitions, h.partitions)
+	mux.HandleFunc("GET "+nodeapi.PathPartition, h.partition)
+	mux.HandleFunc("GET "+nodeapi.PathSegments, h.segments)
+	mux.HandleFunc("GET "+nodeapi.PathIndex, h.index)
 	return muxErrors{mux}
 }
 
@@ -173,10 +178,7 @@ func cleanerPartition(topic string, partition int32, minRatio float64, st log.Cl
 		LastBytesRemoved: st.LastBytesRemoved, LastRecordsRemoved: st.LastRecordsRemoved,
 		BytesRemoved: st.BytesRemoved, RecordsRemoved: st.RecordsRemoved, Runs: st.Runs,
 	}
-	if !st.LastRun.IsZero() {
-		t := st.LastRun.UTC()
-		p.LastRun = &t
-	}
+	p.LastRun = utcOrNil(st.LastRun)
 	return p
 }
 

@@ -139,17 +139,7 @@ func TestErrors(t *testing.T) {
 		{"GET", "/v1/topics/c/compact", http.StatusMethodNotAllowed, "method not allowed; allowed: POST"},
 		{"GET", "/v2/nothing", http.StatusNotFound, "no endpoint GET /v2/nothing"},
 	} {
-		req, _ := http.NewRequestWithContext(context.Background(), tc.method, url+tc.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var e nodeapi.Error
-		if resp.StatusCode != tc.status || json.Unmarshal(body, &e) != nil || e.Error != tc.msg || resp.Header.Get("Content-Type") != "application/json" {
-			t.Errorf("%s %s: %d %s, want %d %q", tc.method, tc.path, resp.StatusCode, body, tc.status, tc.msg)
-		}
+		checkError(t, tc.method, url+tc.path, tc.status, tc.msg)
 	}
 }
 
@@ -181,5 +171,22 @@ func TestListenBoundsAndCloses(t *testing.T) {
 	}
 	if _, err := c.Node(testkit.Context(t)); err == nil {
 		t.Fatal("served after Close")
+	}
+}
+
+// checkError calls url and fails t unless the answer is the API's JSON
+// error msg with status.
+func checkError(t *testing.T, method, url string, status int, msg string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), method, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var e nodeapi.Error
+	if resp.StatusCode != status || json.Unmarshal(body, &e) != nil || e.Error != msg || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("%s %s: %d %s, want %d %q", method, url, resp.StatusCode, body, status, msg)
 	}
 }

@@ -16,11 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // ReplicaState is one quorum member's replication state.
@@ -99,32 +95,27 @@ func (c *Controller) quorumState() (QuorumState, error) {
 		Voters:        []ReplicaState{},
 		Observers:     []ReplicaState{},
 	}
+	voters, observers := members(f.Configuration())
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, s := range f.Configuration().Servers {
-		n, err := strconv.ParseInt(string(s.ID), 10, 32)
-		if err != nil {
-			continue
-		}
-		id := int32(n)
-		rs := ReplicaState{ID: id, LogEndOffset: -1, LastFetch: -1, LastCaughtUp: -1}
-		if id == c.cfg.NodeID {
+	state := func(m QuorumMember) ReplicaState {
+		rs := ReplicaState{ID: m.ID, LogEndOffset: -1, LastFetch: -1, LastCaughtUp: -1}
+		if m.ID == c.cfg.NodeID {
 			rs.LogEndOffset, rs.LastFetch, rs.LastCaughtUp = int64(c.raft.LastIndex()), now.UnixMilli(), now.UnixMilli()
-		} else if p, ok := c.mu.progress[id]; ok {
+		} else if p, ok := c.mu.progress[m.ID]; ok {
 			rs.LogEndOffset, rs.LastFetch = int64(p.index), p.heardFrom.UnixMilli()
 			if !p.caughtUp.IsZero() {
 				rs.LastCaughtUp = p.caughtUp.UnixMilli()
 			}
 		}
-		if s.Suffrage == raft.Voter {
-			qs.Voters = append(qs.Voters, rs)
-		} else {
-			qs.Observers = append(qs.Observers, rs)
-		}
+		return rs
 	}
-	byID := func(a, b ReplicaState) int { return int(a.ID) - int(b.ID) }
-	slices.SortFunc(qs.Voters, byID)
-	slices.SortFunc(qs.Observers, byID)
+	for _, m := range voters {
+		qs.Voters = append(qs.Voters, state(m))
+	}
+	for _, m := range observers {
+		qs.Observers = append(qs.Observers, state(m))
+	}
 	return qs, nil
 }
 

@@ -142,6 +142,12 @@ type Snapshot struct {
 	// Followers is the leader's state of each follower; nil unless
 	// IsLeader.
 	Followers []ReplicaState
+	// TakenMs is when the snapshot was taken (the partition's clock, in
+	// Unix milliseconds) and ReplicaLagTimeMaxMs the partition's
+	// replica.lag.time.max.ms: with them ReplicaState.CaughtUp says
+	// whether a follower counts as caught up, as the ISR check does.
+	TakenMs             int64
+	ReplicaLagTimeMaxMs int64
 }
 
 // Snapshot returns the partition's offsets and leader state taken together:
@@ -164,5 +170,8 @@ func (p *Partition) Snapshot() Snapshot {
 		LastStableOffset: p.lastStable(hw),
 		LogEndOffset:     p.log.EndOffset(),
 		Followers:        slices.Clone(p.mu.followers),
+
+		TakenMs:             p.now().UnixMilli(),
+		ReplicaLagTimeMaxMs: p.lagMaxMs,
 	}
 }

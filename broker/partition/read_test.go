@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/log/logtest"
@@ -121,7 +122,11 @@ func TestSnapshot(t *testing.T) {
 	if _, err := p.Append(logtest.ProducerBatch(0, 9, 0, 0, 1, true)); err != nil {
 		t.Fatal(err)
 	}
+	before := time.Now().UnixMilli()
 	s := p.Snapshot()
+	if s.ReplicaLagTimeMaxMs != DefaultReplicaLagTimeMaxMs || s.TakenMs < before || s.TakenMs > time.Now().UnixMilli() {
+		t.Fatalf("snapshot taken at %d with lag time max %d; want between %d and now, %d", s.TakenMs, s.ReplicaLagTimeMaxMs, before, DefaultReplicaLagTimeMaxMs)
+	}
 	want := Snapshot{
 		Topic: "t", Index: 0, TopicID: [16]byte{1},
 		IsLeader: true, Leader: leaderAt(2),

@@ -85,16 +85,25 @@ type Options struct {
 	CleanerCheckpoint int64
 }
 
-// SegmentInfo is a snapshot of one segment for observability.
+// SegmentInfo is a snapshot of one segment for observability, the
+// in-memory counterpart of what klog log segments reads from the files
+// (store/log/dump.SegmentInfo). The log does not count a segment's
+// batches or records; the dump walks the file for them.
 type SegmentInfo struct {
 	BaseOffset       int64
 	NextOffset       int64 // offset after the last batch; BaseOffset when empty
 	Size             int64
 	IndexEntries     int
 	TimeIndexEntries int
-	MaxTimestamp     int64 // -1 when empty
-	Active           bool
-	Created          time.Time
+	// AbortedTxns counts the segment's transaction index entries.
+	AbortedTxns int
+	// FirstTimestamp is the first batch's max timestamp (what segment.ms
+	// rolls by), MaxTimestamp the largest of all (what retention.ms
+	// deletes by); -1 when empty.
+	FirstTimestamp int64
+	MaxTimestamp   int64
+	Active         bool
+	Created        time.Time
 }
 
 // Open opens (creating if needed) the log in dir and recovers it.
@@ -228,6 +237,8 @@ func (l *Log) Segments() []SegmentInfo {
 			Size:             s.size.Load(),
 			IndexEntries:     len(s.imu.offsets),
 			TimeIndexEntries: len(s.imu.times),
+			AbortedTxns:      len(s.imu.aborted),
+			FirstTimestamp:   s.rollBaseTs,
 			MaxTimestamp:     s.maxTs,
 			Active:           i == len(segs)-1,
 			Created:          s.created,

@@ -341,7 +341,8 @@ func TestReadDirListsSegments(t *testing.T) {
 		for i, s := range p.Segments {
 			ws := w.Segments[i]
 			if s.BaseOffset != ws.BaseOffset || s.LastOffset != ws.NextOffset-1 || s.Size != ws.Size || s.IndexEntries != ws.IndexEntries ||
-				s.TimeIndexEntries != ws.TimeIndexEntries || s.MaxTimestamp != ws.MaxTimestamp || len(s.Problems) > 0 {
+				s.TimeIndexEntries != ws.TimeIndexEntries || s.MaxTimestamp != ws.MaxTimestamp || s.FirstTimestamp != ws.FirstTimestamp ||
+				s.AbortedTxns != ws.AbortedTxns || len(s.Problems) > 0 {
 				t.Errorf("segment %d: %+v, log saw %+v", i, s, ws)
 			}
 			if s.Batches == 0 || s.FirstTimestamp < dumptest.Now || s.FirstTimestamp > s.MaxTimestamp {
