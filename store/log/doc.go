@@ -417,6 +417,16 @@
 // clean and dirty bytes and their ratio, the last pass (start, duration,
 // bytes and records removed) and the totals since open.
 //
+// Manager.CleanNow cleans one log whatever its dirty ratio (klog topic
+// compact), pass after pass while a pass ends where its offset map filled.
+// A dry run (CleanOptions.DryRun) takes every decision of a pass and writes
+// nothing: its CleanPlan counts the records per key it would remove (the
+// keys losing most, bounded), aborted and keyless records, and the
+// tombstones it keeps with their delete horizon. CleanOptions.Stop ends a
+// pass before its next batch read (never inside a swap) with
+// ErrCleanStopped; the groups swapped in so far stay, the checkpoint does
+// not move.
+//
 // # Open files
 //
 // Every segment has four files, and nothing else bounds how many segments
