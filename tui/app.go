@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // screen is one screen of the TUI. It owns its data and tables; the root
@@ -431,7 +432,19 @@ func (m *model) render() string {
 	case m.screen().list().filter != "":
 		status = s.Prompt.Render("/" + m.screen().list().filter)
 	}
-	return header + "\n" + body + "\n" + status + "\n" + m.help.ShortHelpView(m.keys.ShortHelp())
+	out := header + "\n" + body + "\n" + status + "\n" + m.help.ShortHelpView(m.keys.ShortHelp())
+	return cut(out, m.width)
+}
+
+// cut cuts every line of s to width cells, so that no line wraps.
+func cut(s string, width int) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Truncate(l, width-1, "") + "…"
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // errorLine renders an error on one line.

@@ -266,6 +266,11 @@ func (d *driver) screen() string {
 func (d *driver) golden(name string) {
 	d.t.Helper()
 	got := d.screen()
+	for i, l := range strings.Split(got, "\n") {
+		if w := ansi.StringWidth(l); w > d.m.width {
+			d.t.Errorf("%s: line %d is %d cells wide, the window %d: it would wrap", name, i+1, w, d.m.width)
+		}
+	}
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

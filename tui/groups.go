@@ -61,7 +61,7 @@ func (g *groupsScreen) loaded(id string, v any, err error, _ time.Time) error {
 		var rows []row
 		for _, l := range listed {
 			r := row{key: l.Group, cells: []string{
-				l.Group, l.Type, l.State, l.Protocol, strconv.Itoa(l.Members), strconv.Itoa(int(l.Coordinator)), l.Error,
+				l.Group, l.Type, l.State, orDash(l.Protocol), strconv.Itoa(l.Members), strconv.Itoa(int(l.Coordinator)), l.Error,
 			}, bad: make([]bool, 7)}
 			r.bad[6] = l.Error != ""
 			rows = append(rows, r)
@@ -104,6 +104,14 @@ func (g *groupsScreen) loaded(id string, v any, err error, _ time.Time) error {
 	return nil
 }
 
+// orDash is s, or - when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // partKey identifies a partition across refreshes.
 func partKey(p inspect.GroupPartition) string {
 	return p.Topic + "/" + strconv.Itoa(int(p.Partition))
@@ -127,7 +135,7 @@ func (g *groupsScreen) view(s Styles, _, height int) string {
 	d := g.detailData
 	var b strings.Builder
 	fmt.Fprintf(&b, "state %s   type %s   protocol %s   coordinator %d   members %d\n",
-		s.Header.Render(d.State), d.Type, d.Protocol, d.Coordinator, len(d.Members))
+		s.Header.Render(d.State), d.Type, orDash(d.Protocol), d.Coordinator, len(d.Members))
 	fmt.Fprintf(&b, "total lag %s %s", s.Header.Render(strconv.FormatInt(d.TotalLag, 10)), sparkline(g.trend["total"]))
 	if d.Error != "" {
 		b.WriteString("   " + s.Bad.Render(d.Error))
