@@ -43,6 +43,11 @@ func Overview(ctx context.Context, adm *kadm.Client) (ClusterOverview, error) {
 	if err != nil {
 		return ClusterOverview{}, fmt.Errorf("metadata: %w", err)
 	}
+	return overviewOf(md), nil
+}
+
+// overviewOf counts what Overview reports in a Metadata answer.
+func overviewOf(md kadm.Metadata) ClusterOverview {
 	o := ClusterOverview{ClusterID: md.Cluster, Controller: md.Controller, Brokers: []Broker{}}
 	for _, b := range md.Brokers {
 		br := Broker{NodeID: b.NodeID, Address: net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), Controller: b.NodeID == md.Controller}
@@ -68,5 +73,5 @@ func Overview(ctx context.Context, adm *kadm.Client) (ClusterOverview, error) {
 			}
 		}
 	}
-	return o, nil
+	return o
 }

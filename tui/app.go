@@ -183,20 +183,16 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // answered applies a fetch's answer to its screen, if the screen still
 // wants it, and arms the next refresh: the interval starts when the last
-// fetch ended, so polls never overlap.
+// fetch ended, so polls never overlap. A refresh asked for meanwhile (a
+// screen switched or drilled into) runs now instead.
 func (m *model) answered(msg dataMsg) tea.Cmd {
 	m.inFlight = false
-	if i := m.screenIndex(msg.screen); i >= 0 {
-		if id, _ := m.screens[i].fetch(); id == msg.id {
-			m.err = m.screens[i].loaded(msg.id, msg.v, msg.err, m.now())
-			if i == m.cur {
-				m.updated = m.now()
-			}
-		} else if i == m.cur {
-			m.again = true // the screen moved on: read what it shows now
-		}
-		if i != m.cur {
-			m.again = true
+	i := m.screenIndex(msg.screen)
+	id, _ := m.screens[i].fetch()
+	if id == msg.id {
+		err := m.screens[i].loaded(msg.id, msg.v, msg.err, m.now())
+		if i == m.cur {
+			m.err, m.updated = err, m.now()
 		}
 	}
 	if m.again {

@@ -236,3 +236,26 @@ func TestHelpAndQuit(t *testing.T) {
 		t.Fatal("q did not quit")
 	}
 }
+
+// TestDrillWhileInFlight: enter while the list is being read waits for
+// that answer, then reads the row opened; the list's answer does not
+// replace the partitions shown.
+func TestDrillWhileInFlight(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{Screen: "topics"})
+	_, pending := d.m.Update(d.ticks[len(d.ticks)-1])
+	d.press("j")
+	if _, cmd := d.m.Update(keyMsg("enter")); cmd != nil {
+		t.Fatal("enter while a fetch is in flight returned a command")
+	}
+	if s := d.screen(); !strings.Contains(s, "describing orders…") {
+		t.Errorf("before the answer:\n%s", s)
+	}
+	d.run(pending)
+	if src.count("topics") != 2 || src.count("topic") != 1 {
+		t.Errorf("fetches: %v", src.calls)
+	}
+	if s := d.screen(); !strings.Contains(s, "topics › orders") || !strings.Contains(s, "LOG-START") {
+		t.Errorf("after the answers:\n%s", s)
+	}
+}
