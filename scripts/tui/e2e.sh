@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# End-to-end check of klog tui in a real terminal: a klog up node with a
+# topic, a consumer group and a compacted topic; tmux runs klog tui against
+# it, keys are sent, and each screen the pane shows is checked. Needs tmux
+# (apt-get install tmux): without it the check is skipped (exit 77), in CI
+# it fails.
+#   scripts/tui/e2e.sh [KLOG_BIN]      (default: go build ./cmd/klog)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=../smoke/lib.sh
+source "$root/scripts/smoke/lib.sh"
+
+if ! command -v tmux >/dev/null; then
+  if [ "${CI:-}" = true ]; then
+    echo "tui e2e: tmux is not installed" >&2
+    exit 1
+  fi
+  echo "SKIP tui e2e: tmux is not installed (apt-get install tmux)"
+  exit 77
+fi
+work=$(mktemp -d)
+session="klog-tui-$$"
+cleanup() {
+  tmux kill-session -t "$session" 2>/dev/null || true
+  smoke_stop_broker >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+klog=${1:-}
+if [ -z "$klog" ]; then
+  klog="$work/klog"
+  (cd "$root" && go build -o "$klog" ./cmd/klog)
+fi
+
+smoke_start_broker "$klog" "$work"
+admin=$(grep -o 'admin API on http://[^/]*' "$work/broker.err" | head -n 1 | sed 's|.*http://||')
+[ -n "$admin" ] || { echo "tui e2e: klog up printed no admin API address" >&2; exit 1; }
+k=("$klog" -b "$SMOKE_BROKERS" --admin "$admin")
+
+"${k[@]}" topic create tui-orders -p 3 >/dev/null
+"${k[@]}" topic create tui-prices -p 1 -c cleanup.policy=compact -c segment.bytes=1024 >/dev/null
+seq 1 300 | "${k[@]}" produce tui-orders -p 0 -q >/dev/null 2>&1
+"${k[@]}" consume tui-orders -g tui-billing -n 100 >/dev/null
+for r in $(seq 1 12); do
+  printf 'EUR:%s\nUSD:%s\n' "$r" "$r" | "${k[@]}" produce tui-prices -K : -q >/dev/null 2>&1
+done
+"${k[@]}" topic compact tui-prices >/dev/null
+
+cmd=$(printf '%q ' "${k[@]}" tui --refresh 500ms)
+tmux new-session -d -s "$session" -x 140 -y 30 "$cmd; echo EXIT=\$? >$work/exit; sleep 60"
+
+# expect WHAT PATTERN: wait (at most 30 s) until the pane shows PATTERN
+# (grep -E); on failure print the pane.
+expect() {
+  local what=$1 pattern=$2 deadline=$((SECONDS + 30))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    tmux capture-pane -p -t "$session" >"$work/pane.txt"
+    if grep -Eq -- "$pattern" "$work/pane.txt"; then
+      echo "ok   $what"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "FAIL $what: the pane does not show /$pattern/:" >&2
+  cat "$work/pane.txt" >&2
+  exit 1
+}
+keys() { tmux send-keys -t "$session" "$@"; }
+
+expect "cluster screen" "controller 0 .*cluster id"
+expect "the node is listed" "${SMOKE_BROKERS%%,*} +controller"
+keys : top Tab Enter
+expect ":top<tab> opens the topics" "tui-orders +3 +1"
+keys / tui-or Enter Enter
+expect "a topic's partitions" "topics › tui-orders"
+expect "offsets per partition" "LOG-START +LSO +HW"
+# A key right after esc would read as alt+key: wait for esc to land.
+keys Escape
+expect "esc goes back to the list" "klog  topics  "
+keys : groups Enter
+expect "the groups" "tui-billing +classic +Empty"
+keys / tui-billing Enter Enter
+expect "a group's lag" "total lag 200 "
+keys : cleaner Enter / tui-prices Enter
+expect "the cleaner, from the admin API" "tui-prices +0 +[0-9.]+ +0\.50 .* [0-9]+ rec"
+keys p
+expect "p pauses" "compaction .* paused"
+keys q
+deadline=$((SECONDS + 30))
+while [ ! -s "$work/exit" ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+if ! grep -q 'EXIT=0' "$work/exit" 2>/dev/null; then
+  echo "FAIL q: klog tui did not exit 0 ($(cat "$work/exit" 2>/dev/null || echo still running))" >&2
+  exit 1
+fi
+echo "ok   q quits"
+echo "PASS tui e2e"

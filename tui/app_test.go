@@ -1,0 +1,261 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRouting: the command line switches screens by name or unique
+// prefix, tab completes, an unknown name is an error; enter and esc drill
+// into a topic and back.
+func TestRouting(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{})
+	if got := d.m.screen().name(); got != "cluster" {
+		t.Fatalf("first screen %q", got)
+	}
+	d.press(":")
+	d.typeText("to")
+	d.press("tab")
+	if d.m.input != "topics" {
+		t.Errorf("tab completed %q to %q, want topics", "to", d.m.input)
+	}
+	d.press("enter")
+	if got := d.m.screen().name(); got != "topics" || src.count("topics") != 1 {
+		t.Fatalf("after :topics on %q, %d topic listings", got, src.count("topics"))
+	}
+	// A unique prefix is enough; an ambiguous or unknown one is not.
+	d.press(":")
+	d.typeText("g")
+	d.press("enter")
+	if got := d.m.screen().name(); got != "groups" {
+		t.Errorf(":g went to %q", got)
+	}
+	d.press(":")
+	d.typeText("c")
+	if s := d.screen(); !strings.Contains(s, ":c  cluster cleaner") {
+		t.Errorf("command line does not offer cluster and cleaner:\n%s", s)
+	}
+	d.press("enter")
+	if d.m.err == nil || !strings.Contains(d.m.err.Error(), "ambiguous") || d.m.screen().name() != "groups" {
+		t.Errorf(":c: err %v, screen %q", d.m.err, d.m.screen().name())
+	}
+	d.press(":")
+	d.typeText("nope")
+	d.press("enter")
+	if d.m.err == nil || !strings.Contains(d.screen(), `no screen "nope"`) {
+		t.Errorf(":nope: err %v", d.m.err)
+	}
+	d.press("esc") // clears the error
+	if d.m.err != nil {
+		t.Errorf("esc left the error %v", d.m.err)
+	}
+	// esc closes the command line without running it.
+	d.press(":")
+	d.typeText("txn")
+	d.press("esc")
+	if d.m.screen().name() != "groups" || d.m.mode != modeNormal {
+		t.Errorf("esc ran the command line: screen %q, mode %d", d.m.screen().name(), d.m.mode)
+	}
+
+	d.press(":")
+	d.typeText("topics")
+	d.press("enter", "G", "k") // the last, then one up: orders
+	d.press("enter")
+	if got := d.m.screen().title(); got != "topics › orders" || src.count("topic") != 1 {
+		t.Fatalf("enter on orders: title %q, %d describes", got, src.count("topic"))
+	}
+	d.press("esc")
+	if got := d.m.screen().title(); got != "topics" {
+		t.Fatalf("esc: title %q", got)
+	}
+	if k, _ := d.m.screen().list().selected(); k != "orders" {
+		t.Errorf("back on the list, the cursor is on %q, want orders", k)
+	}
+	d.press(":")
+	d.typeText("quit")
+	d.press("enter")
+	if !d.quit {
+		t.Error(":quit did not quit")
+	}
+}
+
+// TestMoveKeys: j/k move one row, g/G to the ends, never past them.
+func TestMoveKeys(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "topics"})
+	sel := func() string { k, _ := d.m.screen().list().selected(); return k }
+	for _, step := range []struct{ key, want string }{
+		{"j", "orders"}, {"j", "payments"}, {"j", "payments"}, {"g", "__consumer_offsets"},
+		{"k", "__consumer_offsets"}, {"G", "payments"}, {"k", "orders"},
+	} {
+		d.press(step.key)
+		if got := sel(); got != step.want {
+			t.Fatalf("after %s on %s, want %s", step.key, got, step.want)
+		}
+	}
+}
+
+// TestFilter: / filters as it is typed, enter keeps the filter, esc
+// clears it; the cursor stays on a row the filter keeps.
+func TestFilter(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "topics"})
+	d.press("/")
+	d.typeText("pay")
+	if vis := d.m.screen().list().visible(); len(vis) != 1 || vis[0].key != "payments" {
+		t.Fatalf("/pay shows %v", vis)
+	}
+	d.press("enter")
+	if d.m.mode != modeNormal || !strings.Contains(d.screen(), "\n/pay\n") {
+		t.Errorf("enter: mode %d, status line:\n%s", d.m.mode, d.screen())
+	}
+	d.press("/", "backspace", "backspace", "backspace")
+	d.typeText("zzz")
+	if s := d.screen(); !strings.Contains(s, "no row matches /zzz") {
+		t.Errorf("/zzz:\n%s", s)
+	}
+	d.press("esc")
+	if n := len(d.m.screen().list().visible()); n != 3 {
+		t.Errorf("esc left %d rows shown, want 3", n)
+	}
+	// esc in normal mode clears a kept filter too.
+	d.press("/")
+	d.typeText("ord")
+	d.press("enter", "esc")
+	if f := d.m.screen().list().filter; f != "" {
+		t.Errorf("esc kept the filter %q", f)
+	}
+}
+
+// TestPause: p stops the live refresh (the timer then does nothing) and
+// shows it; p again refreshes at once and rearms the timer.
+func TestPause(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{})
+	if src.count("overview") != 1 || len(d.ticks) != 1 {
+		t.Fatalf("start: %d fetches, %d timers", src.count("overview"), len(d.ticks))
+	}
+	d.tick()
+	if src.count("overview") != 2 || len(d.ticks) != 2 {
+		t.Fatalf("a tick: %d fetches, %d timers", src.count("overview"), len(d.ticks))
+	}
+	if !strings.Contains(d.screen(), "refresh 2s") {
+		t.Errorf("the refresh interval is not shown:\n%s", d.screen())
+	}
+	d.press("p")
+	if !strings.Contains(d.screen(), "paused") {
+		t.Errorf("pause is not shown:\n%s", d.screen())
+	}
+	d.tick()
+	if src.count("overview") != 2 {
+		t.Errorf("paused, a tick fetched: %d fetches", src.count("overview"))
+	}
+	d.press("r") // one refresh by hand, still paused
+	if src.count("overview") != 3 || len(d.ticks) != 2 {
+		t.Errorf("r while paused: %d fetches, %d timers", src.count("overview"), len(d.ticks))
+	}
+	d.press("p")
+	if src.count("overview") != 4 || len(d.ticks) != 3 || strings.Contains(d.screen(), "paused") {
+		t.Errorf("unpaused: %d fetches, %d timers\n%s", src.count("overview"), len(d.ticks), d.screen())
+	}
+	// A timer armed before the pause does nothing after it.
+	d.send(d.ticks[0])
+	if src.count("overview") != 4 {
+		t.Errorf("a stale timer fetched: %d fetches", src.count("overview"))
+	}
+}
+
+// TestNoOverlappingPolls: while a fetch is in flight, neither the timer,
+// nor r, nor a screen switch starts another; the one asked for runs when
+// the first answers, for the screen shown then.
+func TestNoOverlappingPolls(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{})
+	// Take the next fetch's command without running it: it is in flight.
+	_, pending := d.m.Update(d.ticks[len(d.ticks)-1])
+	if pending == nil || !d.m.inFlight {
+		t.Fatal("the tick started no fetch")
+	}
+	for _, msg := range []any{d.ticks[len(d.ticks)-1], keyMsg("r")} {
+		if _, cmd := d.m.Update(msg); cmd != nil {
+			t.Fatalf("%T while a fetch is in flight returned a command", msg)
+		}
+	}
+	d.press(":")
+	d.typeText("topics")
+	_, cmd := d.m.Update(keyMsg("enter"))
+	if cmd != nil {
+		t.Fatal("a screen switch while a fetch is in flight returned a command")
+	}
+	if src.count("overview") != 1 || src.count("topics") != 0 {
+		t.Fatalf("fetches ran: %v", src.calls)
+	}
+	d.run(pending) // the overview answers; the topics are read next
+	if src.count("overview") != 2 || src.count("topics") != 1 {
+		t.Errorf("after the answer: %v", src.calls)
+	}
+	if !strings.Contains(d.screen(), "payments") {
+		t.Errorf("the topics screen shows no topics:\n%s", d.screen())
+	}
+	if src.overlaps != 0 {
+		t.Errorf("%d fetches overlapped", src.overlaps)
+	}
+}
+
+// TestChangedValuesMarked: a value that changed since the last refresh is
+// marked, and only until the next refresh.
+func TestChangedValuesMarked(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{Screen: "topics"})
+	if strings.Contains(d.screen(), "Δ") {
+		t.Fatalf("first load marked values:\n%s", d.screen())
+	}
+	src.topics[2].Partitions = 4
+	d.tick()
+	if !strings.Contains(d.screen(), " 4Δ") {
+		t.Errorf("the new partition count is not marked:\n%s", d.screen())
+	}
+	d.tick()
+	if strings.Contains(d.screen(), "Δ") {
+		t.Errorf("the mark outlived the next refresh:\n%s", d.screen())
+	}
+}
+
+// TestHelpAndQuit: ? shows every key, any key closes it, q quits.
+func TestHelpAndQuit(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{})
+	d.press("?")
+	if !strings.Contains(d.screen(), "screens: cluster topics groups txn cleaner") {
+		t.Fatalf("? shows:\n%s", d.screen())
+	}
+	d.press("j")
+	if d.m.showHelp || d.quit {
+		t.Fatal("j did not close the help")
+	}
+	d.press("q")
+	if !d.quit {
+		t.Fatal("q did not quit")
+	}
+}
+
+// TestDrillWhileInFlight: enter while the list is being read waits for
+// that answer, then reads the row opened; the list's answer does not
+// replace the partitions shown.
+func TestDrillWhileInFlight(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{Screen: "topics"})
+	_, pending := d.m.Update(d.ticks[len(d.ticks)-1])
+	d.press("j")
+	if _, cmd := d.m.Update(keyMsg("enter")); cmd != nil {
+		t.Fatal("enter while a fetch is in flight returned a command")
+	}
+	if s := d.screen(); !strings.Contains(s, "describing orders…") {
+		t.Errorf("before the answer:\n%s", s)
+	}
+	d.run(pending)
+	if src.count("topics") != 2 || src.count("topic") != 1 {
+		t.Errorf("fetches: %v", src.calls)
+	}
+	if s := d.screen(); !strings.Contains(s, "topics › orders") || !strings.Contains(s, "LOG-START") {
+		t.Errorf("after the answers:\n%s", s)
+	}
+}

@@ -1,0 +1,93 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klogdev/klog/inspect"
+)
+
+// clusterScreen is the cluster overview: brokers, the controller, and how
+// many partitions are under-replicated or offline.
+type clusterScreen struct {
+	flat
+	brokers table
+	last    deltas
+	summary row
+	o       *inspect.ClusterOverview
+}
+
+func newClusterScreen() *clusterScreen {
+	return &clusterScreen{brokers: table{cols: []column{{title: "ID", right: true}, {title: "ADDRESS"}, {title: "RACK"}, {title: "ROLE"}}}}
+}
+
+func (c *clusterScreen) name() string  { return "cluster" }
+func (c *clusterScreen) title() string { return "cluster" }
+func (c *clusterScreen) list() *table  { return &c.brokers }
+
+func (c *clusterScreen) fetch() (string, fetchFunc) {
+	return "", func(ctx context.Context, src Source) (any, error) { return src.Overview(ctx) }
+}
+
+func (c *clusterScreen) loaded(_ string, v any, err error, _ time.Time) error {
+	if err != nil {
+		return err
+	}
+	o := v.(inspect.ClusterOverview)
+	var rows []row
+	for _, b := range o.Brokers {
+		role := ""
+		if b.Controller {
+			role = "controller"
+		}
+		rows = append(rows, row{key: strconv.Itoa(int(b.NodeID)), cells: []string{strconv.Itoa(int(b.NodeID)), b.Address, b.Rack, role}})
+	}
+	// The summary is a table too, so that its counts are marked when
+	// they change.
+	all := append([]row{{key: "summary", cells: []string{
+		strconv.Itoa(len(o.Brokers)), strconv.Itoa(o.Topics), strconv.Itoa(o.Partitions),
+		strconv.Itoa(o.UnderReplicated), strconv.Itoa(o.Offline),
+	}}}, rows...)
+	c.last = c.last.mark(all)
+	c.summary = all[0]
+	c.brokers.setRows(all[1:])
+	c.o = &o
+	return nil
+}
+
+func (c *clusterScreen) view(s Styles, width, height int) string {
+	if c.o == nil {
+		return s.Dim.Render("reading the cluster's metadata…")
+	}
+	o := c.o
+	var b strings.Builder
+	labels := []string{"brokers", "topics", "partitions", "under-replicated", "offline"}
+	var parts []string
+	for i, l := range labels {
+		v := c.summary.cells[i]
+		st := s.Header
+		if (i == 3 || i == 4) && v != "0" {
+			st = s.Bad
+		}
+		if c.summary.changed[i] {
+			v += "Δ"
+		}
+		parts = append(parts, l+" "+st.Render(v))
+	}
+	b.WriteString(strings.Join(parts, "   "))
+	b.WriteString("\n")
+	controller := "unknown"
+	if o.Controller >= 0 {
+		controller = strconv.Itoa(int(o.Controller))
+	}
+	fmt.Fprintf(&b, "controller %s   cluster id %s", s.Header.Render(controller), o.ClusterID)
+	if o.TopicErrors > 0 {
+		b.WriteString("   " + s.Bad.Render(fmt.Sprintf("%d topics unreadable", o.TopicErrors)))
+	}
+	b.WriteString("\n\n")
+	b.WriteString(c.brokers.view(s, height-3))
+	return b.String()
+}

@@ -1,0 +1,288 @@
+package tui
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/nodeapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of View()")
+
+// clock is the fixed time of every test.
+var clock = time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+
+// fakeSource is a Source of fixed data; a test changes its fields between
+// refreshes. It counts the calls, and how many run at once.
+type fakeSource struct {
+	mu       sync.Mutex
+	calls    map[string]int
+	running  int
+	overlaps int
+
+	overview inspect.ClusterOverview
+	topics   []inspect.TopicListing
+	topic    map[string]TopicDetail
+	groups   []inspect.GroupListing
+	group    map[string]inspect.GroupDescription
+	txns     []inspect.Transaction
+	cleaner  []NodeCleaner
+	noAdmin  bool
+}
+
+func (f *fakeSource) enter(name string) func() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.calls == nil {
+		f.calls = map[string]int{}
+	}
+	f.calls[name]++
+	f.running++
+	if f.running > 1 {
+		f.overlaps++
+	}
+	return func() {
+		f.mu.Lock()
+		f.running--
+		f.mu.Unlock()
+	}
+}
+
+func (f *fakeSource) count(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[name]
+}
+
+func (f *fakeSource) Overview(context.Context) (inspect.ClusterOverview, error) {
+	defer f.enter("overview")()
+	return f.overview, nil
+}
+
+func (f *fakeSource) Topics(context.Context) ([]inspect.TopicListing, error) {
+	defer f.enter("topics")()
+	return f.topics, nil
+}
+
+func (f *fakeSource) Topic(_ context.Context, name string) (TopicDetail, error) {
+	defer f.enter("topic")()
+	d, ok := f.topic[name]
+	if !ok {
+		return TopicDetail{}, inspect.ErrTopicNotFound
+	}
+	return d, nil
+}
+
+func (f *fakeSource) Groups(context.Context) ([]inspect.GroupListing, error) {
+	defer f.enter("groups")()
+	return f.groups, nil
+}
+
+func (f *fakeSource) Group(_ context.Context, name string) (inspect.GroupDescription, error) {
+	defer f.enter("group")()
+	return f.group[name], nil
+}
+
+func (f *fakeSource) Transactions(context.Context) ([]inspect.Transaction, error) {
+	defer f.enter("txns")()
+	return f.txns, nil
+}
+
+func (f *fakeSource) Cleaner(context.Context) ([]NodeCleaner, error) {
+	defer f.enter("cleaner")()
+	if f.noAdmin {
+		return nil, ErrNoAdminAPI
+	}
+	return f.cleaner, nil
+}
+
+func i64(v int64) *int64 { return &v }
+
+// newFakeSource returns a three-broker cluster with a bit of everything.
+func newFakeSource() *fakeSource {
+	lastRun := clock.Add(-90 * time.Second)
+	return &fakeSource{
+		overview: inspect.ClusterOverview{
+			ClusterID: "klog-test", Controller: 1,
+			Brokers: []inspect.Broker{
+				{NodeID: 0, Address: "127.0.0.1:9092"},
+				{NodeID: 1, Address: "127.0.0.1:9093", Controller: true},
+				{NodeID: 2, Address: "127.0.0.1:9094", Rack: "b"},
+			},
+			Topics: 3, Partitions: 54, UnderReplicated: 1,
+		},
+		topics: []inspect.TopicListing{
+			{Name: "__consumer_offsets", Partitions: 50, ReplicationFactor: 3, Internal: true},
+			{Name: "orders", Partitions: 3, ReplicationFactor: 3},
+			{Name: "payments", Partitions: 1, ReplicationFactor: 3},
+		},
+		topic: map[string]TopicDetail{
+			"orders": {Name: "orders", ReplicationFactor: 3, Partitions: []TopicPartition{
+				{Partition: 0, Leader: 0, LeaderEpoch: 2, Replicas: []int32{0, 1, 2}, ISR: []int32{0, 1, 2}, LogStartOffset: 0, LastStableOffset: 120, HighWatermark: 120},
+				{Partition: 1, Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2, 0}, ISR: []int32{1, 2}, LogStartOffset: 10, LastStableOffset: 98, HighWatermark: 98},
+				{Partition: 2, Leader: 2, LeaderEpoch: 1, Replicas: []int32{2, 0, 1}, ISR: []int32{2, 0, 1}, LogStartOffset: 0, LastStableOffset: 40, HighWatermark: 57},
+			}},
+		},
+		groups: []inspect.GroupListing{
+			{Group: "billing", Type: "classic", State: "Stable", ProtocolType: "consumer", Protocol: "cooperative-sticky", Members: 2, Coordinator: 0},
+			{Group: "audit", Type: "consumer", State: "Empty", ProtocolType: "consumer", Protocol: "uniform", Coordinator: 2},
+		},
+		group: map[string]inspect.GroupDescription{
+			"billing": {Group: "billing", Type: "classic", State: "Stable", Protocol: "cooperative-sticky", Coordinator: 0,
+				Members: []inspect.GroupMember{{MemberID: "m-1"}, {MemberID: "m-2"}}, TotalLag: 25,
+				Partitions: []inspect.GroupPartition{
+					{Topic: "orders", Partition: 0, Committed: i64(110), LastStableOffset: 120, HighWatermark: 120, Lag: i64(10), MemberID: "m-1"},
+					{Topic: "orders", Partition: 1, Committed: i64(83), LastStableOffset: 98, HighWatermark: 98, Lag: i64(15), MemberID: "m-2"},
+					{Topic: "orders", Partition: 2, LastStableOffset: -1, HighWatermark: -1, Error: "NOT_LEADER_OR_FOLLOWER"},
+				}},
+		},
+		txns: []inspect.Transaction{
+			{TransactionalID: "pay-1", Coordinator: 1, State: "Ongoing", ProducerID: 4000, ProducerEpoch: 3, TimeoutMs: 60000,
+				StartTime: i64(clock.Add(-15 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{2}}, {Topic: "payments", Partitions: []int32{0}}}},
+			{TransactionalID: "pay-2", Coordinator: 0, State: "Ongoing", ProducerID: 4001, ProducerEpoch: 0, TimeoutMs: 10000,
+				StartTime: i64(clock.Add(-12 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{0}}}},
+			{TransactionalID: "ship-1", Coordinator: 2, State: "CompleteCommit", ProducerID: 4002, ProducerEpoch: 7, TimeoutMs: 60000, Partitions: []inspect.TopicPartitions{}},
+		},
+		cleaner: []NodeCleaner{
+			{Addr: "127.0.0.1:9644", Cleaner: nodeapi.Cleaner{NodeID: 0, Partitions: []nodeapi.CleanerPartition{
+				{Topic: "users", Partition: 0, DirtyRatio: 0.62, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 1200, FirstUncleanableOffset: 3400,
+					CleanBytes: 40 << 10, DirtyBytes: 66 << 10, LastRun: &lastRun, RecordsRemoved: 800, BytesRemoved: 3 << 20, Runs: 4},
+				{Topic: "users", Partition: 1, DirtyRatio: 0.1, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 0, FirstUncleanableOffset: 20},
+			}}},
+			{Addr: "127.0.0.1:9645", Error: "admin API 127.0.0.1:9645: connection refused"},
+		},
+	}
+}
+
+// driver runs a model as the program would, synchronously: it runs the
+// commands Update returns and feeds their messages back, except the
+// refresh timer, which it records for the test to fire.
+type driver struct {
+	t     *testing.T
+	m     *model
+	ticks []tickMsg
+	quit  bool
+}
+
+func newDriver(t *testing.T, src Source, opts Options) *driver {
+	t.Helper()
+	opts.Now = func() time.Time { return clock }
+	opts.Brokers = "127.0.0.1:9092"
+	d := &driver{t: t, m: newModel(src, opts)}
+	d.m.schedule = func(_ time.Duration, msg tea.Msg) tea.Cmd {
+		d.ticks = append(d.ticks, msg.(tickMsg))
+		return nil
+	}
+	d.send(tea.WindowSizeMsg{Width: 110, Height: 16})
+	d.run(d.m.Init())
+	return d
+}
+
+// run runs cmd and what follows from it until nothing is left to run.
+func (d *driver) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			d.run(c)
+		}
+	case tea.QuitMsg:
+		d.quit = true
+	default:
+		d.send(msg)
+	}
+}
+
+func (d *driver) send(msg tea.Msg) {
+	_, cmd := d.m.Update(msg)
+	d.run(cmd)
+}
+
+// press sends keys: single characters, or names (enter, esc, tab,
+// backspace).
+func (d *driver) press(keys ...string) {
+	for _, k := range keys {
+		d.send(keyMsg(k))
+	}
+}
+
+// typeText sends each character of s as a key.
+func (d *driver) typeText(s string) {
+	for _, r := range s {
+		d.send(keyMsg(string(r)))
+	}
+}
+
+func keyMsg(k string) tea.KeyPressMsg {
+	switch k {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	r := []rune(k)
+	return tea.KeyPressMsg{Code: r[0], Text: k}
+}
+
+// tick fires the last refresh timer armed.
+func (d *driver) tick() {
+	d.t.Helper()
+	if len(d.ticks) == 0 {
+		d.t.Fatal("no refresh timer armed")
+	}
+	d.send(d.ticks[len(d.ticks)-1])
+}
+
+// screen returns the window as text, ANSI stripped, trailing blanks cut.
+func (d *driver) screen() string {
+	lines := strings.Split(ansi.Strip(d.m.render()), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// golden compares the window with testdata/name.golden, or rewrites it
+// with -update.
+func (d *driver) golden(name string) {
+	d.t.Helper()
+	got := d.screen()
+	for i, l := range strings.Split(got, "\n") {
+		if w := ansi.StringWidth(l); w > d.m.width {
+			d.t.Errorf("%s: line %d is %d cells wide, the window %d: it would wrap", name, i+1, w, d.m.width)
+		}
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			d.t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		d.t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if got != string(want) {
+		d.t.Errorf("%s differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", name, path, got, want)
+	}
+}

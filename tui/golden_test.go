@@ -1,0 +1,57 @@
+package tui
+
+import "testing"
+
+// The golden files hold each screen's View() at 110×16, ANSI stripped,
+// with the data of newFakeSource. go test ./tui -update rewrites them.
+
+func TestGoldenCluster(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{})
+	d.golden("cluster")
+}
+
+func TestGoldenTopics(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "topics"})
+	d.golden("topics")
+	d.press("j", "enter")
+	d.golden("topic-partitions")
+}
+
+func TestGoldenGroups(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{Screen: "groups"})
+	d.golden("groups")
+	d.press("enter")
+	// Two more refreshes in which the lag moves: the trend grows and the
+	// changed values are marked.
+	g := src.group["billing"]
+	for _, lag := range []int64{18, 30} {
+		g.Partitions[0].Lag, g.TotalLag = i64(lag), lag+15
+		src.group["billing"] = g
+		d.tick()
+	}
+	d.golden("group-lag")
+}
+
+func TestGoldenTransactions(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "txn", Readonly: true})
+	d.golden("txn")
+}
+
+func TestGoldenCleaner(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "cleaner"})
+	d.golden("cleaner")
+}
+
+func TestGoldenCleanerNoAdminAPI(t *testing.T) {
+	src := newFakeSource()
+	src.noAdmin = true
+	d := newDriver(t, src, Options{Screen: "cleaner"})
+	d.golden("cleaner-no-admin")
+}
+
+func TestGoldenHelp(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{})
+	d.press("?")
+	d.golden("help")
+}

@@ -1,0 +1,146 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klogdev/klog/inspect"
+)
+
+// groupsScreen lists the consumer groups; enter shows a group's members
+// and its committed offsets and lag per partition, with the lag's trend
+// over the refreshes since the group was opened.
+type groupsScreen struct {
+	drill
+	lastGroups deltas
+	lastParts  deltas
+	trend      history
+	detailData *inspect.GroupDescription
+}
+
+func newGroupsScreen() *groupsScreen {
+	return &groupsScreen{drill: drill{
+		label: "groups",
+		items: table{cols: []column{
+			{title: "GROUP"}, {title: "TYPE"}, {title: "STATE"}, {title: "PROTOCOL"},
+			{title: "MEMBERS", right: true}, {title: "COORDINATOR", right: true}, {title: "ERROR"},
+		}},
+		detail: table{cols: []column{
+			{title: "TOPIC"}, {title: "P", right: true}, {title: "COMMITTED", right: true}, {title: "LSO", right: true},
+			{title: "HW", right: true}, {title: "LAG", right: true}, {title: "TREND"}, {title: "MEMBER"}, {title: "ERROR"},
+		}},
+	}}
+}
+
+func (g *groupsScreen) name() string { return "groups" }
+
+func (g *groupsScreen) enter() bool {
+	if !g.open() {
+		return false
+	}
+	g.detailData, g.lastParts, g.trend = nil, nil, nil
+	return true
+}
+
+func (g *groupsScreen) fetch() (string, fetchFunc) {
+	if name := g.item; name != "" {
+		return "group/" + name, func(ctx context.Context, src Source) (any, error) { return src.Group(ctx, name) }
+	}
+	return "", func(ctx context.Context, src Source) (any, error) { return src.Groups(ctx) }
+}
+
+func (g *groupsScreen) loaded(id string, v any, err error, _ time.Time) error {
+	if id == "" {
+		listed, _ := v.([]inspect.GroupListing)
+		if listed == nil && err != nil {
+			return err
+		}
+		var rows []row
+		for _, l := range listed {
+			r := row{key: l.Group, cells: []string{
+				l.Group, l.Type, l.State, orDash(l.Protocol), strconv.Itoa(l.Members), strconv.Itoa(int(l.Coordinator)), l.Error,
+			}, bad: make([]bool, 7)}
+			r.bad[6] = l.Error != ""
+			rows = append(rows, r)
+		}
+		g.lastGroups = g.lastGroups.mark(rows)
+		g.items.setRows(rows)
+		g.listed = true
+		return err // some brokers did not answer
+	}
+	if err != nil {
+		return err
+	}
+	d := v.(inspect.GroupDescription)
+	lags := map[string]int64{"total": d.TotalLag}
+	for _, p := range d.Partitions {
+		if p.Lag != nil {
+			lags[partKey(p)] = *p.Lag
+		}
+	}
+	g.trend = g.trend.add(lags)
+	var rows []row
+	for _, p := range d.Partitions {
+		committed, lag := "-", "-"
+		if p.Committed != nil {
+			committed = strconv.FormatInt(*p.Committed, 10)
+		}
+		if p.Lag != nil {
+			lag = strconv.FormatInt(*p.Lag, 10)
+		}
+		r := row{key: partKey(p), cells: []string{
+			p.Topic, strconv.Itoa(int(p.Partition)), committed, offset(p.LastStableOffset), offset(p.HighWatermark),
+			lag, sparkline(g.trend[partKey(p)]), shortMember(p.MemberID), p.Error,
+		}, bad: make([]bool, 9)}
+		r.bad[8] = p.Error != ""
+		rows = append(rows, r)
+	}
+	g.lastParts = g.lastParts.mark(rows, 6) // the trend
+	g.detail.setRows(rows)
+	g.detailData, g.described = &d, true
+	return nil
+}
+
+// orDash is s, or - when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// partKey identifies a partition across refreshes.
+func partKey(p inspect.GroupPartition) string {
+	return p.Topic + "/" + strconv.Itoa(int(p.Partition))
+}
+
+// shortMember cuts a generated member id to something a column can hold.
+func shortMember(id string) string {
+	if r := []rune(id); len(r) > 24 {
+		return string(r[:23]) + "…"
+	}
+	return id
+}
+
+func (g *groupsScreen) view(s Styles, _, height int) string {
+	if text, ok := g.waiting(s); ok {
+		return text
+	}
+	if g.item == "" {
+		return g.items.view(s, height)
+	}
+	d := g.detailData
+	var b strings.Builder
+	fmt.Fprintf(&b, "state %s   type %s   protocol %s   coordinator %d   members %d\n",
+		s.Header.Render(d.State), d.Type, orDash(d.Protocol), d.Coordinator, len(d.Members))
+	fmt.Fprintf(&b, "total lag %s %s", s.Header.Render(strconv.FormatInt(d.TotalLag, 10)), sparkline(g.trend["total"]))
+	if d.Error != "" {
+		b.WriteString("   " + s.Bad.Render(d.Error))
+	}
+	b.WriteString("\n\n")
+	b.WriteString(g.detail.view(s, height-3))
+	return b.String()
+}

@@ -1,0 +1,141 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/nodeapi"
+)
+
+// KafkaSource is the Source of a cluster read over the Kafka protocol
+// (through package inspect) and, where it has one, a klog node's admin
+// API. It works against any Kafka-compatible cluster; only the admin API
+// screens need klog.
+type KafkaSource struct {
+	cl        *kgo.Client
+	adm       *kadm.Client
+	newClient inspect.ClientFunc
+	admins    []*nodeapi.Client
+	noAdmin   error
+}
+
+// NewKafkaSource returns a Source reading through cl, with newClient for
+// the short-lived clients that count lag (inspect.GroupOffsets), and the
+// admin API of each node in admins. With no admins, noAdmin says why; the
+// admin API screens show it.
+func NewKafkaSource(cl *kgo.Client, newClient inspect.ClientFunc, admins []*nodeapi.Client, noAdmin error) *KafkaSource {
+	return &KafkaSource{cl: cl, adm: kadm.NewClient(cl), newClient: newClient, admins: admins, noAdmin: noAdmin}
+}
+
+// Overview implements Source.
+func (s *KafkaSource) Overview(ctx context.Context) (inspect.ClusterOverview, error) {
+	return inspect.Overview(ctx, s.adm)
+}
+
+// Topics implements Source.
+func (s *KafkaSource) Topics(ctx context.Context) ([]inspect.TopicListing, error) {
+	return inspect.ListTopics(ctx, s.adm, true)
+}
+
+// Topic implements Source.
+func (s *KafkaSource) Topic(ctx context.Context, name string) (TopicDetail, error) {
+	details, err := inspect.LookupTopics(ctx, s.adm, []string{name})
+	if err != nil {
+		return TopicDetail{}, err
+	}
+	d := details[name]
+	offsets, err := inspect.ListOffsets(ctx, s.adm, []string{name}, nil)
+	if err != nil {
+		return TopicDetail{}, err
+	}
+	td := TopicDetail{Name: name, Internal: d.IsInternal, ReplicationFactor: d.Partitions.NumReplicas()}
+	for _, p := range d.Partitions.Sorted() {
+		tp := TopicPartition{
+			Partition:        p.Partition,
+			Leader:           p.Leader,
+			LeaderEpoch:      p.LeaderEpoch,
+			Replicas:         p.Replicas,
+			ISR:              p.ISR,
+			OfflineReplicas:  p.OfflineReplicas,
+			LogStartOffset:   -1,
+			LastStableOffset: -1,
+			HighWatermark:    -1,
+		}
+		if p.Err != nil {
+			tp.Error = p.Err.Error()
+		}
+		if o, err := offsets.Lookup(name, p.Partition); err != nil {
+			tp.Error = err.Error()
+		} else {
+			tp.LogStartOffset, tp.LastStableOffset, tp.HighWatermark = o.LogStart, o.LastStableOffset, o.HighWatermark
+		}
+		td.Partitions = append(td.Partitions, tp)
+	}
+	return td, nil
+}
+
+// Groups implements Source.
+func (s *KafkaSource) Groups(ctx context.Context) ([]inspect.GroupListing, error) {
+	return inspect.ListGroups(ctx, s.cl, s.adm)
+}
+
+// Group implements Source.
+func (s *KafkaSource) Group(ctx context.Context, name string) (inspect.GroupDescription, error) {
+	infos, err := inspect.DescribeGroups(ctx, s.cl, s.adm, []string{name})
+	if err != nil {
+		return inspect.GroupDescription{}, err
+	}
+	return inspect.GroupOffsets(ctx, s.adm, s.newClient, infos[name]), nil
+}
+
+// Transactions implements Source.
+func (s *KafkaSource) Transactions(ctx context.Context) ([]inspect.Transaction, error) {
+	ids, listErr := inspect.ListTransactionIDs(ctx, s.adm)
+	if ids == nil {
+		return nil, listErr
+	}
+	described, err := inspect.DescribeTransactions(ctx, s.adm, ids)
+	if err != nil {
+		return nil, err
+	}
+	txns := []inspect.Transaction{}
+	for _, t := range described {
+		if errors.Is(t.Err, kerr.TransactionalIDNotFound) {
+			continue // gone since the listing
+		}
+		txns = append(txns, t)
+	}
+	return txns, listErr
+}
+
+// Cleaner implements Source: every node's GET /v1/cleaner.
+func (s *KafkaSource) Cleaner(ctx context.Context) ([]NodeCleaner, error) {
+	if len(s.admins) == 0 {
+		if s.noAdmin != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNoAdminAPI, s.noAdmin)
+		}
+		return nil, ErrNoAdminAPI
+	}
+	out := make([]NodeCleaner, 0, len(s.admins))
+	failed := 0
+	for _, c := range s.admins {
+		nc := NodeCleaner{Addr: c.Addr()}
+		if cs, err := c.Cleaner(ctx); err != nil {
+			nc.Error = err.Error()
+			failed++
+		} else {
+			nc.Cleaner = cs
+		}
+		out = append(out, nc)
+	}
+	if failed == len(out) {
+		return out, fmt.Errorf("%w: no node answered: %s", ErrNoAdminAPI, out[0].Error)
+	}
+	return out, nil
+}

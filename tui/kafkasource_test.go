@@ -1,0 +1,112 @@
+package tui
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/internal/testkit"
+	"github.com/klogdev/klog/nodeapi"
+)
+
+// TestKafkaSource reads a klog node through KafkaSource: topics with
+// their offsets (an open transaction holding the LSO back), a group's
+// lag, the open transaction, and the cleaner through the admin API; and
+// without the admin API, the cleaner says so.
+func TestKafkaSource(t *testing.T) {
+	n := brokertest.Start(t)
+	ctx := testkit.Context(t)
+	cl := n.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(cl)
+	if resp, err := adm.CreateTopic(ctx, 2, 1, nil, "orders"); err != nil || resp.Err != nil {
+		t.Fatalf("create orders: %v %v", err, resp.Err)
+	}
+	compact := "compact"
+	if resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": &compact}, "users"); err != nil || resp.Err != nil {
+		t.Fatalf("create users: %v %v", err, resp.Err)
+	}
+	for i := range 5 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte{byte('a' + i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 2, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctx, "billing", offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	producer := n.Client(kgo.TransactionalID("tui-open"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := producer.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := producer.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("open")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = producer.EndTransaction(ctx, kgo.TryAbort) })
+
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
+		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(n.Addr())}, opts...)...)
+	}
+	src := NewKafkaSource(cl, newClient, []*nodeapi.Client{nodeapi.NewClient(n.AdminAddr(), 0)}, nil)
+
+	o, err := src.Overview(ctx)
+	if err != nil || len(o.Brokers) != 1 || o.Controller != o.Brokers[0].NodeID || !o.Brokers[0].Controller ||
+		o.Brokers[0].Address != n.Addr() || o.Partitions < 3 || o.UnderReplicated != 0 || o.Offline != 0 {
+		t.Errorf("overview = %+v, %v", o, err)
+	}
+	topics, err := src.Topics(ctx)
+	if err != nil || !slices.ContainsFunc(topics, func(l inspect.TopicListing) bool { return l.Name == "orders" && l.Partitions == 2 }) {
+		t.Errorf("topics = %+v, %v", topics, err)
+	}
+	d, err := src.Topic(ctx, "orders")
+	if err != nil || len(d.Partitions) != 2 {
+		t.Fatalf("topic orders = %+v, %v", d, err)
+	}
+	if p := d.Partitions[0]; p.HighWatermark != 5 || p.LastStableOffset != 5 || p.LogStartOffset != 0 || p.Leader != o.Brokers[0].NodeID || p.Error != "" {
+		t.Errorf("orders/0 = %+v", p)
+	}
+	if p := d.Partitions[1]; p.HighWatermark != 1 || p.LastStableOffset != 0 {
+		t.Errorf("orders/1 with an open transaction = %+v", p)
+	}
+	if _, err := src.Topic(ctx, "missing"); !errors.Is(err, inspect.ErrTopicNotFound) {
+		t.Errorf("missing topic: %v", err)
+	}
+	g, err := src.Group(ctx, "billing")
+	if err != nil || g.TotalLag != 3 || len(g.Partitions) != 1 || g.Partitions[0].Lag == nil || *g.Partitions[0].Lag != 3 {
+		t.Errorf("group billing = %+v, %v", g, err)
+	}
+	txns, err := src.Transactions(ctx)
+	if err != nil || len(txns) != 1 || txns[0].TransactionalID != "tui-open" || txns[0].State != "Ongoing" || txns[0].StartTime == nil {
+		t.Errorf("transactions = %+v, %v", txns, err)
+	}
+	cleaners, err := src.Cleaner(ctx)
+	if err != nil || len(cleaners) != 1 || cleaners[0].Error != "" ||
+		!slices.ContainsFunc(cleaners[0].Cleaner.Partitions, func(p nodeapi.CleanerPartition) bool { return p.Topic == "users" }) {
+		t.Errorf("cleaner = %+v, %v", cleaners, err)
+	}
+
+	// The screens over the real source.
+	dr := newDriver(t, src, Options{Screen: "groups"})
+	dr.press("/")
+	dr.typeText("billing")
+	dr.press("enter", "enter")
+	if s := dr.screen(); !strings.Contains(s, "groups › billing") || !strings.Contains(s, "total lag 3") {
+		t.Errorf("group screen:\n%s", s)
+	}
+
+	// Without the admin API the cleaner says why.
+	noAdmin := NewKafkaSource(cl, newClient, nil, errors.New("no admin API at 127.0.0.1:9644"))
+	if _, err := noAdmin.Cleaner(ctx); !errors.Is(err, ErrNoAdminAPI) || !strings.Contains(err.Error(), "127.0.0.1:9644") {
+		t.Errorf("cleaner without admin API: %v", err)
+	}
+	down := NewKafkaSource(cl, newClient, []*nodeapi.Client{nodeapi.NewClient("127.0.0.1:1", 0)}, nil)
+	if got, err := down.Cleaner(ctx); !errors.Is(err, ErrNoAdminAPI) || len(got) != 1 || got[0].Error == "" {
+		t.Errorf("cleaner of a node not answering: %+v, %v", got, err)
+	}
+}

@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"context"
+	"errors"
+
+	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/nodeapi"
+)
+
+// Source is everything the TUI reads of a cluster. Its values are plain:
+// no client library's types reach the screens, so a screen can be tested
+// with a fake Source and the cluster can be any Kafka-compatible one.
+//
+// Each method is called from a tea.Cmd, never from Update or View, and is
+// bounded by its context. A method may return a partial answer together
+// with an error (some nodes or items could not be read): the screen shows
+// both.
+//
+// The methods reading a klog node's admin API (today Cleaner) return an
+// error wrapping ErrNoAdminAPI when the cluster has none, or it was not
+// found; their screens then say so. New admin endpoints add methods here.
+type Source interface {
+	// Overview is the cluster's brokers and partition health.
+	Overview(ctx context.Context) (inspect.ClusterOverview, error)
+	// Topics lists the topics, internal ones included, sorted by name.
+	Topics(ctx context.Context) ([]inspect.TopicListing, error)
+	// Topic describes one topic's partitions with their offsets.
+	Topic(ctx context.Context, name string) (TopicDetail, error)
+	// Groups lists the consumer groups, sorted by name.
+	Groups(ctx context.Context) ([]inspect.GroupListing, error)
+	// Group describes one group: members, committed offsets and lag.
+	Group(ctx context.Context, name string) (inspect.GroupDescription, error)
+	// Transactions describes every transactional id, sorted.
+	Transactions(ctx context.Context) ([]inspect.Transaction, error)
+	// Cleaner is the log cleaner's state on each node (admin API).
+	Cleaner(ctx context.Context) ([]NodeCleaner, error)
+}
+
+// ErrNoAdminAPI reports that the cluster's admin API is not available:
+// the cluster is not klog, runs without it, or its address is unknown.
+var ErrNoAdminAPI = errors.New("admin API not available")
+
+// TopicDetail is one topic and its partitions.
+type TopicDetail struct {
+	Name              string
+	Internal          bool
+	ReplicationFactor int
+	Partitions        []TopicPartition
+}
+
+// TopicPartition is one partition of a topic. The offsets are -1 when they
+// could not be listed; Error says why.
+type TopicPartition struct {
+	Partition        int32
+	Leader           int32
+	LeaderEpoch      int32
+	Replicas         []int32
+	ISR              []int32
+	OfflineReplicas  []int32
+	LogStartOffset   int64
+	LastStableOffset int64
+	HighWatermark    int64
+	Error            string
+}
+
+// NodeCleaner is one node's answer to GET /v1/cleaner: Cleaner, or Error
+// when the node could not be asked.
+type NodeCleaner struct {
+	Addr    string
+	Cleaner nodeapi.Cleaner
+	Error   string
+}
