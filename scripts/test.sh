@@ -37,6 +37,7 @@
 #   KLOG_SKIP_STATICCHECK=1  skip staticcheck only
 #   KLOG_SKIP_GOTEST=1       skip go test
 #   KLOG_SKIP_SMOKE=1        skip the smoke tests
+#   KLOG_SKIP_TUI=1          skip klog tui's end-to-end check in tmux
 #   KLOG_SKIP_COMPAT=1       skip the compat matrix
 #   KLOG_SKIP_COMPAT_3NODES=1 skip the compat matrix against klog up -n 3
 #   KLOG_SKIP_KGO_SUITE=1    skip franz-go's kgo integration suite
@@ -92,10 +93,12 @@ as_root() {
 # --- deps -----------------------------------------------------------------
 # burrow and zookeeper (with java) for scripts/smoke/burrow.sh; the python
 # codec modules let kafka-python's compat runner check every codec;
-# python3-venv gives /usr/bin/python3 the venv module for deps/pip.
-apt_packages=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard python3-venv burrow zookeeper)
+# python3-venv gives /usr/bin/python3 the venv module for deps/pip; tmux
+# runs klog tui for scripts/tui/e2e.sh.
+apt_packages=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard python3-venv burrow zookeeper tmux)
 deps_missing() {
   command -v kcat >/dev/null || return 0
+  command -v tmux >/dev/null || return 0
   [ -x /usr/bin/python3 ] || return 0
   /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4.frame, zstandard, venv, ensurepip' 2>/dev/null || return 0
   [ -x /usr/bin/Burrow ] || return 0
@@ -212,6 +215,10 @@ built_stage() {
 
 # --- smoke ------------------------------------------------------------------
 built_stage smoke KLOG_SKIP_SMOKE timeout 600 scripts/smoke/run.sh "$klog_bin"
+
+# --- tui --------------------------------------------------------------------
+# klog tui in a real terminal (tmux) against klog up: keys sent, screens read.
+built_stage tui KLOG_SKIP_TUI timeout 300 scripts/tui/e2e.sh "$klog_bin"
 
 # on_klog NAME NODES CMD... starts "klog up --memory", or with NODES > 1 a
 # local cluster, "klog up -n NODES" (scripts/smoke/lib.sh), runs CMD with the
