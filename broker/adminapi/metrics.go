@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -79,7 +80,7 @@ var (
 	groupLag = desc("klog_consumergroup_records_lag",
 		"Records between a group's committed offset and the high watermark, for the groups this node coordinates and the partitions it has a replica of; a consumer's own view is Kafka's records-lag client metric.", "group", "topic", "partition")
 	groupLagTruncated = desc("klog_consumergroup_records_lag_truncated",
-		"1 when klog_consumergroup_records_lag left series out past its bound (10000), else 0.")
+		fmt.Sprintf("1 when klog_consumergroup_records_lag left series out past its bound (%d), else 0.", maxLagSeries))
 )
 
 // metricsHandler serves node's metrics, with the Go runtime's and the
