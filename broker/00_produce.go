@@ -314,6 +314,9 @@ func (n *Node) produceOne(ctx context.Context, img *metadata.Image, req *kmsg.Pr
 		appendError(p, err, sp)
 		return w, false
 	}
+	if !res.Duplicate {
+		n.stats.produced(t.Name, len(rp.Records), res.Records)
+	}
 	sp.BaseOffset = res.FirstOffset
 	sp.LogAppendTime = res.LogAppendTime
 	if res.Duplicate {

@@ -121,6 +121,9 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	fb := &fetchBudget{pool: n.responseBytes}
 	cc.release = func() { putBuf(buf); fb.keep(nil) }
 	defer func() {
+		if iso != partition.ReadReplica {
+			n.countBytesOut(req, resp)
+		}
 		cc.sizeHint = fetchResponseSize(resp)
 		cc.reserved = fb.handOver(len(*buf))
 	}()

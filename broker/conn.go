@@ -555,7 +555,8 @@ var errUnsupported = errors.New("unsupported API key or version")
 // dispatch decodes a request body with kmsg, runs its handler and returns
 // the response; a nil response means "send nothing". An error closes the
 // connection. A panic in a handler is logged and closes only this
-// connection.
+// connection. Every request decoded is timed here, from its decoding to
+// its handler's return (nodeStats.requestDone).
 func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, body []byte) (resp kmsg.Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -570,10 +571,12 @@ func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, bo
 		}
 		return nil, fmt.Errorf("%w: key %d version %d", errUnsupported, hdr.Key, hdr.Version)
 	}
+	start := time.Now()
 	req := kmsg.RequestForKey(hdr.Key)
 	req.SetVersion(hdr.Version)
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
+	defer func() { n.stats.requestDone(hdr.Key, req, time.Since(start)) }()
 	return api.handle(n, ctx, cc, req)
 }

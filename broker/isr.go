@@ -81,13 +81,7 @@ func (n *Node) maintainISR() {
 			propose(pr)
 		case now := <-t.C:
 			clear(sent)
-			n.mu.RLock()
-			parts := make([]*partition.Partition, 0, len(n.mu.parts))
-			for _, p := range n.mu.parts {
-				parts = append(parts, p)
-			}
-			n.mu.RUnlock()
-			for _, p := range parts {
+			for _, p := range n.partitions() {
 				isr, removed, ok := p.ProposedISRShrink(now)
 				if !ok {
 					continue

@@ -151,6 +151,8 @@ type Node struct {
 	// connections to other nodes' listeners (peers, fetchers) and the
 	// other nodes' connections to its own.
 	cut *wire.Switch
+	// stats are the node's counters for its metrics (metrics_snapshot.go).
+	stats nodeStats
 }
 
 type partitionKey struct {
@@ -422,6 +424,17 @@ func (n *Node) partition(topic string, index int32) *partition.Partition {
 	return p
 }
 
+// partitions returns the node's local replicas, in no order.
+func (n *Node) partitions() []*partition.Partition {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	parts := make([]*partition.Partition, 0, len(n.mu.parts))
+	for _, p := range n.mu.parts {
+		parts = append(parts, p)
+	}
+	return parts
+}
+
 // settings returns the node's typed broker settings.
 func (n *Node) settings() *config.Settings { return n.broker.Load().Settings() }
 
@@ -491,6 +504,7 @@ func (n *Node) reconcile() {
 		}
 	}
 	n.topics.Store(&resolved)
+	n.stats.dropDeletedTopics(img)
 	n.mu.RLock()
 	var stale []partitionKey
 	for key := range n.mu.parts {
@@ -551,6 +565,7 @@ func (n *Node) setLeaderState(part *partition.Partition, img *metadata.Image, p 
 		part.SetLeaderState(leaderState(img, p))
 		n.replicas.Follow(part, p.Leader)
 	}
+	n.stats.isrChanged(n.cfg.NodeID, prev, part.LeaderState())
 	if prev.Leader != p.Leader || prev.Epoch != p.LeaderEpoch {
 		n.logger.Debug("replica role", "topic", part.Topic(), "partition", part.Index(),
 			"leader", p.Leader, "leader_epoch", p.LeaderEpoch, "is_leader", p.Leader == n.cfg.NodeID)

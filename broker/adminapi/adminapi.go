@@ -3,6 +3,9 @@
 // contract, the paths and JSON shapes, is package nodeapi; this package
 // only maps a broker.Node onto it.
 //
+// GET /metrics serves the node's metrics in Prometheus' text format
+// (metrics.go); this is the one package that imports the metrics library.
+//
 // It listens on loopback by default (klog up --admin-listen, 127.0.0.1:9644
 // for the first node). Everything is bounded: connections (maxConns, more
 // wait to be accepted), header size and read time, and each answer is
@@ -106,6 +109,7 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.HandleFunc("GET "+nodeapi.PathPartition, h.partition)
 	mux.HandleFunc("GET "+nodeapi.PathSegments, h.segments)
 	mux.HandleFunc("GET "+nodeapi.PathIndex, h.index)
+	mux.Handle("GET /metrics", metricsHandler(node))
 	return muxErrors{mux}
 }
 
