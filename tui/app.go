@@ -38,6 +38,11 @@ type screen interface {
 	view(s Styles, width, height int) string
 }
 
+// argScreen is a screen its command gives an argument (:seg orders/0).
+type argScreen interface {
+	setArg(arg string) error
+}
+
 // fetchFunc reads one screen's data from src.
 type fetchFunc func(ctx context.Context, src Source) (any, error)
 
@@ -110,6 +115,7 @@ func newModel(src Source, opts Options) *model {
 			newGroupsScreen(),
 			newTxnScreen(),
 			newCleanerScreen(),
+			newSegmentsScreen(),
 		},
 		width:  80,
 		height: 24,
@@ -314,6 +320,8 @@ func (m *model) run(cmd string) tea.Cmd {
 	if cmd == "q" || cmd == "quit" {
 		return tea.Quit
 	}
+	cmd, arg, _ := strings.Cut(cmd, " ")
+	arg = strings.TrimSpace(arg)
 	c := m.completions(cmd)
 	if i := m.screenIndex(cmd); i >= 0 {
 		c = []string{cmd}
@@ -322,7 +330,19 @@ func (m *model) run(cmd string) tea.Cmd {
 	case len(c) == 1 && c[0] == "quit":
 		return tea.Quit
 	case len(c) == 1:
-		m.cur = m.screenIndex(c[0])
+		i := m.screenIndex(c[0])
+		if arg != "" {
+			a, ok := m.screens[i].(argScreen)
+			if !ok {
+				m.err = fmt.Errorf("screen %s takes no argument", c[0])
+				return nil
+			}
+			if err := a.setArg(arg); err != nil {
+				m.err = err
+				return nil
+			}
+		}
+		m.cur = i
 		m.err = nil
 		return m.refresh()
 	case len(c) == 0:

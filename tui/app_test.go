@@ -259,3 +259,45 @@ func TestDrillWhileInFlight(t *testing.T) {
 		t.Errorf("after the answers:\n%s", s)
 	}
 }
+
+// TestCommandArguments: :seg takes TOPIC/PARTITION and says what it wants
+// without one; a screen without arguments refuses one; the segments
+// screen asks its Source for the partition named, and after esc from a
+// segment's index shows the segments again.
+func TestCommandArguments(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{})
+	command := func(text string) {
+		d.press(":")
+		d.typeText(text)
+		d.press("enter")
+	}
+	command("seg")
+	if d.m.screen().name() != "seg" || !strings.Contains(d.screen(), "Which partition? Type :seg TOPIC/PARTITION") || src.count("segments") != 0 {
+		t.Fatalf(":seg alone:\n%s", d.screen())
+	}
+	command("seg orders")
+	if d.m.err == nil || !strings.Contains(d.m.err.Error(), `seg "orders": want TOPIC/PARTITION`) {
+		t.Fatalf(":seg orders: err %v", d.m.err)
+	}
+	command("topics orders")
+	if d.m.err == nil || d.m.err.Error() != "screen topics takes no argument" || d.m.screen().name() != "seg" {
+		t.Fatalf(":topics orders: err %v, screen %s", d.m.err, d.m.screen().name())
+	}
+	command("seg orders/7")
+	if d.m.err == nil || !strings.Contains(d.m.err.Error(), "no node has a replica of orders/7") {
+		t.Fatalf(":seg orders/7: err %v", d.m.err)
+	}
+	command("seg orders/0")
+	if d.m.err != nil || !strings.Contains(d.screen(), "3 segments") {
+		t.Fatalf(":seg orders/0: err %v\n%s", d.m.err, d.screen())
+	}
+	d.press("G", "enter")
+	if src.count("index") != 1 || !strings.Contains(d.screen(), "› 100 offset index") {
+		t.Fatalf("enter on the last segment: %d index reads\n%s", src.count("index"), d.screen())
+	}
+	d.press("esc")
+	if !strings.Contains(d.screen(), "3 segments") {
+		t.Fatalf("esc:\n%s", d.screen())
+	}
+}

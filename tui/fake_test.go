@@ -3,8 +3,10 @@ package tui
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +39,8 @@ type fakeSource struct {
 	group    map[string]inspect.GroupDescription
 	txns     []inspect.Transaction
 	cleaner  []NodeCleaner
+	segments map[string]PartitionSegments // by "topic/partition"
+	index    map[int64]nodeapi.Index      // by segment base
 	noAdmin  bool
 }
 
@@ -106,6 +110,23 @@ func (f *fakeSource) Cleaner(context.Context) ([]NodeCleaner, error) {
 	return f.cleaner, nil
 }
 
+func (f *fakeSource) Segments(_ context.Context, topic string, partition int32) (PartitionSegments, error) {
+	defer f.enter("segments")()
+	if f.noAdmin {
+		return PartitionSegments{}, ErrNoAdminAPI
+	}
+	d, ok := f.segments[topic+"/"+strconv.Itoa(int(partition))]
+	if !ok {
+		return d, fmt.Errorf("no node has a replica of %s/%d", topic, partition)
+	}
+	return d, nil
+}
+
+func (f *fakeSource) Index(_ context.Context, _ string, _ int32, base int64) (nodeapi.Index, error) {
+	defer f.enter("index")()
+	return f.index[base], nil
+}
+
 func i64(v int64) *int64 { return &v }
 
 // newFakeSource returns a three-broker cluster with a bit of everything.
@@ -160,6 +181,19 @@ func newFakeSource() *fakeSource {
 				{Topic: "users", Partition: 1, DirtyRatio: 0.1, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 0, FirstUncleanableOffset: 20},
 			}}},
 			{Addr: "127.0.0.1:9645", Error: "admin API 127.0.0.1:9645: connection refused"},
+		},
+		segments: map[string]PartitionSegments{
+			"orders/0": {Node: 0,
+				Partition: nodeapi.Partition{Topic: "orders", Partition: 0, Role: "leader", LogStartOffset: 0, HighWatermark: 120, LogEndOffset: 120},
+				Segments: nodeapi.Segments{NodeID: 0, Topic: "orders", Partition: 0, Total: 3, Segments: []nodeapi.Segment{
+					{BaseOffset: 0, LastOffset: 49, NextOffset: 50, Size: 1 << 20, FirstTimestamp: clock.Add(-time.Hour).UnixMilli(), MaxTimestamp: clock.Add(-50 * time.Minute).UnixMilli(), IndexEntries: 250, TimeIndexEntries: 250},
+					{BaseOffset: 50, LastOffset: 99, NextOffset: 100, Size: 1 << 20, FirstTimestamp: clock.Add(-50 * time.Minute).UnixMilli(), MaxTimestamp: clock.Add(-10 * time.Minute).UnixMilli(), IndexEntries: 250, TimeIndexEntries: 250, AbortedTxns: 1},
+					{BaseOffset: 100, LastOffset: 119, NextOffset: 120, Size: 9000, FirstTimestamp: clock.Add(-10 * time.Minute).UnixMilli(), MaxTimestamp: clock.Add(-time.Minute).UnixMilli(), IndexEntries: 2, TimeIndexEntries: 2, Active: true},
+				}}},
+		},
+		index: map[int64]nodeapi.Index{
+			50: {NodeID: 0, Topic: "orders", Partition: 0, BaseOffset: 50, Kind: nodeapi.IndexOffset, Total: 3,
+				Offsets: []nodeapi.OffsetEntry{{Offset: 52, Position: 0}, {Offset: 60, Position: 4180}, {Offset: 71, Position: 8377}}},
 		},
 	}
 }

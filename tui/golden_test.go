@@ -55,3 +55,13 @@ func TestGoldenHelp(t *testing.T) {
 	d.press("?")
 	d.golden("help")
 }
+
+func TestGoldenSegments(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{})
+	d.press(":")
+	d.typeText("seg orders/0")
+	d.press("enter")
+	d.golden("segments")
+	d.press("j", "enter")
+	d.golden("segment-index")
+}

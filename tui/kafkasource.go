@@ -139,3 +139,59 @@ func (s *KafkaSource) Cleaner(ctx context.Context) ([]NodeCleaner, error) {
 	}
 	return out, nil
 }
+
+// leaderAdmin finds the node holding topic/partition's leader replica
+// through the admin API, else the first node with a replica.
+func (s *KafkaSource) leaderAdmin(ctx context.Context, topic string, partition int32) (*nodeapi.Client, nodeapi.Partition, error) {
+	if len(s.admins) == 0 {
+		if s.noAdmin != nil {
+			return nil, nodeapi.Partition{}, fmt.Errorf("%w: %v", ErrNoAdminAPI, s.noAdmin)
+		}
+		return nil, nodeapi.Partition{}, ErrNoAdminAPI
+	}
+	var (
+		first    *nodeapi.Client
+		firstP   nodeapi.Partition
+		firstErr error
+	)
+	for _, c := range s.admins {
+		p, err := c.Partition(ctx, topic, partition)
+		switch {
+		case err == nil && p.Role == "leader":
+			return c, p, nil
+		case err == nil && first == nil:
+			first, firstP = c, p
+		case err != nil && !nodeapi.IsNotFound(err) && firstErr == nil:
+			firstErr = err
+		}
+	}
+	switch {
+	case first != nil:
+		return first, firstP, nil
+	case firstErr != nil:
+		return nil, nodeapi.Partition{}, firstErr
+	}
+	return nil, nodeapi.Partition{}, fmt.Errorf("no node has a replica of %s/%d", topic, partition)
+}
+
+// Segments implements Source.
+func (s *KafkaSource) Segments(ctx context.Context, topic string, partition int32) (PartitionSegments, error) {
+	c, p, err := s.leaderAdmin(ctx, topic, partition)
+	if err != nil {
+		return PartitionSegments{}, err
+	}
+	segs, err := c.Segments(ctx, topic, partition)
+	if err != nil {
+		return PartitionSegments{}, err
+	}
+	return PartitionSegments{Node: segs.NodeID, Partition: p, Segments: segs}, nil
+}
+
+// Index implements Source.
+func (s *KafkaSource) Index(ctx context.Context, topic string, partition int32, base int64) (nodeapi.Index, error) {
+	c, _, err := s.leaderAdmin(ctx, topic, partition)
+	if err != nil {
+		return nodeapi.Index{}, err
+	}
+	return c.Index(ctx, topic, partition, base, nodeapi.IndexOffset, 0, 0)
+}

@@ -110,3 +110,52 @@ func TestKafkaSource(t *testing.T) {
 		t.Errorf("cleaner of a node not answering: %+v, %v", got, err)
 	}
 }
+
+// TestKafkaSourceSegments: the segments of a partition come from its
+// leader's admin API, as its log holds them (rolled by segment.bytes), and
+// an index page from the same node; without an admin API the screen's
+// error says so.
+func TestKafkaSourceSegments(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	ctx := testkit.Context(t)
+	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(cl)
+	seg := "1024"
+	if resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"segment.bytes": &seg}, "logs"); err != nil || resp.Err != nil {
+		t.Fatalf("create logs: %v %v", err, resp.Err)
+	}
+	for i := range 40 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "logs", Value: []byte(strings.Repeat("x", 100) + string(rune('a'+i%26)))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var admins []*nodeapi.Client
+	for _, n := range c.Nodes() {
+		admins = append(admins, nodeapi.NewClient(n.AdminAddr(), 0))
+	}
+	src := NewKafkaSource(cl, nil, admins, nil)
+	d, err := src.Segments(ctx, "logs", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := adm.Metadata(ctx, "logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := md.Topics["logs"].Partitions[0].Leader
+	segs := d.Segments.Segments
+	if d.Node != leader || d.Partition.Role != "leader" || len(segs) < 3 || !segs[len(segs)-1].Active || segs[0].BaseOffset != 0 ||
+		segs[len(segs)-1].NextOffset != 40 || d.Segments.Total != len(segs) {
+		t.Fatalf("segments of logs/0 (leader %d): %+v", leader, d)
+	}
+	ix, err := src.Index(ctx, "logs", 0, segs[0].BaseOffset)
+	if err != nil || ix.NodeID != leader || ix.Total != segs[0].IndexEntries {
+		t.Fatalf("index of the first segment: %+v %v (segment %+v)", ix, err, segs[0])
+	}
+	if _, err := src.Segments(ctx, "nope", 0); err == nil || !strings.Contains(err.Error(), "no node has a replica of nope/0") {
+		t.Errorf("unknown topic: %v", err)
+	}
+	if _, err := NewKafkaSource(cl, nil, nil, nil).Segments(ctx, "logs", 0); !errors.Is(err, ErrNoAdminAPI) {
+		t.Errorf("no admin API: %v", err)
+	}
+}

@@ -35,6 +35,19 @@ type Source interface {
 	Transactions(ctx context.Context) ([]inspect.Transaction, error)
 	// Cleaner is the log cleaner's state on each node (admin API).
 	Cleaner(ctx context.Context) ([]NodeCleaner, error)
+	// Segments is a partition's log on its leader (admin API).
+	Segments(ctx context.Context, topic string, partition int32) (PartitionSegments, error)
+	// Index is the first page of the offset index of the partition's
+	// segment at base, on its leader (admin API).
+	Index(ctx context.Context, topic string, partition int32, base int64) (nodeapi.Index, error)
+}
+
+// PartitionSegments is a partition's log on one node: the node's replica
+// state and its segments.
+type PartitionSegments struct {
+	Node      int32
+	Partition nodeapi.Partition
+	Segments  nodeapi.Segments
 }
 
 // ErrNoAdminAPI reports that the cluster's admin API is not available:

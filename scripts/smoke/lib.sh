@@ -40,6 +40,8 @@ smoke_start_broker() {
     : >"$dir/broker.out"
     : >"$dir/broker.err"
     cmd=("$bin" up --memory --listen "127.0.0.1:$port" --log-level "${KLOG_LOG_LEVEL:-info}")
+    # SMOKE_DATA_DIR keeps the node's data there instead of in memory.
+    [ -z "${SMOKE_DATA_DIR:-}" ] || cmd=("$bin" up --data-dir "$SMOKE_DATA_DIR" --listen "127.0.0.1:$port" --log-level "${KLOG_LOG_LEVEL:-info}")
     "${cmd[@]}" >"$dir/broker.out" 2>"$dir/broker.err" </dev/null &
     SMOKE_BROKER_PID=$!
     deadline=$((SECONDS + timeout))

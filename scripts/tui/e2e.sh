@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end check of klog tui in a real terminal: a klog up node with a
-# topic, a consumer group and a compacted topic; tmux runs klog tui against
-# it, keys are sent, and each screen the pane shows is checked. Needs tmux
+# End-to-end check of klog tui in a real terminal: a klog up node (data on
+# disk) with a topic, a consumer group, a compacted topic and a topic of
+# small segments; tmux runs klog tui against it, keys are sent, and each
+# screen the pane shows is checked, the segments screen against what
+# klog log segments finds in the data directory. Needs tmux
 # (apt-get install tmux): without it the check is skipped (exit 77), in CI
 # it fails.
 #   scripts/tui/e2e.sh [KLOG_BIN]      (default: go build ./cmd/klog)
@@ -34,7 +36,7 @@ if [ -z "$klog" ]; then
   (cd "$root" && go build -o "$klog" ./cmd/klog)
 fi
 
-smoke_start_broker "$klog" "$work"
+SMOKE_DATA_DIR=$work/data smoke_start_broker "$klog" "$work"
 admin=$(grep -o 'admin API on http://[^/]*' "$work/broker.err" | head -n 1 | sed 's|.*http://||')
 [ -n "$admin" ] || { echo "tui e2e: klog up printed no admin API address" >&2; exit 1; }
 k=("$klog" -b "$SMOKE_BROKERS" --admin "$admin")
@@ -47,6 +49,10 @@ for r in $(seq 1 12); do
   printf 'EUR:%s\nUSD:%s\n' "$r" "$r" | "${k[@]}" produce tui-prices -K : -q >/dev/null 2>&1
 done
 "${k[@]}" topic compact tui-prices >/dev/null
+"${k[@]}" topic create tui-logs -p 1 -c segment.bytes=1024 >/dev/null
+for r in $(seq 1 20); do
+  seq 1 10 | sed "s/^/line-$r-/" | "${k[@]}" produce tui-logs -q >/dev/null 2>&1
+done
 
 cmd=$(printf '%q ' "${k[@]}" tui --refresh 500ms)
 tmux new-session -d -s "$session" -x 140 -y 30 "$cmd; echo EXIT=\$? >$work/exit; sleep 60"
@@ -85,8 +91,22 @@ keys / tui-billing Enter Enter
 expect "a group's lag" "total lag 200 "
 keys : cleaner Enter / tui-prices Enter
 expect "the cleaner, from the admin API" "tui-prices +0 +[0-9.]+ +0\.50 .* [0-9]+ rec"
+# The segments screen shows the segments the data directory holds.
+keys -l ':seg tui-logs/0'
+keys Enter
+expect "the segments of tui-logs/0" "segments tui-logs/0 .*"
+"$klog" log segments -f json "$work/data/node-0/tui-logs-0" >"$work/segments.json"
+bases=$(python3 -c 'import json,sys; print(" ".join(str(s["base_offset"]) for s in json.load(open(sys.argv[1]))["partitions"][0]["segments"]))' "$work/segments.json")
+[ -n "$bases" ] || { echo "FAIL klog log segments listed no segment of tui-logs-0" >&2; exit 1; }
+n=$(wc -w <<<"$bases")
+expect "$n segments, as on disk" " $n segments "
+for b in $bases; do
+  expect "segment $b, as on disk" "^>? +$b +[0-9-]+ +[0-9.]+ [KM]?i?B "
+done
+keys Enter
+expect "a segment's offset index" "offset index"
 keys p
-expect "p pauses" "compaction .* paused"
+expect "p pauses" "segments .* paused"
 keys q
 deadline=$((SECONDS + 30))
 while [ ! -s "$work/exit" ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done

@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klogdev/klog/nodeapi"
+)
+
+// segmentsScreen is one partition's log as its leader holds it, from the
+// admin API: each segment's offsets, size, time range and index entries;
+// enter opens a segment's offset index (offset → position in its .log).
+// The partition is the command's argument: :seg orders/0.
+type segmentsScreen struct {
+	drill
+	topic     string
+	partition int32
+	set       bool
+	data      *PartitionSegments
+	index     *nodeapi.Index
+	noAdmin   error
+	lastSegs  deltas
+}
+
+func newSegmentsScreen() *segmentsScreen {
+	return &segmentsScreen{drill: drill{
+		label: "segments",
+		items: table{cols: []column{
+			{title: "BASE", right: true}, {title: "LAST", right: true}, {title: "SIZE", right: true},
+			{title: "FIRST-TIME"}, {title: "MAX-TIME"}, {title: "INDEX", right: true},
+			{title: "TIMEINDEX", right: true}, {title: "ABORTED", right: true}, {title: "ACTIVE"},
+		}},
+		detail: table{cols: []column{{title: "ENTRY", right: true}, {title: "OFFSET", right: true}, {title: "POSITION", right: true}}},
+	}}
+}
+
+func (g *segmentsScreen) name() string { return "seg" }
+
+func (g *segmentsScreen) title() string {
+	if !g.set {
+		return "segments"
+	}
+	t := fmt.Sprintf("segments %s/%d", g.topic, g.partition)
+	if g.item != "" {
+		t += " › " + g.item + " offset index"
+	}
+	return t
+}
+
+// setArg takes the partition to show, TOPIC/PARTITION.
+func (g *segmentsScreen) setArg(arg string) error {
+	topic, p, ok := strings.Cut(arg, "/")
+	n, err := strconv.ParseInt(p, 10, 32)
+	if !ok || topic == "" || err != nil || n < 0 {
+		return fmt.Errorf("seg %q: want TOPIC/PARTITION, e.g. :seg orders/0", arg)
+	}
+	if topic != g.topic || int32(n) != g.partition || !g.set {
+		*g = *newSegmentsScreen()
+		g.topic, g.partition, g.set = topic, int32(n), true
+	}
+	return nil
+}
+
+func (g *segmentsScreen) enter() bool {
+	if !g.open() {
+		return false
+	}
+	g.index = nil
+	return true
+}
+
+func (g *segmentsScreen) fetch() (string, fetchFunc) {
+	if !g.set {
+		return "", func(context.Context, Source) (any, error) { return nil, nil }
+	}
+	topic, partition := g.topic, g.partition
+	id := fmt.Sprintf("%s/%d", topic, partition)
+	if base := g.item; base != "" {
+		b, _ := strconv.ParseInt(base, 10, 64)
+		return id + "@" + base, func(ctx context.Context, src Source) (any, error) {
+			return src.Index(ctx, topic, partition, b)
+		}
+	}
+	return id, func(ctx context.Context, src Source) (any, error) { return src.Segments(ctx, topic, partition) }
+}
+
+func (g *segmentsScreen) loaded(id string, v any, err error, _ time.Time) error {
+	if !g.set {
+		return nil
+	}
+	g.noAdmin = nil
+	if errors.Is(err, ErrNoAdminAPI) {
+		g.noAdmin, g.listed, g.described = err, true, true
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(id, "@") {
+		d := v.(PartitionSegments)
+		var rows []row
+		for _, s := range d.Segments.Segments {
+			active := ""
+			if s.Active {
+				active = "yes"
+			}
+			rows = append(rows, row{key: strconv.FormatInt(s.BaseOffset, 10), cells: []string{
+				strconv.FormatInt(s.BaseOffset, 10), offset(s.LastOffset), byteSize(s.Size),
+				millis(s.FirstTimestamp), millis(s.MaxTimestamp), strconv.Itoa(s.IndexEntries),
+				strconv.Itoa(s.TimeIndexEntries), strconv.Itoa(s.AbortedTxns), active,
+			}})
+		}
+		g.lastSegs = g.lastSegs.mark(rows)
+		g.items.setRows(rows)
+		g.data, g.listed = &d, true
+		return nil
+	}
+	ix := v.(nodeapi.Index)
+	var rows []row
+	for i, e := range ix.Offsets {
+		n := strconv.Itoa(ix.From + i)
+		rows = append(rows, row{key: n, cells: []string{n, strconv.FormatInt(e.Offset, 10), strconv.FormatInt(e.Position, 10)}})
+	}
+	g.detail.setRows(rows)
+	g.index, g.described = &ix, true
+	return nil
+}
+
+// millis renders Unix milliseconds; negative is unknown.
+func millis(ms int64) string {
+	if ms < 0 {
+		return "-"
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000")
+}
+
+func (g *segmentsScreen) view(s Styles, _, height int) string {
+	switch {
+	case !g.set:
+		return "Which partition? Type :seg TOPIC/PARTITION, e.g. :seg orders/0."
+	case g.noAdmin != nil:
+		return s.Bad.Render("No segments: "+g.noAdmin.Error()+".") + "\n\n" +
+			"This screen reads a klog node's admin API (GET /v1/partitions/T/P/segments);\n" +
+			"give its address with --admin or $KLOG_ADMIN (klog up serves it on 127.0.0.1:9644)."
+	}
+	if text, ok := g.waiting(s); ok {
+		return text
+	}
+	if g.item == "" {
+		d := g.data
+		head := fmt.Sprintf("node %d (%s)   %d segments   log start %d   HW %d   LEO %d", d.Node, d.Partition.Role,
+			d.Segments.Total, d.Partition.LogStartOffset, d.Partition.HighWatermark, d.Partition.LogEndOffset)
+		return head + "\n\n" + g.items.view(s, height-2)
+	}
+	ix := g.index
+	head := fmt.Sprintf("%d entries; each is a batch's last offset and the position where the batch starts", ix.Total)
+	if ix.Next != nil {
+		head += fmt.Sprintf(" (the first %d shown)", len(ix.Offsets))
+	}
+	return head + "\n\n" + g.detail.view(s, height-2)
+}
