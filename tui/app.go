@@ -115,6 +115,7 @@ func newModel(src Source, opts Options) *model {
 			newGroupsScreen(),
 			newTxnScreen(),
 			newCleanerScreen(),
+			newPartitionScreen(),
 			newSegmentsScreen(),
 		},
 		width:  80,

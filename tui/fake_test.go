@@ -41,6 +41,7 @@ type fakeSource struct {
 	cleaner  []NodeCleaner
 	segments map[string]PartitionSegments // by "topic/partition"
 	index    map[int64]nodeapi.Index      // by segment base
+	leaders  map[string]nodeapi.Partition // by "topic/partition"
 	noAdmin  bool
 }
 
@@ -108,6 +109,19 @@ func (f *fakeSource) Cleaner(context.Context) ([]NodeCleaner, error) {
 		return nil, ErrNoAdminAPI
 	}
 	return f.cleaner, nil
+}
+
+func (f *fakeSource) Partition(_ context.Context, topic string, partition int32) (PartitionDetail, error) {
+	defer f.enter("partition")()
+	d, ok := f.topic[topic]
+	if !ok || int(partition) >= len(d.Partitions) {
+		return PartitionDetail{}, inspect.ErrTopicNotFound
+	}
+	out := PartitionDetail{Topic: topic, Kafka: d.Partitions[partition], AdminErr: "admin API not available"}
+	if p, ok := f.leaders[topic+"/"+strconv.Itoa(int(partition))]; ok && !f.noAdmin {
+		out.Leader, out.AdminErr = &p, ""
+	}
+	return out, nil
 }
 
 func (f *fakeSource) Segments(_ context.Context, topic string, partition int32) (PartitionSegments, error) {
@@ -190,6 +204,13 @@ func newFakeSource() *fakeSource {
 					{BaseOffset: 50, LastOffset: 99, NextOffset: 100, Size: 1 << 20, FirstTimestamp: clock.Add(-50 * time.Minute).UnixMilli(), MaxTimestamp: clock.Add(-10 * time.Minute).UnixMilli(), IndexEntries: 250, TimeIndexEntries: 250, AbortedTxns: 1},
 					{BaseOffset: 100, LastOffset: 119, NextOffset: 120, Size: 9000, FirstTimestamp: clock.Add(-10 * time.Minute).UnixMilli(), MaxTimestamp: clock.Add(-time.Minute).UnixMilli(), IndexEntries: 2, TimeIndexEntries: 2, Active: true},
 				}}},
+		},
+		leaders: map[string]nodeapi.Partition{
+			"orders/2": {Topic: "orders", Partition: 2, Role: "leader", Leader: 2, LeaderEpoch: 1, Replicas: []int32{2, 0, 1}, ISR: []int32{2, 0, 1},
+				LogStartOffset: 0, LastStableOffset: 40, HighWatermark: 57, LogEndOffset: 63, Followers: []nodeapi.Follower{
+					{ID: 0, LogEndOffset: 63, Lag: 0, LastCaughtUp: &lastRun, LastFetch: &lastRun, CaughtUp: true, InISR: true},
+					{ID: 1, LogEndOffset: 57, Lag: 6, LastCaughtUp: &lastRun, LastFetch: &lastRun, CaughtUp: true, InISR: true},
+				}},
 		},
 		index: map[int64]nodeapi.Index{
 			50: {NodeID: 0, Topic: "orders", Partition: 0, BaseOffset: 50, Kind: nodeapi.IndexOffset, Total: 3,

@@ -65,3 +65,15 @@ func TestGoldenSegments(t *testing.T) {
 	d.press("j", "enter")
 	d.golden("segment-index")
 }
+
+func TestGoldenPartition(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{})
+	d.press(":")
+	d.typeText("part orders/2")
+	d.press("enter")
+	d.golden("partition")
+	src.noAdmin = true
+	d.tick()
+	d.golden("partition-no-admin")
+}

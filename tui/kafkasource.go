@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -172,6 +173,27 @@ func (s *KafkaSource) leaderAdmin(ctx context.Context, topic string, partition i
 		return nil, nodeapi.Partition{}, firstErr
 	}
 	return nil, nodeapi.Partition{}, fmt.Errorf("no node has a replica of %s/%d", topic, partition)
+}
+
+// Partition implements Source.
+func (s *KafkaSource) Partition(ctx context.Context, topic string, partition int32) (PartitionDetail, error) {
+	td, err := s.Topic(ctx, topic)
+	if err != nil {
+		return PartitionDetail{}, err
+	}
+	i := slices.IndexFunc(td.Partitions, func(p TopicPartition) bool { return p.Partition == partition })
+	if i < 0 {
+		return PartitionDetail{}, fmt.Errorf("topic %s has no partition %d", topic, partition)
+	}
+	d := PartitionDetail{Topic: topic, Kafka: td.Partitions[i]}
+	if _, p, err := s.leaderAdmin(ctx, topic, partition); err != nil {
+		d.AdminErr = err.Error()
+	} else if p.Role == "leader" {
+		d.Leader = &p
+	} else {
+		d.AdminErr = "no node answered as its leader"
+	}
+	return d, nil
 }
 
 // Segments implements Source.

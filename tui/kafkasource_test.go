@@ -152,6 +152,21 @@ func TestKafkaSourceSegments(t *testing.T) {
 	if err != nil || ix.NodeID != leader || ix.Total != segs[0].IndexEntries {
 		t.Fatalf("index of the first segment: %+v %v (segment %+v)", ix, err, segs[0])
 	}
+	pd, err := src.Partition(ctx, "logs", 0)
+	if err != nil || pd.Leader == nil || pd.Kafka.Leader != leader || pd.Leader.LogEndOffset != 40 || len(pd.Leader.Followers) != 2 || pd.AdminErr != "" {
+		t.Fatalf("partition logs/0: %+v %v", pd, err)
+	}
+	for _, f := range pd.Leader.Followers {
+		if f.ID == leader || f.Lag < 0 || f.LogEndOffset > 40 {
+			t.Errorf("follower %+v", f)
+		}
+	}
+	if pd, err := NewKafkaSource(cl, nil, nil, nil).Partition(ctx, "logs", 0); err != nil || pd.Leader != nil || !strings.Contains(pd.AdminErr, "admin API not available") || pd.Kafka.HighWatermark != 40 {
+		t.Errorf("partition without admin API: %+v %v", pd, err)
+	}
+	if _, err := src.Partition(ctx, "logs", 3); err == nil || !strings.Contains(err.Error(), "topic logs has no partition 3") {
+		t.Errorf("partition 3: %v", err)
+	}
 	if _, err := src.Segments(ctx, "nope", 0); err == nil || !strings.Contains(err.Error(), "no node has a replica of nope/0") {
 		t.Errorf("unknown topic: %v", err)
 	}

@@ -53,14 +53,13 @@ func (g *segmentsScreen) title() string {
 
 // setArg takes the partition to show, TOPIC/PARTITION.
 func (g *segmentsScreen) setArg(arg string) error {
-	topic, p, ok := strings.Cut(arg, "/")
-	n, err := strconv.ParseInt(p, 10, 32)
-	if !ok || topic == "" || err != nil || n < 0 {
-		return fmt.Errorf("seg %q: want TOPIC/PARTITION, e.g. :seg orders/0", arg)
+	topic, n, err := parseTopicPartition("seg", arg)
+	if err != nil {
+		return err
 	}
-	if topic != g.topic || int32(n) != g.partition || !g.set {
+	if topic != g.topic || n != g.partition || !g.set {
 		*g = *newSegmentsScreen()
-		g.topic, g.partition, g.set = topic, int32(n), true
+		g.topic, g.partition, g.set = topic, n, true
 	}
 	return nil
 }

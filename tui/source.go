@@ -35,11 +35,24 @@ type Source interface {
 	Transactions(ctx context.Context) ([]inspect.Transaction, error)
 	// Cleaner is the log cleaner's state on each node (admin API).
 	Cleaner(ctx context.Context) ([]NodeCleaner, error)
+	// Partition is one partition over the Kafka protocol and, with the
+	// admin API, its leader's state of every replica.
+	Partition(ctx context.Context, topic string, partition int32) (PartitionDetail, error)
 	// Segments is a partition's log on its leader (admin API).
 	Segments(ctx context.Context, topic string, partition int32) (PartitionSegments, error)
 	// Index is the first page of the offset index of the partition's
 	// segment at base, on its leader (admin API).
 	Index(ctx context.Context, topic string, partition int32, base int64) (nodeapi.Index, error)
+}
+
+// PartitionDetail is one partition: Kafka as Metadata and ListOffsets
+// give it, Leader as its leader's admin API does (nil without one;
+// AdminErr says why).
+type PartitionDetail struct {
+	Topic    string
+	Kafka    TopicPartition
+	Leader   *nodeapi.Partition
+	AdminErr string
 }
 
 // PartitionSegments is a partition's log on one node: the node's replica

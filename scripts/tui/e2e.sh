@@ -91,6 +91,10 @@ keys / tui-billing Enter Enter
 expect "a group's lag" "total lag 200 "
 keys : cleaner Enter / tui-prices Enter
 expect "the cleaner, from the admin API" "tui-prices +0 +[0-9.]+ +0\.50 .* [0-9]+ rec"
+keys -l ':part tui-orders/0'
+keys Enter
+expect "a partition: leader, ISR, offsets" "log start 0 +LSO 300 +HW 300 +LEO 300"
+expect "its replicas" "^>? +0 +leader +in +300 +0 "
 # The segments screen shows the segments the data directory holds.
 keys -l ':seg tui-logs/0'
 keys Enter
