@@ -177,7 +177,7 @@ func newFakeSource() *fakeSource {
 				Members: []inspect.GroupMember{{MemberID: "m-1"}, {MemberID: "m-2"}}, TotalLag: 25,
 				Partitions: []inspect.GroupPartition{
 					{Topic: "orders", Partition: 0, Committed: i64(110), LastStableOffset: 120, HighWatermark: 120, Lag: i64(10), MemberID: "m-1"},
-					{Topic: "orders", Partition: 1, Committed: i64(83), LastStableOffset: 98, HighWatermark: 98, Lag: i64(15), MemberID: "m-2"},
+					{Topic: "orders", Partition: 1, Committed: i64(83), LastStableOffset: 98, HighWatermark: 105, Lag: i64(15), MemberID: "m-2"},
 					{Topic: "orders", Partition: 2, LastStableOffset: -1, HighWatermark: -1, Error: "NOT_LEADER_OR_FOLLOWER"},
 				}},
 		},

@@ -19,6 +19,8 @@ type groupsScreen struct {
 	lastParts  deltas
 	trend      history
 	detailData *inspect.GroupDescription
+	// held sums heldBack over the open group's partitions.
+	held int64
 }
 
 func newGroupsScreen() *groupsScreen {
@@ -30,7 +32,7 @@ func newGroupsScreen() *groupsScreen {
 		}},
 		detail: table{cols: []column{
 			{title: "TOPIC"}, {title: "P", right: true}, {title: "COMMITTED", right: true}, {title: "LSO", right: true},
-			{title: "HW", right: true}, {title: "LAG", right: true}, {title: "TREND"}, {title: "MEMBER"}, {title: "ERROR"},
+			{title: "HW", right: true}, {title: "LAG", right: true}, {title: "HELD", right: true}, {title: "TREND"}, {title: "MEMBER"}, {title: "ERROR"},
 		}},
 	}}
 }
@@ -83,6 +85,7 @@ func (g *groupsScreen) loaded(id string, v any, err error, _ time.Time) error {
 	}
 	g.trend = g.trend.add(lags)
 	var rows []row
+	g.held = 0
 	for _, p := range d.Partitions {
 		committed, lag := "-", "-"
 		if p.Committed != nil {
@@ -91,17 +94,36 @@ func (g *groupsScreen) loaded(id string, v any, err error, _ time.Time) error {
 		if p.Lag != nil {
 			lag = strconv.FormatInt(*p.Lag, 10)
 		}
+		held := heldBack(p)
+		g.held += held
 		r := row{key: partKey(p), cells: []string{
 			p.Topic, strconv.Itoa(int(p.Partition)), committed, offset(p.LastStableOffset), offset(p.HighWatermark),
-			lag, sparkline(g.trend[partKey(p)]), shortMember(p.MemberID), p.Error,
-		}, bad: make([]bool, 9)}
-		r.bad[8] = p.Error != ""
+			lag, strconv.FormatInt(held, 10), sparkline(g.trend[partKey(p)]), shortMember(p.MemberID), p.Error,
+		}, bad: make([]bool, 10)}
+		r.bad[6] = held > 0
+		r.bad[9] = p.Error != ""
 		rows = append(rows, r)
 	}
-	g.lastParts = g.lastParts.mark(rows, 6) // the trend
+	g.lastParts = g.lastParts.mark(rows, 7) // the trend
 	g.detail.setRows(rows)
 	g.detailData, g.described = &d, true
 	return nil
+}
+
+// heldBack is the part of a partition's log a read_committed consumer of
+// the group cannot reach yet for an open transaction: the offsets from the
+// last stable offset (or its position, when past it) up to the high
+// watermark. Lag counts up to the LSO; this is what comes after it once
+// the transaction ends (markers and aborted records included).
+func heldBack(p inspect.GroupPartition) int64 {
+	if p.LastStableOffset < 0 || p.HighWatermark < 0 {
+		return 0
+	}
+	from := max(p.LastStableOffset, p.LogStartOffset)
+	if p.Committed != nil {
+		from = max(from, *p.Committed)
+	}
+	return max(0, p.HighWatermark-from)
 }
 
 // orDash is s, or - when it is empty.
@@ -137,6 +159,9 @@ func (g *groupsScreen) view(s Styles, _, height int) string {
 	fmt.Fprintf(&b, "state %s   type %s   protocol %s   coordinator %d   members %d\n",
 		s.Header.Render(d.State), d.Type, orDash(d.Protocol), d.Coordinator, len(d.Members))
 	fmt.Fprintf(&b, "total lag %s %s", s.Header.Render(strconv.FormatInt(d.TotalLag, 10)), sparkline(g.trend["total"]))
+	if g.held > 0 {
+		b.WriteString("   " + s.Bad.Render(fmt.Sprintf("+%d offsets held back by open transactions (LSO < HW)", g.held)))
+	}
 	if d.Error != "" {
 		b.WriteString("   " + s.Bad.Render(d.Error))
 	}
