@@ -38,6 +38,9 @@ type Server struct {
 	ln   net.Listener
 	done chan struct{}
 	err  error
+	// stop ends the requests' contexts at Close, so that long polls
+	// (GET /v1/events?wait=) end at once.
+	stop context.CancelFunc
 }
 
 // Options configure a Server.
@@ -59,8 +62,11 @@ func Listen(addr string, node *broker.Node, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("admin API: %w", err)
 	}
 	s := &Server{ln: &limitListener{Listener: ln, slots: make(chan struct{}, maxConns)}, done: make(chan struct{})}
+	base, stop := context.WithCancel(context.Background())
+	s.stop = stop
 	s.srv = &http.Server{
 		Handler:           Handler(node, ln.Addr().String(), opts.Version),
+		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		// An answer waits for its work (a compaction, a long poll) and
@@ -84,6 +90,7 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Close stops serving: requests in progress get a short while to finish.
 func (s *Server) Close() error {
+	s.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil {
@@ -106,6 +113,7 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.HandleFunc("GET "+nodeapi.PathPartition, h.partition)
 	mux.HandleFunc("GET "+nodeapi.PathSegments, h.segments)
 	mux.HandleFunc("GET "+nodeapi.PathIndex, h.index)
+	mux.HandleFunc("GET "+nodeapi.PathEvents, h.events)
 	return muxErrors{mux}
 }
 
