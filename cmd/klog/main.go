@@ -101,6 +101,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newUpCmd(g),
 		newNodeCmd(g),
 		newLogCmd(g),
+		newEventsCmd(g),
 	)
 	groupCommands(root)
 	return root
