@@ -114,6 +114,7 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.HandleFunc("GET "+nodeapi.PathSegments, h.segments)
 	mux.HandleFunc("GET "+nodeapi.PathIndex, h.index)
 	mux.HandleFunc("GET "+nodeapi.PathEvents, h.events)
+	h.transactionRoutes(mux)
 	return muxErrors{mux}
 }
 
