@@ -8,7 +8,8 @@
 // wait to be accepted), header size and read time, and each answer is
 // built from a snapshot the node takes at once; a compaction runs one pass
 // at a time on the node, and waits for another only as long as its
-// request lasts.
+// request lasts; a long poll of GET /v1/events waits at most 30 s, holding
+// one of the maxConns connections and nothing of the node.
 package adminapi
 
 import (

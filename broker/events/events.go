@@ -132,10 +132,12 @@ func (r *Ring) Append(e Event) {
 			e.Detail[k] = clip(s)
 		}
 	}
+	r.mu.Lock()
 	if e.Time.IsZero() {
+		// Under the lock, so that the ring's own times follow its
+		// sequence numbers.
 		e.Time = r.now()
 	}
-	r.mu.Lock()
 	e.Seq = r.mu.next
 	r.mu.buf[(e.Seq-1)%uint64(len(r.mu.buf))] = e
 	r.mu.next++
