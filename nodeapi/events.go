@@ -19,7 +19,7 @@ import (
 //   - wait=DURATION (e.g. 10s): when there is no event after SEQ, wait up
 //     to DURATION for one (a long poll), at most MaxEventsWait; default 0,
 //     answer at once.
-//   - limit=N: at most N events (default and at most: all the node
+//   - limit=N: at most N events, 1 to Capacity (default: all the node
 //     holds); More says there are more.
 const PathEvents = "/v1/events"
 

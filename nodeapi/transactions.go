@@ -3,7 +3,6 @@ package nodeapi
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -24,7 +23,7 @@ const MaxListed = 1000
 
 // ProducersPath is the path of the producers of topic/partition.
 func ProducersPath(topic string, partition int32) string {
-	return "/v1/partitions/" + escapePath(topic) + "/" + strconv.Itoa(int(partition)) + "/producers"
+	return PartitionPath(topic, partition) + "/producers"
 }
 
 // Producers is GET /v1/partitions/{topic}/{partition}/producers.

@@ -34,16 +34,11 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 		wait = min(d, nodeapi.MaxEventsWait)
 	}
-	limit := 0
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit %q: want a positive number", v))
-			return
-		}
-		limit = n
-	}
 	ring := h.node.Events()
+	limit, ok := intParam(w, q.Get("limit"), "limit", 0, 1, ring.Capacity())
+	if !ok {
+		return
+	}
 	reset := false
 	if run := q.Get("run"); run != "" && run != ring.Run() {
 		reset, since = true, 0

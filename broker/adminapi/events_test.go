@@ -123,7 +123,7 @@ func TestEventsErrors(t *testing.T) {
 	for _, tc := range []struct{ query, msg string }{
 		{"since=x", `since "x": want a sequence number`},
 		{"wait=soon", `wait "soon": want a duration such as 10s`},
-		{"limit=0", `limit "0": want a positive number`},
+		{"limit=0", `limit "0": want a number from 1 to 1024`},
 	} {
 		resp, err := http.Get(url + nodeapi.PathEvents + "?" + tc.query)
 		if err != nil {

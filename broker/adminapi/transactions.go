@@ -1,9 +1,7 @@
 package adminapi
 
 import (
-	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/klogdev/klog/nodeapi"
@@ -17,18 +15,11 @@ func (h *handler) transactionRoutes(mux *http.ServeMux) {
 }
 
 func (h *handler) producers(w http.ResponseWriter, r *http.Request) {
-	topic, v := r.PathValue("topic"), r.PathValue("partition")
-	partition, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || partition < 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("partition %q: want a partition number", v))
-		return
-	}
-	states, ok := h.node.Producers(topic, int32(partition))
+	topic, partition, states, ok := local(w, r, h.node.Producers)
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("node %d has no replica of %s/%d", h.node.ID(), topic, partition))
 		return
 	}
-	out := nodeapi.Producers{NodeID: h.node.ID(), Topic: topic, Partition: int32(partition), Count: len(states), Producers: []nodeapi.Producer{}}
+	out := nodeapi.Producers{NodeID: h.node.ID(), Topic: topic, Partition: partition, Count: len(states), Producers: []nodeapi.Producer{}}
 	for _, s := range states[:min(len(states), nodeapi.MaxListed)] {
 		p := nodeapi.Producer{
 			ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, LastSequence: s.LastSequence, LastOffset: s.LastOffset,
