@@ -72,6 +72,7 @@ func (n *Node) cleanDirtiest(mapBytes int64) bool {
 		}
 		return false
 	}
+	n.recordCleaning(tp, res, "cleaner")
 	return ok && res.Cleaned
 }
 
@@ -129,6 +130,9 @@ func (n *Node) CompactNow(ctx context.Context, topic string, partition int32, dr
 			return out, fmt.Errorf("%s: %w", tp.Dir(), context.Cause(ctx))
 		case err != nil:
 			return out, fmt.Errorf("%s: %w", tp.Dir(), err)
+		}
+		if !dryRun {
+			n.recordCleaning(tp, res, "request")
 		}
 		out = append(out, Compaction{Result: res, CleanerPartition: n.cleanerPartition(tp, l, time.Now())})
 	}

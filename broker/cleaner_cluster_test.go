@@ -13,6 +13,16 @@ import (
 	"github.com/klogdev/klog/internal/testkit"
 )
 
+// partition0 is partition 0 of topic as the cluster's metadata has it.
+func partition0(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) kadm.PartitionDetail {
+	t.Helper()
+	tds, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tds[topic].Partitions[0]
+}
+
 // TestClusterFollowerFetchesCleanedLog: a follower that was down while its
 // leader wrote and compacted a topic catches up by fetching the cleaned
 // batches, gaps and all; once it leads, a consumer from the start sees
@@ -29,13 +39,7 @@ func TestClusterFollowerFetchesCleanedLog(t *testing.T) {
 	}, "c"); err != nil {
 		t.Fatal(err)
 	}
-	part := func() kadm.PartitionDetail {
-		tds, err := adm.ListTopics(ctx, "c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tds["c"].Partitions[0]
-	}
+	part := func() kadm.PartitionDetail { return partition0(ctx, t, adm, "c") }
 	// Three nodes, two replicas: killing one leaves the quorum a majority.
 	d := part()
 	leader, follower := d.Leader, d.Replicas[0]

@@ -51,6 +51,7 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 		ConsumerHeartbeatInterval:     s.Group.ConsumerHeartbeatInterval,
 		ConsumerAssignors:             slices.Clone(s.Group.ConsumerAssignors),
 		ConsumerMaxSize:               int(s.Group.ConsumerMaxSize),
+		OnRebalance:                   n.recordRebalance,
 	})
 }
 

@@ -27,6 +27,7 @@ import (
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/events"
 	"github.com/klogdev/klog/broker/group"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
@@ -99,6 +100,7 @@ type Node struct {
 	isrExpand chan isrProposal
 	// cleaning holds a token while a cleaning pass runs (see cleaner.go).
 	cleaning chan struct{}
+	events   *events.Ring // recent events (events_record.go)
 	ln       net.Listener
 	self     metadata.Broker
 
@@ -188,7 +190,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		cfg.NodeID = id
 	}
-	n := &Node{cfg: cfg, logger: logger, done: make(chan struct{}), cut: &wire.Switch{}}
+	n := &Node{cfg: cfg, logger: logger, done: make(chan struct{}), cut: &wire.Switch{}, events: events.New(events.DefaultCapacity, nil)}
 	n.static = brokerCfg
 	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
@@ -256,6 +258,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Logger:       logger.With("component", "log"),
 		ConfigFor:    n.topicLogConfig,
 		MaxOpenFiles: int(brokerCfg.Settings().LogMaxOpenFiles),
+		OnRoll:       n.recordRoll,
 	})
 	if err != nil {
 		n.ctrl.Close()
@@ -555,6 +558,7 @@ func (n *Node) brokerConfig(img *metadata.Image) *config.Broker {
 // leader it is fetched by nobody.
 func (n *Node) setLeaderState(part *partition.Partition, img *metadata.Image, p metadata.Partition) {
 	prev := part.LeaderState()
+	defer func() { n.recordLeaderState(part, prev, part.LeaderState()) }()
 	if p.Leader == n.cfg.NodeID || p.Leader < 0 {
 		// Fetching stops before the replica leads, as Kafka's
 		// makeLeader removes the fetcher first: no replicated append

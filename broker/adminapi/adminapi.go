@@ -11,7 +11,8 @@
 // wait to be accepted), header size and read time, and each answer is
 // built from a snapshot the node takes at once; a compaction runs one pass
 // at a time on the node, and waits for another only as long as its
-// request lasts.
+// request lasts; a long poll of GET /v1/events waits at most 30 s, holding
+// one of the maxConns connections and nothing of the node.
 package adminapi
 
 import (
@@ -41,6 +42,9 @@ type Server struct {
 	ln   net.Listener
 	done chan struct{}
 	err  error
+	// stop ends the requests' contexts at Close, so that long polls
+	// (GET /v1/events?wait=) end at once.
+	stop context.CancelFunc
 }
 
 // Options configure a Server.
@@ -62,8 +66,11 @@ func Listen(addr string, node *broker.Node, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("admin API: %w", err)
 	}
 	s := &Server{ln: &limitListener{Listener: ln, slots: make(chan struct{}, maxConns)}, done: make(chan struct{})}
+	base, stop := context.WithCancel(context.Background())
+	s.stop = stop
 	s.srv = &http.Server{
 		Handler:           Handler(node, ln.Addr().String(), opts.Version),
+		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		// An answer waits for its work (a compaction, a long poll) and
@@ -87,6 +94,7 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Close stops serving: requests in progress get a short while to finish.
 func (s *Server) Close() error {
+	s.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil {
@@ -110,6 +118,8 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.HandleFunc("GET "+nodeapi.PathSegments, h.segments)
 	mux.HandleFunc("GET "+nodeapi.PathIndex, h.index)
 	mux.Handle("GET /metrics", metricsHandler(node))
+	mux.HandleFunc("GET "+nodeapi.PathEvents, h.events)
+	h.transactionRoutes(mux)
 	return muxErrors{mux}
 }
 

@@ -511,6 +511,8 @@ func (g *group) prepareRebalance(reason string) {
 	wasEmpty := g.state == stateEmpty
 	g.setState(statePreparingRebalance)
 	g.c.log.Debug("group rebalancing", "group", g.id, "reason", reason, "generation", g.generation)
+	g.rebalanceReason = reason
+	g.rebalanced(g.state.String(), g.generation, len(g.members), reason)
 	if wasEmpty && g.c.cfg.InitialRebalanceDelay > 0 {
 		g.initialJoin = true
 		g.newDuringDelay = false
@@ -586,6 +588,7 @@ func (g *group) completeJoin() {
 		}
 	}
 	g.generation++
+	defer func() { g.rebalanced(g.state.String(), g.generation, len(g.members), g.rebalanceReason) }()
 	if len(g.members) == 0 {
 		g.protocol, g.leader = "", ""
 		g.setState(stateEmpty)

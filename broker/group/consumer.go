@@ -91,21 +91,28 @@ func (cg *consumerGroup) tick(now time.Time) {
 		switch {
 		case !m.sessionDeadline.IsZero() && !now.Before(m.sessionDeadline):
 			cg.g.c.log.Info("consumer group member session expired", "group", cg.g.id, "member", m.id)
-			cg.remove(m)
+			cg.remove(m, "member session expired")
 		case !m.revokeDeadline.IsZero() && !now.Before(m.revokeDeadline):
 			cg.g.c.log.Info("consumer group member did not revoke in time", "group", cg.g.id, "member", m.id)
-			cg.remove(m)
+			cg.remove(m, "member did not revoke in time")
 		}
 	}
 }
 
-func (cg *consumerGroup) remove(m *cmember) {
+func (cg *consumerGroup) remove(m *cmember, reason string) {
 	delete(cg.members, m.id)
 	delete(cg.target, m.id)
 	if m.instanceID != nil && cg.statics[*m.instanceID] == m.id {
 		delete(cg.statics, *m.instanceID)
 	}
+	cg.bumpEpoch(reason)
+}
+
+// bumpEpoch advances the group epoch, which starts a rebalance towards a
+// new target assignment.
+func (cg *consumerGroup) bumpEpoch(reason string) {
 	cg.epoch++
+	cg.g.rebalanced(cg.stateName(), cg.epoch, len(cg.members), reason)
 }
 
 // subscribedTo returns the topics m subscribes to among topics.
@@ -318,6 +325,7 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 
 	var m *cmember
 	bump := false // the group epoch advances at most once per heartbeat
+	joined := false
 	if req.MemberEpoch == epochJoin {
 		id := req.MemberID
 		if req.InstanceID != nil {
@@ -341,7 +349,7 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 		case m == nil:
 			m = &cmember{id: id, assigned: make(assignment)}
 			cg.members[id] = m
-			bump = true
+			bump, joined = true, true
 		case m.id == id && !m.leftStatic:
 			// A member rejoining under its own id has given up its
 			// partitions: it starts over and reconciles to its target.
@@ -418,7 +426,14 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 	}
 	m.sessionDeadline = now.Add(g.c.cfg.ConsumerSessionTimeout)
 	if bump || cg.metadataChanged(topics) {
-		cg.epoch++
+		reason := "topic metadata changed"
+		switch {
+		case joined:
+			reason = "member joined"
+		case bump:
+			reason = "member subscription changed"
+		}
+		cg.bumpEpoch(reason)
 	}
 	if cg.epoch != cg.assignmentEpoch {
 		cg.computeTarget(topics)
@@ -494,7 +509,7 @@ func (cg *consumerGroup) leave(req *kmsg.ConsumerGroupHeartbeatRequest) heartbea
 		m.leftStatic = true
 		return heartbeatResult{memberID: m.id, epoch: epochStaticLeave}
 	}
-	cg.remove(m)
+	cg.remove(m, "member left")
 	return heartbeatResult{memberID: m.id, epoch: epochLeave}
 }
 

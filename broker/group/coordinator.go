@@ -63,6 +63,29 @@ type Config struct {
 	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms (5000)
 	ConsumerAssignors         []string      // group.consumer.assignors ("uniform", "range"; first is the default)
 	ConsumerMaxSize           int           // group.consumer.max.size (MaxInt32)
+	// OnRebalance, when set, is told of each rebalance, from the group's
+	// goroutine: it must return quickly.
+	OnRebalance func(Rebalance)
+}
+
+// Rebalance is a rebalance of one group: a classic group that began one
+// (State PreparingRebalance) or whose generation advanced at the end of
+// the join phase (CompletingRebalance, or Empty without members), or a
+// consumer group (KIP-848) whose group epoch advanced.
+type Rebalance struct {
+	Group string
+	// GroupProtocol is "classic" or "consumer".
+	GroupProtocol string
+	// State is the group's state afterwards.
+	State string
+	// Generation is a classic group's generation, a consumer group's
+	// epoch.
+	Generation int32
+	Members    int
+	// Protocol is a classic group's chosen protocol (the assignor), ""
+	// before it is chosen.
+	Protocol string
+	Reason   string
 }
 
 // Bounds of the coordinator's queues and waits.

@@ -65,20 +65,21 @@ type group struct {
 	typ  groupType
 
 	// Classic protocol.
-	state          classicState
-	protocolType   string
-	protocol       string
-	generation     int32
-	leader         string
-	members        map[string]*member   // by member id
-	pending        map[string]time.Time // member ids handed out by MEMBER_ID_REQUIRED, until their deadline
-	statics        map[string]string    // instance id -> member id
-	stateTime      time.Time            // when the group entered its state
-	joinDeadline   time.Time            // PreparingRebalance: when the join phase ends
-	initialJoin    bool                 // joinDeadline is the initial rebalance delay
-	newDuringDelay bool                 // a member joined during the current initial delay
-	initialMax     time.Time            // the initial delay never extends past this
-	syncDeadline   time.Time            // CompletingRebalance: members that have not synced by then are removed
+	state           classicState
+	protocolType    string
+	protocol        string
+	generation      int32
+	leader          string
+	members         map[string]*member   // by member id
+	pending         map[string]time.Time // member ids handed out by MEMBER_ID_REQUIRED, until their deadline
+	statics         map[string]string    // instance id -> member id
+	stateTime       time.Time            // when the group entered its state
+	joinDeadline    time.Time            // PreparingRebalance: when the join phase ends
+	initialJoin     bool                 // joinDeadline is the initial rebalance delay
+	newDuringDelay  bool                 // a member joined during the current initial delay
+	initialMax      time.Time            // the initial delay never extends past this
+	rebalanceReason string               // why the current or last rebalance began
+	syncDeadline    time.Time            // CompletingRebalance: members that have not synced by then are removed
 
 	// Consumer protocol.
 	cg *consumerGroup
@@ -131,6 +132,23 @@ func (g *group) reapable() bool {
 	}
 	return g.state == stateEmpty && len(g.members) == 0 && len(g.pending) == 0 &&
 		len(g.offsets) == 0 && g.generation == 0 && g.protocolType == ""
+}
+
+// rebalanced tells Config.OnRebalance of a rebalance of the group: a
+// classic group that began one or whose generation advanced, a consumer
+// group whose epoch advanced.
+func (g *group) rebalanced(state string, generation int32, members int, reason string) {
+	if g.c.cfg.OnRebalance == nil {
+		return
+	}
+	protocol := "classic"
+	if g.typ == typeConsumer {
+		protocol = "consumer"
+	}
+	g.c.cfg.OnRebalance(Rebalance{
+		Group: g.id, GroupProtocol: protocol, State: state, Generation: generation,
+		Members: members, Protocol: g.protocol, Reason: reason,
+	})
 }
 
 // setState moves a classic group to s.

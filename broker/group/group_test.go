@@ -279,15 +279,7 @@ func TestOffsetDeleteAndDeleteGroups(t *testing.T) {
 	commitSimple(t, c, "g", "u", 0, 1)
 
 	// A member subscribed to t.
-	md := kmsg.ConsumerMemberMetadata{Topics: []string{"t"}}
-	jreq := kmsg.NewPtrJoinGroupRequest()
-	jreq.Version = 3
-	jreq.Group, jreq.ProtocolType, jreq.SessionTimeoutMillis, jreq.RebalanceTimeoutMillis = "g", "consumer", 10000, 10000
-	jreq.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: md.AppendTo(nil)}}
-	jresp := c.JoinGroup(ctx, jreq)
-	if jresp.ErrorCode != 0 {
-		t.Fatalf("join: %s", errName(jresp.ErrorCode))
-	}
+	jresp := joinRange(ctx, t, c, "g", "t")
 
 	dreq := kmsg.NewPtrOffsetDeleteRequest()
 	dreq.Group = "g"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/internal/testkit"
 )
@@ -125,3 +126,20 @@ func newTestCoordinator(t *testing.T, mod func(*Config)) (*Coordinator, *memStor
 }
 
 func (s *memStore) logger(t *testing.T) *slog.Logger { return testkit.Logger(t, slog.LevelDebug) }
+
+// joinRange joins one member, of the range protocol subscribed to topics,
+// to the classic group group (JoinGroup v3: no member id needed first),
+// failing the test unless it joins.
+func joinRange(ctx context.Context, t *testing.T, c *Coordinator, group string, topics ...string) *kmsg.JoinGroupResponse {
+	t.Helper()
+	md := kmsg.ConsumerMemberMetadata{Topics: topics}
+	jreq := kmsg.NewPtrJoinGroupRequest()
+	jreq.Version = 3
+	jreq.Group, jreq.ProtocolType, jreq.SessionTimeoutMillis, jreq.RebalanceTimeoutMillis = group, "consumer", 10000, 10000
+	jreq.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: md.AppendTo(nil)}}
+	jresp := c.JoinGroup(ctx, jreq)
+	if jresp.ErrorCode != 0 {
+		t.Fatalf("join: %s", errName(jresp.ErrorCode))
+	}
+	return jresp
+}

@@ -108,8 +108,8 @@ func TestProducers(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := p.Producers()
-	if len(got) != 1 || got[0].ProducerID != 8 || got[0].ProducerEpoch != 3 || got[0].LastSequence != 1 {
-		t.Fatalf("producers %+v, want producer 8 at epoch 3, last sequence 1", got)
+	if len(got) != 1 || got[0].ProducerID != 8 || got[0].ProducerEpoch != 3 || got[0].LastSequence != 1 || got[0].LastOffset != 1 {
+		t.Fatalf("producers %+v, want producer 8 at epoch 3, last sequence 1 at offset 1", got)
 	}
 }
 

@@ -102,6 +102,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newNodeCmd(g),
 		newLogCmd(g),
 		newTUICmd(g),
+		newEventsCmd(g),
 	)
 	groupCommands(root)
 	return root

@@ -25,6 +25,7 @@ type Log struct {
 	dir    string
 	logger *slog.Logger
 	now    func() time.Time
+	onRoll func(Roll)
 
 	segs  atomic.Pointer[[]*segment] // immutable slice, replaced on change
 	end   atomic.Int64               // log end offset
@@ -83,6 +84,21 @@ type Options struct {
 	// cleaner-offset-checkpoint; 0 (or anything outside the log) means the
 	// log start.
 	CleanerCheckpoint int64
+	// OnRoll, when set, is told of each roll of the active segment. It
+	// is called with the log's lock held: it must return quickly and not
+	// call into the log.
+	OnRoll func(Roll)
+}
+
+// Roll is a roll of a log's active segment.
+type Roll struct {
+	// Reason is the limit the segment reached: segment.bytes,
+	// segment.ms, segment.index.bytes or relative offset overflow.
+	Reason string
+	// OldBase is the base offset of the segment rolled, NewBase that of
+	// the new active segment.
+	OldBase, NewBase int64
+	Time             time.Time
 }
 
 // SegmentInfo is a snapshot of one segment for observability, the
@@ -108,7 +124,7 @@ type SegmentInfo struct {
 
 // Open opens (creating if needed) the log in dir and recovers it.
 func Open(fsys vfs.FS, dir string, cfg Config, opts Options) (*Log, error) {
-	l := &Log{fs: fsys, dir: dir, logger: opts.Logger, now: opts.Now}
+	l := &Log{fs: fsys, dir: dir, logger: opts.Logger, now: opts.Now, onRoll: opts.OnRoll}
 	if l.logger == nil {
 		l.logger = slog.New(slog.DiscardHandler)
 	}

@@ -21,6 +21,7 @@ type Manager struct {
 	logger    *slog.Logger
 	now       func() time.Time
 	configFor func(topic string) Config
+	onRoll    func(TopicPartition, Roll)
 
 	mu struct {
 		sync.Mutex
@@ -44,6 +45,17 @@ type ManagerOptions struct {
 	// once, all partitions together; 0 means DefaultMaxOpenFiles(). See
 	// "Open files" in the package doc.
 	MaxOpenFiles int
+	// OnRoll, when set, is told of each roll of a log's active segment,
+	// with the log's lock held (see Options.OnRoll).
+	OnRoll func(TopicPartition, Roll)
+}
+
+// rollHook is the OnRoll of tp's log: the Manager's, told tp.
+func (m *Manager) rollHook(tp TopicPartition) func(Roll) {
+	if m.onRoll == nil {
+		return nil
+	}
+	return func(r Roll) { m.onRoll(tp, r) }
 }
 
 // DefaultMaxOpenFiles is the cap on open files of a Manager opened without
@@ -78,7 +90,7 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 	}
 	files := vfs.LimitOpen(fsys, maxOpen)
 	fsys = files
-	m := &Manager{fs: fsys, files: files, dir: dir, logger: opts.Logger, now: opts.Now, configFor: opts.ConfigFor}
+	m := &Manager{fs: fsys, files: files, dir: dir, logger: opts.Logger, now: opts.Now, configFor: opts.ConfigFor, onRoll: opts.OnRoll}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}
@@ -135,7 +147,7 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 		}
 		l, err := Open(fsys, path.Join(dir, n), m.configFor(tp.Topic), Options{
 			Logger: m.logger, Now: m.now, RecoveryPoint: rp, LogStartOffset: starts[tp],
-			CleanerCheckpoint: cleaned[tp],
+			CleanerCheckpoint: cleaned[tp], OnRoll: m.rollHook(tp),
 		})
 		if err != nil {
 			_ = m.closeLogs()
@@ -204,7 +216,7 @@ func (m *Manager) Create(topic string, partition int32, topicID [16]byte, cfg Co
 		return l, nil
 	}
 	dir := path.Join(m.dir, tp.Dir())
-	l, err := Open(m.fs, dir, cfg, Options{Logger: m.logger, Now: m.now})
+	l, err := Open(m.fs, dir, cfg, Options{Logger: m.logger, Now: m.now, OnRoll: m.rollHook(tp)})
 	if err != nil {
 		return nil, err
 	}

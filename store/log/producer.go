@@ -17,6 +17,7 @@ type ProducerState struct {
 	ProducerID            int64
 	ProducerEpoch         int16
 	LastSequence          int32 // -1 when no batch of the current epoch is retained
+	LastOffset            int64 // last offset of the last batch retained, -1 none
 	LastTimestamp         int64 // ms: max timestamp of the last batch or marker
 	CoordinatorEpoch      int32 // -1 until a transaction marker was written
 	CurrentTxnStartOffset int64 // first offset of the open transaction, -1 none
@@ -143,12 +144,12 @@ func (e *producerEntry) find(firstSeq, lastSeq int32) (batchMetadata, bool) {
 }
 
 func (e *producerEntry) state() ProducerState {
-	lastSeq := int32(-1)
+	lastSeq, lastOffset := int32(-1), int64(-1)
 	if m, ok := e.last(); ok {
-		lastSeq = m.lastSeq
+		lastSeq, lastOffset = m.lastSeq, m.lastOffset
 	}
 	return ProducerState{
-		ProducerID: e.id, ProducerEpoch: e.epoch, LastSequence: lastSeq, LastTimestamp: e.lastTimestamp,
+		ProducerID: e.id, ProducerEpoch: e.epoch, LastSequence: lastSeq, LastOffset: lastOffset, LastTimestamp: e.lastTimestamp,
 		CoordinatorEpoch: e.coordinatorEpoch, CurrentTxnStartOffset: e.txnFirstOffset,
 	}
 }

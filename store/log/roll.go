@@ -94,6 +94,9 @@ func (l *Log) rollAtLocked(now time.Time, reason string, base int64) error {
 	l.publish(segs)
 	l.mu.recoveryPoint = max(l.mu.recoveryPoint, old.next)
 	l.logger.Debug("rolled segment", "reason", reason, "old", old.base, "new", s.base)
+	if l.onRoll != nil {
+		l.onRoll(Roll{Reason: reason, OldBase: old.base, NewBase: s.base, Time: now})
+	}
 	// Snapshots of the last two segments are kept, so that truncation
 	// into the previous segment need not replay from the log start.
 	return l.deleteSnapshotsLocked(func(o int64) bool { return o < old.base })

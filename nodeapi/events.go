@@ -1,0 +1,115 @@
+package nodeapi
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// PathEvents is GET: the node's recent events (Events), oldest first.
+// Query parameters:
+//
+//   - since=SEQ: only the events after sequence number SEQ (default 0:
+//     every event the node holds).
+//   - run=RUN: the run SEQ belongs to (Events.Run). When the node's run is
+//     another one (it restarted), or SEQ is past its last event, the
+//     answer starts from its oldest event and says Reset.
+//   - wait=DURATION (e.g. 10s): when there is no event after SEQ, wait up
+//     to DURATION for one (a long poll), at most MaxEventsWait; default 0,
+//     answer at once.
+//   - limit=N: at most N events, 1 to Capacity (default: all the node
+//     holds); More says there are more.
+const PathEvents = "/v1/events"
+
+// MaxEventsWait bounds the wait of GET /v1/events; a longer one waits
+// this long.
+const MaxEventsWait = 30 * time.Second
+
+// Kinds of Event.
+const (
+	EventISRShrink    = "isr_shrink"
+	EventISRExpand    = "isr_expand"
+	EventLeaderChange = "leader_change"
+	EventSegmentRoll  = "segment_roll"
+	EventCleaning     = "cleaning"
+	EventRebalance    = "rebalance"
+)
+
+// Events is GET /v1/events. A node holds its last Capacity events
+// (1024); older ones are dropped.
+type Events struct {
+	NodeID int32 `json:"node_id"`
+	// Run identifies this run of the node: sequence numbers start at 1
+	// with each.
+	Run      string `json:"run"`
+	Capacity int    `json:"capacity"`
+	// FirstSeq and LastSeq are the sequence numbers of the oldest and
+	// newest events the node holds (0 when none).
+	FirstSeq uint64 `json:"first_seq"`
+	LastSeq  uint64 `json:"last_seq"`
+	// Missed counts the events after since that the node dropped before
+	// they were asked for: a gap before Events.
+	Missed uint64 `json:"missed"`
+	// More says limit cut the answer short: ask again since the last
+	// event's Seq.
+	More bool `json:"more,omitempty"`
+	// Reset says since was of another run of the node (or past its last
+	// event): the answer starts from its oldest event.
+	Reset  bool    `json:"reset,omitempty"`
+	Events []Event `json:"events"`
+}
+
+// Event is one thing a node saw happen.
+type Event struct {
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"`
+	NodeID int32     `json:"node_id"`
+	// Kind is one of the Event* constants: isr_shrink, isr_expand
+	// (detail: old_isr, new_isr, removed or added, leader_epoch,
+	// partition_epoch; told by the partition's leader), leader_change
+	// (leader, old_leader, leader_epoch, role: leader, follower or none;
+	// told by each replica), segment_roll (reason, old_base, new_base),
+	// cleaning (trigger: cleaner or request, first_dirty, end,
+	// bytes_removed, records_removed, segments_before, segments_after),
+	// rebalance (group_protocol: classic or consumer, state, generation,
+	// members, protocol, reason; told by the group's coordinator).
+	Kind string `json:"kind"`
+	// Topic and Partition name the partition of a partition's event;
+	// Partition is -1 for a group's.
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
+	Group     string `json:"group,omitempty"`
+	// Detail holds the kind's fields: numbers, strings, booleans and
+	// lists of broker ids.
+	Detail map[string]any `json:"detail"`
+}
+
+// EventsQuery is the query of GET /v1/events.
+type EventsQuery struct {
+	Since uint64
+	Run   string
+	// Wait is the long poll's bound; the Client's timeout must exceed it.
+	Wait  time.Duration
+	Limit int
+}
+
+// Events is GET /v1/events.
+func (c *Client) Events(ctx context.Context, q EventsQuery) (Events, error) {
+	v := url.Values{}
+	if q.Since > 0 {
+		v.Set("since", strconv.FormatUint(q.Since, 10))
+	}
+	if q.Run != "" {
+		v.Set("run", q.Run)
+	}
+	if q.Wait > 0 {
+		v.Set("wait", q.Wait.String())
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var out Events
+	return out, c.call(ctx, http.MethodGet, PathEvents, v, &out)
+}

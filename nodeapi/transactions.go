@@ -1,0 +1,104 @@
+package nodeapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Paths of the producer and transaction endpoints.
+const (
+	// PathProducers is GET /v1/partitions/{topic}/{partition}/producers:
+	// the producer state of the node's replica of the partition, leader
+	// or follower (Producers); 404 when the node has none.
+	PathProducers = "/v1/partitions/{topic}/{partition}/producers"
+	// PathTransactions is GET: the transactional ids the node's
+	// transaction coordinator owns (Transactions).
+	PathTransactions = "/v1/transactions"
+)
+
+// MaxListed bounds the producers and the transactions of one answer; Count
+// says how many there are.
+const MaxListed = 1000
+
+// ProducersPath is the path of the producers of topic/partition.
+func ProducersPath(topic string, partition int32) string {
+	return PartitionPath(topic, partition) + "/producers"
+}
+
+// Producers is GET /v1/partitions/{topic}/{partition}/producers.
+type Producers struct {
+	NodeID    int32  `json:"node_id"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Producers are the first MaxListed by producer id; Count is all of
+	// them.
+	Producers []Producer `json:"producers"`
+	Count     int        `json:"count"`
+}
+
+// Producer is one producer id in a partition's producer state.
+type Producer struct {
+	ProducerID    int64 `json:"producer_id"`
+	ProducerEpoch int16 `json:"producer_epoch"`
+	// LastSequence and LastOffset are those of the producer's last batch
+	// retained; -1 when none is.
+	LastSequence int32 `json:"last_sequence"`
+	LastOffset   int64 `json:"last_offset"`
+	// LastTimestamp is the max timestamp of its last batch or marker.
+	LastTimestamp *time.Time `json:"last_timestamp,omitempty"`
+	// CoordinatorEpoch is -1 until a transaction marker was written.
+	CoordinatorEpoch int32 `json:"coordinator_epoch"`
+	// CurrentTxnStartOffset is the first offset of the producer's open
+	// transaction: the last stable offset stays at or below it. -1 when
+	// none is open.
+	CurrentTxnStartOffset int64 `json:"current_txn_start_offset"`
+}
+
+// Transactions is GET /v1/transactions.
+type Transactions struct {
+	NodeID int32 `json:"node_id"`
+	// Transactions are the first MaxListed by transactional id; Count
+	// is all of them.
+	Transactions []Transaction `json:"transactions"`
+	Count        int           `json:"count"`
+}
+
+// Transaction is the state of one transactional id.
+type Transaction struct {
+	TransactionalID string `json:"transactional_id"`
+	// CoordinatorPartition is its __transaction_state partition.
+	CoordinatorPartition int32  `json:"coordinator_partition"`
+	ProducerID           int64  `json:"producer_id"`
+	ProducerEpoch        int16  `json:"producer_epoch"`
+	State                string `json:"state"`
+	TimeoutMs            int64  `json:"timeout_ms"`
+	// StartTime is when the current or last transaction began; absent
+	// before the first.
+	StartTime  *time.Time `json:"start_time,omitempty"`
+	LastUpdate time.Time  `json:"last_update"`
+	// Partitions are those the transaction in flight wrote to; none once
+	// it completed.
+	Partitions []TransactionPartition `json:"partitions"`
+	// MarkersPending says the ending transaction's markers are being
+	// written.
+	MarkersPending bool `json:"markers_pending,omitempty"`
+}
+
+// TransactionPartition is one partition of a transaction.
+type TransactionPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+// Producers is GET /v1/partitions/{topic}/{partition}/producers.
+func (c *Client) Producers(ctx context.Context, topic string, partition int32) (Producers, error) {
+	var out Producers
+	return out, c.call(ctx, http.MethodGet, ProducersPath(topic, partition), nil, &out)
+}
+
+// Transactions is GET /v1/transactions.
+func (c *Client) Transactions(ctx context.Context) (Transactions, error) {
+	var out Transactions
+	return out, c.call(ctx, http.MethodGet, PathTransactions, nil, &out)
+}
