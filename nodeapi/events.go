@@ -2,9 +2,13 @@ package nodeapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -112,4 +116,68 @@ func (c *Client) Events(ctx context.Context, q EventsQuery) (Events, error) {
 	}
 	var out Events
 	return out, c.call(ctx, http.MethodGet, PathEvents, v, &out)
+}
+
+// SortEvents orders events by time, then node and sequence number: the
+// events of several nodes merged.
+func SortEvents(evs []Event) {
+	sort.SliceStable(evs, func(i, j int) bool {
+		a, b := evs[i], evs[j]
+		if !a.Time.Equal(b.Time) {
+			return a.Time.Before(b.Time)
+		}
+		if a.NodeID != b.NodeID {
+			return a.NodeID < b.NodeID
+		}
+		return a.Seq < b.Seq
+	})
+}
+
+// Subject is what the event is about: "group G", "topic/partition", or
+// "-".
+func (e Event) Subject() string {
+	switch {
+	case e.Group != "":
+		return "group " + e.Group
+	case e.Topic != "":
+		return e.Topic + "/" + strconv.Itoa(int(e.Partition))
+	}
+	return "-"
+}
+
+// DetailText renders the event's details as key=value, in key order:
+// lists as [1,2,3], strings quoted when they hold a space.
+func (e Event) DetailText() string {
+	keys := make([]string, 0, len(e.Detail))
+	for k := range e.Detail {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	fields := make([]string, len(keys))
+	for i, k := range keys {
+		fields[i] = k + "=" + detailValue(e.Detail[k])
+	}
+	return strings.Join(fields, " ")
+}
+
+func detailValue(v any) string {
+	switch v := v.(type) {
+	case []any:
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = detailValue(x)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case string:
+		if v == "" || strings.ContainsAny(v, " \t\"=") {
+			return strconv.Quote(v)
+		}
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case nil:
+		return "-"
+	default:
+		return fmt.Sprint(v)
+	}
 }

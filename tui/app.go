@@ -115,6 +115,7 @@ func newModel(src Source, opts Options) *model {
 			newGroupsScreen(),
 			newTxnScreen(),
 			newCleanerScreen(),
+			newEventsScreen(),
 			newPartitionScreen(),
 			newSegmentsScreen(),
 		},

@@ -42,6 +42,7 @@ type fakeSource struct {
 	segments map[string]PartitionSegments // by "topic/partition"
 	index    map[int64]nodeapi.Index      // by segment base
 	leaders  map[string]nodeapi.Partition // by "topic/partition"
+	events   []nodeapi.Event
 	noAdmin  bool
 }
 
@@ -122,6 +123,14 @@ func (f *fakeSource) Partition(_ context.Context, topic string, partition int32)
 		out.Leader, out.AdminErr = &p, ""
 	}
 	return out, nil
+}
+
+func (f *fakeSource) Events(context.Context) ([]nodeapi.Event, error) {
+	defer f.enter("events")()
+	if f.noAdmin {
+		return nil, ErrNoAdminAPI
+	}
+	return f.events, nil
 }
 
 func (f *fakeSource) Segments(_ context.Context, topic string, partition int32) (PartitionSegments, error) {
@@ -211,6 +220,14 @@ func newFakeSource() *fakeSource {
 					{ID: 0, LogEndOffset: 63, Lag: 0, LastCaughtUp: &lastRun, LastFetch: &lastRun, CaughtUp: true, InISR: true},
 					{ID: 1, LogEndOffset: 57, Lag: 6, LastCaughtUp: &lastRun, LastFetch: &lastRun, CaughtUp: true, InISR: true},
 				}},
+		},
+		events: []nodeapi.Event{
+			{Seq: 7, Time: clock.Add(-3 * time.Minute), NodeID: 0, Kind: nodeapi.EventLeaderChange, Topic: "orders", Partition: 0,
+				Detail: map[string]any{"leader": 0.0, "old_leader": -1.0, "leader_epoch": 2.0, "role": "leader"}},
+			{Seq: 8, Time: clock.Add(-2 * time.Minute), NodeID: 1, Kind: nodeapi.EventISRShrink, Topic: "orders", Partition: 1,
+				Detail: map[string]any{"old_isr": []any{1.0, 2.0, 0.0}, "new_isr": []any{1.0, 2.0}, "removed": []any{0.0}}},
+			{Seq: 9, Time: clock.Add(-time.Minute), NodeID: 0, Kind: nodeapi.EventRebalance, Partition: -1, Group: "billing",
+				Detail: map[string]any{"generation": 4.0, "members": 2.0, "reason": "member joined", "state": "CompletingRebalance"}},
 		},
 		index: map[int64]nodeapi.Index{
 			50: {NodeID: 0, Topic: "orders", Partition: 0, BaseOffset: 50, Kind: nodeapi.IndexOffset, Total: 3,

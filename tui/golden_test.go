@@ -77,3 +77,8 @@ func TestGoldenPartition(t *testing.T) {
 	d.tick()
 	d.golden("partition-no-admin")
 }
+
+func TestGoldenEvents(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "events"})
+	d.golden("events")
+}

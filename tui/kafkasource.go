@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -216,4 +217,43 @@ func (s *KafkaSource) Index(ctx context.Context, topic string, partition int32, 
 		return nodeapi.Index{}, err
 	}
 	return c.Index(ctx, topic, partition, base, nodeapi.IndexOffset, 0, 0)
+}
+
+// maxEvents is how many of each node's latest events the events screen
+// reads.
+const maxEvents = 200
+
+// Events implements Source. A node that does not answer is left out,
+// unless none does.
+func (s *KafkaSource) Events(ctx context.Context) ([]nodeapi.Event, error) {
+	if len(s.admins) == 0 {
+		if s.noAdmin != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNoAdminAPI, s.noAdmin)
+		}
+		return nil, ErrNoAdminAPI
+	}
+	var (
+		out      []nodeapi.Event
+		firstErr error
+		answered int
+	)
+	for _, c := range s.admins {
+		head, err := c.Events(ctx, nodeapi.EventsQuery{Limit: 1})
+		if err == nil && head.LastSeq > maxEvents {
+			head, err = c.Events(ctx, nodeapi.EventsQuery{Since: head.LastSeq - maxEvents, Run: head.Run, Limit: maxEvents})
+		} else if err == nil {
+			head, err = c.Events(ctx, nodeapi.EventsQuery{Limit: maxEvents})
+		}
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		answered++
+		out = append(out, head.Events...)
+	}
+	if answered == 0 {
+		return nil, fmt.Errorf("%w: no node answered: %v", ErrNoAdminAPI, firstErr)
+	}
+	nodeapi.SortEvents(out)
+	return out, nil
 }

@@ -167,6 +167,22 @@ func TestKafkaSourceSegments(t *testing.T) {
 	if _, err := src.Partition(ctx, "logs", 3); err == nil || !strings.Contains(err.Error(), "topic logs has no partition 3") {
 		t.Errorf("partition 3: %v", err)
 	}
+	evs, err := src.Events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := map[int32]bool{}
+	for i, e := range evs {
+		if i > 0 && e.Time.Before(evs[i-1].Time) {
+			t.Fatalf("events not merged by time: %+v before %+v", evs[i-1], e)
+		}
+		if e.Kind == nodeapi.EventLeaderChange && e.Topic == "logs" {
+			leaders[e.NodeID] = true
+		}
+	}
+	if len(leaders) != 3 {
+		t.Errorf("leader_change events of logs/0 from nodes %v, want all 3 replicas", leaders)
+	}
 	if _, err := src.Segments(ctx, "nope", 0); err == nil || !strings.Contains(err.Error(), "no node has a replica of nope/0") {
 		t.Errorf("unknown topic: %v", err)
 	}

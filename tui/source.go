@@ -38,6 +38,9 @@ type Source interface {
 	// Partition is one partition over the Kafka protocol and, with the
 	// admin API, its leader's state of every replica.
 	Partition(ctx context.Context, topic string, partition int32) (PartitionDetail, error)
+	// Events is the nodes' recent events merged by time, oldest first,
+	// the last maxEvents of each node (admin API).
+	Events(ctx context.Context) ([]nodeapi.Event, error)
 	// Segments is a partition's log on its leader (admin API).
 	Segments(ctx context.Context, topic string, partition int32) (PartitionSegments, error)
 	// Index is the first page of the offset index of the partition's

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -115,7 +112,7 @@ func runEvents(ctx context.Context, g *globals, follow bool, out, diag io.Writer
 		}
 		evs = append(evs, got...)
 	}
-	sortEvents(evs)
+	nodeapi.SortEvents(evs)
 	if err := writeEvents(g, out, evs); err != nil {
 		return err
 	}
@@ -167,7 +164,7 @@ func followEvents(ctx context.Context, g *globals, cursors []*nodeCursor, out, d
 			if b.err != nil {
 				fmt.Fprintf(diag, "klog: %v\n", b.err)
 			}
-			sortEvents(b.evs)
+			nodeapi.SortEvents(b.evs)
 			if err := writeEvents(g, out, b.evs); err != nil && werr == nil {
 				werr = err
 				cancel()
@@ -177,20 +174,6 @@ func followEvents(ctx context.Context, g *globals, cursors []*nodeCursor, out, d
 		}
 	}
 	return werr
-}
-
-// sortEvents orders events by time, then node and sequence number.
-func sortEvents(evs []nodeapi.Event) {
-	sort.SliceStable(evs, func(i, j int) bool {
-		a, b := evs[i], evs[j]
-		if !a.Time.Equal(b.Time) {
-			return a.Time.Before(b.Time)
-		}
-		if a.NodeID != b.NodeID {
-			return a.NodeID < b.NodeID
-		}
-		return a.Seq < b.Seq
-	})
 }
 
 // writeEvents prints events one a line: text, or JSON with --format json.
@@ -218,45 +201,5 @@ func writeEvents(g *globals, out io.Writer, evs []nodeapi.Event) error {
 // eventLine renders an event as one line of text: time, node, kind, what
 // it is about, and its details as key=value, in key order.
 func eventLine(e nodeapi.Event) string {
-	subject := "-"
-	switch {
-	case e.Group != "":
-		subject = "group " + e.Group
-	case e.Topic != "":
-		subject = fmt.Sprintf("%s/%d", e.Topic, e.Partition)
-	}
-	keys := make([]string, 0, len(e.Detail))
-	for k := range e.Detail {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	fields := make([]string, len(keys))
-	for i, k := range keys {
-		fields[i] = k + "=" + detailValue(e.Detail[k])
-	}
-	return fmt.Sprintf("%s  node %d  %-13s  %s  %s", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.NodeID, e.Kind, subject, strings.Join(fields, " "))
-}
-
-// detailValue renders one detail value: lists as 1,2,3, strings quoted
-// when they hold a space.
-func detailValue(v any) string {
-	switch v := v.(type) {
-	case []any:
-		parts := make([]string, len(v))
-		for i, x := range v {
-			parts[i] = detailValue(x)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	case string:
-		if v == "" || strings.ContainsAny(v, " \t\"=") {
-			return fmt.Sprintf("%q", v)
-		}
-		return v
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case nil:
-		return "-"
-	default:
-		return fmt.Sprint(v)
-	}
+	return fmt.Sprintf("%s  node %d  %-13s  %s  %s", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.NodeID, e.Kind, e.Subject(), e.DetailText())
 }
