@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"time"
 
@@ -13,10 +12,6 @@ import (
 // txnJSONVersion is the "version" field of every txn command's JSON output;
 // it changes only when a field changes meaning or goes away.
 const txnJSONVersion = 1
-
-// ErrNoOpenTransaction reports that no producer has an open transaction
-// starting at the offset given to txn abort.
-var ErrNoOpenTransaction = errors.New("no open transaction starts at this offset")
 
 func newTxnCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -70,25 +71,12 @@ func runTxnAbort(ctx context.Context, g *globals, o txnAbortOptions, in io.Reade
 		return usagef("--start-offset is required and must not be negative")
 	}
 	return withAdmin(g, func(adm *kadm.Client) error {
-		set := make(kadm.TopicsSet)
-		set.Add(o.topic, o.partition)
-		parts, err := inspect.DescribeProducers(ctx, adm, set)
+		found, err := inspect.OpenTransaction(ctx, adm, o.topic, o.partition, o.startOffset)
+		if errors.Is(err, inspect.ErrNoOpenTransaction) {
+			return fmt.Errorf("%w (see klog txn producers %s/%d)", err, o.topic, o.partition)
+		}
 		if err != nil {
 			return err
-		}
-		p := parts[0]
-		if p.Error != "" {
-			return fmt.Errorf("describe producers of %s/%d: %s", o.topic, o.partition, p.Error)
-		}
-		var found *inspect.Producer
-		for i := range p.Producers {
-			if p.Producers[i].CurrentTxnStartOffset == o.startOffset {
-				found = &p.Producers[i]
-				break
-			}
-		}
-		if found == nil {
-			return fmt.Errorf("%s/%d@%d: %w (see klog txn producers %s/%d)", o.topic, o.partition, o.startOffset, ErrNoOpenTransaction, o.topic, o.partition)
 		}
 		res := txnAbortJSON{
 			Version:          txnJSONVersion,
@@ -105,22 +93,8 @@ func runTxnAbort(ctx context.Context, g *globals, o txnAbortOptions, in io.Reade
 		if err := c.ask("Abort "+what+"?", "aborted", "abort "+what); err != nil {
 			return err
 		}
-		resps, err := adm.WriteTxnMarkers(ctx, kadm.TxnMarkers{
-			ProducerID:       res.ProducerID,
-			ProducerEpoch:    res.ProducerEpoch,
-			Commit:           false,
-			CoordinatorEpoch: res.CoordinatorEpoch,
-			Topics:           set,
-		})
-		if err != nil {
-			return fmt.Errorf("write abort marker: %w", err)
-		}
-		r, ok := resps[res.ProducerID].Topics[o.topic].Partitions[o.partition]
-		switch {
-		case !ok:
-			return fmt.Errorf("write abort marker: %w", inspect.ErrNoResponse)
-		case r.Err != nil:
-			return fmt.Errorf("write abort marker to %s/%d: %w", o.topic, o.partition, r.Err)
+		if err := inspect.AbortTransaction(ctx, adm, o.topic, o.partition, found); err != nil {
+			return err
 		}
 		res.Aborted = true
 		if g.format == formatJSON {

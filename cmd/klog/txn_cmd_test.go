@@ -207,7 +207,7 @@ func TestTxnProducersAndAbort(t *testing.T) {
 		t.Errorf("abort without --yes: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	r = klogRun(t, b, "", append([]string{"txn", "abort", "--start-offset", "5", "--yes"}, part...)...)
-	if r.code != exitFailure || !strings.Contains(r.stderr, ErrNoOpenTransaction.Error()) {
+	if r.code != exitFailure || !strings.Contains(r.stderr, inspect.ErrNoOpenTransaction.Error()) {
 		t.Errorf("abort of a wrong offset: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	// A read_committed consumer is held at the open transaction...
