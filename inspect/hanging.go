@@ -62,7 +62,11 @@ func HangingTransactions(ctx context.Context, adm *kadm.Client, topics []string,
 			return Hanging{}, fmt.Errorf("metadata: %w", err)
 		}
 		for _, d := range details {
-			set.Add(d.Topic)
+			// A listing of every topic can carry one the client asked
+			// about before and that does not exist: nothing to examine.
+			if d.Err == nil {
+				set.Add(d.Topic)
+			}
 		}
 	}
 	var h Hanging

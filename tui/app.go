@@ -38,6 +38,28 @@ type screen interface {
 	view(s Styles, width, height int) string
 }
 
+// action is what a screen's action key would do to its selected row:
+// What describes it for the y/n question and the outcome line, Do does
+// it.
+type action struct {
+	What string
+	Do   func(ctx context.Context, src Source) error
+}
+
+// actionScreen is a screen with an action on its selected row that
+// changes the cluster (the abort of a hanging transaction); --readonly
+// forbids it.
+type actionScreen interface {
+	// action is the action on the selected row; false when none applies.
+	action() (action, bool)
+}
+
+// actionMsg is the outcome of an action.
+type actionMsg struct {
+	what string
+	err  error
+}
+
 // argScreen is a screen its command gives an argument (:seg orders/0).
 type argScreen interface {
 	setArg(arg string) error
@@ -67,6 +89,7 @@ const (
 	modeNormal  mode = iota
 	modeCommand      // typing a :command
 	modeFilter       // typing a /filter
+	modeConfirm      // asking y/n before an action
 )
 
 // model is the root model: window size, quit, help, errors, refresh and
@@ -84,8 +107,13 @@ type model struct {
 	width, height int
 	showHelp      bool
 	mode          mode
-	input         string // the command line or filter being typed
-	err           error
+	// pending is the action asked for, waiting for y (modeConfirm);
+	// notice the last action's outcome, shown until the next key.
+	pending   *action
+	notice    string
+	noticeBad bool
+	input     string // the command line or filter being typed
+	err       error
 
 	paused   bool
 	inFlight bool // a fetch runs; never more than one
@@ -114,6 +142,7 @@ func newModel(src Source, opts Options) *model {
 			newTopicsScreen(),
 			newGroupsScreen(),
 			newTxnScreen(),
+			newHangingScreen(opts.HangingAfter),
 			newCleanerScreen(),
 			newEventsScreen(),
 			newPartitionScreen(),
@@ -178,6 +207,14 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case dataMsg:
 		return m, m.answered(msg)
+	case actionMsg:
+		// The outcome stays on the status line until the next key (a
+		// refresh's error would replace an error bar).
+		m.notice, m.noticeBad = "done: "+msg.what, false
+		if msg.err != nil {
+			m.notice, m.noticeBad = "failed: "+msg.what+": "+errorLine(msg.err), true
+		}
+		return m, m.refresh()
 	case tickMsg:
 		if msg.gen != m.tickGen || m.paused {
 			return m, nil
@@ -223,7 +260,10 @@ func (m *model) keyPress(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case modeFilter:
 		m.filterKey(msg)
 		return m, nil
+	case modeConfirm:
+		return m, m.confirmKey(msg)
 	}
+	m.notice = ""
 	k := m.keys
 	if m.showHelp {
 		if key.Matches(msg, k.Quit) {
@@ -249,6 +289,8 @@ func (m *model) keyPress(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 	case key.Matches(msg, k.Refresh):
 		return m, m.refresh()
+	case key.Matches(msg, k.Abort):
+		m.ask()
 	case key.Matches(msg, k.Up):
 		l.move(-1)
 	case key.Matches(msg, k.Down):
@@ -272,6 +314,45 @@ func (m *model) keyPress(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, nil
+}
+
+// ask asks y/n before the screen's action on the selected row; readonly
+// refuses it.
+func (m *model) ask() {
+	a, ok := m.screen().(actionScreen)
+	if !ok {
+		m.err = fmt.Errorf("screen %s has no action", m.screen().name())
+		return
+	}
+	act, ok := a.action()
+	switch {
+	case !ok:
+		m.err = errors.New("no row to act on")
+	case m.opts.Readonly:
+		m.err = fmt.Errorf("readonly: not allowed to %s", act.What)
+	default:
+		m.pending, m.mode, m.err = &act, modeConfirm, nil
+	}
+}
+
+// confirmKey takes the answer to ask: y runs the action, anything else
+// drops it.
+func (m *model) confirmKey(msg tea.KeyPressMsg) tea.Cmd {
+	act := m.pending
+	m.pending, m.mode = nil, modeNormal
+	if act == nil {
+		return nil
+	}
+	if !key.Matches(msg, m.keys.Yes) {
+		m.notice = "not done: " + act.What
+		return nil
+	}
+	src, fetchContext := m.src, m.fetchContext
+	return func() tea.Msg {
+		ctx, cancel := fetchContext()
+		defer cancel()
+		return actionMsg{what: act.What, err: act.Do(ctx, src)}
+	}
 }
 
 // commands are the names the command line completes, screens first.
@@ -445,8 +526,14 @@ func (m *model) render() string {
 		status = s.Prompt.Render(":"+m.input) + "  " + s.Dim.Render(strings.Join(m.completions(m.input), " "))
 	case m.mode == modeFilter:
 		status = s.Prompt.Render("/" + m.input)
+	case m.mode == modeConfirm:
+		status = s.Bad.Render(m.pending.What+"? ") + s.Prompt.Render("y to confirm, any other key cancels")
 	case m.err != nil:
 		status = s.Error.Render(errorLine(m.err))
+	case m.notice != "" && m.noticeBad:
+		status = s.Error.Render(m.notice)
+	case m.notice != "":
+		status = s.Dim.Render(m.notice)
 	case m.screen().list().filter != "":
 		status = s.Prompt.Render("/" + m.screen().list().filter)
 	}

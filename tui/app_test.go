@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -224,7 +225,7 @@ func TestChangedValuesMarked(t *testing.T) {
 func TestHelpAndQuit(t *testing.T) {
 	d := newDriver(t, newFakeSource(), Options{})
 	d.press("?")
-	if !strings.Contains(d.screen(), "screens: cluster topics groups txn cleaner") {
+	if !strings.Contains(d.screen(), "screens: cluster topics groups txn hanging cleaner") {
 		t.Fatalf("? shows:\n%s", d.screen())
 	}
 	d.press("j")
@@ -299,5 +300,43 @@ func TestCommandArguments(t *testing.T) {
 	d.press("esc")
 	if !strings.Contains(d.screen(), "3 segments") {
 		t.Fatalf("esc:\n%s", d.screen())
+	}
+}
+
+// TestAbortAsksFirst: a on a hanging transaction asks, y aborts that one
+// and refreshes, any other key drops it; --readonly refuses; a screen
+// without an action says so.
+func TestAbortAsksFirst(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{Screen: "hanging"})
+	d.press("j", "a")
+	if d.m.mode != modeConfirm || !strings.Contains(d.screen(), "abort the transaction of producer 4002 (epoch 7) on payments/0 starting at offset 12? y to confirm") {
+		t.Fatalf("a:\n%s", d.screen())
+	}
+	d.press("n")
+	if len(src.aborted) != 0 || !strings.Contains(d.screen(), "not done: abort the transaction of producer 4002") {
+		t.Fatalf("n: aborted %v\n%s", src.aborted, d.screen())
+	}
+	before := src.count("hanging")
+	d.press("a", "y")
+	if len(src.aborted) != 1 || src.aborted[0].ProducerID != 4002 || src.aborted[0].StartOffset != 12 ||
+		!strings.Contains(d.screen(), "done: abort the transaction of producer 4002") || src.count("hanging") != before+1 {
+		t.Fatalf("y: aborted %+v, %d refreshes\n%s", src.aborted, src.count("hanging")-before, d.screen())
+	}
+	src.abortErr = errors.New("COORDINATOR_FENCED")
+	d.press("a", "y")
+	if !strings.Contains(d.screen(), "failed: abort the transaction of producer 4002 (epoch 7) on payments/0 starting at offset 12: COORDINATOR_FEN") {
+		t.Fatalf("failed abort:\n%s", d.screen())
+	}
+
+	ro := newDriver(t, src, Options{Screen: "hanging", Readonly: true})
+	ro.press("a")
+	if ro.m.mode == modeConfirm || ro.m.err == nil || !strings.HasPrefix(ro.m.err.Error(), "readonly: not allowed to abort the transaction of producer 3999") {
+		t.Fatalf("readonly a: mode %v err %v", ro.m.mode, ro.m.err)
+	}
+	other := newDriver(t, src, Options{Screen: "topics"})
+	other.press("a")
+	if other.m.err == nil || other.m.err.Error() != "screen topics has no action" {
+		t.Fatalf("a on topics: %v", other.m.err)
 	}
 }

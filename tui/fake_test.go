@@ -43,6 +43,9 @@ type fakeSource struct {
 	index    map[int64]nodeapi.Index      // by segment base
 	leaders  map[string]nodeapi.Partition // by "topic/partition"
 	events   []nodeapi.Event
+	hanging  []inspect.HangingTransaction
+	aborted  []inspect.HangingTransaction
+	abortErr error
 	noAdmin  bool
 }
 
@@ -123,6 +126,22 @@ func (f *fakeSource) Partition(_ context.Context, topic string, partition int32)
 		out.Leader, out.AdminErr = &p, ""
 	}
 	return out, nil
+}
+
+func (f *fakeSource) Hanging(context.Context, time.Duration) ([]inspect.HangingTransaction, error) {
+	defer f.enter("hanging")()
+	return f.hanging, nil
+}
+
+func (f *fakeSource) AbortTransaction(_ context.Context, t inspect.HangingTransaction) error {
+	defer f.enter("abort")()
+	if f.abortErr != nil {
+		return f.abortErr
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.aborted = append(f.aborted, t)
+	return nil
 }
 
 func (f *fakeSource) Events(context.Context) ([]nodeapi.Event, error) {
@@ -220,6 +239,11 @@ func newFakeSource() *fakeSource {
 					{ID: 0, LogEndOffset: 63, Lag: 0, LastCaughtUp: &lastRun, LastFetch: &lastRun, CaughtUp: true, InISR: true},
 					{ID: 1, LogEndOffset: 57, Lag: 6, LastCaughtUp: &lastRun, LastFetch: &lastRun, CaughtUp: true, InISR: true},
 				}},
+		},
+		hanging: []inspect.HangingTransaction{
+			{Topic: "orders", Partition: 2, ProducerID: 3999, ProducerEpoch: 1, CoordinatorEpoch: 4, StartOffset: 40, LastTimestamp: clock.Add(-40 * time.Minute).UnixMilli()},
+			{Topic: "payments", Partition: 0, ProducerID: 4002, ProducerEpoch: 7, CoordinatorEpoch: 2, StartOffset: 12, LastTimestamp: clock.Add(-20 * time.Minute).UnixMilli(),
+				TransactionalID: new("ship-1"), CoordinatorState: "CompleteCommit"},
 		},
 		events: []nodeapi.Event{
 			{Seq: 7, Time: clock.Add(-3 * time.Minute), NodeID: 0, Kind: nodeapi.EventLeaderChange, Topic: "orders", Partition: 0,

@@ -82,3 +82,10 @@ func TestGoldenEvents(t *testing.T) {
 	d := newDriver(t, newFakeSource(), Options{Screen: "events"})
 	d.golden("events")
 }
+
+func TestGoldenHanging(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "hanging"})
+	d.golden("hanging")
+	d.press("a")
+	d.golden("hanging-confirm")
+}

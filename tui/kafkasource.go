@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -195,6 +196,22 @@ func (s *KafkaSource) Partition(ctx context.Context, topic string, partition int
 		d.AdminErr = "no node answered as its leader"
 	}
 	return d, nil
+}
+
+// Hanging implements Source.
+func (s *KafkaSource) Hanging(ctx context.Context, maxAge time.Duration) ([]inspect.HangingTransaction, error) {
+	h, err := inspect.HangingTransactions(ctx, s.adm, nil, maxAge, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return h.Transactions, nil
+}
+
+// AbortTransaction implements Source.
+func (s *KafkaSource) AbortTransaction(ctx context.Context, t inspect.HangingTransaction) error {
+	return inspect.AbortTransaction(ctx, s.adm, t.Topic, t.Partition, inspect.Producer{
+		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, CoordinatorEpoch: t.CoordinatorEpoch, CurrentTxnStartOffset: t.StartOffset,
+	})
 }
 
 // Segments implements Source.

@@ -109,6 +109,25 @@ func TestKafkaSource(t *testing.T) {
 	if got, err := down.Cleaner(ctx); !errors.Is(err, ErrNoAdminAPI) || len(got) != 1 || got[0].Error == "" {
 		t.Errorf("cleaner of a node not answering: %+v, %v", got, err)
 	}
+
+	// Its coordinator runs the open transaction: not hanging, however
+	// young. Aborting it anyway (the abort key's call) releases the LSO.
+	if h, err := src.Hanging(ctx, 0); err != nil || len(h) != 0 {
+		t.Fatalf("hanging = %+v, %v; want none", h, err)
+	}
+	parts, err := inspect.DescribeProducers(ctx, adm, kadm.TopicsSet{"orders": {1: {}}})
+	if err != nil || len(parts) != 1 || len(parts[0].Producers) != 1 {
+		t.Fatalf("producers of orders/1: %+v %v", parts, err)
+	}
+	p := parts[0].Producers[0]
+	err = src.AbortTransaction(ctx, inspect.HangingTransaction{Topic: "orders", Partition: 1, ProducerID: p.ProducerID,
+		ProducerEpoch: p.ProducerEpoch, CoordinatorEpoch: p.CoordinatorEpoch, StartOffset: p.CurrentTxnStartOffset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := src.Topic(ctx, "orders"); err != nil || d.Partitions[1].LastStableOffset != d.Partitions[1].HighWatermark {
+		t.Errorf("orders/1 after the abort: %+v %v", d.Partitions[1], err)
+	}
 }
 
 // TestKafkaSourceSegments: the segments of a partition come from its

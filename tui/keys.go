@@ -10,6 +10,9 @@ type KeyMap struct {
 	Command, Filter       key.Binding
 	Pause, Refresh        key.Binding
 	Help, Quit            key.Binding
+	// Abort is the action of a screen with one (abort a hanging
+	// transaction), Yes confirms it.
+	Abort, Yes key.Binding
 	// Complete and Submit work inside the command line and the filter.
 	Complete, Submit, Cancel key.Binding
 }
@@ -29,6 +32,8 @@ func DefaultKeyMap() KeyMap {
 		Refresh:  key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Abort:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "abort (asks first)")),
+		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm")),
 		Complete: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete")),
 		Submit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go")),
 		Cancel:   key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "cancel")),
@@ -46,6 +51,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.Top, k.Bottom},
 		{k.Enter, k.Back, k.Command, k.Filter},
 		{k.Pause, k.Refresh, k.Help, k.Quit},
-		{k.Complete, k.Submit, k.Cancel},
+		{k.Complete, k.Submit, k.Cancel, k.Abort},
 	}
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/klogdev/klog/inspect"
 	"github.com/klogdev/klog/nodeapi"
@@ -38,6 +39,12 @@ type Source interface {
 	// Partition is one partition over the Kafka protocol and, with the
 	// admin API, its leader's state of every replica.
 	Partition(ctx context.Context, topic string, partition int32) (PartitionDetail, error)
+	// Hanging finds the hanging transactions: open longer than maxAge
+	// with no coordinator finishing them (inspect.HangingTransactions).
+	Hanging(ctx context.Context, maxAge time.Duration) ([]inspect.HangingTransaction, error)
+	// AbortTransaction writes an abort marker for a hanging transaction
+	// (inspect.AbortTransaction); the one call that changes the cluster.
+	AbortTransaction(ctx context.Context, t inspect.HangingTransaction) error
 	// Events is the nodes' recent events merged by time, oldest first,
 	// the last maxEvents of each node (admin API).
 	Events(ctx context.Context) ([]nodeapi.Event, error)

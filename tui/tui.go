@@ -35,11 +35,18 @@ type Options struct {
 	Readonly bool
 	// Brokers is shown in the header.
 	Brokers string
+	// HangingAfter is how long an open transaction goes unwritten before
+	// the hanging screen counts it (default 15 min, the broker default of
+	// transaction.max.timeout.ms, as klog txn hanging).
+	HangingAfter time.Duration
 	// Screen is the screen shown first (default cluster).
 	Screen string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
+
+// DefaultHangingAfter is Options.HangingAfter's default.
+const DefaultHangingAfter = 15 * time.Minute
 
 // DefaultRefresh is the refresh interval of klog tui.
 const DefaultRefresh = 2 * time.Second
@@ -53,6 +60,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.HangingAfter <= 0 {
+		o.HangingAfter = DefaultHangingAfter
 	}
 	return o
 }

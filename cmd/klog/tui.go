@@ -48,6 +48,7 @@ drill in and back, "j"/"k" "g"/"G" move, "p" pauses the live refresh,
 	}
 	cmd.Flags().BoolVar(&opts.Readonly, "readonly", false, "change nothing in the cluster")
 	cmd.Flags().DurationVar(&opts.Refresh, "refresh", tui.DefaultRefresh, "live refresh interval")
+	cmd.Flags().DurationVar(&opts.HangingAfter, "hanging-after", tui.DefaultHangingAfter, "the hanging screen counts an open transaction unwritten this long (as klog txn hanging --max-age)")
 	return cmd
 }
 

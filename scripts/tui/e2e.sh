@@ -91,6 +91,8 @@ keys / tui-billing Enter Enter
 expect "a group's lag" "total lag 200 "
 keys : cleaner Enter / tui-prices Enter
 expect "the cleaner, from the admin API" "tui-prices +0 +[0-9.]+ +0\.50 .* [0-9]+ rec"
+keys : hanging Enter
+expect "the hanging transactions: none" "no coordinator is finishing"
 keys : events Enter
 expect "the events timeline" "segment_roll +tui-logs/0 +new_base="
 keys -l ':part tui-orders/0'
