@@ -176,19 +176,16 @@ func DescribeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]To
 			if rc.Err != nil {
 				desc.Error = "describe configs: " + ErrorText(rc.Err, rc.ErrMessage)
 			}
+			var own []kadm.Config
 			for _, c := range rc.Configs {
-				if c.Source == kmsg.ConfigSourceDefaultConfig || c.Source == kmsg.ConfigSourceStaticBrokerConfig ||
-					c.Source == kmsg.ConfigSourceDynamicDefaultBrokerConfig || c.Source == kmsg.ConfigSourceDynamicBrokerConfig {
-					continue
+				switch c.Source {
+				case kmsg.ConfigSourceDefaultConfig, kmsg.ConfigSourceStaticBrokerConfig,
+					kmsg.ConfigSourceDynamicDefaultBrokerConfig, kmsg.ConfigSourceDynamicBrokerConfig:
+					continue // the broker's or the default
 				}
-				desc.Configs = append(desc.Configs, ConfigDescription{
-					Key:       c.Key,
-					Value:     c.Value,
-					Source:    c.Source.String(),
-					Sensitive: c.Sensitive,
-				})
+				own = append(own, c)
 			}
-			sort.Slice(desc.Configs, func(i, j int) bool { return desc.Configs[i].Key < desc.Configs[j].Key })
+			desc.Configs = configDescriptions(own)
 		}
 		descs = append(descs, desc)
 	}
@@ -226,4 +223,43 @@ func AutoCreatesTopics(ctx context.Context, adm *kadm.Client, broker int32) (boo
 		}
 	}
 	return false, fmt.Errorf("broker %d does not report %s: %w", broker, key, ErrNoResponse)
+}
+
+// configDescriptions converts configs, sorted by key.
+func configDescriptions(configs []kadm.Config) []ConfigDescription {
+	out := make([]ConfigDescription, 0, len(configs))
+	for _, c := range configs {
+		out = append(out, ConfigDescription{Key: c.Key, Value: c.Value, Source: c.Source.String(), Sensitive: c.Sensitive})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// Configs describes every config of a topic, or with broker >= 0 of that
+// broker (topic ""), each with its value and source (DYNAMIC_TOPIC_CONFIG,
+// DYNAMIC_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG, ...), by
+// key.
+func Configs(ctx context.Context, adm *kadm.Client, topic string, broker int32) ([]ConfigDescription, error) {
+	var (
+		rcs  kadm.ResourceConfigs
+		err  error
+		name = topic
+	)
+	if topic != "" {
+		rcs, err = adm.DescribeTopicConfigs(ctx, topic)
+	} else {
+		rcs, err = adm.DescribeBrokerConfigs(ctx, broker)
+		name = strconv.Itoa(int(broker))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("describe configs: %w", err)
+	}
+	rc, err := rcs.On(name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("describe configs of %s: %w", name, err)
+	}
+	if rc.Err != nil {
+		return nil, fmt.Errorf("describe configs of %s: %s", name, ErrorText(rc.Err, rc.ErrMessage))
+	}
+	return configDescriptions(rc.Configs), nil
 }

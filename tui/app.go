@@ -147,6 +147,7 @@ func newModel(src Source, opts Options) *model {
 			newEventsScreen(),
 			newPartitionScreen(),
 			newSegmentsScreen(),
+			newConfigsScreen(),
 		},
 		width:  80,
 		height: 24,

@@ -128,6 +128,26 @@ func (f *fakeSource) Partition(_ context.Context, topic string, partition int32)
 	return out, nil
 }
 
+func (f *fakeSource) Configs(_ context.Context, topic string, broker int32) ([]inspect.ConfigDescription, error) {
+	defer f.enter("configs")()
+	if topic == "" {
+		return []inspect.ConfigDescription{
+			{Key: "log.retention.hours", Value: new("168"), Source: "DEFAULT_CONFIG"},
+			{Key: "min.insync.replicas", Value: new("2"), Source: "DYNAMIC_BROKER_CONFIG"},
+			{Key: "node.id", Value: new(strconv.Itoa(int(broker))), Source: "STATIC_BROKER_CONFIG"},
+		}, nil
+	}
+	if _, ok := f.topic[topic]; !ok {
+		return nil, fmt.Errorf("describe configs of %s: UNKNOWN_TOPIC_OR_PARTITION", topic)
+	}
+	return []inspect.ConfigDescription{
+		{Key: "cleanup.policy", Value: new("delete"), Source: "DEFAULT_CONFIG"},
+		{Key: "min.insync.replicas", Value: new("2"), Source: "DYNAMIC_BROKER_CONFIG"},
+		{Key: "retention.ms", Value: new("3600000"), Source: "DYNAMIC_TOPIC_CONFIG"},
+		{Key: "segment.bytes", Value: new("1073741824"), Source: "DEFAULT_CONFIG"},
+	}, nil
+}
+
 func (f *fakeSource) Hanging(context.Context, time.Duration) ([]inspect.HangingTransaction, error) {
 	defer f.enter("hanging")()
 	return f.hanging, nil

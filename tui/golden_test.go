@@ -89,3 +89,15 @@ func TestGoldenHanging(t *testing.T) {
 	d.press("a")
 	d.golden("hanging-confirm")
 }
+
+func TestGoldenConfigs(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{})
+	d.press(":")
+	d.typeText("configs orders")
+	d.press("enter")
+	d.golden("configs-topic")
+	d.press(":")
+	d.typeText("configs broker/1")
+	d.press("enter")
+	d.golden("configs-broker")
+}

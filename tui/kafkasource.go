@@ -198,6 +198,11 @@ func (s *KafkaSource) Partition(ctx context.Context, topic string, partition int
 	return d, nil
 }
 
+// Configs implements Source.
+func (s *KafkaSource) Configs(ctx context.Context, topic string, broker int32) ([]inspect.ConfigDescription, error) {
+	return inspect.Configs(ctx, s.adm, topic, broker)
+}
+
 // Hanging implements Source.
 func (s *KafkaSource) Hanging(ctx context.Context, maxAge time.Duration) ([]inspect.HangingTransaction, error) {
 	h, err := inspect.HangingTransactions(ctx, s.adm, nil, maxAge, time.Now())

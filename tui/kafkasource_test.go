@@ -110,6 +110,18 @@ func TestKafkaSource(t *testing.T) {
 		t.Errorf("cleaner of a node not answering: %+v, %v", got, err)
 	}
 
+	cfgs, err := src.Configs(ctx, "users", -1)
+	if err != nil || !slices.ContainsFunc(cfgs, func(c inspect.ConfigDescription) bool {
+		return c.Key == "cleanup.policy" && c.Value != nil && *c.Value == "compact" && c.Source == "DYNAMIC_TOPIC_CONFIG"
+	}) || !slices.ContainsFunc(cfgs, func(c inspect.ConfigDescription) bool {
+		return c.Key == "segment.bytes" && c.Source == "DEFAULT_CONFIG"
+	}) {
+		t.Errorf("configs of users = %+v, %v", cfgs, err)
+	}
+	if cfgs, err := src.Configs(ctx, "", o.Brokers[0].NodeID); err != nil || !slices.ContainsFunc(cfgs, func(c inspect.ConfigDescription) bool { return c.Key == "num.partitions" }) {
+		t.Errorf("configs of the broker = %d configs, %v", len(cfgs), err)
+	}
+
 	// Its coordinator runs the open transaction: not hanging, however
 	// young. Aborting it anyway (the abort key's call) releases the LSO.
 	if h, err := src.Hanging(ctx, 0); err != nil || len(h) != 0 {

@@ -39,6 +39,9 @@ type Source interface {
 	// Partition is one partition over the Kafka protocol and, with the
 	// admin API, its leader's state of every replica.
 	Partition(ctx context.Context, topic string, partition int32) (PartitionDetail, error)
+	// Configs is every config of topic, or with topic "" of broker, by
+	// key (DescribeConfigs).
+	Configs(ctx context.Context, topic string, broker int32) ([]inspect.ConfigDescription, error)
 	// Hanging finds the hanging transactions: open longer than maxAge
 	// with no coordinator finishing them (inspect.HangingTransactions).
 	Hanging(ctx context.Context, maxAge time.Duration) ([]inspect.HangingTransaction, error)

@@ -91,6 +91,9 @@ keys / tui-billing Enter Enter
 expect "a group's lag" "total lag 200 "
 keys : cleaner Enter / tui-prices Enter
 expect "the cleaner, from the admin API" "tui-prices +0 +[0-9.]+ +0\.50 .* [0-9]+ rec"
+keys -l ':configs tui-prices'
+keys Enter
+expect "a topic's configs" "cleanup.policy +compact +DYNAMIC_TOPIC_CONFIG +yes"
 keys : hanging Enter
 expect "the hanging transactions: none" "no coordinator is finishing"
 keys : events Enter
