@@ -148,6 +148,7 @@ func newModel(src Source, opts Options) *model {
 			newPartitionScreen(),
 			newSegmentsScreen(),
 			newConfigsScreen(),
+			newTailScreen(),
 		},
 		width:  80,
 		height: 24,

@@ -128,6 +128,20 @@ func (f *fakeSource) Partition(_ context.Context, topic string, partition int32)
 	return out, nil
 }
 
+func (f *fakeSource) Tail(_ context.Context, topic string, _ int) ([]inspect.TailRecord, error) {
+	defer f.enter("tail")()
+	if _, ok := f.topic[topic]; !ok {
+		return nil, inspect.ErrTopicNotFound
+	}
+	at := func(d time.Duration) int64 { return clock.Add(-d).UnixMilli() }
+	return []inspect.TailRecord{
+		{Partition: 1, Offset: 97, Timestamp: at(time.Second), Key: []byte("order-17"), Value: []byte(`{"id":17,"total":12.5}`),
+			Headers: []inspect.RecordHeader{{Key: "trace", Value: []byte("abc")}}, Compression: "zstd", ProducerID: 4000, ProducerEpoch: 3, Transactional: true},
+		{Partition: 0, Offset: 119, Timestamp: at(2 * time.Second), Key: []byte("order-16"), Value: []byte{0, 1, 2, 0xff, 'h', 'i'}, Compression: "none", ProducerID: -1, ProducerEpoch: -1},
+		{Partition: 0, Offset: 118, Timestamp: at(3 * time.Second), Key: []byte("order-15"), Compression: "none", ProducerID: -1, ProducerEpoch: -1},
+	}, nil
+}
+
 func (f *fakeSource) Configs(_ context.Context, topic string, broker int32) ([]inspect.ConfigDescription, error) {
 	defer f.enter("configs")()
 	if topic == "" {

@@ -101,3 +101,15 @@ func TestGoldenConfigs(t *testing.T) {
 	d.press("enter")
 	d.golden("configs-broker")
 }
+
+func TestGoldenTail(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{})
+	d.press(":")
+	d.typeText("tail orders")
+	d.press("enter")
+	d.golden("tail")
+	d.press("enter")
+	d.golden("tail-record")
+	d.press("esc", "j", "enter")
+	d.golden("tail-binary")
+}

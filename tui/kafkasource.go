@@ -198,6 +198,11 @@ func (s *KafkaSource) Partition(ctx context.Context, topic string, partition int
 	return d, nil
 }
 
+// Tail implements Source.
+func (s *KafkaSource) Tail(ctx context.Context, topic string, n int) ([]inspect.TailRecord, error) {
+	return inspect.Tail(ctx, s.adm, s.newClient, topic, n)
+}
+
 // Configs implements Source.
 func (s *KafkaSource) Configs(ctx context.Context, topic string, broker int32) ([]inspect.ConfigDescription, error) {
 	return inspect.Configs(ctx, s.adm, topic, broker)

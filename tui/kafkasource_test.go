@@ -110,6 +110,28 @@ func TestKafkaSource(t *testing.T) {
 		t.Errorf("cleaner of a node not answering: %+v, %v", got, err)
 	}
 
+	recs, err := src.Tail(ctx, "orders", 3)
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("tail orders = %+v, %v; want 3 of partition 0 and the open transaction's record", recs, err)
+	}
+	var p0 []int64
+	for _, r := range recs {
+		switch r.Partition {
+		case 0:
+			p0 = append(p0, r.Offset)
+		case 1:
+			if string(r.Value) != "open" || !r.Transactional || r.Offset != 0 || r.ProducerID < 0 {
+				t.Errorf("tail of orders/1: %+v", r)
+			}
+		}
+	}
+	if !slices.Equal(p0, []int64{4, 3, 2}) {
+		t.Errorf("tail of orders/0: offsets %v, want the last 3", p0)
+	}
+	if _, err := src.Tail(ctx, "missing", 3); !errors.Is(err, inspect.ErrTopicNotFound) {
+		t.Errorf("tail of a missing topic: %v", err)
+	}
+
 	cfgs, err := src.Configs(ctx, "users", -1)
 	if err != nil || !slices.ContainsFunc(cfgs, func(c inspect.ConfigDescription) bool {
 		return c.Key == "cleanup.policy" && c.Value != nil && *c.Value == "compact" && c.Source == "DYNAMIC_TOPIC_CONFIG"

@@ -39,6 +39,9 @@ type Source interface {
 	// Partition is one partition over the Kafka protocol and, with the
 	// admin API, its leader's state of every replica.
 	Partition(ctx context.Context, topic string, partition int32) (PartitionDetail, error)
+	// Tail is the last n records of each partition of topic, newest
+	// first (inspect.Tail).
+	Tail(ctx context.Context, topic string, n int) ([]inspect.TailRecord, error)
 	// Configs is every config of topic, or with topic "" of broker, by
 	// key (DescribeConfigs).
 	Configs(ctx context.Context, topic string, broker int32) ([]inspect.ConfigDescription, error)

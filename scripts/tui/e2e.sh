@@ -94,6 +94,13 @@ expect "the cleaner, from the admin API" "tui-prices +0 +[0-9.]+ +0\.50 .* [0-9]
 keys -l ':configs tui-prices'
 keys Enter
 expect "a topic's configs" "cleanup.policy +compact +DYNAMIC_TOPIC_CONFIG +yes"
+keys -l ':tail tui-orders'
+keys Enter
+expect "the tail of a topic" "^>? +0 +299 +[0-9:.]+ +null +300 +none"
+keys Enter
+expect "a record's detail with its value in hex" "00000000  33 30 30 +\|300\|"
+keys Escape
+expect "esc back to the tail" "newest first"
 keys : hanging Enter
 expect "the hanging transactions: none" "no coordinator is finishing"
 keys : events Enter
