@@ -124,6 +124,11 @@ func (f *fakeSource) Partition(_ context.Context, topic string, partition int32)
 	out := PartitionDetail{Topic: topic, Kafka: d.Partitions[partition], AdminErr: "admin API not available"}
 	if p, ok := f.leaders[topic+"/"+strconv.Itoa(int(partition))]; ok && !f.noAdmin {
 		out.Leader, out.AdminErr = &p, ""
+		for _, e := range f.events {
+			if e.Topic == topic && e.Partition == partition {
+				out.Timeline = append(out.Timeline, e)
+			}
+		}
 	}
 	return out, nil
 }
@@ -284,6 +289,10 @@ func newFakeSource() *fakeSource {
 				Detail: map[string]any{"leader": 0.0, "old_leader": -1.0, "leader_epoch": 2.0, "role": "leader"}},
 			{Seq: 8, Time: clock.Add(-2 * time.Minute), NodeID: 1, Kind: nodeapi.EventISRShrink, Topic: "orders", Partition: 1,
 				Detail: map[string]any{"old_isr": []any{1.0, 2.0, 0.0}, "new_isr": []any{1.0, 2.0}, "removed": []any{0.0}}},
+			{Seq: 3, Time: clock.Add(-150 * time.Second), NodeID: 2, Kind: nodeapi.EventISRShrink, Topic: "orders", Partition: 2,
+				Detail: map[string]any{"old_isr": []any{2.0, 0.0, 1.0}, "new_isr": []any{2.0, 0.0}, "removed": []any{1.0}}},
+			{Seq: 4, Time: clock.Add(-100 * time.Second), NodeID: 2, Kind: nodeapi.EventISRExpand, Topic: "orders", Partition: 2,
+				Detail: map[string]any{"old_isr": []any{2.0, 0.0}, "new_isr": []any{2.0, 0.0, 1.0}, "added": []any{1.0}}},
 			{Seq: 9, Time: clock.Add(-time.Minute), NodeID: 0, Kind: nodeapi.EventRebalance, Partition: -1, Group: "billing",
 				Detail: map[string]any{"generation": 4.0, "members": 2.0, "reason": "member joined", "state": "CompletingRebalance"}},
 		},

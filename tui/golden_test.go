@@ -1,6 +1,10 @@
 package tui
 
-import "testing"
+import (
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
 
 // The golden files hold each screen's View() at 110×16, ANSI stripped,
 // with the data of newFakeSource. go test ./tui -update rewrites them.
@@ -69,6 +73,7 @@ func TestGoldenSegments(t *testing.T) {
 func TestGoldenPartition(t *testing.T) {
 	src := newFakeSource()
 	d := newDriver(t, src, Options{})
+	d.send(tea.WindowSizeMsg{Width: 110, Height: 20}) // room for the timeline
 	d.press(":")
 	d.typeText("part orders/2")
 	d.press("enter")

@@ -190,10 +190,21 @@ func (s *KafkaSource) Partition(ctx context.Context, topic string, partition int
 	d := PartitionDetail{Topic: topic, Kafka: td.Partitions[i]}
 	if _, p, err := s.leaderAdmin(ctx, topic, partition); err != nil {
 		d.AdminErr = err.Error()
+		return d, nil
 	} else if p.Role == "leader" {
 		d.Leader = &p
 	} else {
 		d.AdminErr = "no node answered as its leader"
+	}
+	if evs, err := s.Events(ctx); err == nil {
+		for _, e := range evs {
+			switch e.Kind {
+			case nodeapi.EventISRShrink, nodeapi.EventISRExpand, nodeapi.EventLeaderChange:
+				if e.Topic == topic && e.Partition == partition && (e.Kind != nodeapi.EventLeaderChange || e.Detail["role"] == "leader") {
+					d.Timeline = append(d.Timeline, e)
+				}
+			}
+		}
 	}
 	return d, nil
 }

@@ -209,6 +209,9 @@ func TestKafkaSourceSegments(t *testing.T) {
 	if err != nil || pd.Leader == nil || pd.Kafka.Leader != leader || pd.Leader.LogEndOffset != 40 || len(pd.Leader.Followers) != 2 || pd.AdminErr != "" {
 		t.Fatalf("partition logs/0: %+v %v", pd, err)
 	}
+	if !slices.ContainsFunc(pd.Timeline, func(e nodeapi.Event) bool { return e.Kind == nodeapi.EventLeaderChange && e.NodeID == leader }) {
+		t.Errorf("timeline of logs/0 has no leader change of node %d: %+v", leader, pd.Timeline)
+	}
 	for _, f := range pd.Leader.Followers {
 		if f.ID == leader || f.Lag < 0 || f.LogEndOffset > 40 {
 			t.Errorf("follower %+v", f)

@@ -158,8 +158,24 @@ func (p *partitionScreen) view(s Styles, width, height int) string {
 		b.WriteString(s.Dim.Render("followers' state: "+d.AdminErr) + "\n")
 	}
 	b.WriteString("\n")
+	// The ISR change timeline takes what the replicas leave, the newest
+	// changes last.
+	const maxTimeline = 6
 	used := strings.Count(b.String(), "\n")
-	return b.String() + p.replicas.view(s, height-used)
+	tableHeight := height - used
+	room := min(maxTimeline, tableHeight-(len(p.replicas.rows)+1)-3)
+	tl := d.Timeline[max(0, len(d.Timeline)-max(room, 0)):]
+	if len(tl) > 0 {
+		tableHeight = len(p.replicas.rows) + 1
+	}
+	out := b.String() + p.replicas.view(s, tableHeight)
+	if len(tl) > 0 {
+		out += "\n\n" + s.Dim.Render("ISR and leader changes (the newest last):")
+		for _, e := range tl {
+			out += "\n" + e.Time.UTC().Format("15:04:05.000") + "  " + e.Kind + "  " + e.DetailText()
+		}
+	}
+	return out
 }
 
 // offsetBar draws [log start, LEO) in width cells: up to the LSO what a

@@ -69,6 +69,9 @@ type PartitionDetail struct {
 	Kafka    TopicPartition
 	Leader   *nodeapi.Partition
 	AdminErr string
+	// Timeline is the partition's ISR and leader changes among the
+	// nodes' recent events, oldest first (admin API).
+	Timeline []nodeapi.Event
 }
 
 // PartitionSegments is a partition's log on one node: the node's replica
