@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRouting: the command line switches screens by name or unique
@@ -338,5 +339,27 @@ func TestAbortAsksFirst(t *testing.T) {
 	other.press("a")
 	if other.m.err == nil || other.m.err.Error() != "screen topics has no action" {
 		t.Fatalf("a on topics: %v", other.m.err)
+	}
+}
+
+// TestCatchUp: the time a group takes to read its lag, at the rate the
+// lag moved over the refreshes seen.
+func TestCatchUp(t *testing.T) {
+	at := func(s int) time.Time { return clock.Add(time.Duration(s) * time.Second) }
+	for _, tc := range []struct {
+		points []lagPoint
+		want   string
+	}{
+		{nil, ""},
+		{[]lagPoint{{at(0), 10}}, ""},
+		{[]lagPoint{{at(0), 10}, {at(0), 5}}, ""},
+		{[]lagPoint{{at(0), 100}, {at(5), 50}, {at(10), 0}}, "caught up"},
+		{[]lagPoint{{at(0), 100}, {at(10), 60}}, "catching up in ~15s (4.0/s)"},
+		{[]lagPoint{{at(0), 100}, {at(10), 100}}, "not catching up (lag +0.0/s)"},
+		{[]lagPoint{{at(0), 100}, {at(4), 110}}, "not catching up (lag +2.5/s)"},
+	} {
+		if got := catchUp(tc.points); got != tc.want {
+			t.Errorf("catchUp(%v) = %q, want %q", tc.points, got, tc.want)
+		}
 	}
 }

@@ -21,6 +21,38 @@ type groupsScreen struct {
 	detailData *inspect.GroupDescription
 	// held sums heldBack over the open group's partitions.
 	held int64
+	// points are the open group's total lag at each refresh (at most
+	// historyLen), for the time it takes to catch up.
+	points []lagPoint
+}
+
+// lagPoint is a group's total lag at one refresh.
+type lagPoint struct {
+	at  time.Time
+	lag int64
+}
+
+// catchUp says how long the group takes to read its lag at the rate the
+// lag changed over the points: "" without two points or time between
+// them, else the time left, or that the lag is not shrinking.
+func catchUp(points []lagPoint) string {
+	if len(points) < 2 {
+		return ""
+	}
+	first, last := points[0], points[len(points)-1]
+	dt := last.at.Sub(first.at).Seconds()
+	switch {
+	case dt <= 0:
+		return ""
+	case last.lag == 0:
+		return "caught up"
+	}
+	rate := float64(last.lag-first.lag) / dt // records a second, < 0 when shrinking
+	if rate >= 0 {
+		return fmt.Sprintf("not catching up (lag +%.1f/s)", rate)
+	}
+	left := time.Duration(float64(last.lag) / -rate * float64(time.Second))
+	return fmt.Sprintf("catching up in ~%s (%.1f/s)", left.Round(time.Second), -rate)
 }
 
 func newGroupsScreen() *groupsScreen {
@@ -43,7 +75,7 @@ func (g *groupsScreen) enter() bool {
 	if !g.open() {
 		return false
 	}
-	g.detailData, g.lastParts, g.trend = nil, nil, nil
+	g.detailData, g.lastParts, g.trend, g.points = nil, nil, nil, nil
 	return true
 }
 
@@ -54,7 +86,7 @@ func (g *groupsScreen) fetch() (string, fetchFunc) {
 	return "", func(ctx context.Context, src Source) (any, error) { return src.Groups(ctx) }
 }
 
-func (g *groupsScreen) loaded(id string, v any, err error, _ time.Time) error {
+func (g *groupsScreen) loaded(id string, v any, err error, now time.Time) error {
 	if id == "" {
 		listed, _ := v.([]inspect.GroupListing)
 		if listed == nil && err != nil {
@@ -77,6 +109,10 @@ func (g *groupsScreen) loaded(id string, v any, err error, _ time.Time) error {
 		return err
 	}
 	d := v.(inspect.GroupDescription)
+	g.points = append(g.points, lagPoint{at: now, lag: d.TotalLag})
+	if len(g.points) > historyLen {
+		g.points = g.points[len(g.points)-historyLen:]
+	}
 	lags := map[string]int64{"total": d.TotalLag}
 	for _, p := range d.Partitions {
 		if p.Lag != nil {
@@ -159,6 +195,9 @@ func (g *groupsScreen) view(s Styles, _, height int) string {
 	fmt.Fprintf(&b, "state %s   type %s   protocol %s   coordinator %d   members %d\n",
 		s.Header.Render(d.State), d.Type, orDash(d.Protocol), d.Coordinator, len(d.Members))
 	fmt.Fprintf(&b, "total lag %s %s", s.Header.Render(strconv.FormatInt(d.TotalLag, 10)), sparkline(g.trend["total"]))
+	if c := catchUp(g.points); c != "" {
+		b.WriteString("   " + c)
+	}
 	if g.held > 0 {
 		b.WriteString("   " + s.Bad.Render(fmt.Sprintf("+%d offsets held back by open transactions (LSO < HW)", g.held)))
 	}
