@@ -11,6 +11,7 @@ import (
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/store/log"
+	"github.com/klogdev/klog/store/log/record"
 )
 
 // Snapshots of the node for inspection (the admin API's cluster,
@@ -109,4 +110,28 @@ func indexPage[E any](n *Node, topic string, index int32, base int64, read func(
 		return pg, fmt.Errorf("%s: %w %d", topicPartitionName(topic, index), ErrNoSegment, base)
 	}
 	return pg, nil
+}
+
+// ErrNoBatch: the local log has no batch holding the offset asked for
+// (BatchAt): it is below the log start or at or past the log end.
+var ErrNoBatch = errors.New("no batch holds offset")
+
+// BatchAt returns a copy of the batch of the local log of topic/partition
+// that holds offset (the first batch past it when offset is in a gap
+// that cleaning left), as written: ErrUnknownTopic when the node has no
+// such log, ErrNoBatch when no batch holds it.
+func (n *Node) BatchAt(topic string, index int32, offset int64) ([]byte, error) {
+	l := n.logs.Get(topic, index)
+	if l == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, topicPartitionName(topic, index))
+	}
+	b, err := l.Read(nil, offset, 1, l.EndOffset(), true)
+	if errors.Is(err, log.ErrOffsetOutOfRange) || err == nil && len(b) == 0 {
+		return nil, fmt.Errorf("%s: %w %d (log %d to %d)", topicPartitionName(topic, index), ErrNoBatch, offset, l.StartOffset(), l.EndOffset())
+	}
+	if err != nil {
+		return nil, err
+	}
+	size := record.Batch(b).Size()
+	return b[:min(size, len(b))], nil
 }

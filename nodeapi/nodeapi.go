@@ -17,9 +17,7 @@
 package nodeapi
 
 import (
-	"encoding/base64"
 	"time"
-	"unicode/utf8"
 )
 
 // Paths of the endpoints.
@@ -156,22 +154,16 @@ type Bytes struct {
 
 // KeyOf encodes key as klog's JSON record schema does.
 func KeyOf(key []byte) Bytes {
-	if utf8.Valid(key) {
-		return Bytes{Key: string(key)}
+	s, enc := EncodeBytes(key)
+	if s == nil {
+		return Bytes{}
 	}
-	return Bytes{Key: base64.StdEncoding.EncodeToString(key), KeyEncoding: "base64"}
+	return Bytes{Key: *s, KeyEncoding: enc}
 }
 
 // Raw decodes the key back to its bytes; a key that does not decode is
 // returned as it is written.
-func (b Bytes) Raw() []byte {
-	if b.KeyEncoding == "base64" {
-		if raw, err := base64.StdEncoding.DecodeString(b.Key); err == nil {
-			return raw
-		}
-	}
-	return []byte(b.Key)
-}
+func (b Bytes) Raw() []byte { return DecodeBytes(&b.Key, b.KeyEncoding) }
 
 // Error is the body of an error answer.
 type Error struct {

@@ -203,6 +203,19 @@ func (f *fakeSource) Segments(_ context.Context, topic string, partition int32) 
 	return d, nil
 }
 
+func (f *fakeSource) Batch(_ context.Context, topic string, partition int32, offset int64) (nodeapi.Batch, error) {
+	defer f.enter("batch")()
+	v := func(s string) *string { return &s }
+	return nodeapi.Batch{NodeID: 0, Topic: topic, Partition: partition, BaseOffset: offset - 2, LastOffset: offset, Size: 190, Count: 3,
+		CRCValid: true, Codec: "lz4", TimestampType: "create", ProducerID: 4000, ProducerEpoch: 3, BaseSequence: 40,
+		BaseTimestamp: clock.Add(-time.Hour).UnixMilli(), MaxTimestamp: clock.Add(-time.Hour).UnixMilli(),
+		Records: []nodeapi.BatchRecord{
+			{Offset: offset - 2, Timestamp: clock.Add(-time.Hour).UnixMilli(), Key: v("order-1"), Value: v(`{"id":1}`), Headers: []nodeapi.BatchHeader{{Key: "trace", Value: v("a")}}},
+			{Offset: offset - 1, Timestamp: clock.Add(-time.Hour).UnixMilli(), Key: v("order-2"), Value: v("/wA="), ValueEncoding: "base64", Headers: []nodeapi.BatchHeader{}},
+			{Offset: offset, Timestamp: clock.Add(-time.Hour).UnixMilli(), Key: v("order-1"), Headers: []nodeapi.BatchHeader{}},
+		}}, nil
+}
+
 func (f *fakeSource) Index(_ context.Context, _ string, _ int32, base int64) (nodeapi.Index, error) {
 	defer f.enter("index")()
 	return f.index[base], nil

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -68,6 +69,12 @@ func TestGoldenSegments(t *testing.T) {
 	d.golden("segments")
 	d.press("j", "enter")
 	d.golden("segment-index")
+	d.press("j", "enter")
+	d.golden("segment-batch")
+	d.press("esc")
+	if !strings.Contains(d.screen(), "offset index") {
+		t.Fatalf("esc from the batch:\n%s", d.screen())
+	}
 }
 
 func TestGoldenPartition(t *testing.T) {

@@ -248,6 +248,15 @@ func (s *KafkaSource) Segments(ctx context.Context, topic string, partition int3
 	return PartitionSegments{Node: segs.NodeID, Partition: p, Segments: segs}, nil
 }
 
+// Batch implements Source.
+func (s *KafkaSource) Batch(ctx context.Context, topic string, partition int32, offset int64) (nodeapi.Batch, error) {
+	c, _, err := s.leaderAdmin(ctx, topic, partition)
+	if err != nil {
+		return nodeapi.Batch{}, err
+	}
+	return c.Batch(ctx, topic, partition, offset)
+}
+
 // Index implements Source.
 func (s *KafkaSource) Index(ctx context.Context, topic string, partition int32, base int64) (nodeapi.Index, error) {
 	c, _, err := s.leaderAdmin(ctx, topic, partition)

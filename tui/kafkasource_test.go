@@ -205,6 +205,9 @@ func TestKafkaSourceSegments(t *testing.T) {
 	if err != nil || ix.NodeID != leader || ix.Total != segs[0].IndexEntries {
 		t.Fatalf("index of the first segment: %+v %v (segment %+v)", ix, err, segs[0])
 	}
+	if b, err := src.Batch(ctx, "logs", 0, 5); err != nil || b.NodeID != leader || b.BaseOffset > 5 || b.LastOffset < 5 || !b.CRCValid || len(b.Records) != int(b.Count) {
+		t.Fatalf("batch holding offset 5: %+v %v", b, err)
+	}
 	pd, err := src.Partition(ctx, "logs", 0)
 	if err != nil || pd.Leader == nil || pd.Kafka.Leader != leader || pd.Leader.LogEndOffset != 40 || len(pd.Leader.Followers) != 2 || pd.AdminErr != "" {
 		t.Fatalf("partition logs/0: %+v %v", pd, err)

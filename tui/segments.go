@@ -13,8 +13,9 @@ import (
 
 // segmentsScreen is one partition's log as its leader holds it, from the
 // admin API: each segment's offsets, size, time range and index entries;
-// enter opens a segment's offset index (offset → position in its .log).
-// The partition is the command's argument: :seg orders/0.
+// enter opens a segment's offset index (offset → position in its .log),
+// and enter on an index entry the batch it points at: its header and its
+// records. The partition is the command's argument: :seg orders/0.
 type segmentsScreen struct {
 	drill
 	topic     string
@@ -24,6 +25,11 @@ type segmentsScreen struct {
 	index     *nodeapi.Index
 	noAdmin   error
 	lastSegs  deltas
+	// entry is the open index entry's offset, "" when none; batch its
+	// batch, records the batch's records.
+	entry   string
+	batch   *nodeapi.Batch
+	records table
 }
 
 func newSegmentsScreen() *segmentsScreen {
@@ -35,7 +41,11 @@ func newSegmentsScreen() *segmentsScreen {
 			{title: "TIMEINDEX", right: true}, {title: "ABORTED", right: true}, {title: "ACTIVE"},
 		}},
 		detail: table{cols: []column{{title: "ENTRY", right: true}, {title: "OFFSET", right: true}, {title: "POSITION", right: true}}},
-	}}
+	}, records: newBatchRecordsTable()}
+}
+
+func newBatchRecordsTable() table {
+	return table{cols: []column{{title: "OFFSET", right: true}, {title: "TIME"}, {title: "KEY"}, {title: "VALUE"}, {title: "HEADERS", right: true}}}
 }
 
 func (g *segmentsScreen) name() string { return "seg" }
@@ -48,7 +58,17 @@ func (g *segmentsScreen) title() string {
 	if g.item != "" {
 		t += " › " + g.item + " offset index"
 	}
+	if g.entry != "" {
+		t += " › batch of " + g.entry
+	}
 	return t
+}
+
+func (g *segmentsScreen) list() *table {
+	if g.entry != "" {
+		return &g.records
+	}
+	return g.drill.list()
 }
 
 // setArg takes the partition to show, TOPIC/PARTITION.
@@ -65,11 +85,32 @@ func (g *segmentsScreen) setArg(arg string) error {
 }
 
 func (g *segmentsScreen) enter() bool {
+	if g.item != "" {
+		// An index entry: the batch it points at.
+		row, ok := g.detail.selected()
+		if !ok || g.entry != "" || g.index == nil {
+			return false
+		}
+		n, _ := strconv.Atoi(row)
+		if i := n - g.index.From; i >= 0 && i < len(g.index.Offsets) {
+			g.entry, g.batch, g.records = strconv.FormatInt(g.index.Offsets[i].Offset, 10), nil, newBatchRecordsTable()
+			return true
+		}
+		return false
+	}
 	if !g.open() {
 		return false
 	}
 	g.index = nil
 	return true
+}
+
+func (g *segmentsScreen) back() bool {
+	if g.entry != "" {
+		g.entry, g.batch = "", nil
+		return true
+	}
+	return g.drill.back()
 }
 
 func (g *segmentsScreen) fetch() (string, fetchFunc) {
@@ -78,6 +119,12 @@ func (g *segmentsScreen) fetch() (string, fetchFunc) {
 	}
 	topic, partition := g.topic, g.partition
 	id := fmt.Sprintf("%s/%d", topic, partition)
+	if entry := g.entry; entry != "" {
+		o, _ := strconv.ParseInt(entry, 10, 64)
+		return id + "#" + entry, func(ctx context.Context, src Source) (any, error) {
+			return src.Batch(ctx, topic, partition, o)
+		}
+	}
 	if base := g.item; base != "" {
 		b, _ := strconv.ParseInt(base, 10, 64)
 		return id + "@" + base, func(ctx context.Context, src Source) (any, error) {
@@ -98,6 +145,20 @@ func (g *segmentsScreen) loaded(id string, v any, err error, _ time.Time) error 
 	}
 	if err != nil {
 		return err
+	}
+	if strings.Contains(id, "#") {
+		b := v.(nodeapi.Batch)
+		var rows []row
+		for _, r := range b.Records {
+			rows = append(rows, row{key: strconv.FormatInt(r.Offset, 10), cells: []string{
+				strconv.FormatInt(r.Offset, 10), millis(r.Timestamp),
+				printable(nodeapi.DecodeBytes(r.Key, r.KeyEncoding), 24), printable(nodeapi.DecodeBytes(r.Value, r.ValueEncoding), 48),
+				strconv.Itoa(len(r.Headers)),
+			}})
+		}
+		g.records.setRows(rows)
+		g.batch = &b
+		return nil
 	}
 	if !strings.Contains(id, "@") {
 		d := v.(PartitionSegments)
@@ -146,6 +207,22 @@ func (g *segmentsScreen) view(s Styles, _, height int) string {
 			"This screen reads a klog node's admin API (GET /v1/partitions/T/P/segments);\n" +
 			"give its address with --admin or $KLOG_ADMIN (klog up serves it on 127.0.0.1:9644)."
 	}
+	if g.entry != "" {
+		b := g.batch
+		if b == nil {
+			return s.Dim.Render("reading the batch of offset " + g.entry + "…")
+		}
+		crc := "ok"
+		if !b.CRCValid {
+			crc = s.Bad.Render("MISMATCH")
+		}
+		head := fmt.Sprintf("batch %d to %d   %d records   %s   codec %s   crc %s   leader epoch %d\n", b.BaseOffset, b.LastOffset, b.Count, byteSize(int64(b.Size)), b.Codec, crc, b.PartitionLeaderEpoch)
+		head += fmt.Sprintf("producer %d epoch %d sequence %d   transactional %v   control %v   timestamps %s", b.ProducerID, b.ProducerEpoch, b.BaseSequence, b.Transactional, b.Control, b.TimestampType)
+		if b.Error != "" {
+			head += "\n" + s.Bad.Render(b.Error)
+		}
+		return head + "\n\n" + g.records.view(s, height-3)
+	}
 	if text, ok := g.waiting(s); ok {
 		return text
 	}
@@ -156,7 +233,7 @@ func (g *segmentsScreen) view(s Styles, _, height int) string {
 		return head + "\n\n" + g.items.view(s, height-2)
 	}
 	ix := g.index
-	head := fmt.Sprintf("%d entries; each is a batch's last offset and the position where the batch starts", ix.Total)
+	head := fmt.Sprintf("%d entries; each is a batch's last offset and the position where the batch starts; enter opens the batch", ix.Total)
 	if ix.Next != nil {
 		head += fmt.Sprintf(" (the first %d shown)", len(ix.Offsets))
 	}

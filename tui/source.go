@@ -54,6 +54,9 @@ type Source interface {
 	// Events is the nodes' recent events merged by time, oldest first,
 	// the last maxEvents of each node (admin API).
 	Events(ctx context.Context) ([]nodeapi.Event, error)
+	// Batch is the batch holding offset in the partition's log on its
+	// leader (admin API).
+	Batch(ctx context.Context, topic string, partition int32, offset int64) (nodeapi.Batch, error)
 	// Segments is a partition's log on its leader (admin API).
 	Segments(ctx context.Context, topic string, partition int32) (PartitionSegments, error)
 	// Index is the first page of the offset index of the partition's

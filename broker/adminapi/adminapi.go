@@ -117,6 +117,7 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.HandleFunc("GET "+nodeapi.PathPartition, h.partition)
 	mux.HandleFunc("GET "+nodeapi.PathSegments, h.segments)
 	mux.HandleFunc("GET "+nodeapi.PathIndex, h.index)
+	mux.HandleFunc("GET "+nodeapi.PathBatch, h.batch)
 	mux.Handle("GET /metrics", metricsHandler(node))
 	mux.HandleFunc("GET "+nodeapi.PathEvents, h.events)
 	h.transactionRoutes(mux)
