@@ -167,6 +167,17 @@ func (f *fakeSource) Configs(_ context.Context, topic string, broker int32) ([]i
 	}, nil
 }
 
+func (f *fakeSource) TxnPartitions(_ context.Context, producerID int64, parts []inspect.TopicPartitions) ([]TxnPartition, error) {
+	defer f.enter("txnparts")()
+	var out []TxnPartition
+	for _, tp := range parts {
+		for _, p := range tp.Partitions {
+			out = append(out, TxnPartition{Topic: tp.Topic, Partition: p, StartOffset: 40, LastStableOffset: 40, HighWatermark: 57, LastSequence: int32(producerID % 10)})
+		}
+	}
+	return out, nil
+}
+
 func (f *fakeSource) Hanging(context.Context, time.Duration) ([]inspect.HangingTransaction, error) {
 	defer f.enter("hanging")()
 	return f.hanging, nil

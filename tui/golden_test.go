@@ -41,6 +41,8 @@ func TestGoldenGroups(t *testing.T) {
 func TestGoldenTransactions(t *testing.T) {
 	d := newDriver(t, newFakeSource(), Options{Screen: "txn", Readonly: true})
 	d.golden("txn")
+	d.press("enter")
+	d.golden("txn-partitions")
 }
 
 func TestGoldenCleaner(t *testing.T) {

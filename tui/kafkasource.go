@@ -219,6 +219,43 @@ func (s *KafkaSource) Configs(ctx context.Context, topic string, broker int32) (
 	return inspect.Configs(ctx, s.adm, topic, broker)
 }
 
+// TxnPartitions implements Source.
+func (s *KafkaSource) TxnPartitions(ctx context.Context, producerID int64, parts []inspect.TopicPartitions) ([]TxnPartition, error) {
+	set := make(kadm.TopicsSet)
+	var topics []string
+	for _, tp := range parts {
+		set.Add(tp.Topic, tp.Partitions...)
+		topics = append(topics, tp.Topic)
+	}
+	if len(set) == 0 {
+		return []TxnPartition{}, nil
+	}
+	producers, err := inspect.DescribeProducers(ctx, s.adm, set)
+	if err != nil {
+		return nil, err
+	}
+	offs, err := inspect.ListOffsets(ctx, s.adm, topics, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TxnPartition, 0, len(producers))
+	for _, pp := range producers {
+		tp := TxnPartition{Topic: pp.Topic, Partition: pp.Partition, StartOffset: -1, LastStableOffset: -1, HighWatermark: -1, LastSequence: -1, Error: pp.Error}
+		for _, p := range pp.Producers {
+			if p.ProducerID == producerID {
+				tp.StartOffset, tp.LastSequence = p.CurrentTxnStartOffset, p.LastSequence
+			}
+		}
+		if o, err := offs.Lookup(pp.Topic, pp.Partition); err == nil {
+			tp.LastStableOffset, tp.HighWatermark = o.LastStableOffset, o.HighWatermark
+		} else if tp.Error == "" {
+			tp.Error = err.Error()
+		}
+		out = append(out, tp)
+	}
+	return out, nil
+}
+
 // Hanging implements Source.
 func (s *KafkaSource) Hanging(ctx context.Context, maxAge time.Duration) ([]inspect.HangingTransaction, error) {
 	h, err := inspect.HangingTransactions(ctx, s.adm, nil, maxAge, time.Now())

@@ -132,6 +132,11 @@ func TestKafkaSource(t *testing.T) {
 		t.Errorf("tail of a missing topic: %v", err)
 	}
 
+	tps, err := src.TxnPartitions(ctx, txns[0].ProducerID, txns[0].Partitions)
+	if err != nil || len(tps) != 1 || tps[0].Topic != "orders" || tps[0].Partition != 1 || tps[0].StartOffset != 0 ||
+		tps[0].LastStableOffset != 0 || tps[0].HighWatermark != 1 {
+		t.Errorf("the open transaction's partitions = %+v, %v", tps, err)
+	}
 	cfgs, err := src.Configs(ctx, "users", -1)
 	if err != nil || !slices.ContainsFunc(cfgs, func(c inspect.ConfigDescription) bool {
 		return c.Key == "cleanup.policy" && c.Value != nil && *c.Value == "compact" && c.Source == "DYNAMIC_TOPIC_CONFIG"

@@ -45,6 +45,9 @@ type Source interface {
 	// Configs is every config of topic, or with topic "" of broker, by
 	// key (DescribeConfigs).
 	Configs(ctx context.Context, topic string, broker int32) ([]inspect.ConfigDescription, error)
+	// TxnPartitions describes producerID's transaction on each of its
+	// partitions: where it started, the LSO and HW.
+	TxnPartitions(ctx context.Context, producerID int64, parts []inspect.TopicPartitions) ([]TxnPartition, error)
 	// Hanging finds the hanging transactions: open longer than maxAge
 	// with no coordinator finishing them (inspect.HangingTransactions).
 	Hanging(ctx context.Context, maxAge time.Duration) ([]inspect.HangingTransaction, error)
@@ -62,6 +65,19 @@ type Source interface {
 	// Index is the first page of the offset index of the partition's
 	// segment at base, on its leader (admin API).
 	Index(ctx context.Context, topic string, partition int32, base int64) (nodeapi.Index, error)
+}
+
+// TxnPartition is one partition of a transaction: StartOffset is the
+// first offset of the producer's open transaction there (-1 when none is
+// open), where the partition's LSO stops while it is.
+type TxnPartition struct {
+	Topic            string
+	Partition        int32
+	StartOffset      int64
+	LastStableOffset int64
+	HighWatermark    int64
+	LastSequence     int32
+	Error            string
 }
 
 // PartitionDetail is one partition: Kafka as Metadata and ListOffsets

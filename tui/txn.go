@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -11,31 +12,67 @@ import (
 
 // txnScreen lists the transactional ids with their state, producer, and
 // how long an open transaction has left before its coordinator aborts it
-// (the countdown is as of the last refresh).
+// (the countdown is as of the last refresh). enter shows, for each
+// partition of the transaction, where it started there and so where it
+// holds the last stable offset, and how much of the log waits behind it.
 type txnScreen struct {
-	flat
-	txns  table
+	drill
 	last  deltas
+	byID  map[string]inspect.Transaction
 	ready bool
 }
 
 func newTxnScreen() *txnScreen {
-	return &txnScreen{txns: table{cols: []column{
-		{title: "TRANSACTIONAL-ID"}, {title: "STATE"}, {title: "PRODUCER", right: true}, {title: "EPOCH", right: true},
-		{title: "TIMEOUT", right: true}, {title: "EXPIRES", right: true}, {title: "COORDINATOR", right: true},
-		{title: "PARTITIONS"}, {title: "ERROR"},
-	}}}
+	return &txnScreen{drill: drill{
+		label: "transactions",
+		items: table{cols: []column{
+			{title: "TRANSACTIONAL-ID"}, {title: "STATE"}, {title: "PRODUCER", right: true}, {title: "EPOCH", right: true},
+			{title: "TIMEOUT", right: true}, {title: "EXPIRES", right: true}, {title: "COORDINATOR", right: true},
+			{title: "PARTITIONS"}, {title: "ERROR"},
+		}},
+		detail: table{cols: []column{
+			{title: "TOPIC"}, {title: "P", right: true}, {title: "STARTED AT", right: true}, {title: "LSO", right: true},
+			{title: "HW", right: true}, {title: "HELD BACK", right: true}, {title: "LAST-SEQ", right: true}, {title: "ERROR"},
+		}},
+	}}
 }
 
-func (t *txnScreen) name() string  { return "txn" }
-func (t *txnScreen) title() string { return "transactions" }
-func (t *txnScreen) list() *table  { return &t.txns }
+func (t *txnScreen) name() string { return "txn" }
+func (t *txnScreen) enter() bool  { return t.open() }
 
 func (t *txnScreen) fetch() (string, fetchFunc) {
+	if id := t.item; id != "" {
+		tx := t.byID[id]
+		return "txn " + id, func(ctx context.Context, src Source) (any, error) {
+			return src.TxnPartitions(ctx, tx.ProducerID, tx.Partitions)
+		}
+	}
 	return "", func(ctx context.Context, src Source) (any, error) { return src.Transactions(ctx) }
 }
 
-func (t *txnScreen) loaded(_ string, v any, err error, now time.Time) error {
+func (t *txnScreen) loaded(id string, v any, err error, now time.Time) error {
+	if id != "" {
+		if err != nil {
+			return err
+		}
+		var rows []row
+		for _, p := range v.([]TxnPartition) {
+			held := "-"
+			if p.StartOffset >= 0 && p.HighWatermark >= 0 {
+				held = strconv.FormatInt(max(0, p.HighWatermark-p.StartOffset), 10)
+			}
+			r := row{key: p.Topic + "/" + strconv.Itoa(int(p.Partition)), cells: []string{
+				p.Topic, strconv.Itoa(int(p.Partition)), offset(p.StartOffset), offset(p.LastStableOffset),
+				offset(p.HighWatermark), held, strconv.Itoa(int(p.LastSequence)), p.Error,
+			}, bad: make([]bool, 8)}
+			r.bad[3] = p.StartOffset >= 0 && p.LastStableOffset == p.StartOffset
+			r.bad[7] = p.Error != ""
+			rows = append(rows, r)
+		}
+		t.detail.setRows(rows)
+		t.described = true
+		return nil
+	}
 	txns, _ := v.([]inspect.Transaction)
 	if txns == nil && err != nil {
 		return err
@@ -62,8 +99,12 @@ func (t *txnScreen) loaded(_ string, v any, err error, now time.Time) error {
 		rows = append(rows, r)
 	}
 	t.last = t.last.mark(rows, 5) // the countdown
-	t.txns.setRows(rows)
-	t.ready = true
+	t.items.setRows(rows)
+	t.byID = make(map[string]inspect.Transaction, len(txns))
+	for _, tx := range txns {
+		t.byID[tx.TransactionalID] = tx
+	}
+	t.ready, t.listed = true, true
 	return err
 }
 
@@ -77,8 +118,13 @@ func partitionsText(tps []inspect.TopicPartitions) string {
 }
 
 func (t *txnScreen) view(s Styles, _, height int) string {
-	if !t.ready {
-		return s.Dim.Render("listing transactions…")
+	if text, ok := t.waiting(s); ok {
+		return text
 	}
-	return t.txns.view(s, height)
+	if t.item == "" {
+		return t.items.view(s, height)
+	}
+	tx := t.byID[t.item]
+	head := fmt.Sprintf("%s   producer %d epoch %d   STARTED AT is where it holds the partition's LSO while open", tx.State, tx.ProducerID, tx.ProducerEpoch)
+	return head + "\n\n" + t.detail.view(s, height-2)
 }
