@@ -425,6 +425,8 @@ run_reference() {
     # klog's commands first, on a cluster that has not created its
     # coordinator topics yet, as a fresh Kafka cluster meets them.
     reference_klogcmds "$kafka_brokers" kafka || rc=1
+    # klog tui degrades to the Kafka-protocol screens against Kafka.
+    timeout -k 10 180 scripts/tui/kafka.sh "$klog_bin" "$kafka_brokers" || rc=1
     timeout -k 10 240 scripts/kafka/tools.sh "$kafka_brokers" --target kafka || rc=1
     reference_streams "Kafka 4.4" "$kafka_brokers" || rc=1
     # --- the compat matrix against Kafka 4.4 (scripts/compat/) ---

@@ -12,6 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=../smoke/lib.sh
 source "$root/scripts/smoke/lib.sh"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 
 if ! command -v tmux >/dev/null; then
   if [ "${CI:-}" = true ]; then
@@ -54,26 +56,8 @@ for r in $(seq 1 20); do
   seq 1 10 | sed "s/^/line-$r-/" | "${k[@]}" produce tui-logs -q >/dev/null 2>&1
 done
 
-cmd=$(printf '%q ' "${k[@]}" tui --refresh 500ms)
-tmux new-session -d -s "$session" -x 140 -y 30 "$cmd; echo EXIT=\$? >$work/exit; sleep 60"
+start_tui "${k[@]}" tui --refresh 500ms
 
-# expect WHAT PATTERN: wait (at most 30 s) until the pane shows PATTERN
-# (grep -E); on failure print the pane.
-expect() {
-  local what=$1 pattern=$2 deadline=$((SECONDS + 30))
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    tmux capture-pane -p -t "$session" >"$work/pane.txt"
-    if grep -Eq -- "$pattern" "$work/pane.txt"; then
-      echo "ok   $what"
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "FAIL $what: the pane does not show /$pattern/:" >&2
-  cat "$work/pane.txt" >&2
-  exit 1
-}
-keys() { tmux send-keys -t "$session" "$@"; }
 
 expect "cluster screen" "controller 0 .*cluster id"
 expect "the node is listed" "${SMOKE_BROKERS%%,*} +controller"
@@ -125,12 +109,5 @@ keys Enter
 expect "a segment's offset index" "offset index"
 keys p
 expect "p pauses" "segments .* paused"
-keys q
-deadline=$((SECONDS + 30))
-while [ ! -s "$work/exit" ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-if ! grep -q 'EXIT=0' "$work/exit" 2>/dev/null; then
-  echo "FAIL q: klog tui did not exit 0 ($(cat "$work/exit" 2>/dev/null || echo still running))" >&2
-  exit 1
-fi
-echo "ok   q quits"
+quit_tui
 echo "PASS tui e2e"
