@@ -98,6 +98,9 @@ func Tail(ctx context.Context, adm *kadm.Client, newClient ClientFunc, topic str
 		fs.EachRecord(func(r *kgo.Record) {
 			end, ok := ends[r.Partition]
 			if !ok || r.Offset >= end {
+				if ok {
+					delete(ends, r.Partition) // a gap (cleaning) took its last offset
+				}
 				return
 			}
 			if r.Offset == end-1 {
