@@ -2,11 +2,11 @@ package nodeapi
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/klogdev/klog/recordjson"
 )
 
 // PathBatch is GET /v1/partitions/{topic}/{partition}/batch?offset=N: the
@@ -49,59 +49,13 @@ type Batch struct {
 	ProducerID    int64 `json:"producer_id"`
 	ProducerEpoch int16 `json:"producer_epoch"`
 	BaseSequence  int32 `json:"base_sequence"`
-	// Records are its records, at most MaxBatchRecords (Truncated says
-	// there were more); Error says why they could not be read (a codec
-	// error), the header still shown.
-	Records   []BatchRecord `json:"records"`
-	Truncated bool          `json:"truncated,omitempty"`
-	Error     string        `json:"error,omitempty"`
-}
-
-// BatchRecord is one record of a Batch in klog's JSON record schema
-// (klog consume -f json): key and value strings, base64 with
-// *_encoding when not UTF-8, null for null.
-type BatchRecord struct {
-	Offset        int64         `json:"offset"`
-	Timestamp     int64         `json:"timestamp"`
-	Key           *string       `json:"key"`
-	KeyEncoding   string        `json:"key_encoding,omitempty"`
-	Value         *string       `json:"value"`
-	ValueEncoding string        `json:"value_encoding,omitempty"`
-	Headers       []BatchHeader `json:"headers"`
-}
-
-// BatchHeader is a record header in klog's JSON record schema.
-type BatchHeader struct {
-	Key           string  `json:"key"`
-	Value         *string `json:"value"`
-	ValueEncoding string  `json:"value_encoding,omitempty"`
-}
-
-// EncodeBytes encodes b as klog's JSON record schema does: nil is null,
-// valid UTF-8 a string, anything else base64 with encoding "base64".
-func EncodeBytes(b []byte) (s *string, encoding string) {
-	switch {
-	case b == nil:
-		return nil, ""
-	case utf8.Valid(b):
-		v := string(b)
-		return &v, ""
-	}
-	v := base64.StdEncoding.EncodeToString(b)
-	return &v, "base64"
-}
-
-// DecodeBytes is EncodeBytes backwards.
-func DecodeBytes(s *string, encoding string) []byte {
-	switch {
-	case s == nil:
-		return nil
-	case encoding == "base64":
-		if b, err := base64.StdEncoding.DecodeString(*s); err == nil {
-			return b
-		}
-	}
-	return []byte(*s)
+	// Records are its records in klog's JSON record schema (package
+	// recordjson; offset and timestamp set, topic and partition not), at
+	// most MaxBatchRecords (Truncated says there were more); Error says
+	// why they could not be read (a codec error), the header still shown.
+	Records   []recordjson.Record `json:"records"`
+	Truncated bool                `json:"truncated,omitempty"`
+	Error     string              `json:"error,omitempty"`
 }
 
 // Batch is GET .../batch?offset=N.

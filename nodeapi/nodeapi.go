@@ -18,6 +18,8 @@ package nodeapi
 
 import (
 	"time"
+
+	"github.com/klogdev/klog/recordjson"
 )
 
 // Paths of the endpoints.
@@ -154,7 +156,7 @@ type Bytes struct {
 
 // KeyOf encodes key as klog's JSON record schema does.
 func KeyOf(key []byte) Bytes {
-	s, enc := EncodeBytes(key)
+	s, enc := recordjson.EncodeBytes(key)
 	if s == nil {
 		return Bytes{}
 	}
@@ -163,7 +165,13 @@ func KeyOf(key []byte) Bytes {
 
 // Raw decodes the key back to its bytes; a key that does not decode is
 // returned as it is written.
-func (b Bytes) Raw() []byte { return DecodeBytes(&b.Key, b.KeyEncoding) }
+func (b Bytes) Raw() []byte {
+	raw, err := recordjson.DecodeBytes("key", &b.Key, b.KeyEncoding)
+	if err != nil {
+		return []byte(b.Key)
+	}
+	return raw
+}
 
 // Error is the body of an error answer.
 type Error struct {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/klogdev/klog/inspect"
 	"github.com/klogdev/klog/nodeapi"
+	"github.com/klogdev/klog/recordjson"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of View()")
@@ -220,10 +221,10 @@ func (f *fakeSource) Batch(_ context.Context, topic string, partition int32, off
 	return nodeapi.Batch{NodeID: 0, Topic: topic, Partition: partition, BaseOffset: offset - 2, LastOffset: offset, Size: 190, Count: 3,
 		CRCValid: true, Codec: "lz4", TimestampType: "create", ProducerID: 4000, ProducerEpoch: 3, BaseSequence: 40,
 		BaseTimestamp: clock.Add(-time.Hour).UnixMilli(), MaxTimestamp: clock.Add(-time.Hour).UnixMilli(),
-		Records: []nodeapi.BatchRecord{
-			{Offset: offset - 2, Timestamp: clock.Add(-time.Hour).UnixMilli(), Key: v("order-1"), Value: v(`{"id":1}`), Headers: []nodeapi.BatchHeader{{Key: "trace", Value: v("a")}}},
-			{Offset: offset - 1, Timestamp: clock.Add(-time.Hour).UnixMilli(), Key: v("order-2"), Value: v("/wA="), ValueEncoding: "base64", Headers: []nodeapi.BatchHeader{}},
-			{Offset: offset, Timestamp: clock.Add(-time.Hour).UnixMilli(), Key: v("order-1"), Headers: []nodeapi.BatchHeader{}},
+		Records: []recordjson.Record{
+			{Offset: new(offset - 2), Timestamp: new(clock.Add(-time.Hour).UnixMilli()), Key: v("order-1"), Value: v(`{"id":1}`), Headers: []recordjson.Header{{Key: "trace", Value: v("a")}}},
+			{Offset: new(offset - 1), Timestamp: new(clock.Add(-time.Hour).UnixMilli()), Key: v("order-2"), Value: v("/wA="), ValueEncoding: "base64", Headers: []recordjson.Header{}},
+			{Offset: new(offset), Timestamp: new(clock.Add(-time.Hour).UnixMilli()), Key: v("order-1"), Headers: []recordjson.Header{}},
 		}}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/nodeapi"
+	"github.com/klogdev/klog/recordjson"
 )
 
 // segmentsScreen is one partition's log as its leader holds it, from the
@@ -150,10 +151,10 @@ func (g *segmentsScreen) loaded(id string, v any, err error, _ time.Time) error 
 		b := v.(nodeapi.Batch)
 		var rows []row
 		for _, r := range b.Records {
-			rows = append(rows, row{key: strconv.FormatInt(r.Offset, 10), cells: []string{
-				strconv.FormatInt(r.Offset, 10), millis(r.Timestamp),
-				printable(nodeapi.DecodeBytes(r.Key, r.KeyEncoding), 24), printable(nodeapi.DecodeBytes(r.Value, r.ValueEncoding), 48),
-				strconv.Itoa(len(r.Headers)),
+			o, ts := deref(r.Offset), deref(r.Timestamp)
+			rows = append(rows, row{key: strconv.FormatInt(o, 10), cells: []string{
+				strconv.FormatInt(o, 10), millis(ts), printable(jsonBytes(r.Key, r.KeyEncoding), 24),
+				printable(jsonBytes(r.Value, r.ValueEncoding), 48), strconv.Itoa(len(r.Headers)),
 			}})
 		}
 		g.records.setRows(rows)
@@ -238,4 +239,22 @@ func (g *segmentsScreen) view(s Styles, _, height int) string {
 		head += fmt.Sprintf(" (the first %d shown)", len(ix.Offsets))
 	}
 	return head + "\n\n" + g.detail.view(s, height-2)
+}
+
+// deref is *p, -1 for nil.
+func deref(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// jsonBytes decodes a byte string of klog's JSON record schema; one that
+// does not decode is shown as written.
+func jsonBytes(s *string, encoding string) []byte {
+	b, err := recordjson.DecodeBytes("", s, encoding)
+	if err != nil {
+		return []byte(*s)
+	}
+	return b
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/nodeapi"
+	"github.com/klogdev/klog/recordjson"
 	"github.com/klogdev/klog/store/log/record"
 )
 
@@ -40,7 +41,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 
 // describeBatch decodes a batch as the log holds it.
 func describeBatch(node int32, topic string, partition int32, raw []byte) nodeapi.Batch {
-	out := nodeapi.Batch{NodeID: node, Topic: topic, Partition: partition, Records: []nodeapi.BatchRecord{}}
+	out := nodeapi.Batch{NodeID: node, Topic: topic, Partition: partition, Records: []recordjson.Record{}}
 	b, err := record.Parse(raw)
 	if err != nil {
 		out.Error = err.Error()
@@ -70,18 +71,21 @@ func describeBatch(node int32, topic string, partition int32, raw []byte) nodeap
 			break
 		}
 		rec := it.Record()
-		br := nodeapi.BatchRecord{Offset: b.BaseOffset() + int64(rec.OffsetDelta), Timestamp: b.BaseTimestamp() + rec.TimestampDelta, Headers: []nodeapi.BatchHeader{}}
+		offset, ts := b.BaseOffset()+int64(rec.OffsetDelta), b.BaseTimestamp()+rec.TimestampDelta
+		jr := recordjson.Record{Offset: &offset, Timestamp: &ts, Headers: []recordjson.Header{}}
 		if a.TimestampType() == record.LogAppendTime {
-			br.Timestamp = b.MaxTimestamp()
+			ts, jr.TimestampType = b.MaxTimestamp(), recordjson.TimestampLogAppend
 		}
-		br.Key, br.KeyEncoding = nodeapi.EncodeBytes(rec.Key)
-		br.Value, br.ValueEncoding = nodeapi.EncodeBytes(rec.Value)
+		jr.Key, jr.KeyEncoding = recordjson.EncodeBytes(rec.Key)
+		jr.Value, jr.ValueEncoding = recordjson.EncodeBytes(rec.Value)
 		for _, hd := range rec.Headers.Decode() {
-			bh := nodeapi.BatchHeader{Key: hd.Key}
-			bh.Value, bh.ValueEncoding = nodeapi.EncodeBytes(hd.Value)
-			br.Headers = append(br.Headers, bh)
+			var jh recordjson.Header
+			key, keyEnc := recordjson.EncodeBytes([]byte(hd.Key))
+			jh.Key, jh.KeyEncoding = *key, keyEnc
+			jh.Value, jh.ValueEncoding = recordjson.EncodeBytes(hd.Value)
+			jr.Headers = append(jr.Headers, jh)
 		}
-		out.Records = append(out.Records, br)
+		out.Records = append(out.Records, jr)
 	}
 	if err := it.Err(); err != nil {
 		out.Error = err.Error()

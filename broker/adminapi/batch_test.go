@@ -11,6 +11,7 @@ import (
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/nodeapi"
+	"github.com/klogdev/klog/recordjson"
 )
 
 // TestBatch: GET .../batch?offset=N answers the batch holding N, header
@@ -55,13 +56,13 @@ func TestBatch(t *testing.T) {
 		t.Fatalf("batch holding offset 2: %+v", b)
 	}
 	for _, r := range b.Records {
-		switch nodeapi.DecodeBytes(r.Key, r.KeyEncoding)[1] {
+		switch mustDecode(t, r.Key, r.KeyEncoding)[1] {
 		case '1':
 			if *r.Value != strings.Repeat("hello", 100) || len(r.Headers) != 1 || r.Headers[0].Key != "trace" || *r.Headers[0].Value != "abc" {
 				t.Errorf("k1: %+v", r)
 			}
 		case '2':
-			if r.ValueEncoding != "base64" || string(nodeapi.DecodeBytes(r.Value, r.ValueEncoding)) != "\xff\x00" {
+			if r.ValueEncoding != "base64" || string(mustDecode(t, r.Value, r.ValueEncoding)) != "\xff\x00" {
 				t.Errorf("k2: %+v", r)
 			}
 		case '3':
@@ -71,7 +72,7 @@ func TestBatch(t *testing.T) {
 		}
 	}
 	first, err := c.Batch(ctx, "b", 0, 0)
-	if err != nil || first.BaseOffset != 0 || first.LastOffset != 0 || len(first.Records) != 1 || *first.Records[0].Value != "first" {
+	if err != nil || first.BaseOffset != 0 || first.LastOffset != 0 || len(first.Records) != 1 || *first.Records[0].Value != "first" || *first.Records[0].Offset != 0 {
 		t.Fatalf("batch at 0: %+v %v", first, err)
 	}
 	base := "http://" + n.AdminAddr()
@@ -79,4 +80,13 @@ func TestBatch(t *testing.T) {
 	checkError(t, "GET", base+"/v1/partitions/b/0/batch?offset=x", http.StatusBadRequest, `offset "x": want an offset, 0 or more`)
 	checkError(t, "GET", base+"/v1/partitions/b/0/batch", http.StatusBadRequest, `offset "": want an offset, 0 or more`)
 	checkError(t, "GET", base+"/v1/partitions/b/9/batch?offset=0", http.StatusNotFound, "no local replica of b/9")
+}
+
+func mustDecode(t *testing.T, s *string, encoding string) []byte {
+	t.Helper()
+	b, err := recordjson.DecodeBytes("", s, encoding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/recordjson"
 )
 
 // consumePollRecords bounds how many records one poll hands out, so output
@@ -124,7 +125,7 @@ func newRecordWriter(out io.Writer, format string) (*recordWriter, error) {
 func (rw *recordWriter) write(r *kgo.Record) error {
 	var err error
 	if rw.json {
-		rw.buf, err = appendJSONRecord(rw.buf[:0], r)
+		rw.buf, err = recordjson.Append(rw.buf[:0], r)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klogdev/klog/recordjson"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -231,7 +233,7 @@ func TestJSONGoldenRoundTrip(t *testing.T) {
 func sortLines(s string) string {
 	ls := lines(s)
 	key := func(l string) string {
-		r, err := parseJSONRecord([]byte(l))
+		r, err := recordjson.Parse([]byte(l))
 		if err != nil {
 			return l
 		}

@@ -19,12 +19,6 @@ var ErrItemsFailed = errors.New("some items failed")
 // ErrLineTooLong reports an input line longer than the record size limit.
 var ErrLineTooLong = errors.New("input line too long")
 
-// errJSONNotObject reports a JSON line that is not a JSON object.
-var errJSONNotObject = errors.New("JSON record: want one JSON object per line")
-
-// errJSONTrailing reports data after the JSON object on a line.
-var errJSONTrailing = errors.New("JSON record: unexpected data after the object")
-
 // usageError marks an error as the user's mistake in calling klog (unknown
 // command or flag, bad argument); main exits with status 2 for it.
 type usageError struct {

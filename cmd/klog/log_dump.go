@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klogdev/klog/recordjson"
 	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/log/dump"
 	"github.com/klogdev/klog/store/log/record"
@@ -476,7 +477,7 @@ func (d *dumper) printRecords(raw record.Batch, tp log.TopicPartition) error {
 		for i, h := range r.Headers {
 			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: h.Value}
 		}
-		if d.buf, werr = appendJSONRecord(d.buf[:0], &kr); werr != nil {
+		if d.buf, werr = recordjson.Append(d.buf[:0], &kr); werr != nil {
 			return werr
 		}
 		if _, werr = d.w.Write(d.buf); werr != nil {

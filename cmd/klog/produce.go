@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/recordjson"
 )
 
 // defaultMaxMessageBytes is the broker default of max.message.bytes; input
@@ -339,7 +340,7 @@ func (s *jsonSource) next() (*kgo.Record, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		return parseJSONRecord(line)
+		return recordjson.Parse(line)
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package recordjson
 
 import (
 	"bytes"
@@ -32,14 +32,14 @@ func TestJSONRecordEncode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := appendJSONRecord(nil, &tc.r)
+			got, err := Append(nil, &tc.r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != tc.want+"\n" {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
-			back, err := parseJSONRecord(bytes.TrimSuffix(got, []byte("\n")))
+			back, err := Parse(bytes.TrimSuffix(got, []byte("\n")))
 			if err != nil {
 				t.Fatalf("parse own output: %v", err)
 			}
@@ -99,7 +99,7 @@ func TestJSONRecordParse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := parseJSONRecord([]byte(tc.in))
+			got, err := Parse([]byte(tc.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestJSONRecordParseErrors(t *testing.T) {
 		`{"value":"a"} {"value":"b"}`,
 		`{"value":"a"} trailing`,
 	} {
-		if r, err := parseJSONRecord([]byte(in)); err == nil {
+		if r, err := Parse([]byte(in)); err == nil {
 			t.Errorf("parse %q = %+v, want an error", in, r)
 		}
 	}
@@ -148,7 +148,7 @@ func FuzzJSONRecord(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		r, err := parseJSONRecord(in)
+		r, err := Parse(in)
 		if err != nil {
 			return
 		}
@@ -158,14 +158,14 @@ func FuzzJSONRecord(f *testing.F) {
 		if r.Partition < 0 {
 			r.Partition = 0
 		}
-		out, err := appendJSONRecord(nil, r)
+		out, err := Append(nil, r)
 		if err != nil {
 			t.Fatalf("encode accepted record: %v", err)
 		}
 		if !bytes.HasSuffix(out, []byte("\n")) || bytes.Count(out, []byte("\n")) != 1 {
 			t.Fatalf("encoding is not one line: %q", out)
 		}
-		back, err := parseJSONRecord(out)
+		back, err := Parse(out)
 		if err != nil {
 			t.Fatalf("decode own encoding %q: %v", out, err)
 		}
