@@ -11,7 +11,9 @@ import (
 )
 
 // clusterScreen is the cluster overview: brokers, the controller, and how
-// many partitions are under-replicated or offline.
+// many partitions are under-replicated or offline; on klog, each node's
+// part in the metadata quorum from its admin API (Raft role, term, the
+// metadata offset it serves, when it last heard from the leader).
 type clusterScreen struct {
 	flat
 	brokers table
@@ -21,7 +23,10 @@ type clusterScreen struct {
 }
 
 func newClusterScreen() *clusterScreen {
-	return &clusterScreen{brokers: table{cols: []column{{title: "ID", right: true}, {title: "ADDRESS"}, {title: "RACK"}, {title: "ROLE"}}}}
+	return &clusterScreen{brokers: table{cols: []column{
+		{title: "ID", right: true}, {title: "ADDRESS"}, {title: "RACK"}, {title: "ROLE"},
+		{title: "RAFT"}, {title: "TERM", right: true}, {title: "METADATA", right: true}, {title: "LEADER-CONTACT", right: true},
+	}}}
 }
 
 func (c *clusterScreen) name() string  { return "cluster" }
@@ -29,21 +34,48 @@ func (c *clusterScreen) title() string { return "cluster" }
 func (c *clusterScreen) list() *table  { return &c.brokers }
 
 func (c *clusterScreen) fetch() (string, fetchFunc) {
-	return "", func(ctx context.Context, src Source) (any, error) { return src.Overview(ctx) }
+	return "", func(ctx context.Context, src Source) (any, error) {
+		o, err := src.Overview(ctx)
+		if err != nil {
+			return nil, err
+		}
+		q, _ := src.Quorum(ctx) // none without the admin API
+		return clusterData{o, q}, nil
+	}
 }
 
-func (c *clusterScreen) loaded(_ string, v any, err error, _ time.Time) error {
+// clusterData is what the cluster screen reads.
+type clusterData struct {
+	overview inspect.ClusterOverview
+	quorum   []NodeRaft
+}
+
+func (c *clusterScreen) loaded(_ string, v any, err error, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	o := v.(inspect.ClusterOverview)
+	d := v.(clusterData)
+	o := d.overview
+	rafts := map[int32]NodeRaft{}
+	for _, q := range d.quorum {
+		rafts[q.NodeID] = q
+	}
 	var rows []row
 	for _, b := range o.Brokers {
 		role := ""
 		if b.Controller {
 			role = "controller"
 		}
-		rows = append(rows, row{key: strconv.Itoa(int(b.NodeID)), cells: []string{strconv.Itoa(int(b.NodeID)), b.Address, b.Rack, role}})
+		r := row{key: strconv.Itoa(int(b.NodeID)), cells: []string{strconv.Itoa(int(b.NodeID)), b.Address, b.Rack, role, "-", "-", "-", "-"}, bad: make([]bool, 8)}
+		if q, ok := rafts[b.NodeID]; ok {
+			contact := "-"
+			if q.Raft.LastContact != nil {
+				contact = now.Sub(*q.Raft.LastContact).Truncate(time.Millisecond).String() + " ago"
+			}
+			r.cells[4], r.cells[5], r.cells[6], r.cells[7] = q.Raft.Role, strconv.FormatUint(q.Raft.Term, 10), strconv.FormatUint(q.Raft.MetadataOffset, 10), contact
+			r.bad[4] = q.Raft.Role == "candidate" || q.Raft.Role == "shutdown"
+		}
+		rows = append(rows, r)
 	}
 	// The summary is a table too, so that its counts are marked when
 	// they change.
@@ -51,7 +83,7 @@ func (c *clusterScreen) loaded(_ string, v any, err error, _ time.Time) error {
 		strconv.Itoa(len(o.Brokers)), strconv.Itoa(o.Topics), strconv.Itoa(o.Partitions),
 		strconv.Itoa(o.UnderReplicated), strconv.Itoa(o.Offline),
 	}}}, rows...)
-	c.last = c.last.mark(all)
+	c.last = c.last.mark(all, 7) // the contact time moves every refresh
 	c.summary = all[0]
 	c.brokers.setRows(all[1:])
 	c.o = &o

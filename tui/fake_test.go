@@ -79,6 +79,18 @@ func (f *fakeSource) Overview(context.Context) (inspect.ClusterOverview, error) 
 	return f.overview, nil
 }
 
+func (f *fakeSource) Quorum(context.Context) ([]NodeRaft, error) {
+	defer f.enter("quorum")()
+	if f.noAdmin {
+		return nil, ErrNoAdminAPI
+	}
+	contact := clock.Add(-40 * time.Millisecond)
+	return []NodeRaft{
+		{NodeID: 0, Raft: nodeapi.Raft{Role: "follower", Term: 3, Leader: 1, MetadataOffset: 118, LastContact: &contact}},
+		{NodeID: 1, Raft: nodeapi.Raft{Role: "leader", Term: 3, Leader: 1, MetadataOffset: 118}},
+	}, nil
+}
+
 func (f *fakeSource) Topics(context.Context) ([]inspect.TopicListing, error) {
 	defer f.enter("topics")()
 	return f.topics, nil

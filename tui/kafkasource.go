@@ -41,6 +41,20 @@ func (s *KafkaSource) Overview(ctx context.Context) (inspect.ClusterOverview, er
 	return inspect.Overview(ctx, s.adm)
 }
 
+// Quorum implements Source: the nodes that answer.
+func (s *KafkaSource) Quorum(ctx context.Context) ([]NodeRaft, error) {
+	if len(s.admins) == 0 {
+		return nil, ErrNoAdminAPI
+	}
+	var out []NodeRaft
+	for _, c := range s.admins {
+		if cl, err := c.Cluster(ctx); err == nil {
+			out = append(out, NodeRaft{NodeID: cl.NodeID, Raft: cl.Raft})
+		}
+	}
+	return out, nil
+}
+
 // Topics implements Source.
 func (s *KafkaSource) Topics(ctx context.Context) ([]inspect.TopicListing, error) {
 	return inspect.ListTopics(ctx, s.adm, true)

@@ -192,6 +192,16 @@ func TestKafkaSourceSegments(t *testing.T) {
 		admins = append(admins, nodeapi.NewClient(n.AdminAddr(), 0))
 	}
 	src := NewKafkaSource(cl, nil, admins, nil)
+	q, err := src.Quorum(ctx)
+	raftLeaders := 0
+	for _, n := range q {
+		if n.Raft.Role == "leader" {
+			raftLeaders++
+		}
+	}
+	if err != nil || len(q) != 3 || raftLeaders != 1 {
+		t.Errorf("quorum = %+v, %v; want 3 nodes, one Raft leader", q, err)
+	}
 	d, err := src.Segments(ctx, "logs", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,8 @@ import (
 type Source interface {
 	// Overview is the cluster's brokers and partition health.
 	Overview(ctx context.Context) (inspect.ClusterOverview, error)
+	// Quorum is each node's Raft state (admin API).
+	Quorum(ctx context.Context) ([]NodeRaft, error)
 	// Topics lists the topics, internal ones included, sorted by name.
 	Topics(ctx context.Context) ([]inspect.TopicListing, error)
 	// Topic describes one topic's partitions with their offsets.
@@ -65,6 +67,13 @@ type Source interface {
 	// Index is the first page of the offset index of the partition's
 	// segment at base, on its leader (admin API).
 	Index(ctx context.Context, topic string, partition int32, base int64) (nodeapi.Index, error)
+}
+
+// NodeRaft is one node's state in the metadata quorum, from its admin
+// API.
+type NodeRaft struct {
+	NodeID int32
+	Raft   nodeapi.Raft
 }
 
 // TxnPartition is one partition of a transaction: StartOffset is the

@@ -60,7 +60,7 @@ start_tui "${k[@]}" tui --refresh 500ms
 
 
 expect "cluster screen" "controller 0 .*cluster id"
-expect "the node is listed" "${SMOKE_BROKERS%%,*} +controller"
+expect "the node is listed, with its Raft state" "${SMOKE_BROKERS%%,*} +controller +leader +[0-9]+ +[0-9]+ "
 keys : top Tab Enter
 expect ":top<tab> opens the topics" "tui-orders +3 +1"
 keys / tui-or Enter Enter
