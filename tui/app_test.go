@@ -295,7 +295,7 @@ func TestCommandArguments(t *testing.T) {
 		t.Fatalf(":seg orders/0: err %v\n%s", d.m.err, d.screen())
 	}
 	d.press("G", "enter")
-	if src.count("index") != 1 || !strings.Contains(d.screen(), "› 100 offset index") {
+	if src.count("index") != 2 || !strings.Contains(d.screen(), "› 100 offset index") { // offset and time
 		t.Fatalf("enter on the last segment: %d index reads\n%s", src.count("index"), d.screen())
 	}
 	d.press("esc")

@@ -240,8 +240,13 @@ func (f *fakeSource) Batch(_ context.Context, topic string, partition int32, off
 		}}, nil
 }
 
-func (f *fakeSource) Index(_ context.Context, _ string, _ int32, base int64) (nodeapi.Index, error) {
+func (f *fakeSource) Index(_ context.Context, _ string, _ int32, base int64, kind string) (nodeapi.Index, error) {
 	defer f.enter("index")()
+	if kind == nodeapi.IndexTime {
+		return nodeapi.Index{BaseOffset: base, Kind: kind, Total: 2, Times: []nodeapi.TimeEntry{
+			{Timestamp: clock.Add(-49 * time.Minute).UnixMilli(), Offset: 60}, {Timestamp: clock.Add(-30 * time.Minute).UnixMilli(), Offset: 71},
+		}}, nil
+	}
 	return f.index[base], nil
 }
 

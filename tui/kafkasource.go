@@ -309,12 +309,12 @@ func (s *KafkaSource) Batch(ctx context.Context, topic string, partition int32, 
 }
 
 // Index implements Source.
-func (s *KafkaSource) Index(ctx context.Context, topic string, partition int32, base int64) (nodeapi.Index, error) {
+func (s *KafkaSource) Index(ctx context.Context, topic string, partition int32, base int64, kind string) (nodeapi.Index, error) {
 	c, _, err := s.leaderAdmin(ctx, topic, partition)
 	if err != nil {
 		return nodeapi.Index{}, err
 	}
-	return c.Index(ctx, topic, partition, base, nodeapi.IndexOffset, 0, 0)
+	return c.Index(ctx, topic, partition, base, kind, 0, 0)
 }
 
 // maxEvents is how many of each node's latest events the events screen

@@ -216,9 +216,12 @@ func TestKafkaSourceSegments(t *testing.T) {
 		segs[len(segs)-1].NextOffset != 40 || d.Segments.Total != len(segs) {
 		t.Fatalf("segments of logs/0 (leader %d): %+v", leader, d)
 	}
-	ix, err := src.Index(ctx, "logs", 0, segs[0].BaseOffset)
+	ix, err := src.Index(ctx, "logs", 0, segs[0].BaseOffset, nodeapi.IndexOffset)
 	if err != nil || ix.NodeID != leader || ix.Total != segs[0].IndexEntries {
 		t.Fatalf("index of the first segment: %+v %v (segment %+v)", ix, err, segs[0])
+	}
+	if tx, err := src.Index(ctx, "logs", 0, segs[0].BaseOffset, nodeapi.IndexTime); err != nil || tx.Kind != nodeapi.IndexTime || tx.Total != segs[0].TimeIndexEntries {
+		t.Errorf("time index of the first segment: %+v %v", tx, err)
 	}
 	if b, err := src.Batch(ctx, "logs", 0, 5); err != nil || b.NodeID != leader || b.BaseOffset > 5 || b.LastOffset < 5 || !b.CRCValid || len(b.Records) != int(b.Count) {
 		t.Fatalf("batch holding offset 5: %+v %v", b, err)

@@ -31,6 +31,13 @@ type segmentsScreen struct {
 	entry   string
 	batch   *nodeapi.Batch
 	records table
+	// times is the open segment's time index (its first page).
+	times *nodeapi.Index
+}
+
+// segmentIndexes are the first pages of a segment's two indexes.
+type segmentIndexes struct {
+	offsets, times nodeapi.Index
 }
 
 func newSegmentsScreen() *segmentsScreen {
@@ -129,7 +136,12 @@ func (g *segmentsScreen) fetch() (string, fetchFunc) {
 	if base := g.item; base != "" {
 		b, _ := strconv.ParseInt(base, 10, 64)
 		return id + "@" + base, func(ctx context.Context, src Source) (any, error) {
-			return src.Index(ctx, topic, partition, b)
+			off, err := src.Index(ctx, topic, partition, b, nodeapi.IndexOffset)
+			if err != nil {
+				return nil, err
+			}
+			times, err := src.Index(ctx, topic, partition, b, nodeapi.IndexTime)
+			return segmentIndexes{off, times}, err
 		}
 	}
 	return id, func(ctx context.Context, src Source) (any, error) { return src.Segments(ctx, topic, partition) }
@@ -180,7 +192,9 @@ func (g *segmentsScreen) loaded(id string, v any, err error, _ time.Time) error 
 		g.data, g.listed = &d, true
 		return nil
 	}
-	ix := v.(nodeapi.Index)
+	ixs := v.(segmentIndexes)
+	ix := ixs.offsets
+	g.times = &ixs.times
 	var rows []row
 	for i, e := range ix.Offsets {
 		n := strconv.Itoa(ix.From + i)
@@ -238,7 +252,16 @@ func (g *segmentsScreen) view(s Styles, _, height int) string {
 	if ix.Next != nil {
 		head += fmt.Sprintf(" (the first %d shown)", len(ix.Offsets))
 	}
-	return head + "\n\n" + g.detail.view(s, height-2)
+	out := head + "\n\n" + g.detail.view(s, min(height-2, len(g.detail.rows)+1))
+	// The time index below: time → the offset of the batch reaching it.
+	if tx := g.times; tx != nil && len(tx.Times) > 0 {
+		room := height - 2 - (len(g.detail.rows) + 1) - 3
+		out += "\n\n" + s.Dim.Render(fmt.Sprintf("time index: %d entries, time → offset", tx.Total))
+		for _, e := range tx.Times[:max(0, min(len(tx.Times), room))] {
+			out += fmt.Sprintf("\n  %s → %d", millis(e.Timestamp), e.Offset)
+		}
+	}
+	return out
 }
 
 // deref is *p, -1 for nil.

@@ -64,9 +64,10 @@ type Source interface {
 	Batch(ctx context.Context, topic string, partition int32, offset int64) (nodeapi.Batch, error)
 	// Segments is a partition's log on its leader (admin API).
 	Segments(ctx context.Context, topic string, partition int32) (PartitionSegments, error)
-	// Index is the first page of the offset index of the partition's
-	// segment at base, on its leader (admin API).
-	Index(ctx context.Context, topic string, partition int32, base int64) (nodeapi.Index, error)
+	// Index is the first page of the offset index (kind
+	// nodeapi.IndexOffset) or time index (nodeapi.IndexTime) of the
+	// partition's segment at base, on its leader (admin API).
+	Index(ctx context.Context, topic string, partition int32, base int64, kind string) (nodeapi.Index, error)
 }
 
 // NodeRaft is one node's state in the metadata quorum, from its admin
