@@ -72,3 +72,25 @@ func (c *Client) Cluster(ctx context.Context) (Cluster, error) {
 	var out Cluster
 	return out, c.call(ctx, http.MethodGet, PathCluster, nil, &out)
 }
+
+// PathThroughput is GET: the node's traffic counters since it started
+// (Throughput); a reader's rates are the differences between two reads.
+const PathThroughput = "/v1/throughput"
+
+// Throughput is GET /v1/throughput: totals over every topic the node
+// serves. BytesIn and MessagesIn count what producers wrote to its
+// leaders, BytesOut what consumers fetched (not followers), Requests every
+// request it answered.
+type Throughput struct {
+	NodeID     int32  `json:"node_id"`
+	BytesIn    uint64 `json:"bytes_in"`
+	BytesOut   uint64 `json:"bytes_out"`
+	MessagesIn uint64 `json:"messages_in"`
+	Requests   uint64 `json:"requests"`
+}
+
+// Throughput is GET /v1/throughput.
+func (c *Client) Throughput(ctx context.Context) (Throughput, error) {
+	var out Throughput
+	return out, c.call(ctx, http.MethodGet, PathThroughput, nil, &out)
+}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -361,5 +362,21 @@ func TestCatchUp(t *testing.T) {
 		if got := catchUp(tc.points); got != tc.want {
 			t.Errorf("catchUp(%v) = %q, want %q", tc.points, got, tc.want)
 		}
+	}
+}
+
+// TestClusterRates: the cluster screen turns each node's traffic counters
+// into rates between refreshes, with a trend.
+func TestClusterRates(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{})
+	now := clock
+	d.m.now = func() time.Time { return now }
+	for range 3 {
+		now = now.Add(2 * time.Second)
+		d.tick()
+	}
+	// 2048 bytes in a refresh (2 s): 1 KiB/s; out grows by (2n-1) KiB.
+	if s := d.screen(); !regexp.MustCompile(`127\.0\.0\.1:9092 .* follower .* 1\.0 KiB +3\.5 KiB +███`).MatchString(s) {
+		t.Fatalf("rates:\n%s", s)
 	}
 }

@@ -20,13 +20,24 @@ type clusterScreen struct {
 	last    deltas
 	summary row
 	o       *inspect.ClusterOverview
+	// prev is each node's traffic counters at the last refresh, trend
+	// the bytes-in rates since the screen opened.
+	prev  map[int32]traffic
+	trend history
+}
+
+// traffic is a node's counters read at one time.
+type traffic struct {
+	at      time.Time
+	in, out uint64
 }
 
 func newClusterScreen() *clusterScreen {
 	return &clusterScreen{brokers: table{cols: []column{
 		{title: "ID", right: true}, {title: "ADDRESS"}, {title: "RACK"}, {title: "ROLE"},
 		{title: "RAFT"}, {title: "TERM", right: true}, {title: "METADATA", right: true}, {title: "LEADER-CONTACT", right: true},
-	}}}
+		{title: "IN/S", right: true}, {title: "OUT/S", right: true}, {title: "IN TREND"},
+	}}, prev: map[int32]traffic{}}
 }
 
 func (c *clusterScreen) name() string  { return "cluster" }
@@ -39,7 +50,7 @@ func (c *clusterScreen) fetch() (string, fetchFunc) {
 		if err != nil {
 			return nil, err
 		}
-		q, _ := src.Quorum(ctx) // none without the admin API
+		q, _ := src.Nodes(ctx) // none without the admin API
 		return clusterData{o, q}, nil
 	}
 }
@@ -47,7 +58,7 @@ func (c *clusterScreen) fetch() (string, fetchFunc) {
 // clusterData is what the cluster screen reads.
 type clusterData struct {
 	overview inspect.ClusterOverview
-	quorum   []NodeRaft
+	quorum   []NodeState
 }
 
 func (c *clusterScreen) loaded(_ string, v any, err error, now time.Time) error {
@@ -56,17 +67,18 @@ func (c *clusterScreen) loaded(_ string, v any, err error, now time.Time) error 
 	}
 	d := v.(clusterData)
 	o := d.overview
-	rafts := map[int32]NodeRaft{}
+	rafts := map[int32]NodeState{}
 	for _, q := range d.quorum {
 		rafts[q.NodeID] = q
 	}
 	var rows []row
+	rates := map[string]int64{}
 	for _, b := range o.Brokers {
 		role := ""
 		if b.Controller {
 			role = "controller"
 		}
-		r := row{key: strconv.Itoa(int(b.NodeID)), cells: []string{strconv.Itoa(int(b.NodeID)), b.Address, b.Rack, role, "-", "-", "-", "-"}, bad: make([]bool, 8)}
+		r := row{key: strconv.Itoa(int(b.NodeID)), cells: []string{strconv.Itoa(int(b.NodeID)), b.Address, b.Rack, role, "-", "-", "-", "-", "-", "-", ""}, bad: make([]bool, 11)}
 		if q, ok := rafts[b.NodeID]; ok {
 			contact := "-"
 			if q.Raft.LastContact != nil {
@@ -74,8 +86,20 @@ func (c *clusterScreen) loaded(_ string, v any, err error, now time.Time) error 
 			}
 			r.cells[4], r.cells[5], r.cells[6], r.cells[7] = q.Raft.Role, strconv.FormatUint(q.Raft.Term, 10), strconv.FormatUint(q.Raft.MetadataOffset, 10), contact
 			r.bad[4] = q.Raft.Role == "candidate" || q.Raft.Role == "shutdown"
+			cur := traffic{at: now, in: q.Throughput.BytesIn, out: q.Throughput.BytesOut}
+			if p, ok := c.prev[b.NodeID]; ok && now.After(p.at) && cur.in >= p.in && cur.out >= p.out {
+				dt := now.Sub(p.at).Seconds()
+				inRate, outRate := float64(cur.in-p.in)/dt, float64(cur.out-p.out)/dt
+				r.cells[8], r.cells[9] = byteSize(int64(inRate)), byteSize(int64(outRate))
+				rates[r.key] = int64(inRate)
+			}
+			c.prev[b.NodeID] = cur
 		}
 		rows = append(rows, r)
+	}
+	c.trend = c.trend.add(rates)
+	for i := range rows {
+		rows[i].cells[10] = sparkline(c.trend[rows[i].key])
 	}
 	// The summary is a table too, so that its counts are marked when
 	// they change.
@@ -83,7 +107,7 @@ func (c *clusterScreen) loaded(_ string, v any, err error, now time.Time) error 
 		strconv.Itoa(len(o.Brokers)), strconv.Itoa(o.Topics), strconv.Itoa(o.Partitions),
 		strconv.Itoa(o.UnderReplicated), strconv.Itoa(o.Offline),
 	}}}, rows...)
-	c.last = c.last.mark(all, 7) // the contact time moves every refresh
+	c.last = c.last.mark(all, 7, 8, 9, 10) // times and rates move every refresh
 	c.summary = all[0]
 	c.brokers.setRows(all[1:])
 	c.o = &o

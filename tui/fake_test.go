@@ -44,6 +44,7 @@ type fakeSource struct {
 	index    map[int64]nodeapi.Index      // by segment base
 	leaders  map[string]nodeapi.Partition // by "topic/partition"
 	events   []nodeapi.Event
+	traffic  uint64 // Nodes calls, for the fake counters
 	hanging  []inspect.HangingTransaction
 	aborted  []inspect.HangingTransaction
 	abortErr error
@@ -79,14 +80,19 @@ func (f *fakeSource) Overview(context.Context) (inspect.ClusterOverview, error) 
 	return f.overview, nil
 }
 
-func (f *fakeSource) Quorum(context.Context) ([]NodeRaft, error) {
+func (f *fakeSource) Nodes(context.Context) ([]NodeState, error) {
 	defer f.enter("quorum")()
 	if f.noAdmin {
 		return nil, ErrNoAdminAPI
 	}
 	contact := clock.Add(-40 * time.Millisecond)
-	return []NodeRaft{
-		{NodeID: 0, Raft: nodeapi.Raft{Role: "follower", Term: 3, Leader: 1, MetadataOffset: 118, LastContact: &contact}},
+	f.mu.Lock()
+	f.traffic++
+	n := f.traffic
+	f.mu.Unlock()
+	return []NodeState{
+		{NodeID: 0, Raft: nodeapi.Raft{Role: "follower", Term: 3, Leader: 1, MetadataOffset: 118, LastContact: &contact},
+			Throughput: nodeapi.Throughput{NodeID: 0, BytesIn: n * 2048, BytesOut: n * n * 1024}},
 		{NodeID: 1, Raft: nodeapi.Raft{Role: "leader", Term: 3, Leader: 1, MetadataOffset: 118}},
 	}, nil
 }

@@ -41,16 +41,22 @@ func (s *KafkaSource) Overview(ctx context.Context) (inspect.ClusterOverview, er
 	return inspect.Overview(ctx, s.adm)
 }
 
-// Quorum implements Source: the nodes that answer.
-func (s *KafkaSource) Quorum(ctx context.Context) ([]NodeRaft, error) {
+// Nodes implements Source: the nodes that answer.
+func (s *KafkaSource) Nodes(ctx context.Context) ([]NodeState, error) {
 	if len(s.admins) == 0 {
 		return nil, ErrNoAdminAPI
 	}
-	var out []NodeRaft
+	var out []NodeState
 	for _, c := range s.admins {
-		if cl, err := c.Cluster(ctx); err == nil {
-			out = append(out, NodeRaft{NodeID: cl.NodeID, Raft: cl.Raft})
+		cl, err := c.Cluster(ctx)
+		if err != nil {
+			continue
 		}
+		st := NodeState{NodeID: cl.NodeID, Raft: cl.Raft}
+		if tp, err := c.Throughput(ctx); err == nil {
+			st.Throughput = tp
+		}
+		out = append(out, st)
 	}
 	return out, nil
 }

@@ -192,7 +192,7 @@ func TestKafkaSourceSegments(t *testing.T) {
 		admins = append(admins, nodeapi.NewClient(n.AdminAddr(), 0))
 	}
 	src := NewKafkaSource(cl, nil, admins, nil)
-	q, err := src.Quorum(ctx)
+	q, err := src.Nodes(ctx)
 	raftLeaders := 0
 	for _, n := range q {
 		if n.Raft.Role == "leader" {

@@ -24,8 +24,8 @@ import (
 type Source interface {
 	// Overview is the cluster's brokers and partition health.
 	Overview(ctx context.Context) (inspect.ClusterOverview, error)
-	// Quorum is each node's Raft state (admin API).
-	Quorum(ctx context.Context) ([]NodeRaft, error)
+	// Nodes is each node's Raft state and traffic counters (admin API).
+	Nodes(ctx context.Context) ([]NodeState, error)
 	// Topics lists the topics, internal ones included, sorted by name.
 	Topics(ctx context.Context) ([]inspect.TopicListing, error)
 	// Topic describes one topic's partitions with their offsets.
@@ -70,11 +70,12 @@ type Source interface {
 	Index(ctx context.Context, topic string, partition int32, base int64, kind string) (nodeapi.Index, error)
 }
 
-// NodeRaft is one node's state in the metadata quorum, from its admin
-// API.
-type NodeRaft struct {
-	NodeID int32
-	Raft   nodeapi.Raft
+// NodeState is one node's state in the metadata quorum and its traffic
+// counters, from its admin API.
+type NodeState struct {
+	NodeID     int32
+	Raft       nodeapi.Raft
+	Throughput nodeapi.Throughput
 }
 
 // TxnPartition is one partition of a transaction: StartOffset is the

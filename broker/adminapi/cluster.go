@@ -40,3 +40,20 @@ func quorumMembers(ms []controller.QuorumMember, withAddr bool) []nodeapi.Quorum
 	}
 	return out
 }
+
+// throughput is GET /v1/throughput.
+func (h *handler) throughput(w http.ResponseWriter, _ *http.Request) {
+	st := h.node.Stats()
+	out := nodeapi.Throughput{NodeID: h.node.ID()}
+	for _, t := range st.Topics {
+		out.BytesIn += t.BytesIn
+		out.BytesOut += t.BytesOut
+		out.MessagesIn += t.MessagesIn
+	}
+	for _, r := range st.Requests {
+		if r.Request != "FetchConsumer" && r.Request != "FetchFollower" { // Fetch again, split
+			out.Requests += r.Count
+		}
+	}
+	writeJSON(w, out)
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
+	"github.com/klogdev/klog/nodeapi"
 )
 
 // metrics is one scrape of a node's GET /metrics.
@@ -247,4 +248,37 @@ func TestMetricsUnderReplicated(t *testing.T) {
 		under := m.must(t, "kafka_server_replicamanager_underreplicatedpartitions")
 		return under == 0 && m.must(t, "kafka_server_replicamanager_isrexpands_total") > expands, fmt.Sprintf("%v under-replicated", under)
 	})
+}
+
+// TestThroughput: GET /v1/throughput sums the per-topic counters /metrics
+// shows.
+func TestThroughput(t *testing.T) {
+	n := brokertest.Start(t)
+	ctx := testkit.Context(t)
+	cl := n.Client(kgo.ConsumeTopics("tp"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "tp"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "tp", Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seen := 0; seen < 10; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		seen += fs.NumRecords()
+	}
+	tp, err := nodeapi.NewClient(n.AdminAddr(), 0).Throughput(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scrape(t, n.AdminAddr())
+	in := m.must(t, "kafka_server_brokertopicmetrics_bytesin_total", "topic", "tp")
+	out := m.must(t, "kafka_server_brokertopicmetrics_bytesout_total", "topic", "tp")
+	if tp.MessagesIn != 10 || float64(tp.BytesIn) != in || float64(tp.BytesOut) > out || tp.BytesOut == 0 || tp.Requests == 0 || tp.NodeID != 0 {
+		t.Fatalf("throughput %+v; /metrics bytes in %v, out %v", tp, in, out)
+	}
 }
