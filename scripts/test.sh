@@ -218,7 +218,15 @@ built_stage smoke KLOG_SKIP_SMOKE timeout 600 scripts/smoke/run.sh "$klog_bin"
 
 # --- tui --------------------------------------------------------------------
 # klog tui in a real terminal (tmux) against klog up: keys sent, screens read.
-built_stage tui KLOG_SKIP_TUI timeout 300 scripts/tui/e2e.sh "$klog_bin"
+# Without tmux (a local run with KLOG_SKIP_APT=1) it is skipped, not failed;
+# in CI it fails.
+tui_e2e() {
+  local rc=0
+  timeout 300 scripts/tui/e2e.sh "$klog_bin" || rc=$?
+  [ "$rc" -eq 77 ] && return 0
+  return "$rc"
+}
+built_stage tui KLOG_SKIP_TUI tui_e2e
 
 # on_klog NAME NODES CMD... starts "klog up --memory", or with NODES > 1 a
 # local cluster, "klog up -n NODES" (scripts/smoke/lib.sh), runs CMD with the
