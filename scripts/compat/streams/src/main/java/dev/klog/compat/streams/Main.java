@@ -225,6 +225,10 @@ public final class Main {
             boolean closed = ks.close(Duration.ofSeconds(STEP));
             long ms = (System.nanoTime() - t0) / 1_000_000;
             if (closed) {
+                // The state listener may not have printed NOT_RUNNING yet
+                // when close returns and the JVM halts: say it here too.
+                System.out.println("CLOSED " + ks.state());
+                System.out.flush();
                 log("closed in " + ms + " ms");
             } else {
                 // What the close waits for, for the check's failure report.
