@@ -519,6 +519,17 @@ func (s *side) partitionsAre(ok func(kmsg.MetadataResponseTopicPartition) bool) 
 		if !ok(p) {
 			return fmt.Errorf("%s: leader %d epoch %d, replicas %v, ISR %v", t, p.Leader, p.LeaderEpoch, p.Replicas, p.ISR)
 		}
+		// The leader's own view too: a node's metadata can show an ISR
+		// change the leader has not applied yet, and a request the
+		// leader answers from its older ISR (acks=all waiting on the
+		// dead replica) would differ between the sides by timing.
+		lm, err := s.doNode(p.Leader, metadataReq(t))
+		if err != nil {
+			return err
+		}
+		if ts := lm.(*kmsg.MetadataResponse).Topics; len(ts) == 0 || len(ts[0].Partitions) == 0 || !ok(ts[0].Partitions[0]) {
+			return fmt.Errorf("%s: not yet so at its leader %d", t, p.Leader)
+		}
 		resp, err := s.doNode(p.Leader, listOffsetsReq(t, -1, -1, 0))
 		if err != nil {
 			return err
