@@ -25,6 +25,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -83,7 +84,7 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 	resp.Brokers = metadataBrokers(img)
 	clusterID := img.ClusterID
 	resp.ClusterID = &clusterID
-	resp.ControllerID = img.Controller
+	resp.ControllerID = n.controllerID(img)
 
 	if allTopics {
 		for _, name := range img.SortedTopicNames() {
@@ -222,4 +223,28 @@ func metadataTopic(img *metadata.Image, t *metadata.Topic) kmsg.MetadataResponse
 		st.Partitions = append(st.Partitions, sp)
 	}
 	return st
+}
+
+// controllerID is the controller a client is told of, in Metadata and
+// DescribeCluster: the Raft leader this node knows, which takes office
+// before its SetController record reaches the image. A node that knows
+// none (cut off from the quorum, or during an election) names a random
+// active broker other than itself, as Kafka always does: every node
+// forwards controller requests, and another one more likely reaches the
+// leader than this one, whose image still names the last controller it
+// heard of. -1 when it knows of no such broker.
+func (n *Node) controllerID(img *metadata.Image) int32 {
+	if id, ok := n.ctrl.Leader(); ok {
+		return id
+	}
+	var alive []int32
+	for id, b := range img.Brokers {
+		if id != n.cfg.NodeID && b.Active() {
+			alive = append(alive, id)
+		}
+	}
+	if len(alive) == 0 {
+		return -1
+	}
+	return alive[rand.IntN(len(alive))]
 }

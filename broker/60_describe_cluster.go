@@ -25,7 +25,7 @@ func handleDescribeCluster(n *Node, _ context.Context, _ *clientConn, kreq kmsg.
 	resp.EndpointType = 1
 	img := n.ctrl.Image()
 	resp.ClusterID = img.ClusterID
-	resp.ControllerID = img.Controller
+	resp.ControllerID = n.controllerID(img)
 	for _, id := range img.SortedBrokerIDs() {
 		b := img.Brokers[id]
 		if b.Fenced && !req.IncludeFencedBrokers {

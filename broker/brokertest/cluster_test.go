@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
@@ -158,6 +159,34 @@ func TestClusterIsolateAndHeal(t *testing.T) {
 	}
 	lone.Heal()
 	testkit.WaitFor(t, "the healed node to learn of the topic", func() (bool, string) { return has(), "" })
+}
+
+// A controller cut off from the quorum stops naming itself: it names
+// another node, which can reach the new leader, so an admin request a
+// client sends through it alone succeeds. Before, its Metadata kept the
+// last controller of its image, itself, and clients retried into it
+// until they gave up (NOT_CONTROLLER).
+func TestClusterIsolatedControllerNamesAnother(t *testing.T) {
+	ctx := context.Background()
+	c := brokertest.StartCluster(t, 3)
+	md, err := kadm.NewClient(c.Node(0).Client()).BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lone := c.Node(md.Controller)
+	lone.Isolate()
+	cl := lone.Client()
+	testkit.WaitFor(t, "the isolated controller to name another node", func() (bool, string) {
+		resp, err := cl.Broker(int(md.Controller)).Request(ctx, kmsg.NewPtrMetadataRequest())
+		if err != nil {
+			return false, err.Error()
+		}
+		named := resp.(*kmsg.MetadataResponse).ControllerID
+		return named >= 0 && named != md.Controller, fmt.Sprintf("node %d names %d", md.Controller, named)
+	})
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 2, nil, "through-the-isolated"); err != nil {
+		t.Fatalf("create through the isolated node's client: %v", err)
+	}
 }
 
 func partitionDetails(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) kadm.PartitionDetail {

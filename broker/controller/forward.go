@@ -142,6 +142,15 @@ func (c *Controller) awaitServed(f raft.Future) (byte, []byte) {
 	return statusOK, nil
 }
 
+// leaderlessWait bounds how long forward waits while this node knows no
+// leader. An election takes well under a second; a node that knows none
+// for longer is most likely cut off from the quorum, and holding a
+// client's request until its timeout (15 s and more) would only delay the
+// client's retry through another node, which Metadata now names (see the
+// broker's controllerID). Callers with a loop of their own (heartbeats,
+// registration) simply try again.
+const leaderlessWait = 3 * time.Second
+
 // errLeaderIsSelf tells the caller of forward that this node leads now
 // and should act locally.
 var errLeaderIsSelf = errors.New("this node is the leader")
@@ -162,6 +171,7 @@ func (c *Controller) forward(ctx context.Context, kind byte, payload []byte) ([]
 	}
 	backoff := 10 * time.Millisecond
 	var last error
+	var leaderless time.Time // since when no leader has been known
 	for {
 		if c.closed.Load() {
 			return nil, ErrClosed
@@ -170,6 +180,11 @@ func (c *Controller) forward(ctx context.Context, kind byte, payload []byte) ([]
 		switch {
 		case addr == "":
 			last = errors.New("no active controller known")
+			if leaderless.IsZero() {
+				leaderless = time.Now()
+			} else if time.Since(leaderless) > leaderlessWait {
+				return nil, fmt.Errorf("%w: no active controller known for %s", ErrNotController, leaderlessWait)
+			}
 		case id == c.raftID():
 			return nil, errLeaderIsSelf
 		default:
