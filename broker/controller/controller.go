@@ -253,6 +253,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 
 	addr := raft.ServerAddress("klog-node-" + strconv.Itoa(int(cfg.NodeID)))
+	var lone *raft.InmemTransport // the transport of a single-voter quorum
 	boot := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: addr}}}
 	if observer || len(peers) > 0 {
 		listen := self.Addr()
@@ -276,7 +277,8 @@ func New(cfg Config) (*Controller, error) {
 		})
 		boot = voterConfiguration(cfg.Voters)
 	} else {
-		_, c.trans = raft.NewInmemTransport(addr)
+		_, lone = raft.NewInmemTransport(addr)
+		c.trans = lone
 	}
 
 	existing, err := raft.HasExistingState(logs, stable, snaps)
@@ -319,6 +321,9 @@ func New(cfg Config) (*Controller, error) {
 		c.closeStores()
 		return nil, err
 	}
+	if lone != nil {
+		c.electAlone(lone, rc.LocalID, addr)
+	}
 	c.wg.Add(1)
 	go c.leadershipLoop()
 	if c.net != nil {
@@ -332,6 +337,22 @@ func New(cfg Config) (*Controller, error) {
 		go c.joinLoop()
 	}
 	return c, nil
+}
+
+// electAlone starts the election of a single-voter quorum at once. Raft
+// would first wait out its heartbeat timeout (5 to 10 ms at the lowest it
+// allows) for a leader that cannot exist, and that wait was most of a
+// node's start. A TimeoutNow request, the one a leadership transfer ends
+// with, sent to itself makes the follower a candidate now; as the only
+// voter it wins at once. Any election is safe in Raft, so this one is too
+// if the node already leads (it would win again). If the request fails
+// the heartbeat timeout still elects it.
+func (c *Controller) electAlone(t *raft.InmemTransport, id raft.ServerID, addr raft.ServerAddress) {
+	t.Connect(addr, t)
+	req := &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(addr)}}
+	if err := t.TimeoutNow(id, addr, req, &raft.TimeoutNowResponse{}); err != nil {
+		c.log.Debug("starting the election at once failed; the heartbeat timeout will", "err", err)
+	}
 }
 
 // checkVoters fails when this node is not a voter of the stored
