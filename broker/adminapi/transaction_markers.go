@@ -1,6 +1,8 @@
 package adminapi
 
 import (
+	"time"
+
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/nodeapi"
 )
@@ -20,7 +22,7 @@ func transactionMarkers(outcomes []txn.MarkerOutcome) []nodeapi.TransactionMarke
 			m.Type = nodeapi.MarkerCommit
 		}
 		if !o.WrittenAt.IsZero() {
-			at := o.WrittenAt.UTC()
+			at := o.WrittenAt.UTC().Truncate(time.Millisecond) // as the other times, in ms
 			m.WrittenAt = &at
 		}
 		out = append(out, m)
