@@ -83,6 +83,45 @@ type Transaction struct {
 	// MarkersPending says the ending transaction's markers are being
 	// written.
 	MarkersPending bool `json:"markers_pending,omitempty"`
+	// Markers is the outcome of the markers of the last or current end
+	// of a transaction, one per partition of that transaction (so
+	// bounded as Partitions is, by the cluster's partitions), sorted by
+	// topic and partition. The coordinator keeps it in memory only:
+	// absent before the first end it ran for the id, so after a restart
+	// or a move of the coordinator too.
+	Markers []TransactionMarker `json:"markers,omitempty"`
+}
+
+// The types and states of a TransactionMarker.
+const (
+	MarkerCommit = "commit"
+	MarkerAbort  = "abort"
+	// MarkerPending: not written yet; the coordinator keeps trying
+	// (Error is the last attempt's, when one failed).
+	MarkerPending = "pending"
+	// MarkerWritten: the partition's leader appended it.
+	MarkerWritten = "written"
+	// MarkerFailed: given up, the partition refused it as fenced (a
+	// newer producer or coordinator epoch); the transaction completes
+	// without it.
+	MarkerFailed = "failed"
+)
+
+// TransactionMarker is the marker of one partition of a transaction's
+// end.
+type TransactionMarker struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Type is MarkerCommit or MarkerAbort.
+	Type string `json:"type"`
+	// State is MarkerPending, MarkerWritten or MarkerFailed.
+	State string `json:"state"`
+	// Error is the last failed attempt's error, kept once written.
+	Error string `json:"error,omitempty"`
+	// Attempts counts the writes tried to the partition's leader.
+	Attempts int `json:"attempts"`
+	// WrittenAt is when the leader acknowledged it; absent until then.
+	WrittenAt *time.Time `json:"written_at,omitempty"`
 }
 
 // TransactionPartition is one partition of a transaction.

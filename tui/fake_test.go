@@ -39,6 +39,7 @@ type fakeSource struct {
 	groups   []inspect.GroupListing
 	group    map[string]inspect.GroupDescription
 	txns     []inspect.Transaction
+	markers  map[string][]nodeapi.TransactionMarker // by transactional id
 	cleaner  []NodeCleaner
 	segments map[string]PartitionSegments // by "topic/partition"
 	index    map[int64]nodeapi.Index      // by segment base
@@ -188,13 +189,27 @@ func (f *fakeSource) Configs(_ context.Context, topic string, broker int32) ([]i
 
 func (f *fakeSource) TxnPartitions(_ context.Context, producerID int64, parts []inspect.TopicPartitions) ([]TxnPartition, error) {
 	defer f.enter("txnparts")()
+	start, lso := int64(40), int64(40)
+	for _, tx := range f.txns {
+		if tx.ProducerID == producerID && strings.HasPrefix(tx.State, "Complete") {
+			start, lso = -1, 57 // no transaction open
+		}
+	}
 	var out []TxnPartition
 	for _, tp := range parts {
 		for _, p := range tp.Partitions {
-			out = append(out, TxnPartition{Topic: tp.Topic, Partition: p, StartOffset: 40, LastStableOffset: 40, HighWatermark: 57, LastSequence: int32(producerID % 10)})
+			out = append(out, TxnPartition{Topic: tp.Topic, Partition: p, StartOffset: start, LastStableOffset: lso, HighWatermark: 57, LastSequence: int32(producerID % 10)})
 		}
 	}
 	return out, nil
+}
+
+func (f *fakeSource) TxnMarkers(_ context.Context, transactionalID string) ([]nodeapi.TransactionMarker, error) {
+	defer f.enter("txnmarkers")()
+	if f.noAdmin {
+		return nil, ErrNoAdminAPI
+	}
+	return f.markers[transactionalID], nil
 }
 
 func (f *fakeSource) Hanging(context.Context, time.Duration) ([]inspect.HangingTransaction, error) {
@@ -261,6 +276,7 @@ func i64(v int64) *int64 { return &v }
 // newFakeSource returns a three-broker cluster with a bit of everything.
 func newFakeSource() *fakeSource {
 	lastRun := clock.Add(-90 * time.Second)
+	written := clock.Add(-3 * time.Second)
 	return &fakeSource{
 		overview: inspect.ClusterOverview{
 			ClusterID: "klog-test", Controller: 1,
@@ -301,7 +317,20 @@ func newFakeSource() *fakeSource {
 				StartTime: i64(clock.Add(-15 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{2}}, {Topic: "payments", Partitions: []int32{0}}}},
 			{TransactionalID: "pay-2", Coordinator: 0, State: "Ongoing", ProducerID: 4001, ProducerEpoch: 0, TimeoutMs: 10000,
 				StartTime: i64(clock.Add(-12 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{0}}}},
+			{TransactionalID: "pay-3", Coordinator: 1, State: "PrepareAbort", ProducerID: 4003, ProducerEpoch: 2, TimeoutMs: 60000,
+				StartTime: i64(clock.Add(-70 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}, {Topic: "payments", Partitions: []int32{1}}}},
 			{TransactionalID: "ship-1", Coordinator: 2, State: "CompleteCommit", ProducerID: 4002, ProducerEpoch: 7, TimeoutMs: 60000, Partitions: []inspect.TopicPartitions{}},
+		},
+		markers: map[string][]nodeapi.TransactionMarker{
+			"pay-3": {
+				{Topic: "orders", Partition: 0, Type: nodeapi.MarkerAbort, State: nodeapi.MarkerWritten, Attempts: 1, WrittenAt: &written},
+				{Topic: "orders", Partition: 1, Type: nodeapi.MarkerAbort, State: nodeapi.MarkerPending, Attempts: 4, Error: "orders-1: NOT_LEADER_OR_FOLLOWER"},
+				{Topic: "payments", Partition: 1, Type: nodeapi.MarkerAbort, State: nodeapi.MarkerFailed, Attempts: 1, Error: "payments-1: marker fenced by the partition"},
+			},
+			"ship-1": {
+				{Topic: "orders", Partition: 1, Type: nodeapi.MarkerCommit, State: nodeapi.MarkerWritten, Attempts: 1, WrittenAt: &written},
+				{Topic: "payments", Partition: 0, Type: nodeapi.MarkerCommit, State: nodeapi.MarkerWritten, Attempts: 2, Error: "payments-0: REQUEST_TIMED_OUT", WrittenAt: &written},
+			},
 		},
 		cleaner: []NodeCleaner{
 			{Addr: "127.0.0.1:9644", Cleaner: nodeapi.Cleaner{NodeID: 0, Partitions: []nodeapi.CleanerPartition{

@@ -43,6 +43,20 @@ func TestGoldenTransactions(t *testing.T) {
 	d.golden("txn")
 	d.press("enter")
 	d.golden("txn-partitions")
+	// An ending transaction: a marker written, one pending behind an
+	// unavailable leader, one failed; then an ended one, all written.
+	d.press("esc", "j", "j", "enter")
+	d.golden("txn-markers")
+	d.press("esc", "j", "enter")
+	d.golden("txn-markers-complete")
+}
+
+func TestGoldenTransactionsNoAdminAPI(t *testing.T) {
+	src := newFakeSource()
+	src.noAdmin = true
+	d := newDriver(t, src, Options{Screen: "txn", Readonly: true})
+	d.press("j", "j", "enter")
+	d.golden("txn-markers-no-admin")
 }
 
 func TestGoldenCleaner(t *testing.T) {

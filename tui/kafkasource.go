@@ -36,6 +36,15 @@ func NewKafkaSource(cl *kgo.Client, newClient inspect.ClientFunc, admins []*node
 	return &KafkaSource{cl: cl, adm: kadm.NewClient(cl), newClient: newClient, admins: admins, noAdmin: noAdmin}
 }
 
+// noAdminErr is the error of an admin API method without admin API: it
+// wraps ErrNoAdminAPI, with why when known.
+func (s *KafkaSource) noAdminErr() error {
+	if s.noAdmin != nil {
+		return fmt.Errorf("%w: %v", ErrNoAdminAPI, s.noAdmin)
+	}
+	return ErrNoAdminAPI
+}
+
 // Overview implements Source.
 func (s *KafkaSource) Overview(ctx context.Context) (inspect.ClusterOverview, error) {
 	return inspect.Overview(ctx, s.adm)
@@ -140,10 +149,7 @@ func (s *KafkaSource) Transactions(ctx context.Context) ([]inspect.Transaction, 
 // Cleaner implements Source: every node's GET /v1/cleaner.
 func (s *KafkaSource) Cleaner(ctx context.Context) ([]NodeCleaner, error) {
 	if len(s.admins) == 0 {
-		if s.noAdmin != nil {
-			return nil, fmt.Errorf("%w: %v", ErrNoAdminAPI, s.noAdmin)
-		}
-		return nil, ErrNoAdminAPI
+		return nil, s.noAdminErr()
 	}
 	out := make([]NodeCleaner, 0, len(s.admins))
 	failed := 0
@@ -167,10 +173,7 @@ func (s *KafkaSource) Cleaner(ctx context.Context) ([]NodeCleaner, error) {
 // through the admin API, else the first node with a replica.
 func (s *KafkaSource) leaderAdmin(ctx context.Context, topic string, partition int32) (*nodeapi.Client, nodeapi.Partition, error) {
 	if len(s.admins) == 0 {
-		if s.noAdmin != nil {
-			return nil, nodeapi.Partition{}, fmt.Errorf("%w: %v", ErrNoAdminAPI, s.noAdmin)
-		}
-		return nil, nodeapi.Partition{}, ErrNoAdminAPI
+		return nil, nodeapi.Partition{}, s.noAdminErr()
 	}
 	var (
 		first    *nodeapi.Client
@@ -331,10 +334,7 @@ const maxEvents = 200
 // unless none does.
 func (s *KafkaSource) Events(ctx context.Context) ([]nodeapi.Event, error) {
 	if len(s.admins) == 0 {
-		if s.noAdmin != nil {
-			return nil, fmt.Errorf("%w: %v", ErrNoAdminAPI, s.noAdmin)
-		}
-		return nil, ErrNoAdminAPI
+		return nil, s.noAdminErr()
 	}
 	var (
 		out      []nodeapi.Event

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -132,6 +133,9 @@ func TestKafkaSource(t *testing.T) {
 		t.Errorf("tail of a missing topic: %v", err)
 	}
 
+	if ms, err := src.TxnMarkers(ctx, txns[0].TransactionalID); err != nil || len(ms) != 0 {
+		t.Errorf("markers of the open transaction, before its first end: %+v, %v", ms, err)
+	}
 	tps, err := src.TxnPartitions(ctx, txns[0].ProducerID, txns[0].Partitions)
 	if err != nil || len(tps) != 1 || tps[0].Topic != "orders" || tps[0].Partition != 1 || tps[0].StartOffset != 0 ||
 		tps[0].LastStableOffset != 0 || tps[0].HighWatermark != 1 {
@@ -166,6 +170,15 @@ func TestKafkaSource(t *testing.T) {
 	}
 	if d, err := src.Topic(ctx, "orders"); err != nil || d.Partitions[1].LastStableOffset != d.Partitions[1].HighWatermark {
 		t.Errorf("orders/1 after the abort: %+v %v", d.Partitions[1], err)
+	}
+	// The coordinator aborted it: its admin API lists the ABORT marker.
+	testkit.WaitFor(t, "the abort marker", func() (bool, string) {
+		ms, err := src.TxnMarkers(ctx, txns[0].TransactionalID)
+		return err == nil && len(ms) == 1 && ms[0].Topic == "orders" && ms[0].Partition == 1 && ms[0].Type == nodeapi.MarkerAbort &&
+			ms[0].State == nodeapi.MarkerWritten, fmt.Sprint(ms, err)
+	})
+	if _, err := NewKafkaSource(cl, newClient, nil, errors.New("no admin API at 127.0.0.1:9644")).TxnMarkers(ctx, txns[0].TransactionalID); !errors.Is(err, ErrNoAdminAPI) {
+		t.Errorf("markers without an admin API: %v", err)
 	}
 }
 

@@ -50,6 +50,10 @@ type Source interface {
 	// TxnPartitions describes producerID's transaction on each of its
 	// partitions: where it started, the LSO and HW.
 	TxnPartitions(ctx context.Context, producerID int64, parts []inspect.TopicPartitions) ([]TxnPartition, error)
+	// TxnMarkers is the outcome of the markers of transactionalID's
+	// last or current end, per partition, from its coordinator's admin
+	// API; none before the first end that coordinator ran.
+	TxnMarkers(ctx context.Context, transactionalID string) ([]nodeapi.TransactionMarker, error)
 	// Hanging finds the hanging transactions: open longer than maxAge
 	// with no coordinator finishing them (inspect.HangingTransactions).
 	Hanging(ctx context.Context, maxAge time.Duration) ([]inspect.HangingTransaction, error)

@@ -8,18 +8,23 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/nodeapi"
 )
 
 // txnScreen lists the transactional ids with their state, producer, and
 // how long an open transaction has left before its coordinator aborts it
 // (the countdown is as of the last refresh). enter shows, for each
 // partition of the transaction, where it started there and so where it
-// holds the last stable offset, and how much of the log waits behind it.
+// holds the last stable offset, and how much of the log waits behind it,
+// beside the COMMIT or ABORT marker of its last end there (admin API):
+// written ✓, pending or failed, with the attempts, when it was written
+// and the last error.
 type txnScreen struct {
 	drill
-	last  deltas
-	byID  map[string]inspect.Transaction
-	ready bool
+	last       deltas
+	byID       map[string]inspect.Transaction
+	ready      bool
+	markersErr error // why the open transaction's markers are unknown
 }
 
 func newTxnScreen() *txnScreen {
@@ -32,7 +37,8 @@ func newTxnScreen() *txnScreen {
 		}},
 		detail: table{cols: []column{
 			{title: "TOPIC"}, {title: "P", right: true}, {title: "STARTED AT", right: true}, {title: "LSO", right: true},
-			{title: "HW", right: true}, {title: "HELD BACK", right: true}, {title: "LAST-SEQ", right: true}, {title: "ERROR"},
+			{title: "HW", right: true}, {title: "HELD BACK", right: true}, {title: "LAST-SEQ", right: true},
+			{title: "MARKER"}, {title: "WRITTEN", right: true}, {title: "ERROR"},
 		}},
 	}}
 }
@@ -44,7 +50,7 @@ func (t *txnScreen) fetch() (string, fetchFunc) {
 	if id := t.item; id != "" {
 		tx := t.byID[id]
 		return "txn " + id, func(ctx context.Context, src Source) (any, error) {
-			return src.TxnPartitions(ctx, tx.ProducerID, tx.Partitions)
+			return fetchTxnDetail(ctx, src, tx)
 		}
 	}
 	return "", func(ctx context.Context, src Source) (any, error) { return src.Transactions(ctx) }
@@ -55,20 +61,36 @@ func (t *txnScreen) loaded(id string, v any, err error, now time.Time) error {
 		if err != nil {
 			return err
 		}
+		d := v.(txnDetail)
+		markers := make(map[string]nodeapi.TransactionMarker, len(d.markers))
+		for _, m := range d.markers {
+			markers[m.Topic+"/"+strconv.Itoa(int(m.Partition))] = m
+		}
 		var rows []row
-		for _, p := range v.([]TxnPartition) {
+		for _, p := range d.parts {
 			held := "-"
 			if p.StartOffset >= 0 && p.HighWatermark >= 0 {
 				held = strconv.FormatInt(max(0, p.HighWatermark-p.StartOffset), 10)
 			}
-			r := row{key: p.Topic + "/" + strconv.Itoa(int(p.Partition)), cells: []string{
+			key := p.Topic + "/" + strconv.Itoa(int(p.Partition))
+			var marker, written string
+			r := row{key: key, bad: make([]bool, 10)}
+			errText := p.Error
+			if m, ok := markers[key]; ok {
+				marker, written, r.bad[7] = markerCells(m, now)
+				if errText == "" && m.State != nodeapi.MarkerWritten {
+					errText = m.Error
+				}
+			}
+			r.cells = []string{
 				p.Topic, strconv.Itoa(int(p.Partition)), offset(p.StartOffset), offset(p.LastStableOffset),
-				offset(p.HighWatermark), held, strconv.Itoa(int(p.LastSequence)), p.Error,
-			}, bad: make([]bool, 8)}
+				offset(p.HighWatermark), held, strconv.Itoa(int(p.LastSequence)), marker, written, errText,
+			}
 			r.bad[3] = p.StartOffset >= 0 && p.LastStableOffset == p.StartOffset
-			r.bad[7] = p.Error != ""
+			r.bad[9] = errText != ""
 			rows = append(rows, r)
 		}
+		t.markersErr = d.markersErr
 		t.detail.setRows(rows)
 		t.described = true
 		return nil
@@ -126,5 +148,9 @@ func (t *txnScreen) view(s Styles, _, height int) string {
 	}
 	tx := t.byID[t.item]
 	head := fmt.Sprintf("%s   producer %d epoch %d   STARTED AT is where it holds the partition's LSO while open", tx.State, tx.ProducerID, tx.ProducerEpoch)
-	return head + "\n\n" + t.detail.view(s, height-2)
+	note := "MARKER is its last end's there: ✓ written, pending (being retried), failed (fenced, given up); ×n attempts"
+	if t.markersErr != nil {
+		note = s.Dim.Render("markers unknown: " + t.markersErr.Error())
+	}
+	return head + "\n" + note + "\n\n" + t.detail.view(s, height-3)
 }

@@ -51,6 +51,7 @@ func (h *handler) transactions(w http.ResponseWriter, _ *http.Request) {
 		for _, tp := range s.Partitions {
 			t.Partitions = append(t.Partitions, nodeapi.TransactionPartition{Topic: tp.Topic, Partition: tp.Partition})
 		}
+		t.Markers = transactionMarkers(s.Markers)
 		out.Transactions = append(out.Transactions, t)
 	}
 	writeJSON(w, out)

@@ -24,6 +24,10 @@ type TxnSnapshot struct {
 	LastUpdate      time.Time
 	Partitions      []TopicPartition // sorted
 	MarkersPending  bool             // markers of the ending transaction are being written
+	// Markers is the outcome of the markers of the last or current end,
+	// by partition (in memory only; none before the first end this
+	// coordinator ran). Shared: do not modify.
+	Markers []MarkerOutcome
 
 	persisted bool
 }
@@ -58,7 +62,9 @@ func (c *Coordinator) Snapshot() []TxnSnapshot {
 	out := make([]TxnSnapshot, 0, len(actors))
 	for _, a := range actors {
 		if a.snap.persisted {
-			out = append(out, a.snap)
+			s := a.snap
+			s.Markers = a.markersLocked()
+			out = append(out, s)
 		}
 	}
 	return out

@@ -504,8 +504,9 @@ type actor struct {
 	done    chan struct{} // closed when the goroutine and its marker writer have exited
 	writers sync.WaitGroup
 
-	inflight int         // events sent or being sent and not yet run; guarded by c.mu
-	snap     TxnSnapshot // the state after the last event; guarded by c.mu
+	inflight    int         // events sent or being sent and not yet run; guarded by c.mu
+	snap        TxnSnapshot // the state after the last event; guarded by c.mu
+	lastMarkers *markerRun  // the markers of the last or current end; guarded by c.mu
 }
 
 func (a *actor) loop() {
@@ -634,13 +635,18 @@ func (a *actor) startMarkers() {
 	a.m.markers = true
 	commit := m.state == StatePrepareCommit
 	pid, epoch, tps := m.producerID, m.epoch, m.sortedPartitions()
+	run := newMarkerRun(commit, tps)
+	a.c.mu.Lock()
+	a.lastMarkers = run
+	a.c.mu.Unlock()
 	a.writers.Add(1)
-	go a.writeMarkers(pid, epoch, commit, m.txnVersion, tps)
+	go a.writeMarkers(run, pid, epoch, commit, m.txnVersion, tps)
 }
 
 // writeMarkers writes the markers until they are written or the actor
 // stops, then has the actor persist the Complete state, retrying that too.
-func (a *actor) writeMarkers(pid int64, epoch int16, commit bool, txnVersion int16, tps []TopicPartition) {
+// It notes each attempt's outcome in run.
+func (a *actor) writeMarkers(run *markerRun, pid int64, epoch int16, commit bool, txnVersion int16, tps []TopicPartition) {
 	defer a.writers.Done()
 	backoff := a.c.backoff
 	wait := func() bool {
@@ -658,6 +664,7 @@ func (a *actor) writeMarkers(pid int64, epoch int16, commit bool, txnVersion int
 		ctx, cancel := context.WithTimeout(a.ctx, markerTimeout)
 		failed := a.c.cfg.Markers.WriteMarkers(ctx, pid, epoch, commit, a.epoch, txnVersion, tps)
 		cancel()
+		a.c.recordMarkers(run, tps, failed, a.now())
 		tps = a.retryMarkers(pid, epoch, commit, tps, failed)
 		if len(tps) == 0 {
 			break

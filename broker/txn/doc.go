@@ -35,6 +35,12 @@
 // decided by ClientMarker, so no client ends a transaction behind its
 // coordinator or fences it with a coordinator epoch from the future.
 //
+// Each transactional id keeps, in memory only, the outcome of its last or
+// current end's markers (MarkerOutcome, in TxnSnapshot.Markers): per
+// partition pending, written or failed (fenced, given up), with attempts,
+// the last error and when it was written. The next end replaces it; a
+// coordinator that loads the id again knows only the markers it writes.
+//
 // # Persistence
 //
 // Every change is appended to the compacted internal topic

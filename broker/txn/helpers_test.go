@@ -70,9 +70,10 @@ var errInjected = errors.New("injected failure")
 // fakeMarkers records marker writes; it can hold them or fail them.
 type fakeMarkers struct {
 	mu       sync.Mutex
-	held     chan struct{}           // non-nil: writes wait until it is closed
-	fail     int                     // the next fail writes fail
-	fenced   map[TopicPartition]bool // partitions refusing every marker as fenced
+	held     chan struct{}            // non-nil: writes wait until it is closed
+	fail     int                      // the next fail writes fail
+	fenced   map[TopicPartition]bool  // partitions refusing every marker as fenced
+	down     map[TopicPartition]error // partitions whose leader is unavailable: markers fail with the error
 	calls    []string
 	attempts int
 }
@@ -99,6 +100,12 @@ func (f *fakeMarkers) WriteMarkers(ctx context.Context, pid int64, epoch int16, 
 				failed = make(map[TopicPartition]error)
 			}
 			failed[tp] = fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, ErrMarkerFenced)
+		}
+		if err := f.down[tp]; err != nil {
+			if failed == nil {
+				failed = make(map[TopicPartition]error)
+			}
+			failed[tp] = err
 		}
 	}
 	held := f.held
