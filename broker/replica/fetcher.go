@@ -54,7 +54,19 @@ type followed struct {
 	outOfRange, restart bool
 	// retryAt holds the partition back after an error, until then.
 	retryAt time.Time
+	// backoff is the next hold back: it doubles from firstBackoff up to
+	// the configured backoff with each error in a row, and a good
+	// answer resets it.
+	backoff time.Duration
 }
+
+// firstBackoff is a partition's first hold back after an error. The
+// errors a follower meets most are those of a leader that has not yet
+// applied the metadata record the follower acts on (a new topic, a new
+// epoch), and it applies it within milliseconds: holding back the whole
+// replica.fetch.backoff.ms (1 s) at once kept a new topic's first acks=all
+// produce waiting that long on a fresh cluster.
+const firstBackoff = 10 * time.Millisecond
 
 // fetcher fetches every partition followed from one leader, in one
 // goroutine (run) that stop ends and waits for.
@@ -226,7 +238,10 @@ func (f *fetcher) current(k key, fp *followed, apply func()) {
 }
 
 // holdBack makes fp wait a backoff before it is fetched again.
-func (f *fetcher) holdBack(fp *followed) { fp.retryAt = time.Now().Add(f.cfg.Backoff) }
+func (f *fetcher) holdBack(fp *followed) {
+	fp.backoff = min(max(fp.backoff*2, firstBackoff), f.cfg.Backoff)
+	fp.retryAt = time.Now().Add(fp.backoff)
+}
 
 // truncate asks the leader for the end of each partition's latest epoch
 // and truncates where FollowerTruncation says; a partition without epochs
@@ -393,7 +408,7 @@ func (f *fetcher) apply(k key, fp *followed, rp *kmsg.FetchResponseTopicPartitio
 		f.holdBack(fp)
 		return
 	}
-	fp.outOfRange = false
+	fp.outOfRange, fp.backoff = false, 0
 	if rp.DivergingEpoch.EndOffset >= 0 {
 		// The leader's answer for the last fetched epoch, as
 		// OffsetForLeaderEpoch would give it; a round that does not

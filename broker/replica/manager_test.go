@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -153,4 +154,37 @@ func TestOutOfRangeTwiceRestartsAtTheLeadersLogStart(t *testing.T) {
 	if fp.restart {
 		t.Fatal("an OFFSET_OUT_OF_RANGE after a good answer asked for the log start")
 	}
+}
+
+// A partition error holds the partition back 10 ms at first, doubling
+// with each error in a row up to replica.fetch.backoff.ms, and a good
+// answer starts it over: a leader that has not yet applied a new topic
+// or epoch applies it within milliseconds, and a whole second's wait
+// held a fresh cluster's first acks=all produce that long.
+func TestPartitionErrorsBackOffFromTenMilliseconds(t *testing.T) {
+	cfg := testConfig(t, nil)
+	cfg.Backoff = time.Second
+	f := newFetcher(cfg, 2)
+	fp := &followed{p: newFollower(t, "backoff", 2), epoch: 3}
+	k := key{"backoff", 0}
+	f.mu.parts[k] = fp
+	notLeader := kmsg.NewFetchResponseTopicPartition()
+	notLeader.ErrorCode = kerr.NotLeaderForPartition.Code
+	// check applies an error and wants the partition held back want
+	// from when the error was taken, somewhere within the call.
+	check := func(what string, want time.Duration) {
+		t.Helper()
+		before := time.Now()
+		f.apply(k, fp, &notLeader)
+		after := time.Now()
+		if fp.retryAt.Before(before.Add(want)) || fp.retryAt.After(after.Add(want)) {
+			t.Fatalf("%s: held back until %v after the error, want %v", what, fp.retryAt.Sub(before), want)
+		}
+	}
+	for i, want := range []time.Duration{10, 20, 40, 80, 160, 320, 640, 1000, 1000} {
+		check(fmt.Sprintf("error %d in a row", i+1), want*time.Millisecond)
+	}
+	ok := kmsg.NewFetchResponseTopicPartition()
+	f.apply(k, fp, &ok)
+	check("the first error after a good answer", 10*time.Millisecond)
 }
