@@ -324,6 +324,10 @@ func New(cfg Config) (*Controller, error) {
 	if lone != nil {
 		c.electAlone(lone, rc.LocalID, addr)
 	}
+	if c.net != nil && !existing && !observer && firstVoter(boot) == rc.LocalID {
+		c.wg.Add(1)
+		go c.electFirst(boot, rc.HeartbeatTimeout)
+	}
 	c.wg.Add(1)
 	go c.leadershipLoop()
 	if c.net != nil {
@@ -352,6 +356,76 @@ func (c *Controller) electAlone(t *raft.InmemTransport, id raft.ServerID, addr r
 	req := &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(addr)}}
 	if err := t.TimeoutNow(id, addr, req, &raft.TimeoutNowResponse{}); err != nil {
 		c.log.Debug("starting the election at once failed; the heartbeat timeout will", "err", err)
+	}
+}
+
+// firstVoter is the voter of cfg with the lowest ID: on a new quorum, the
+// one that starts the first election (electFirst).
+func firstVoter(cfg raft.Configuration) raft.ServerID {
+	first, firstID := raft.ServerID(""), int64(-1)
+	for _, s := range cfg.Servers {
+		id, err := strconv.ParseInt(string(s.ID), 10, 32)
+		if s.Suffrage == raft.Voter && err == nil && (firstID < 0 || id < firstID) {
+			first, firstID = s.ID, id
+		}
+	}
+	return first
+}
+
+// electFirst starts the first election of a new quorum as soon as a
+// majority of its voters listen, instead of after Raft's heartbeat timeout
+// (300 to 600 ms), which was most of a new cluster's start. Only the voter
+// with the lowest ID does it, on its first start, so that two candidates
+// do not split the votes; the others wait as before. It polls the peers'
+// quorum ports every 5 ms for at most wait (by then the timeout has
+// started an election anyway) and gives up once a leader is known or this
+// node is no longer a follower. The election goes through a TimeoutNow
+// request to itself; a voter that already follows a leader with a higher
+// term ignores it, so a node restarted on an empty directory does not
+// disturb a running quorum, short of one only just formed.
+func (c *Controller) electFirst(cfg raft.Configuration, wait time.Duration) {
+	defer c.wg.Done()
+	self, addr := c.raftID(), raft.ServerAddress("")
+	for _, s := range cfg.Servers {
+		if s.ID == self {
+			addr = s.Address
+		}
+	}
+	voters := 0
+	for _, s := range cfg.Servers {
+		if s.Suffrage == raft.Voter {
+			voters++
+		}
+	}
+	deadline := time.Now().Add(wait)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if leader, _ := c.raft.LeaderWithID(); leader != "" || c.raft.State() != raft.Follower {
+			return
+		}
+		up := 1 // this node
+		for _, s := range cfg.Servers {
+			if s.Suffrage != raft.Voter || s.ID == self {
+				continue
+			}
+			if conn, err := c.net.dial(string(s.Address), 50*time.Millisecond); err == nil {
+				conn.Close()
+				up++
+			}
+		}
+		if up > voters/2 {
+			req := &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(self), Addr: []byte(addr)}}
+			if err := c.trans.TimeoutNow(self, addr, req, &raft.TimeoutNowResponse{}); err != nil {
+				c.log.Debug("starting the first election at once failed; the heartbeat timeout will", "err", err)
+			}
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-c.stop:
+			return
+		}
 	}
 }
 

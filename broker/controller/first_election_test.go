@@ -56,3 +56,25 @@ func TestLoneVoterElectsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A new quorum's first voter starts the first election as soon as a
+// majority listens, without waiting out its heartbeat timeout (300 to
+// 600 ms), and leads.
+func TestNewQuorumElectsAtOnce(t *testing.T) {
+	first := &messages{}
+	q := newQuorumWith(t, 3, func(c *Config) {
+		if c.NodeID == 0 {
+			c.Logger = slog.New(first)
+		}
+	})
+	if got := q.leader(); got != 0 {
+		t.Fatalf("node %d leads; want the first voter, node 0", got)
+	}
+	seen := first.seen()
+	if !slices.Contains(seen, "entering leader state") {
+		t.Fatalf("node 0 never led; logged %q", seen)
+	}
+	if slices.Contains(seen, "heartbeat timeout reached, starting election") {
+		t.Errorf("node 0 waited for its heartbeat timeout before the first election")
+	}
+}
