@@ -11,6 +11,7 @@
 #
 #   scripts/bench/run.sh [pairs]        (default 5 pairs)
 #   scripts/bench/run.sh --replication [pairs]
+#   scripts/bench/run.sh --memory [pairs]
 #
 # --replication is the replication run instead: klog up -n 3 (RF 3,
 # min.insync.replicas 2), klog on one node (RF 1) and, where Kafka runs,
@@ -19,6 +20,10 @@
 # no startup runs, every node of a cluster pinned to the broker CPU. The
 # clusters' CPU and RSS are not sampled (several processes); the table
 # has no goals column (the goals are config P's, against kfake).
+#
+# --memory is the in-memory run instead: klog up --memory (klogmem)
+# against klog on a data directory (klog) and kfake without one (kfakemem),
+# the throughput runs and the e2e runs, no startup runs, no Kafka peer.
 #
 # Environment:
 #   KLOG_CMD      command that starts the broker under test; %BIN%, %ADDR%
@@ -46,10 +51,11 @@
 # under one mktemp -d, removed at the end.
 set -uo pipefail
 replication=0
-if [ "${1:-}" = --replication ]; then
-  replication=1
-  shift
-fi
+memory=0
+case ${1:-} in
+--replication) replication=1 && shift ;;
+--memory) memory=1 && shift ;;
+esac
 pairs=${1:-5}
 records=${RECORDS:-1000000}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,7 +75,7 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "building tools into $bin" >&2
 go build -o "$bin/kbench" ./scripts/bench/kbench || exit 1
 go build -o "$bin/kfakeserver" ./scripts/bench/kfakeserver || exit 1
-if [ -z "${KLOG_CMD:-}" ] || [ "$replication" = 1 ]; then
+if [ -z "${KLOG_CMD:-}" ] || [ "$replication" = 1 ] || [ "$memory" = 1 ]; then
   go build -o "$bin/klog" ./cmd/klog || exit 1
 fi
 klog_tmpl=${KLOG_CMD:-"%BIN%/klog up --data-dir %DIR% --listen %ADDR%"}
@@ -80,6 +86,10 @@ kafka_label=kafka
 if [ "$replication" = 1 ]; then
   labels=(klog3 klog1)
   kafka_label=kafka3
+fi
+if [ "$memory" = 1 ]; then
+  labels=(klogmem klog kfakemem)
+  KAFKA=0
 fi
 case ${KAFKA:-auto} in
 0) ;;
@@ -174,6 +184,8 @@ broker_cmd() {
   case $label in
   klog | klog1) read -r -a cmd <<<"$(expand "$klog_tmpl" "$addr" "$dir")" ;;
   kfake) read -r -a cmd <<<"$(expand "$kfake_tmpl" "$addr" "$dir")" ;;
+  klogmem) cmd=("$bin/klog" up --memory --listen "$addr") ;;
+  kfakemem) cmd=("$bin/kfakeserver" -listen "$addr") ;;
   kafka)
     t0=${EPOCHREALTIME/./}
     lines=$(KLOG_KAFKA_HEAP=${KAFKA_HEAP:-1G} "$kafka_sh" prepare --dir "$dir" --port "$port" 2>>"$out/logs/kafka-prepare.log") ||
@@ -337,7 +349,7 @@ for pair in $(seq 1 "$pairs"); do
   echo "--- pair $pair: ${order[*]}" >&2
   in_order throughput
   [ "${E2E:-1}" = 0 ] || in_order e2e
-  [ "$replication" = 1 ] || in_order startup
+  [ "$replication" = 1 ] || [ "$memory" = 1 ] || in_order startup
 done
 
 echo
@@ -347,6 +359,9 @@ if [ "$replication" = 1 ]; then
   [ "$peers" = klog1 ] || about+="; kafka3: 4.4.0, 3 nodes, RF 3, min ISR 2, heap ${KAFKA3_HEAP:-512m} each"
   echo "replication, klog $commit: klog3 vs ${peers//,/ and } ($about), acks=all, $pairs pairs, $records x 1 KiB records, e2e at ${E2E_RATE:-10000}/s, pinned=$pinned"
   "$bin/kbench" -mode report -goals=false -a klog3 -b "$peers" "$results"
+elif [ "$memory" = 1 ]; then
+  echo "in memory, klog $commit: klogmem (klog up --memory) vs klog (data directory) and kfakemem (kfake, no data directory), $pairs pairs, $records x 1 KiB records, pinned=$pinned"
+  "$bin/kbench" -mode report -goals=false -a klogmem -b "$peers" "$results"
 else
   about="kfake: page-cache data dir"
   [ "$peers" = kfake ] || about+="; kafka: 4.4.0, heap ${KAFKA_HEAP:-1G}"

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -43,7 +44,14 @@ func (o Op) String() string {
 	return fmt.Sprintf("op(%d)", int(o))
 }
 
-// MemFS is an in-memory FS for tests.
+// MemFS is an in-memory FS: for tests, and for nodes started in memory
+// (klog up --memory, broker/brokertest).
+//
+// A file's bytes are kept in fixed-size chunks (memchunk.go): appends
+// never copy what was written, Sync copies nothing, and a file's memory
+// is released when it is truncated and synced, and when it is removed and
+// nothing can read it any more (no open File, no name that a crash would
+// keep). HeldBytes counts it.
 //
 // Durability rule (what CrashClone keeps):
 //   - a file's data is durable up to its last File.Sync;
@@ -62,18 +70,47 @@ type MemFS struct {
 		inject  func(op Op, name string) error
 	}
 	open, peak atomic.Int64 // files open now, and the most open at once
+	// held counts the bytes of file data m holds. It is apart from m so
+	// that a node's cleanup can reach it without keeping m alive.
+	held *atomic.Int64
 }
 
+// memNode is a file. Its data is released when the last reference goes:
+// refs counts its names (current and durable) and its open Files.
 type memNode struct {
-	mu     sync.RWMutex
-	data   []byte
-	synced []byte
-	mtime  time.Time
+	mu    sync.RWMutex
+	d     *memData
+	mtime time.Time
+	refs  atomic.Int64
 }
+
+func (m *MemFS) newNode(mtime time.Time) *memNode {
+	n := &memNode{d: &memData{held: m.held}, mtime: mtime}
+	// A file system dropped with files in it (as tests do) still returns
+	// their memory.
+	runtime.AddCleanup(n, (*memData).release, n.d)
+	return n
+}
+
+func (n *memNode) ref() { n.refs.Add(1) }
+
+// unref drops a reference; the last one releases the data: nothing can
+// reach the node again.
+func (n *memNode) unref() {
+	if n.refs.Add(-1) == 0 {
+		n.mu.Lock()
+		n.d.release()
+		n.mu.Unlock()
+	}
+}
+
+// HeldBytes returns the bytes of file data m holds: what its files' current
+// and synced contents take, including files removed but still open.
+func (m *MemFS) HeldBytes() int64 { return m.held.Load() }
 
 // NewMem returns an empty in-memory file system holding the root "/" and ".".
 func NewMem() *MemFS {
-	m := &MemFS{}
+	m := &MemFS{held: new(atomic.Int64)}
 	m.mu.files = map[string]*memNode{}
 	m.mu.durable = map[string]*memNode{}
 	m.mu.dirs = map[string]bool{".": true, "/": true}
@@ -130,12 +167,21 @@ func (m *MemFS) CrashClone() *MemFS {
 	for d := range m.mu.dirs {
 		c.mu.dirs[d] = true
 	}
+	copies := make(map[*memNode]*memNode, len(m.mu.durable))
 	for name, n := range m.mu.durable {
-		n.mu.RLock()
-		data := append([]byte(nil), n.synced...)
-		mt := n.mtime
-		n.mu.RUnlock()
-		cn := &memNode{data: data, synced: append([]byte(nil), data...), mtime: mt}
+		cn, ok := copies[n]
+		if !ok {
+			cn = c.newNode(time.Time{})
+			n.mu.RLock()
+			cn.d.chunks = cn.d.copyChunks(n.d.synced, map[*byte][]byte{})
+			cn.d.size = n.d.syncedSize
+			cn.mtime = n.mtime
+			n.mu.RUnlock()
+			cn.d.clearPast()
+			cn.d.sync()
+			copies[n] = cn
+		}
+		cn.refs.Add(2)
 		c.mu.files[name] = cn
 		c.mu.durable[name] = cn
 	}
@@ -159,17 +205,27 @@ func (m *MemFS) Clone() *MemFS {
 		if cn, ok := copies[n]; ok {
 			return cn
 		}
+		cn := c.newNode(time.Time{})
 		n.mu.RLock()
-		cn := &memNode{data: append([]byte(nil), n.data...), synced: append([]byte(nil), n.synced...), mtime: n.mtime}
+		seen := map[*byte][]byte{}
+		cn.d.chunks = cn.d.copyChunks(n.d.chunks, seen)
+		cn.d.size = n.d.size
+		cn.d.synced = cn.d.copyChunks(n.d.synced, seen)
+		cn.d.syncedSize = n.d.syncedSize
+		cn.mtime = n.mtime
 		n.mu.RUnlock()
 		copies[n] = cn
 		return cn
 	}
 	for name, n := range m.mu.files {
-		c.mu.files[name] = copyOf(n)
+		cn := copyOf(n)
+		cn.ref()
+		c.mu.files[name] = cn
 	}
 	for name, n := range m.mu.durable {
-		c.mu.durable[name] = copyOf(n)
+		cn := copyOf(n)
+		cn.ref()
+		c.mu.durable[name] = cn
 	}
 	return c
 }
@@ -200,15 +256,17 @@ func (m *MemFS) Create(name string) (File, error) {
 	}
 	n := m.mu.files[name]
 	if n == nil {
-		n = &memNode{mtime: time.Now()}
+		n = m.newNode(time.Now())
+		n.ref()
 		m.mu.files[name] = n
 	} else {
 		n.mu.Lock()
-		n.data = n.data[:0:0]
+		n.d.truncate(0)
 		n.mtime = time.Now()
 		n.mu.Unlock()
 	}
 	m.opened()
+	n.ref()
 	return &memFile{fs: m, name: name, n: n}, nil
 }
 
@@ -228,6 +286,7 @@ func (m *MemFS) Open(name string) (File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
 	m.opened()
+	n.ref()
 	return &memFile{fs: m, name: name, n: n}, nil
 }
 
@@ -239,8 +298,9 @@ func (m *MemFS) Remove(name string) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.mu.files[name]; ok {
+	if n, ok := m.mu.files[name]; ok {
 		delete(m.mu.files, name)
+		n.unref()
 		return nil
 	}
 	if m.mu.dirs[name] {
@@ -265,14 +325,16 @@ func (m *MemFS) RemoveAll(dir string) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for name := range m.mu.files {
+	for name, n := range m.mu.files {
 		if under(name, dir) {
 			delete(m.mu.files, name)
+			n.unref()
 		}
 	}
-	for name := range m.mu.durable {
+	for name, n := range m.mu.durable {
 		if under(name, dir) {
 			delete(m.mu.durable, name)
+			n.unref()
 		}
 	}
 	for d := range m.mu.dirs {
@@ -300,6 +362,9 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	}
 	if m.mu.dirs[newname] {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: ErrNotDir}
+	}
+	if old := m.mu.files[newname]; old != nil && old != n {
+		old.unref()
 	}
 	delete(m.mu.files, oldname)
 	m.mu.files[newname] = n
@@ -370,7 +435,7 @@ func (m *MemFS) Stat(name string) (fs.FileInfo, error) {
 	if n := m.mu.files[name]; n != nil {
 		n.mu.RLock()
 		defer n.mu.RUnlock()
-		return memInfo{name: path.Base(name), size: int64(len(n.data)), mtime: n.mtime}, nil
+		return memInfo{name: path.Base(name), size: n.d.size, mtime: n.mtime}, nil
 	}
 	if m.mu.dirs[name] {
 		return memInfo{name: path.Base(name), dir: true}, nil
@@ -389,14 +454,21 @@ func (m *MemFS) SyncDir(dir string) error {
 	if !m.mu.dirs[dir] {
 		return &fs.PathError{Op: "syncdir", Path: dir, Err: fs.ErrNotExist}
 	}
-	for name := range m.mu.durable {
+	for name, n := range m.mu.durable {
 		if path.Dir(name) == dir && m.mu.files[name] == nil {
 			delete(m.mu.durable, name)
+			n.unref()
 		}
 	}
 	for name, n := range m.mu.files {
 		if path.Dir(name) == dir {
-			m.mu.durable[name] = n
+			if old := m.mu.durable[name]; old != n {
+				n.ref()
+				if old != nil {
+					old.unref()
+				}
+				m.mu.durable[name] = n
+			}
 		}
 	}
 	return nil
@@ -440,10 +512,10 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	f.n.mu.RLock()
 	defer f.n.mu.RUnlock()
-	if off >= int64(len(f.n.data)) {
+	if off >= f.n.d.size {
 		return 0, io.EOF
 	}
-	n := copy(p, f.n.data[off:])
+	n := f.n.d.readAt(p, off)
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -462,25 +534,9 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	f.n.mu.Lock()
 	defer f.n.mu.Unlock()
-	end := off + int64(len(p))
-	if end > int64(len(f.n.data)) {
-		f.n.data = grow(f.n.data, int(end))
-	}
-	copy(f.n.data[off:], p)
+	f.n.d.writeAt(p, off)
 	f.n.mtime = time.Now()
 	return len(p), nil
-}
-
-func grow(b []byte, n int) []byte {
-	if n <= cap(b) {
-		old := len(b)
-		b = b[:n]
-		clear(b[old:])
-		return b
-	}
-	nb := make([]byte, n, max(n, 2*cap(b)))
-	copy(nb, b)
-	return nb
 }
 
 func (f *memFile) Write(p []byte) (int, error) {
@@ -492,7 +548,7 @@ func (f *memFile) Write(p []byte) (int, error) {
 	}
 	f.n.mu.Lock()
 	defer f.n.mu.Unlock()
-	f.n.data = append(f.n.data, p...)
+	f.n.d.writeAt(p, f.n.d.size)
 	f.n.mtime = time.Now()
 	return len(p), nil
 }
@@ -506,7 +562,7 @@ func (f *memFile) Sync() error {
 	}
 	f.n.mu.Lock()
 	defer f.n.mu.Unlock()
-	f.n.synced = append(f.n.synced[:0], f.n.data...)
+	f.n.d.sync()
 	return nil
 }
 
@@ -522,11 +578,7 @@ func (f *memFile) Truncate(size int64) error {
 	}
 	f.n.mu.Lock()
 	defer f.n.mu.Unlock()
-	if size <= int64(len(f.n.data)) {
-		f.n.data = f.n.data[:size]
-	} else {
-		f.n.data = grow(f.n.data, int(size))
-	}
+	f.n.d.truncate(size)
 	return nil
 }
 
@@ -536,7 +588,7 @@ func (f *memFile) Size() (int64, error) {
 	}
 	f.n.mu.RLock()
 	defer f.n.mu.RUnlock()
-	return int64(len(f.n.data)), nil
+	return f.n.d.size, nil
 }
 
 func (f *memFile) Close() error {
@@ -550,5 +602,6 @@ func (f *memFile) Close() error {
 		return ErrClosed
 	}
 	f.fs.open.Add(-1)
+	f.n.unref()
 	return nil
 }
