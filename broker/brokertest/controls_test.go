@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -35,6 +36,21 @@ func listOffsets(ctx context.Context, cl *kgo.Client, topic string) error {
 		return err
 	}
 	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+}
+
+// partition0Now is topic's partition 0 in the metadata of a node of cl,
+// asked for now: kadm's ListTopics may answer from the client's cache.
+func partition0Now(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) kmsg.MetadataResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Topics[0].Partitions[0]
 }
 
 // shortly is how long a test waits for a request it expects no answer to.
@@ -186,19 +202,7 @@ func TestMoveLeader(t *testing.T) {
 	ctx := testkit.Context(t)
 	c := brokertest.New(t, brokertest.Nodes(3), brokertest.Topic("m", 1, 2))
 	cl := c.Client()
-	// A Metadata request of its own: kadm's ListTopics may answer from the
-	// client's cache.
-	detail := func() kmsg.MetadataResponseTopicPartition {
-		req := kmsg.NewPtrMetadataRequest()
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = kmsg.StringPtr("m")
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.Topics[0].Partitions[0]
-	}
+	detail := func() kmsg.MetadataResponseTopicPartition { return partition0Now(ctx, t, cl, "m") }
 	d := detail()
 	var outside int32
 	for id := range int32(3) {
@@ -346,4 +350,27 @@ func TestNewPortsAndDataDir(t *testing.T) {
 			t.Errorf("node %d's data: %v", i, err)
 		}
 	}
+}
+
+// TestClusterHangFencesNode: a hung node of a cluster loses its
+// partitions' leadership to the others, which carry on taking writes;
+// after Resume it catches up and rejoins the ISR.
+func TestClusterHangFencesNode(t *testing.T) {
+	ctx := testkit.Context(t)
+	c := brokertest.New(t, brokertest.Nodes(3), brokertest.Topic("hc", 1, 3))
+	c.MoveLeader("hc", 0, 2)
+	c.Node(2).Hang()
+	testkit.WaitFor(t, "another node to lead hc[0]", func() (bool, string) {
+		l := c.Leader("hc", 0)
+		return l >= 0 && l != 2, fmt.Sprintf("leader %d", l)
+	})
+	cl := c.Client(kgo.ProducerLinger(0))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "hc", Value: []byte("while hung")}).FirstErr(); err != nil {
+		t.Fatalf("produce while node 2 hangs: %v", err)
+	}
+	c.Node(2).Resume()
+	testkit.WaitFor(t, "node 2 back in the ISR of hc[0]", func() (bool, string) {
+		isr := partition0Now(ctx, t, cl, "hc").ISR
+		return slices.Contains(isr, 2), fmt.Sprintf("isr %v", isr)
+	})
 }
