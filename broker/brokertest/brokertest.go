@@ -44,7 +44,8 @@
 //	c.FailRequests(kmsg.Produce, kerr.NotEnoughReplicas, 2) // the next two produces
 //	remove := c.DelayRequests(kmsg.Fetch, time.Second)       // every fetch, until remove()
 //
-// A cluster without controls costs each request one atomic load.
+// Without controls or a hang, a request costs two atomic loads more than
+// in klog up, where the hook point is a nil comparison.
 //
 // The Test functions of example_test.go are this package's examples:
 // starting a cluster needs a testing.TB, which an Example function has

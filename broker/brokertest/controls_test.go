@@ -38,21 +38,6 @@ func listOffsets(ctx context.Context, cl *kgo.Client, topic string) error {
 	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
 }
 
-// partition0Now is topic's partition 0 in the metadata of a node of cl,
-// asked for now: kadm's ListTopics may answer from the client's cache.
-func partition0Now(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) kmsg.MetadataResponseTopicPartition {
-	t.Helper()
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.Topics[0].Partitions[0]
-}
-
 // shortly is how long a test waits for a request it expects no answer to.
 const shortly = 200 * time.Millisecond
 
@@ -201,9 +186,7 @@ func TestControlAnswers(t *testing.T) {
 func TestMoveLeader(t *testing.T) {
 	ctx := testkit.Context(t)
 	c := brokertest.New(t, brokertest.Nodes(3), brokertest.Topic("m", 1, 2))
-	cl := c.Client()
-	detail := func() kmsg.MetadataResponseTopicPartition { return partition0Now(ctx, t, cl, "m") }
-	d := detail()
+	d := c.Partition("m", 0)
 	var outside int32
 	for id := range int32(3) {
 		if id != d.Replicas[0] && id != d.Replicas[1] {
@@ -216,7 +199,7 @@ func TestMoveLeader(t *testing.T) {
 	}
 	for _, to := range []int32{follower, outside} {
 		c.MoveLeader("m", 0, to)
-		if d := detail(); d.Leader != to {
+		if d := c.Partition("m", 0); d.Leader != to {
 			t.Fatalf("leader %d after MoveLeader to %d", d.Leader, to)
 		}
 		if l := c.Leader("m", 0); l != to {
@@ -370,7 +353,7 @@ func TestClusterHangFencesNode(t *testing.T) {
 	}
 	c.Node(2).Resume()
 	testkit.WaitFor(t, "node 2 back in the ISR of hc[0]", func() (bool, string) {
-		isr := partition0Now(ctx, t, cl, "hc").ISR
+		isr := c.Partition("hc", 0).ISR
 		return slices.Contains(isr, 2), fmt.Sprintf("isr %v", isr)
 	})
 }

@@ -72,19 +72,26 @@ func (c *Cluster) MoveLeader(topic string, partition, to int32) {
 	})
 }
 
-// Leader is the leader of topic's partition (-1: none) in the metadata
-// of the first running node.
-func (c *Cluster) Leader(topic string, partition int32) int32 {
+// Partition is topic's partition (leader, replicas, ISR, leader epoch)
+// in the metadata of the first running node, asked for now.
+func (c *Cluster) Partition(topic string, partition int32) kmsg.MetadataResponseTopicPartition {
 	c.t.Helper()
 	for _, n := range c.nodes {
 		if n.Running() {
 			cl := n.Client()
 			defer cl.Close()
-			return c.partition(cl, topic, partition).Leader
+			return c.partition(cl, topic, partition)
 		}
 	}
-	c.t.Fatal("brokertest: Leader of a cluster with no node running")
-	return -1
+	c.t.Fatal("brokertest: Partition of a cluster with no node running")
+	return kmsg.MetadataResponseTopicPartition{}
+}
+
+// Leader is the leader of topic's partition (-1: none), as Partition
+// has it.
+func (c *Cluster) Leader(topic string, partition int32) int32 {
+	c.t.Helper()
+	return c.Partition(topic, partition).Leader
 }
 
 // partition is topic's partition in the metadata of the node cl asks.
@@ -105,7 +112,8 @@ func (c *Cluster) partition(cl *kgo.Client, topic string, partition int32) kmsg.
 }
 
 // metadata asks a node of cl for the metadata of topics, as it has them
-// now: kadm's ListTopics may answer from the client's cache.
+// now: kadm's ListTopics may answer from the client's cache (up to
+// kgo.MetadataMinAge old).
 func metadata(ctx context.Context, cl *kgo.Client, topics ...string) (*kmsg.MetadataResponse, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	for _, name := range topics {
