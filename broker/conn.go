@@ -578,5 +578,10 @@ func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, bo
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
 	defer func() { n.stats.requestDone(hdr.Key, req, time.Since(start)) }()
+	if hook := n.cfg.RequestHook; hook != nil {
+		if resp, handled, err := hook(ctx, req); handled {
+			return resp, err
+		}
+	}
 	return api.handle(n, ctx, cc, req)
 }

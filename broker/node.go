@@ -65,6 +65,9 @@ type Config struct {
 	// line beyond a few per ten seconds are dropped and counted
 	// (internal/ratelog).
 	Logger *slog.Logger
+	// RequestHook, for tests, sees each request before its handler; nil
+	// (the default) costs dispatch one comparison.
+	RequestHook RequestHook
 }
 
 // Node is a running klog node.

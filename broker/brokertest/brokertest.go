@@ -1,19 +1,62 @@
-// Package brokertest runs klog nodes in-process for tests, the way
-// net/http/httptest runs HTTP servers: on loopback, on a free port, in
-// memory unless a data directory is asked for, and stopped by t.Cleanup.
+// Package brokertest runs klog clusters in-process for Go tests, the way
+// net/http/httptest runs HTTP servers: real klog nodes, the same code as
+// klog up, on 127.0.0.1 and free ports, in memory, logging to t.Log and
+// stopped by t.Cleanup. Tests importing it need no Docker, no JVM and no
+// fixed ports, and run in parallel (t.Parallel), each with its own
+// cluster.
 //
-// Start runs one node; StartCluster runs several forming one cluster, as
-// klog up -n does. A memory node keeps its state across Restart, and can be
-// killed (Kill: every byte written survives, as after SIGKILL) or crashed
-// (Crash: only the synced bytes survive, as after a power loss) and
-// started again; a node of a cluster can be isolated from the others and
-// healed.
+// # Starting a cluster
+//
+// New starts one node, or Nodes(n) nodes forming one cluster, and returns
+// once it is ready; Bootstrap gives the seed addresses and Client a
+// franz-go client closed at cleanup:
+//
+//	c := brokertest.New(t, brokertest.Nodes(3), brokertest.Topic("orders", 6, 3, "retention.ms=60000"))
+//	cl := c.Client(kgo.ConsumeTopics("orders"))
+//
+// Options: Nodes; Topic, a topic created with a leader for each partition
+// before New returns; Config and NodeConfig, static broker configs (as
+// klog up -X key=value); Memory (the default) or DataDir storage; Ports,
+// fixed listener ports; Logger. Start (one node) and StartCluster (n
+// nodes) are the shorthands older tests use.
+//
+// # Faults and operations
+//
+// A node (Cluster.Node) can be stopped and started again on the same
+// address and data: Close (graceful, as SIGTERM), Kill (as SIGKILL:
+// what it wrote survives) or Crash (as a power loss: what it synced
+// survives), then Start; Restart. Hang stops it answering with its
+// connections open, as SIGSTOP, until Resume. In a cluster, Isolate cuts
+// it off from the other nodes until Heal.
+//
+// The cluster moves a partition's leadership through the controller
+// (MoveLeader), compacts a topic now (CompactNow) and runs retention now
+// (RetentionNow), whatever the cleaner's and the retention check's
+// schedules.
+//
+// # Request controls
+//
+// Control has a function see every request of an API key, on any node,
+// before its handler: it may answer it (with an error code, say), delay
+// it or only watch it. FailRequests and DelayRequests are the common
+// cases:
+//
+//	c.FailRequests(kmsg.Produce, kerr.NotEnoughReplicas, 2) // the next two produces
+//	remove := c.DelayRequests(kmsg.Fetch, time.Second)       // every fetch, until remove()
+//
+// Without controls or a hang, a request costs two atomic loads more than
+// in klog up, where the hook point is a nil comparison.
+//
+// The Test functions of example_test.go are this package's examples:
+// starting a cluster needs a testing.TB, which an Example function has
+// none of.
 package brokertest
 
 import (
 	"cmp"
 	"context"
-	"log/slog"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,32 +64,7 @@ import (
 
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/adminapi"
-	"github.com/klogdev/klog/internal/testkit"
 )
-
-// Option configures a test node.
-type Option func(*broker.Config)
-
-// DataDir keeps the node's data in dir (so it survives Restart) instead of
-// memory.
-func DataDir(dir string) Option {
-	return func(c *broker.Config) { c.DataDir, c.Memory = dir, false }
-}
-
-// Config sets a static broker config, as -X key=value does.
-func Config(key, value string) Option {
-	return func(c *broker.Config) {
-		if c.Configs == nil {
-			c.Configs = make(map[string]string)
-		}
-		c.Configs[key] = value
-	}
-}
-
-// Logger sends the node's logs to l instead of t.Log.
-func Logger(l *slog.Logger) Option {
-	return func(c *broker.Config) { c.Logger = l }
-}
 
 // Node is an in-process node: running from Start until Close, Kill or
 // Crash, and again after Start.
@@ -58,31 +76,32 @@ type Node struct {
 	// (kept across restarts, as the Kafka listener is).
 	admin     *adminapi.Server
 	adminAddr string
+	id        int32 // node id
+	// cluster is the cluster the node is part of (one node's own, for
+	// Start); its controls see the node's requests (requestHook).
+	cluster *Cluster
+	// hung, while Hang holds the node, is closed by Resume; hangIsolated
+	// says whether Hang isolated it too.
+	hung         atomic.Pointer[chan struct{}]
+	hangIsolated bool
 }
 
-// Start starts a node on 127.0.0.1 with a free port. Logs go to t.Log at
-// warn level and above (KLOG_TEST_DEBUG=1 in the environment is not needed:
-// failures print them).
+// Start starts a node on 127.0.0.1 with a free port, as New with one node
+// does, and returns it. Logs go to t.Log at warn level and above.
 func Start(t testing.TB, opts ...Option) *Node {
 	t.Helper()
-	cfg := broker.Config{
-		Listen: "127.0.0.1:0",
-		Memory: true,
-		Logger: testkit.Logger(t, slog.LevelWarn),
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	n := newNode(t, cfg)
-	n.start()
-	return n
+	return New(t, append(opts, Nodes(1))...).nodes[0]
 }
 
-func newNode(t testing.TB, cfg broker.Config) *Node {
+func newNode(t testing.TB, c *Cluster, cfg broker.Config) *Node {
 	if cfg.Memory && cfg.MemoryState == nil {
 		cfg.MemoryState = broker.NewMemoryState()
 	}
-	n := &Node{t: t, cfg: cfg}
+	n := &Node{t: t, cfg: cfg, cluster: c, id: cfg.NodeID}
+	if id, err := strconv.ParseInt(cfg.Configs["node.id"], 10, 32); err == nil {
+		n.id = int32(id)
+	}
+	n.cfg.RequestHook = n.requestHook
 	// At cleanup every node stops at once: a controlled shutdown would
 	// find no node to move leadership to.
 	t.Cleanup(func() { n.close(false) })
@@ -115,6 +134,9 @@ func (n *Node) boot() error {
 	n.admin, n.adminAddr = admin, admin.Addr()
 	return nil
 }
+
+// ID is the node's node id.
+func (n *Node) ID() int32 { return n.id }
 
 // AdminAddr is the address of the node's admin HTTP API (package
 // nodeapi); it stays the same across restarts.
@@ -158,6 +180,7 @@ func (n *Node) close(controlled bool) {
 	if n.node == nil {
 		return
 	}
+	n.resume()
 	n.stopAdmin()
 	if controlled {
 		ctx, cancel := context.WithTimeout(context.Background(), controlledShutdownTimeout)
@@ -219,6 +242,7 @@ func (n *Node) abort(what string, leave func(*broker.MemoryState) *broker.Memory
 	// What survives is taken once the node has stopped serving, fetching
 	// and voting, and before its logs close cleanly: that close writes
 	// only to the state left behind, which nothing reads again.
+	n.resume()
 	n.stopAdmin()
 	st := n.cfg.MemoryState
 	_ = n.node.Halt(func() { st = leave(st) })

@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -24,85 +23,78 @@ const MaxClusterNodes = 9
 // quorum's voters; the rest are broker-only nodes.
 const maxVoters = 3
 
-// Cluster is several in-process nodes forming one cluster.
+// Cluster is one or more in-process nodes forming one cluster.
 type Cluster struct {
 	t     testing.TB
 	nodes []*Node
+	// controls are the request controls of every node (controls.go).
+	controls controls
 }
 
-// StartCluster starts n memory nodes (1 to MaxClusterNodes) forming one
-// cluster, as klog up -n n does, and returns once every node is ready:
-//   - node ids 0 to n-1, each on its own free port on 127.0.0.1;
-//   - the first three nodes (all, if fewer) are the metadata quorum's
-//     voters, the others broker-only nodes;
-//   - topics default to replication factor min(n, 3) and, from three
-//     nodes, min.insync.replicas 2; the internal topics are replicated as
-//     much;
-//   - heartbeats every 500 ms and a 3 s session, so a killed node is
-//     fenced and its partitions led elsewhere within seconds.
-//
-// opts apply to every node, after these defaults; NodeConfig sets a config
-// on one node only. The nodes are closed by t.Cleanup.
+// StartCluster starts n memory nodes forming one cluster, as New with
+// Nodes(n) does; opts apply after Nodes(n).
 func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
-	if n < 1 || n > MaxClusterNodes {
-		t.Fatalf("brokertest: StartCluster of %d nodes; 1 to %d", n, MaxClusterNodes)
-	}
-	// The voters' Raft addresses are fixed for the cluster's life:
-	// reserve free ports for them.
-	var voters []string
-	for id := range min(n, maxVoters) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("brokertest: reserve a quorum port: %v", err)
-		}
-		voters = append(voters, fmt.Sprintf("%d@%s", id, ln.Addr()))
-		ln.Close()
-	}
+	return New(t, append([]Option{Nodes(n)}, opts...)...)
+}
+
+// clusterConfigs are the static configs of node id of a cluster of n
+// nodes whose voters are at voters (StartCluster's doc says why).
+func clusterConfigs(id, n int, voters []string) map[string]string {
 	rf := min(n, 3)
 	minISR := 1
 	if n >= 3 {
 		minISR = 2
 	}
-	c := &Cluster{t: t}
-	for id := range n {
-		cfg := broker.Config{
-			Listen: "127.0.0.1:0",
-			Memory: true,
-			// Errors only: peers come and go in these tests.
-			Logger: nodeLogger(t, id),
-			Configs: map[string]string{
-				"node.id":                                  strconv.Itoa(id),
-				"controller.quorum.voters":                 strings.Join(voters, ","),
-				"default.replication.factor":               strconv.Itoa(rf),
-				"min.insync.replicas":                      strconv.Itoa(minISR),
-				"offsets.topic.replication.factor":         strconv.Itoa(rf),
-				"transaction.state.log.replication.factor": strconv.Itoa(rf),
-				"transaction.state.log.min.isr":            strconv.Itoa(minISR),
-				"broker.heartbeat.interval.ms":             "500",
-				"broker.session.timeout.ms":                "3000",
-			},
-		}
-		for _, o := range opts {
-			o(&cfg)
-		}
-		c.nodes = append(c.nodes, newNode(t, cfg))
+	return map[string]string{
+		"node.id":                                  strconv.Itoa(id),
+		"controller.quorum.voters":                 strings.Join(voters, ","),
+		"default.replication.factor":               strconv.Itoa(rf),
+		"min.insync.replicas":                      strconv.Itoa(minISR),
+		"offsets.topic.replication.factor":         strconv.Itoa(rf),
+		"transaction.state.log.replication.factor": strconv.Itoa(rf),
+		"transaction.state.log.min.isr":            strconv.Itoa(minISR),
+		"broker.heartbeat.interval.ms":             "500",
+		"broker.session.timeout.ms":                "3000",
 	}
-	// The voters wait for each other to elect a controller: start all at
-	// once.
+}
+
+// reserveVoters picks a free port for each of the first min(n, maxVoters)
+// nodes' Raft address, fixed for the cluster's life.
+func reserveVoters(t testing.TB, n int) []string {
+	t.Helper()
+	var voters []string
+	// Each listener stays open until all are taken: closed at once, its
+	// port could be handed out again to the next.
+	for id := range min(n, maxVoters) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("brokertest: reserve a quorum port: %v", err)
+		}
+		defer ln.Close()
+		voters = append(voters, fmt.Sprintf("%d@%s", id, ln.Addr()))
+	}
+	return voters
+}
+
+// bootAll starts every node at once (the voters wait for each other to
+// elect a controller) and then waits until each lists all of them.
+func (c *Cluster) bootAll() {
+	c.t.Helper()
 	var wg sync.WaitGroup
-	errs := make([]error, n)
+	errs := make([]error, len(c.nodes))
 	for i, node := range c.nodes {
 		wg.Go(func() { errs[i] = node.boot() })
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Fatalf("brokertest: start node %d: %v", i, err)
+			c.t.Fatalf("brokertest: start node %d: %v", i, err)
 		}
 	}
-	c.waitBrokers()
-	return c
+	if len(c.nodes) > 1 {
+		c.waitBrokers()
+	}
 }
 
 // waitBrokers waits until every node's Metadata lists every node, so that
@@ -121,16 +113,6 @@ func (c *Cluster) waitBrokers() {
 			return len(resp.Brokers) == len(c.nodes), fmt.Sprintf("%d brokers", len(resp.Brokers))
 		})
 		cl.Close()
-	}
-}
-
-// NodeConfig sets a static broker config on node id only, as -X key=value
-// does; it does nothing on the other nodes. For StartCluster.
-func NodeConfig(id int32, key, value string) Option {
-	return func(c *broker.Config) {
-		if c.Configs["node.id"] == strconv.Itoa(int(id)) {
-			Config(key, value)(c)
-		}
 	}
 }
 
