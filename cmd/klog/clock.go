@@ -55,7 +55,7 @@ func newClockShowCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClock(cmd.Context(), g, func(ctx context.Context, c *nodeapi.Client) (nodeapi.Clock, error) {
 				return c.Clock(ctx)
-			}, cmd.OutOrStdout())
+			}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 }
@@ -84,13 +84,14 @@ For tests and local clusters only: what retention deletes is gone.`,
 			}
 			return runClock(cmd.Context(), g, func(ctx context.Context, c *nodeapi.Client) (nodeapi.Clock, error) {
 				return c.AdvanceClock(ctx, d)
-			}, cmd.OutOrStdout())
+			}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 }
 
-// runClock calls each node and prints their clocks.
-func runClock(ctx context.Context, g *globals, call func(context.Context, *nodeapi.Client) (nodeapi.Clock, error), out io.Writer) error {
+// runClock calls each node and prints their clocks, with a note on diag
+// when they were not advanced alike.
+func runClock(ctx context.Context, g *globals, call func(context.Context, *nodeapi.Client) (nodeapi.Clock, error), out, diag io.Writer) error {
 	nodes, err := g.adminNodes(ctx, clockTimeout)
 	if err != nil {
 		return err
@@ -109,6 +110,12 @@ func runClock(ctx context.Context, g *globals, call func(context.Context, *nodea
 			return err
 		}
 		doc.Nodes = append(doc.Nodes, st)
+	}
+	for i := 1; i < len(doc.Nodes); i++ {
+		if doc.Nodes[i].OffsetMs != doc.Nodes[0].OffsetMs {
+			fmt.Fprintln(diag, "klog: the nodes' clocks were not advanced alike (a node started again starts at real time); advance the ones behind with --admin")
+			break
+		}
 	}
 	return writeOutput(g, out, doc, func(t *table) {
 		t.row("NODE\tNOW\tADVANCED BY\n")

@@ -47,6 +47,13 @@ func TestClockAdvance(t *testing.T) {
 			t.Errorf("clock show, node %d: %+v", i, n)
 		}
 	}
+	if r.stderr != "" {
+		t.Errorf("clock show of clocks advanced alike: stderr %q", r.stderr)
+	}
+	mustRun(t, b, "", "--admin="+n1.AdminAddr(), "clock", "advance", "1m")
+	if r := mustRun(t, b, "", admin, "clock", "show"); !strings.Contains(r.stderr, "not advanced alike") {
+		t.Errorf("clock show of clocks 1m apart: stderr %q", r.stderr)
+	}
 	for _, args := range [][]string{{"soon"}, {"--", "-1h"}} {
 		if r := klogRun(t, b, "", append([]string{admin, "clock", "advance"}, args...)...); r.code != 2 || !strings.Contains(r.stderr, "want a positive duration") {
 			t.Errorf("clock advance %s: exit %d, stderr %q", args, r.code, r.stderr)
