@@ -64,7 +64,7 @@ func (n *Node) cleanDirtiest(mapBytes int64) bool {
 		return false
 	}
 	defer func() { <-n.cleaning }()
-	opts := log.CleanOptions{Now: time.Now(), MapBytes: mapBytes, Stop: n.ctx.Done()}
+	opts := log.CleanOptions{Now: n.clock.Now(), MapBytes: mapBytes, Stop: n.ctx.Done()}
 	tp, res, ok, err := n.logs.CleanDirtiest(opts, n.cleanerUpperBound)
 	if err != nil {
 		if !errors.Is(err, log.ErrClosed) && !errors.Is(err, log.ErrCleanStopped) {
@@ -118,7 +118,7 @@ func (n *Node) CompactNow(ctx context.Context, topic string, partition int32, dr
 			return out, ctx.Err()
 		}
 		tp := log.TopicPartition{Topic: topic, Partition: p}
-		now := time.Now()
+		now := n.clock.Now()
 		res, err := n.logs.CleanNow(l, log.CleanOptions{
 			Now: now, UpperBound: n.cleanerUpperBound(tp, l), MapBytes: n.settings().Cleaner.DedupeBufferBytes, DryRun: dryRun, Stop: ctx.Done(),
 		})
@@ -134,7 +134,7 @@ func (n *Node) CompactNow(ctx context.Context, topic string, partition int32, dr
 		if !dryRun {
 			n.recordCleaning(tp, res, "request")
 		}
-		out = append(out, Compaction{Result: res, CleanerPartition: n.cleanerPartition(tp, l, time.Now())})
+		out = append(out, Compaction{Result: res, CleanerPartition: n.cleanerPartition(tp, l, n.clock.Now())})
 	}
 	return out, nil
 }
@@ -154,7 +154,7 @@ type CleanerPartition struct {
 // compacted topic, by topic and partition.
 func (n *Node) CleanerStates() []CleanerPartition {
 	var out []CleanerPartition
-	now := time.Now()
+	now := n.clock.Now()
 	for tp, l := range n.logs.Logs() {
 		if !l.Config().CleanupPolicy.Compact() {
 			continue
@@ -209,7 +209,7 @@ func (n *Node) CleanerState(topic string, partition int32) (log.CleanerState, bo
 		return log.CleanerState{}, false
 	}
 	tp := log.TopicPartition{Topic: topic, Partition: partition}
-	return l.CleanerState(time.Now(), n.cleanerUpperBound(tp, l)), true
+	return l.CleanerState(n.clock.Now(), n.cleanerUpperBound(tp, l)), true
 }
 
 // cleanerUpperBound is the first offset of a partition the cleaner must

@@ -52,6 +52,7 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 		ConsumerAssignors:             slices.Clone(s.Group.ConsumerAssignors),
 		ConsumerMaxSize:               int(s.Group.ConsumerMaxSize),
 		OnRebalance:                   n.recordRebalance,
+		Now:                           n.clock.Now,
 	})
 }
 

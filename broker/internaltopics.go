@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -252,7 +251,7 @@ func (n *Node) appendInternal(ctx context.Context, it *internalTopic, p int32, r
 	if err != nil {
 		return err
 	}
-	batch, err := encodeBatch(records, producerID, producerEpoch, time.Now().UnixMilli())
+	batch, err := encodeBatch(records, producerID, producerEpoch, n.clock.Now().UnixMilli())
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klogdev/klog/broker/clock"
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/controller"
 	"github.com/klogdev/klog/broker/events"
@@ -68,12 +70,19 @@ type Config struct {
 	// RequestHook, for tests, sees each request before its handler; nil
 	// (the default) costs dispatch one comparison.
 	RequestHook RequestHook
+	// Clock is the time retention, segment.ms, the cleaner's delete
+	// horizons, transaction and session timeouts and offset expiry are
+	// judged at; AdvanceClock moves it. nil is a clock of the node's own
+	// at real time. Network deadlines, Raft and follower lag use real
+	// time whatever it says.
+	Clock *clock.Clock
 }
 
 // Node is a running klog node.
 type Node struct {
 	cfg    Config
 	logger *slog.Logger
+	clock  *clock.Clock // cfg.Clock, or the node's own
 	// mem is the node's file system when it keeps its data in memory; the
 	// package's tests inject faults into it.
 	mem *vfs.MemFS
@@ -194,6 +203,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		cfg.NodeID = id
 	}
 	n := &Node{cfg: cfg, logger: logger, done: make(chan struct{}), cut: &wire.Switch{}, events: events.New(events.DefaultCapacity, nil)}
+	n.clock = cmp.Or(cfg.Clock, clock.New())
 	n.static = brokerCfg
 	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
@@ -259,6 +269,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// Kafka's KRaft broker loads its logs once it has the metadata.
 	n.logs, err = log.OpenManager(fs, dataDir, log.ManagerOptions{
 		Logger:       logger.With("component", "log"),
+		Now:          n.clock.Now,
 		ConfigFor:    n.topicLogConfig,
 		MaxOpenFiles: int(brokerCfg.Settings().LogMaxOpenFiles),
 		OnRoll:       n.recordRoll,
@@ -653,12 +664,12 @@ func (n *Node) maintainLogs() {
 		select {
 		case <-n.ctx.Done():
 			return
-		case now := <-t.C:
-			n.logs.Maintain(now)
-		case now := <-retention.C:
-			n.logs.ApplyRetention(now)
-		case now := <-expiry.C:
-			n.logs.ExpireProducers(now)
+		case <-t.C:
+			n.logs.Maintain(n.clock.Now())
+		case <-retention.C:
+			n.logs.ApplyRetention(n.clock.Now())
+		case <-expiry.C:
+			n.logs.ExpireProducers(n.clock.Now())
 		case <-hws.C:
 			if err := n.checkpointHighWatermarks(); err != nil && !errors.Is(err, log.ErrClosed) {
 				n.logger.Warn("high watermark checkpoint failed", "err", err)

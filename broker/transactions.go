@@ -62,6 +62,7 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 		MaxTimeout:                s.Transaction.MaxTimeout,
 		AbortTimedOutInterval:     s.Transaction.AbortTimedOutInterval,
 		TransactionalIDExpiration: s.Transaction.TransactionalIDExpiration,
+		Now:                       n.clock.Now,
 	})
 }
 

@@ -10,7 +10,7 @@
 // (or one the node has no replica of, or a segment its log lacks), 405
 // for a wrong method, 409 for a request the topic's configs do not
 // allow (a compaction of a topic that is not compacted), 503 while the
-// node stops.
+// node stops, 504 when the passes of a clock advance outlast their bound.
 //
 // Byte strings (record keys) follow klog's JSON record schema: a string
 // when valid UTF-8, else standard base64 with "key_encoding": "base64".

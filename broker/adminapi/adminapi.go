@@ -122,6 +122,7 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.Handle("GET /metrics", metricsHandler(node))
 	mux.HandleFunc("GET "+nodeapi.PathEvents, h.events)
 	h.transactionRoutes(mux)
+	h.clockRoutes(mux)
 	return muxErrors{mux}
 }
 

@@ -247,7 +247,7 @@ func (h *classicHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings.
 		out.WriteString("\n")
 	case "advance":
 		h.clock.Advance(mustDuration(t, d.CmdArgs[0].Key))
-		h.c.tick(ctx)
+		h.c.Tick(ctx)
 	case "state":
 		h.printState(out)
 	case "records":

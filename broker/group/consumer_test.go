@@ -203,7 +203,7 @@ func (h *consumerHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings
 		delete(h.owned, name)
 	case "advance":
 		h.clock.Advance(mustDuration(t, d.CmdArgs[0].Key))
-		h.c.tick(ctx)
+		h.c.Tick(ctx)
 	case "describe":
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.Groups = []string{"g"}

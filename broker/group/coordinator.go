@@ -470,9 +470,10 @@ func (c *Coordinator) actors() []*actor {
 	return out
 }
 
-// tick makes every group check its deadlines against the clock now and
-// waits until they did. Tests with a fake clock call it after advancing.
-func (c *Coordinator) tick(ctx context.Context) {
+// Tick makes every group check its deadlines against the clock now and
+// waits until they did (bounded by ctx): the node's AdvanceClock, and
+// tests with a fake clock, call it after advancing.
+func (c *Coordinator) Tick(ctx context.Context) {
 	for _, a := range c.actors() {
 		c.run(ctx, a.id, false, func(g *group) {
 			if g != nil {

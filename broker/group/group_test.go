@@ -152,12 +152,12 @@ func TestLoadPartition(t *testing.T) {
 	}
 	// Their session timers restarted at load: m1 keeps heartbeating, m2 does not.
 	clock.Advance(6 * time.Second)
-	c.tick(ctx)
+	c.Tick(ctx)
 	if got := c.Heartbeat(ctx, hb).ErrorCode; got != 0 {
 		t.Fatalf("heartbeat = %s", errName(got))
 	}
 	clock.Advance(6 * time.Second)
-	c.tick(ctx)
+	c.Tick(ctx)
 	if got := c.Heartbeat(ctx, hb).ErrorCode; got != kerr.RebalanceInProgress.Code {
 		t.Fatalf("heartbeat after m2 expired = %s", errName(got))
 	}
@@ -244,13 +244,13 @@ func TestOffsetRetention(t *testing.T) {
 	clock.Advance(30 * time.Minute)
 	commitSimple(t, c, "g", "t", 1, 2)
 	clock.Advance(31 * time.Minute) // t/0 is 61 minutes old, t/1 31
-	c.tick(ctx)
+	c.Tick(ctx)
 	snaps := c.Snapshot()
 	if len(snaps) != 1 || len(snaps[0].Offsets) != 1 || snaps[0].Offsets[0].Partition != 1 {
 		t.Fatalf("after first expiry: %+v", snaps)
 	}
 	clock.Advance(30 * time.Minute)
-	c.tick(ctx)
+	c.Tick(ctx)
 	if snaps := c.Snapshot(); len(snaps) != 0 {
 		t.Fatalf("group should be gone: %+v", snaps)
 	}

@@ -189,7 +189,7 @@ func (c *Coordinator) Close() {
 
 func (c *Coordinator) now() time.Time { return c.cfg.Now() }
 
-// ticker runs tick every AbortTimedOutInterval until Close.
+// ticker runs Tick every AbortTimedOutInterval until Close.
 func (c *Coordinator) ticker() {
 	defer c.wg.Done()
 	t := time.NewTicker(c.cfg.AbortTimedOutInterval)
@@ -200,16 +200,17 @@ func (c *Coordinator) ticker() {
 			return
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.AbortTimedOutInterval)
-			c.tick(ctx)
+			c.Tick(ctx)
 			cancel()
 		}
 	}
 }
 
-// tick makes every transactional id check its timeout and expiration
-// against the clock now, and waits until each did (bounded by ctx). Tests
-// with a fake clock call it after advancing.
-func (c *Coordinator) tick(ctx context.Context) {
+// Tick makes every transactional id check its timeout and expiration
+// against the clock now, and waits until each did (bounded by ctx): the
+// node's AdvanceClock, and tests with a fake clock, call it after
+// advancing.
+func (c *Coordinator) Tick(ctx context.Context) {
 	for _, a := range c.actors() {
 		_ = c.send(ctx, a, func(a *actor) { a.tick() })
 	}

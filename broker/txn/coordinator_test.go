@@ -167,7 +167,7 @@ func TestConcurrentProducers(t *testing.T) {
 			}
 			e.c.Snapshot()
 			e.c.ListTransactions(ctx, kmsg.NewPtrListTransactionsRequest())
-			e.c.tick(ctx)
+			e.c.Tick(ctx)
 		}
 	}()
 	wg.Wait()

@@ -217,7 +217,7 @@ func (h *harness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder
 	case "advance":
 		h.e.clock.Advance(argDuration(t, d, "by", 0))
 	case "tick":
-		c.tick(ctx)
+		c.Tick(ctx)
 	case "restart":
 		h.e.restart()
 	case "log":

@@ -103,6 +103,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newLogCmd(g),
 		newTUICmd(g),
 		newEventsCmd(g),
+		newClockCmd(g),
 	)
 	groupCommands(root)
 	return root

@@ -1,0 +1,58 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/klogdev/klog/store/log"
+)
+
+// The node's clock (Config.Clock, package internal/clock) and the passes
+// that run on it. Retention, segment.ms, the cleaner's delete horizons,
+// producer id expiry, transaction timeouts, group sessions and offset
+// expiry are judged at its time; AdvanceClock moves it forward and runs
+// those passes at once, for tests and local clusters.
+
+// ClockState is the node's clock: its time and how far it was advanced.
+type ClockState struct {
+	Now    time.Time
+	Offset time.Duration
+}
+
+// Clock is the node's clock now.
+func (n *Node) Clock() ClockState {
+	return ClockState{Now: n.clock.Now(), Offset: n.clock.Offset()}
+}
+
+// AdvanceClock moves the node's clock d forward (0 only runs the passes)
+// and then runs every pass that time drives and waits until each ran: the
+// group coordinator's deadlines (session and rebalance timeouts, offset
+// expiry under offsets.retention.minutes), the transaction coordinator's
+// (transaction timeouts abort, unused transactional ids expire), segment.ms
+// rolls, retention, producer id expiry, and the log cleaner's passes while
+// a compacted log qualifies (log.cleaner.enable=false leaves it out). The
+// markers of a transaction aborted for its timeout are written after it
+// returns, as after any abort. ctx bounds the waits. A negative d is
+// clock.ErrBackwards and runs nothing.
+func (n *Node) AdvanceClock(ctx context.Context, d time.Duration) (ClockState, error) {
+	if _, err := n.clock.Advance(d); err != nil {
+		return n.Clock(), err
+	}
+	n.groups.Tick(ctx)
+	n.txns.Tick(ctx)
+	now := n.clock.Now()
+	n.logs.Maintain(now)
+	n.logs.ApplyRetention(now)
+	n.logs.ExpireProducers(now)
+	if s := n.settings().Cleaner; s.Enable {
+		for ctx.Err() == nil && n.ctx.Err() == nil && n.cleanDirtiest(s.DedupeBufferBytes) {
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return n.Clock(), err
+	}
+	if n.ctx.Err() != nil {
+		return n.Clock(), log.ErrClosed
+	}
+	return n.Clock(), nil
+}
