@@ -103,6 +103,8 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newLogCmd(g),
 		newTUICmd(g),
 		newEventsCmd(g),
+		newDownCmd(g),
+		newStatusCmd(g),
 	)
 	groupCommands(root)
 	return root
