@@ -105,6 +105,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newEventsCmd(g),
 		newDownCmd(g),
 		newStatusCmd(g),
+		newClusterCmd(g),
 	)
 	groupCommands(root)
 	return root
