@@ -59,7 +59,7 @@ is wrong. With --wait it checks again until the cluster is healthy or
 			}
 			if err := writeOutput(g, cmd.OutOrStdout(), h, func(t *table) {
 				if h.Healthy {
-					t.row("healthy\t%d nodes, controller %d, %d partitions\n", len(h.Nodes), h.Controller, h.Partitions)
+					t.row("healthy\tnodes %d, controller %d, partitions %d\n", len(h.Nodes), h.Controller, h.Partitions)
 					return
 				}
 				for _, p := range h.Problems {

@@ -93,7 +93,9 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
   klog up -n 3 --hosts 127.0.0.1,127.0.0.2,127.0.0.3
   klog up -n 3 --racks r1,r2,r3 -X replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector
   klog up --memory --listen 127.0.0.1:0
-  klog up -X num.partitions=3 -X log.retention.ms=3600000`,
+  klog up -X num.partitions=3 -X log.retention.ms=3600000
+  klog up --detach --any-port --format json --ready-file ready.json --seed-topic orders:3
+  klog up -n 3 --detach --any-port --seed seed/testdata/seed.yaml && klog down`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runUp(cmd, g, o)
