@@ -71,30 +71,8 @@ func CheckHealth(ctx context.Context, cl *kgo.Client, adm *kadm.Client) (Health,
 	} else {
 		h.Problems = append(h.Problems, fmt.Sprintf("describe topic configs: %v", err))
 	}
-	var bad []string
-	for _, t := range md.Topics.Sorted() {
-		if t.Err != nil {
-			bad = append(bad, fmt.Sprintf("topic %s: %v", t.Topic, t.Err))
-			continue
-		}
-		for _, p := range t.Partitions.Sorted() {
-			h.Partitions++
-			for _, r := range p.Replicas {
-				if nodes[r] == nil {
-					nodes[r] = &NodeHealth{NodeID: r}
-				}
-			}
-			want := min(max(minISR[t.Topic], 1), len(p.Replicas))
-			switch {
-			case p.Err != nil:
-				bad = append(bad, fmt.Sprintf("%s/%d: %v", t.Topic, p.Partition, p.Err))
-			case p.Leader < 0:
-				bad = append(bad, fmt.Sprintf("%s/%d has no leader (replicas %v)", t.Topic, p.Partition, p.Replicas))
-			case len(p.ISR) < want:
-				bad = append(bad, fmt.Sprintf("%s/%d has ISR %v of replicas %v, under min.insync.replicas %d", t.Topic, p.Partition, p.ISR, p.Replicas, want))
-			}
-		}
-	}
+	partitions, bad := partitionProblems(md, minISR, nodes)
+	h.Partitions = partitions
 	ids := make([]int32, 0, len(nodes))
 	for id := range nodes {
 		ids = append(ids, id)
@@ -149,4 +127,35 @@ func WaitHealthy(ctx context.Context, cl *kgo.Client, adm *kadm.Client) (Health,
 			return h, err
 		}
 	}
+}
+
+// partitionProblems checks md's partitions: each has a leader and an ISR
+// of at least minISR of its topic (1 when unknown), or all its replicas
+// when it has fewer. It adds the replicas not in nodes to nodes, and
+// returns how many partitions there are and what is wrong with them.
+func partitionProblems(md kadm.Metadata, minISR map[string]int, nodes map[int32]*NodeHealth) (partitions int, bad []string) {
+	for _, t := range md.Topics.Sorted() {
+		if t.Err != nil {
+			bad = append(bad, fmt.Sprintf("topic %s: %v", t.Topic, t.Err))
+			continue
+		}
+		for _, p := range t.Partitions.Sorted() {
+			partitions++
+			for _, r := range p.Replicas {
+				if nodes[r] == nil {
+					nodes[r] = &NodeHealth{NodeID: r}
+				}
+			}
+			want := min(max(minISR[t.Topic], 1), len(p.Replicas))
+			switch {
+			case p.Err != nil:
+				bad = append(bad, fmt.Sprintf("%s/%d: %v", t.Topic, p.Partition, p.Err))
+			case p.Leader < 0:
+				bad = append(bad, fmt.Sprintf("%s/%d has no leader (replicas %v)", t.Topic, p.Partition, p.Replicas))
+			case len(p.ISR) < want:
+				bad = append(bad, fmt.Sprintf("%s/%d has ISR %v of replicas %v, under min.insync.replicas %d", t.Topic, p.Partition, p.ISR, p.Replicas, want))
+			}
+		}
+	}
+	return partitions, bad
 }
