@@ -41,7 +41,7 @@ var importRules = []importRule{
 	{From: []string{"store", "broker/partition", "broker/controller", "broker/metadata"},
 		To:  []string{"github.com/twmb/franz-go/pkg/kerr"},
 		Why: "Kafka error codes belong to the request handlers"},
-	{From: []string{"tui", "inspect"}, To: []string{module + "/broker", module + "/store"}, Transitive: true,
+	{From: []string{"tui", "inspect", "seed"}, To: []string{module + "/broker", module + "/store"}, Transitive: true,
 		Why: "the TUI and the inspection library read the cluster as a client does"},
 	{From: []string{"supervisor"}, To: []string{module + "/broker", module + "/store"}, Transitive: true,
 		Why: "the supervisor runs nodes as processes: it knows their command line, not their code"},

@@ -57,9 +57,15 @@ type Response struct {
 // Registration is what a running supervisor records for Find.
 type Registration struct {
 	PID     int      `json:"pid"`
-	DataDir string   `json:"data_dir"`
-	Socket  string   `json:"socket"`
+	DataDir string   `json:"data_dir"` // empty for a node in memory
+	Socket  string   `json:"socket"`   // empty for a single node
 	Brokers []string `json:"brokers"`
+	// Admin is the nodes' admin API addresses, host:port.
+	Admin []string `json:"admin,omitempty"`
+	// Log is the file the cluster's output goes to, for klog up --detach.
+	Log string `json:"log,omitempty"`
+	// Path is the registration's file, set by Running.
+	Path string `json:"-"`
 }
 
 // SocketPath is the control socket of the cluster in dir.
@@ -79,6 +85,7 @@ func SocketPath(dir string) (string, error) {
 type Control struct {
 	ln        net.Listener
 	path, reg string
+	regInfo   Registration
 }
 
 // ListenControl opens the control socket of the cluster in dir, and writes
@@ -104,7 +111,8 @@ func ListenControl(dir, stateDir string, brokers []string) (*Control, error) {
 	}
 	c := &Control{ln: ln, path: path}
 	if stateDir != "" {
-		if c.reg, err = register(stateDir, Registration{PID: os.Getpid(), DataDir: dir, Socket: path, Brokers: brokers}); err != nil {
+		c.regInfo = Registration{PID: os.Getpid(), DataDir: dir, Socket: path, Brokers: brokers}
+		if c.reg, err = register(stateDir, c.regInfo); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -228,11 +236,7 @@ func register(stateDir string, r Registration) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(stateDir, strconv.Itoa(r.PID)+".json")
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return "", fmt.Errorf("register the cluster: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := WriteFileAtomic(path, b, 0o600); err != nil {
 		return "", fmt.Errorf("register the cluster: %w", err)
 	}
 	return path, nil
@@ -243,35 +247,14 @@ func register(stateDir string, r Registration) (string, error) {
 // printed them), from the registrations in stateDir. Registrations whose
 // supervisor no longer answers are removed.
 func Find(stateDir string, seeds []string) (string, error) {
-	entries, err := os.ReadDir(stateDir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	regs, err := Running(stateDir, func(r Registration) bool {
+		return r.Socket != "" && slices.ContainsFunc(seeds, func(s string) bool { return slices.Contains(r.Brokers, s) })
+	})
+	if err != nil {
 		return "", err
 	}
-	read := 0
-	for _, e := range entries {
-		if filepath.Ext(e.Name()) != ".json" {
-			continue
-		}
-		if read++; read > maxRegistrations {
-			break
-		}
-		path := filepath.Join(stateDir, e.Name())
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		var r Registration
-		if json.Unmarshal(b, &r) != nil {
-			continue
-		}
-		if !slices.ContainsFunc(seeds, func(s string) bool { return slices.Contains(r.Brokers, s) }) {
-			continue
-		}
-		if c, err := net.DialTimeout("unix", r.Socket, time.Second); err == nil {
-			c.Close()
-			return r.Socket, nil
-		}
-		os.Remove(path) // its supervisor is gone
+	if len(regs) > 0 {
+		return regs[0].Socket, nil
 	}
 	return "", fmt.Errorf("%w: no klog up -n N serves %v (give the cluster's --data-dir, or -b with one of the addresses it printed)", ErrNotFound, seeds)
 }

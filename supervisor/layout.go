@@ -325,11 +325,7 @@ func writeLayout(dir string, l Layout) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, layoutFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write cluster layout: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, layoutFile)); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, layoutFile), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write cluster layout: %w", err)
 	}
 	return nil

@@ -38,3 +38,7 @@ func ProcState(pid int) byte {
 	}
 	return b[i+2]
 }
+
+// isZombie reports whether pid has exited and waits for its parent to
+// reap it.
+func isZombie(pid int) bool { return ProcState(pid) == 'Z' }

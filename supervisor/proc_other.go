@@ -20,3 +20,16 @@ func signalHeal(*os.Process) error     { return ErrUnsupported }
 
 // signalTerminate kills p: there is no SIGTERM here.
 func signalTerminate(p *os.Process) { p.Kill() }
+
+// ProcessAlive reports whether pid is a live process.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	p.Release()
+	return true
+}

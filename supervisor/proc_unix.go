@@ -3,6 +3,7 @@
 package supervisor
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -20,4 +21,17 @@ func signalHeal(p *os.Process) error    { return p.Signal(syscall.SIGUSR2) }
 func signalTerminate(p *os.Process) {
 	p.Signal(syscall.SIGTERM)
 	p.Signal(syscall.SIGCONT)
+}
+
+// ProcessAlive reports whether pid is a live process: one that takes
+// signals and, where the kernel says so, is not a zombie waiting for its
+// parent.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return !isZombie(pid)
 }

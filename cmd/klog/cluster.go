@@ -58,7 +58,7 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 		return err
 	}
 	spec := supervisor.Spec{Nodes: o.nodes, Hosts: o.hosts}
-	if cmd.Flags().Changed("listen") {
+	if cmd.Flags().Changed("listen") || o.anyPort {
 		spec.Listen = o.listen
 	}
 	layout, err := supervisor.Prepare(dir, spec)
@@ -130,7 +130,10 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 
 	nodes := sup.List()
 	brokers := layout.Brokers()
-	if err := printReady(cmd.OutOrStdout(), g.format, brokers, admin, dir, false, nodes); err != nil {
+	info := readyInfo{Brokers: brokers, Admin: admin, DataDir: dir, Nodes: nodes}
+	if _, err := announce(cmd, g, o, info, func(info readyInfo) (func(), error) {
+		return func() {}, control.Update(info.Admin, info.Log)
+	}); err != nil {
 		return err
 	}
 	if moved {
@@ -149,11 +152,6 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 	}
 	joined := strings.Join(brokers, ",")
 	fmt.Fprintf(diag, "klog: %d nodes ready in %s; export KLOG_BROKERS=%s\n", len(nodes), time.Since(start).Round(time.Millisecond), joined)
-	if o.readyFile != "" {
-		if err := os.WriteFile(o.readyFile, []byte(joined+"\n"), 0o644); err != nil {
-			return fmt.Errorf("write ready file: %w", err)
-		}
-	}
 	select {
 	case <-ctx.Done():
 		return nil

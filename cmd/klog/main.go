@@ -104,6 +104,9 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newTUICmd(g),
 		newEventsCmd(g),
 		newClockCmd(g),
+		newDownCmd(g),
+		newStatusCmd(g),
+		newClusterCmd(g),
 	)
 	groupCommands(root)
 	return root

@@ -40,6 +40,13 @@ type upOptions struct {
 	faultSignals bool
 	// adminListen is the (first) node's admin API address, or "off".
 	adminListen string
+	// detach runs klog up in the background (detach.go); detachedLog is
+	// set by it for the process it starts: that process's output file,
+	// and a ready line is wanted on file descriptor 3.
+	detach, anyPort bool
+	detachedLog     string
+	seedTopics      []string
+	seedFile        string
 }
 
 // controlledShutdownTimeout bounds how long a stopping node waits for the
@@ -86,7 +93,9 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
   klog up -n 3 --hosts 127.0.0.1,127.0.0.2,127.0.0.3
   klog up -n 3 --racks r1,r2,r3 -X replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector
   klog up --memory --listen 127.0.0.1:0
-  klog up -X num.partitions=3 -X log.retention.ms=3600000`,
+  klog up -X num.partitions=3 -X log.retention.ms=3600000
+  klog up --detach --any-port --format json --ready-file ready.json --seed-topic orders:3
+  klog up -n 3 --detach --any-port --seed seed/testdata/seed.yaml && klog down`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runUp(cmd, g, o)
@@ -99,7 +108,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f.StringVar(&o.advertise, "advertise", "", "host:port advertised to clients (default: the listener's address)")
 	f.StringArrayVarP(&o.configs, "config", "X", nil, "broker config as key=value, Kafka's names (repeatable)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	f.StringVar(&o.readyFile, "ready-file", "", "write the brokers address to this file once ready")
+	f.StringVar(&o.readyFile, "ready-file", "", "once ready, write the bootstrap list (first line) and the admin API URLs (second line) to this file, or with --format json klog up's JSON object")
 	f.StringVar(&o.memLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the node, as GOMEMLIMIT (e.g. 1GiB); off for none. GOMEMLIMIT in the environment wins over the default")
 	f.IntVarP(&o.nodes, "nodes", "n", 1, "number of nodes, 1 to 9; more than one runs each as a process under this one")
 	f.StringSliceVar(&o.hosts, "hosts", nil, "with -n: the nodes' listener hosts, node i on the i-th (comma-separated)")
@@ -109,6 +118,12 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	// isolate and heal reach the node as SIGUSR1 and SIGUSR2.
 	f.BoolVar(&o.faultSignals, "fault-signals", false, "SIGUSR1 cuts the node off from its peers, SIGUSR2 heals it (for klog node isolate and heal)")
 	_ = f.MarkHidden("fault-signals")
+	f.BoolVarP(&o.detach, "detach", "d", false, "run in the background: return once the cluster is ready (its output goes to DATA-DIR/klog.log); klog status and klog down find it")
+	f.BoolVar(&o.anyPort, "any-port", false, "take free ports for the Kafka listeners, Raft and the admin API (the hosts of --listen and --admin-listen stay)")
+	f.StringArrayVar(&o.seedTopics, "seed-topic", nil, "create topic name:partitions[:replication-factor] once ready (repeatable)")
+	f.StringVar(&o.seedFile, "seed", "", "create the topics and produce the records of this YAML or JSON file once ready (see seed/testdata/seed.yaml)")
+	f.StringVar(&o.detachedLog, "detached-log", "", "")
+	_ = f.MarkHidden("detached-log")
 	return cmd
 }
 
@@ -120,6 +135,15 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	}
 	if o.memory && cmd.Flags().Changed("data-dir") {
 		return usagef("--data-dir and --memory: a node keeps its data in one place; give one")
+	}
+	if err := applyAnyPort(cmd, &o); err != nil {
+		return err
+	}
+	if _, err := o.seedSpec(); err != nil {
+		return err
+	}
+	if o.detach {
+		return runDetached(cmd, g, o)
 	}
 	if err := setMemoryLimit(o.memLimit, cmd.Flags().Changed("memory-limit"), g.getenv); err != nil {
 		return err
@@ -151,7 +175,8 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 		}
 		nodeID = int32(id)
 	}
-	dataDir := ""
+	dataDir, rootDir := "", ""
+	_, child := configs["node.id"]
 	if !o.memory {
 		dataDir = o.dataDir
 		if dataDir == "" {
@@ -159,10 +184,13 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 				return err
 			}
 		}
-		if _, child := configs["node.id"]; !child {
+		if !child {
 			if err := supervisor.CheckSingle(dataDir); err != nil {
 				return err
 			}
+		}
+		if rootDir, err = filepath.Abs(dataDir); err != nil {
+			return err
 		}
 		dataDir = supervisor.NodeDir(dataDir, nodeID)
 		if err := os.MkdirAll(dataDir, 0o755); err != nil {
@@ -195,20 +223,18 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 		adminAddrs = []string{admin.Addr()}
 	}
 	brokers := node.Advertised()
-	if err := printReady(cmd.OutOrStdout(), g.format, []string{brokers}, adminAddrs, dataDir, o.memory, nil); err != nil {
+	info := readyInfo{Brokers: []string{brokers}, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory}
+	register := registerSingle(g, child)
+	unregister, err := announce(cmd, g, o, info, register)
+	if err != nil {
 		node.Close()
 		return err
 	}
+	defer unregister()
 	if admin != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "klog: admin API on http://%s/v1/\n", admin.Addr())
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "klog: ready in %s; export KLOG_BROKERS=%s\n", time.Since(start).Round(time.Millisecond), brokers)
-	if o.readyFile != "" {
-		if err := os.WriteFile(o.readyFile, []byte(brokers+"\n"), 0o644); err != nil {
-			node.Close()
-			return fmt.Errorf("write ready file: %w", err)
-		}
-	}
 
 	if o.faultSignals {
 		stopFaults := handleFaultSignals(node, logger)
@@ -305,19 +331,12 @@ func parseMemoryLimit(s string) (int64, error) {
 }
 
 // printReady writes klog up's ready line, BROKERS=HOST:PORT,..., or with
-// --format json one object with the brokers, the admin APIs, the data
-// directory and, for a cluster, its nodes.
-func printReady(w io.Writer, format string, brokers, admin []string, dataDir string, memory bool, nodes []supervisor.NodeStatus) error {
+// --format json info as one object.
+func printReady(w io.Writer, format string, info readyInfo) error {
 	if format == formatJSON {
-		return json.NewEncoder(w).Encode(struct {
-			Brokers []string                `json:"brokers"`
-			Admin   []string                `json:"admin,omitempty"`
-			DataDir string                  `json:"data_dir,omitempty"`
-			Memory  bool                    `json:"memory"`
-			Nodes   []supervisor.NodeStatus `json:"nodes,omitempty"`
-		}{brokers, admin, dataDir, memory, nodes})
+		return json.NewEncoder(w).Encode(info)
 	}
-	_, err := fmt.Fprintf(w, "BROKERS=%s\n", strings.Join(brokers, ","))
+	_, err := fmt.Fprintf(w, "BROKERS=%s\n", strings.Join(info.Brokers, ","))
 	return err
 }
 

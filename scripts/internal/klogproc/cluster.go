@@ -74,7 +74,10 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.brokers = strings.Split(strings.TrimSpace(string(line)), ",")
+	// The bootstrap list is the ready file's first line (the admin API
+	// URLs follow).
+	first, _, _ := strings.Cut(string(line), "\n")
+	c.brokers = strings.Split(strings.TrimSpace(first), ",")
 	if len(c.brokers) != c.Nodes {
 		return fmt.Errorf("klog up -n %d is ready with %d brokers: %q", c.Nodes, len(c.brokers), line)
 	}
