@@ -10,6 +10,7 @@ import (
 
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/internal/testkit"
+	"github.com/klogdev/klog/seed"
 )
 
 // Option configures New (and Start and StartCluster).
@@ -140,12 +141,9 @@ func New(t testing.TB, opts ...Option) *Cluster {
 	return c
 }
 
-// seedTopic is one topic of a Topic option.
+// seedTopic is one topic of a Topic or Seed option.
 type seedTopic struct {
-	name       string
-	partitions int32
-	rf         int16
-	configs    map[string]*string
+	seed.Topic
 	// malformed are the configs not in key=value form; New fails on them.
 	malformed []string
 }
@@ -156,15 +154,26 @@ type seedTopic struct {
 // e.g. "cleanup.policy=compact".
 func Topic(name string, partitions int32, rf int16, configs ...string) Option {
 	return func(o *options) {
-		st := seedTopic{name: name, partitions: partitions, rf: rf, configs: make(map[string]*string)}
+		st := seedTopic{Topic: seed.Topic{Name: name, Partitions: partitions, ReplicationFactor: max(rf, 0), Configs: map[string]string{}}}
 		for _, kv := range configs {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
 				st.malformed = append(st.malformed, kv)
 				continue
 			}
-			st.configs[k] = &v
+			st.Configs[k] = v
 		}
 		o.topics = append(o.topics, st)
+	}
+}
+
+// Seed has New create the topics of s and produce their records, as klog
+// up --seed does with a seed file (package seed: seed.ParseFile reads
+// one), before it returns.
+func Seed(s seed.Spec) Option {
+	return func(o *options) {
+		for _, t := range s.Topics {
+			o.topics = append(o.topics, seedTopic{Topic: t})
+		}
 	}
 }
