@@ -1,4 +1,4 @@
-package seed
+package seed_test
 
 import (
 	"context"
@@ -9,23 +9,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/seed"
 )
 
-// TestApply: Apply creates the seed's topics with their configs and
+// TestApply: seed.Apply creates the seed's topics with their configs and
 // produces their records to the partitions asked for; applied again it
-// leaves them, records and all; a topic of another shape is ErrConflict.
+// leaves them, records and all; a topic of another shape is seed.ErrConflict.
 func TestApply(t *testing.T) {
 	n := brokertest.Start(t)
-	cl := n.Client(ProducerOpts()...)
+	cl := n.Client(seed.ProducerOpts()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := ParseFile("testdata/seed.yaml")
+	s, err := seed.ParseFile("testdata/seed.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Apply(ctx, cl, s)
+	res, err := seed.Apply(ctx, cl, s)
 	if err != nil || len(res.Created) != 2 || res.Records != 4 {
-		t.Fatalf("Apply: %+v, %v", res, err)
+		t.Fatalf("seed.Apply: %+v, %v", res, err)
 	}
 	adm := kadm.NewClient(cl)
 	ends, err := adm.ListEndOffsets(ctx, "orders", "customers")
@@ -46,35 +47,35 @@ func TestApply(t *testing.T) {
 		t.Errorf("customers configs: %+v, %v", c, err)
 	}
 
-	res, err = Apply(ctx, cl, s)
+	res, err = seed.Apply(ctx, cl, s)
 	if err != nil || len(res.Existing) != 2 || res.Records != 0 {
-		t.Fatalf("Apply again: %+v, %v", res, err)
+		t.Fatalf("seed.Apply again: %+v, %v", res, err)
 	}
 	s.Topics[1].Configs["cleanup.policy"] = "delete"
-	if _, err := Apply(ctx, cl, s); !errors.Is(err, ErrConflict) {
-		t.Fatalf("Apply with another cleanup.policy: %v, want ErrConflict", err)
+	if _, err := seed.Apply(ctx, cl, s); !errors.Is(err, seed.ErrConflict) {
+		t.Fatalf("seed.Apply with another cleanup.policy: %v, want seed.ErrConflict", err)
 	}
-	if _, err := Apply(ctx, cl, Spec{Topics: []Topic{{Name: "orders", Partitions: 4}}}); !errors.Is(err, ErrConflict) {
-		t.Fatalf("Apply with 4 partitions: %v, want ErrConflict", err)
+	if _, err := seed.Apply(ctx, cl, seed.Spec{Topics: []seed.Topic{{Name: "orders", Partitions: 4}}}); !errors.Is(err, seed.ErrConflict) {
+		t.Fatalf("seed.Apply with 4 partitions: %v, want seed.ErrConflict", err)
 	}
 }
 
-// TestWaitReady: WaitReady returns on a node that serves, and leaves no
+// TestWaitReady: seed.WaitReady returns on a node that serves, and leaves no
 // probe topic behind.
 func TestWaitReady(t *testing.T) {
 	n := brokertest.Start(t)
 	cl := n.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := WaitReady(ctx, cl, 1); err != nil {
+	if err := seed.WaitReady(ctx, cl, 1); err != nil {
 		t.Fatal(err)
 	}
 	td, err := kadm.NewClient(cl).ListTopics(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if td.Has(ProbeTopic) {
-		t.Errorf("%s is left behind", ProbeTopic)
+	if td.Has(seed.ProbeTopic) {
+		t.Errorf("%s is left behind", seed.ProbeTopic)
 	}
 }
 
