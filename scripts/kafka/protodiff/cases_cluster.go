@@ -548,9 +548,44 @@ func (s *side) clusterKillVictim() error {
 		return err
 	}
 	v := s.cluster.victim
-	return s.waitPartitions("the killed node out of the ISRs", 90*time.Second, func(p kmsg.MetadataResponseTopicPartition) bool {
+	if err := s.waitPartitions("the killed node out of the ISRs", 90*time.Second, func(p kmsg.MetadataResponseTopicPartition) bool {
 		return len(p.ISR) == 2 && !slices.Contains(p.ISR, v) && p.Leader >= 0 && p.Leader != v
-	})
+	}); err != nil {
+		return err
+	}
+	return s.waitLeaderBelowMinISR()
+}
+
+// waitLeaderBelowMinISR waits until the leader of "nisr" refuses acks=all
+// for its ISR below min.insync.replicas. Metadata showing the shrunk ISR,
+// even the leader's own, is not enough: Kafka's leader was seen to take a
+// produce with its older ISR after that (it appended it and timed out
+// waiting for the dead replica), which failed the case after it by
+// timing. The probe is a batch with a bad CRC: both sides check the ISR
+// first and refuse it NOT_ENOUGH_REPLICAS, and until then the log refuses
+// it CORRUPT_MESSAGE, so nothing is appended either way.
+func (s *side) waitLeaderBelowMinISR() error {
+	corrupt := plainBatch(1)
+	corrupt[17] ^= 0xff // the CRC-32C, bytes 17 to 20 of the batch
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, err := s.partition(s.cluster.nisr)
+		if err != nil {
+			return err
+		}
+		resp, err := s.doNode(p.Leader, kwire.ProduceRequest(s.cluster.nisr, 0, -1, corrupt))
+		if err != nil {
+			return err
+		}
+		code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+		if code == kerr.NotEnoughReplicas.Code {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the leader %d of %s on %s still takes acks=all 30s after its ISR shrank below min.insync.replicas: %v", p.Leader, s.cluster.nisr, s.name, kerr.ErrorForCode(code))
+		}
+		time.Sleep(100 * time.Millisecond) // a poll of the leader's state, bounded above
+	}
 }
 
 // clusterRestartVictim starts the victim and waits until both ISRs hold
