@@ -34,6 +34,11 @@
 // (RetentionNow), whatever the cleaner's and the retention check's
 // schedules.
 //
+// # Between tests
+//
+// Reset deletes every topic and consumer group, so that one cluster can
+// serve test after test.
+//
 // # Request controls
 //
 // Control has a function see every request of an API key, on any node,
