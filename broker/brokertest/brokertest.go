@@ -37,7 +37,13 @@
 // # Between tests
 //
 // Reset deletes every topic and consumer group, so that one cluster can
-// serve test after test.
+// serve test after test. Snapshot takes a memory cluster's whole state
+// (records, committed offsets, transactions, metadata) and Restore starts
+// a new cluster on a copy of it, as often as wanted, each independent of
+// the others: set a cluster up once, then give each test its own.
+//
+//	snap := c.Snapshot()
+//	r := brokertest.Restore(t, snap)
 //
 // # Request controls
 //
