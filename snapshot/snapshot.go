@@ -1,8 +1,9 @@
 // Package snapshot saves a klog up data directory under a name and puts
 // it back: klog snapshot save and restore. A snapshot is a plain copy of
 // the directory's files (segments, indexes, checkpoints, the Raft
-// database, cluster.json), sockets left out, in the state directory's
-// snapshots/NAME. Segments are appended in place, so files are copied,
+// database, cluster.json) in the state directory's snapshots/NAME; left
+// out, and left alone by Restore, are sockets (a supervisor's control
+// socket) and the *.log files at the top (klog up --detach's output). Segments are appended in place, so files are copied,
 // never linked.
 //
 // The copy is only as consistent as the directory is while it is taken:
@@ -93,7 +94,7 @@ func Restore(dir, dataDir string) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.Type()&fs.ModeSocket != 0 {
+		if skipped(e.Name(), e) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dataDir, e.Name())); err != nil {
@@ -112,8 +113,17 @@ func Restore(dir, dataDir string) error {
 	return nil
 }
 
+// skipped reports whether entry rel of a data directory is none of a
+// snapshot's business: a socket, or output at the top.
+func skipped(rel string, d fs.DirEntry) bool {
+	if d.Type()&fs.ModeSocket != 0 {
+		return true
+	}
+	return d.Type().IsRegular() && !strings.ContainsRune(rel, filepath.Separator) && filepath.Ext(rel) == ".log"
+}
+
 // copyTree copies the directories and regular files under from into to,
-// which exists; other files (sockets) are left out.
+// which exists; other files and the skipped ones are left out.
 func copyTree(from, to string) error {
 	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -122,6 +132,9 @@ func copyTree(from, to string) error {
 		rel, err := filepath.Rel(from, path)
 		if err != nil || rel == "." {
 			return err
+		}
+		if skipped(rel, d) {
+			return nil
 		}
 		dst := filepath.Join(to, rel)
 		switch {

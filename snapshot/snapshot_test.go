@@ -32,6 +32,7 @@ func TestSaveRestore(t *testing.T) {
 	state := t.TempDir()
 	write(t, filepath.Join(data, "node-0", "orders-0", "00000000000000000000.log"), "v1")
 	write(t, filepath.Join(data, "cluster.json"), "{}")
+	write(t, filepath.Join(data, "klog.log"), "output")
 	// The control socket of a running cluster is neither saved nor removed.
 	sock := filepath.Join(data, "control.sock")
 	ln, err := net.Listen("unix", sock)
@@ -67,6 +68,12 @@ func TestSaveRestore(t *testing.T) {
 	}
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("socket removed: %v", err)
+	}
+	if got := read(t, filepath.Join(data, "klog.log")); got != "output" {
+		t.Fatalf("output log %q after restore", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "klog.log")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("output log saved: %v", err)
 	}
 	if got := read(t, filepath.Join(dir, "node-0", "orders-0", "00000000000000000000.log")); got != "v1" {
 		t.Fatalf("the snapshot changed: %q", got)
