@@ -1,7 +1,8 @@
 // Package snapshot saves a klog up data directory under a name and puts
 // it back: klog snapshot save and restore. A snapshot is a plain copy of
 // the directory's files (segments, indexes, checkpoints, the Raft
-// database, cluster.json) in the state directory's snapshots/NAME; left
+// database, cluster.json) in klog's snapshot directory
+// ($XDG_STATE_HOME/klog/snapshots) under NAME; left
 // out, and left alone by Restore, are sockets (a supervisor's control
 // socket) and the *.log files at the top (klog up --detach's output). Segments are appended in place, so files are copied,
 // never linked.
@@ -33,12 +34,12 @@ var ErrNotFound = errors.New("no such snapshot")
 // ErrBadName reports a name that is not a plain file name.
 var ErrBadName = errors.New("snapshot names are letters, digits, '.', '-' and '_'")
 
-// Path is where snapshot name lives under stateDir.
-func Path(stateDir, name string) (string, error) {
+// Path is where snapshot name lives in root, klog's snapshot directory.
+func Path(root, name string) (string, error) {
 	if name == "" || name == "." || name == ".." || strings.TrimLeft(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") != "" {
 		return "", fmt.Errorf("%w: %q", ErrBadName, name)
 	}
-	return filepath.Join(stateDir, "snapshots", name), nil
+	return filepath.Join(root, name), nil
 }
 
 // Save copies dataDir to dir, which must not exist: into a temporary

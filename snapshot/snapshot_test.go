@@ -78,7 +78,7 @@ func TestSaveRestore(t *testing.T) {
 	if got := read(t, filepath.Join(dir, "node-0", "orders-0", "00000000000000000000.log")); got != "v1" {
 		t.Fatalf("the snapshot changed: %q", got)
 	}
-	if err := Restore(filepath.Join(state, "snapshots", "nope"), data); !errors.Is(err, ErrNotFound) {
+	if err := Restore(filepath.Join(state, "nope"), data); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("restore of a missing snapshot: %v", err)
 	}
 	for _, bad := range []string{"", "..", "a/b", "../x"} {

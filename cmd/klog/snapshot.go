@@ -18,7 +18,7 @@ func newSnapshotCmd(g *globals) *cobra.Command {
 		Short: "Save a local cluster's data under a name and restore it",
 		Long: `Save the whole state of a local cluster on disk (klog up --data-dir: its
 topics, records, committed offsets, transactions and metadata) under a name
-in the state directory, and restore it later, as often as wanted. A running
+in $XDG_STATE_HOME/klog/snapshots, and restore it later, as often as wanted. A running
 cluster of klog up -n is found as klog down finds it and its nodes are
 stopped while the copy is taken; a single node must not be running (klog
 down first), and is named by --data-dir.`,
@@ -53,11 +53,11 @@ snapshot stays, for the next restore.`,
 
 // runSnapshot saves (save) or restores snapshot name of the cluster meant.
 func runSnapshot(cmd *cobra.Command, g *globals, dataDir, name string, save bool) error {
-	stateDir, err := defaultStateDir(g.getenv)
+	root, err := xdgDir(g.getenv, "XDG_STATE_HOME", ".local/state", "snapshots", "the snapshots; set XDG_STATE_HOME")
 	if err != nil {
 		return err
 	}
-	dir, err := snapshot.Path(stateDir, name)
+	dir, err := snapshot.Path(root, name)
 	if err != nil {
 		return usagef("%v", err)
 	}
