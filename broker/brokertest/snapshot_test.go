@@ -197,3 +197,33 @@ func BenchmarkRestore(b *testing.B) {
 		})
 	}
 }
+
+// TestSnapshotRestoreParallel: tests running in parallel restore one
+// snapshot, each into a cluster of its own.
+func TestSnapshotRestoreParallel(t *testing.T) {
+	ctx := testkit.Context(t)
+	c := brokertest.New(t)
+	fillForReset(ctx, t, c, "orders", "billing", 7)
+	snap := c.Snapshot()
+	for i := range 3 {
+		t.Run(fmt.Sprintf("copy-%d", i), func(t *testing.T) {
+			t.Parallel()
+			r := brokertest.Restore(t, snap)
+			cl := r.Client(kgo.DefaultProduceTopic("orders"))
+			for range i {
+				if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("mine")}).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, "orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total int64
+			ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+			if want := int64(7 + i); total != want {
+				t.Fatalf("orders holds %d records, want %d", total, want)
+			}
+		})
+	}
+}
