@@ -41,8 +41,8 @@ from it on restore. NAME must not exist yet.`,
 		Short: "Replace the cluster's data with snapshot NAME",
 		Long: `Replace the cluster's data directory with snapshot NAME, saved from this
 cluster. The nodes of a running cluster are killed, their data replaced and
-launched again; klog snapshot restore returns once every node is ready. The
-snapshot stays, for the next restore.`,
+every node launched again (a node dead before too); klog snapshot restore
+returns once every node is ready. The snapshot stays, for the next restore.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSnapshot(cmd, g, dataDir, args[0], false)
@@ -93,8 +93,8 @@ func runSnapshot(cmd *cobra.Command, g *globals, dataDir, name string, save bool
 }
 
 // aroundNodes runs fn with every node of the cluster on socket stopped:
-// with SIGSTOP, resumed after, to save; killed, and launched again after,
-// to restore.
+// with SIGSTOP, and those resumed after, to save; killed, and every node
+// launched again after, to restore.
 func aroundNodes(ctx context.Context, socket string, save bool, fn func() error) error {
 	resp, err := supervisor.Call(ctx, socket, supervisor.Request{Op: "list", Node: -1})
 	if err != nil {
@@ -119,9 +119,17 @@ func aroundNodes(ctx context.Context, socket string, save bool, fn func() error)
 	if len(errs) == 0 {
 		errs = append(errs, fn())
 	}
-	// Node -1: all at once, as a voter launched again is ready only once
-	// a majority of the quorum runs.
-	if len(halted) > 0 {
+	switch {
+	case save:
+		// Only the nodes paused here resume: one dead before stays dead.
+		for _, id := range halted {
+			if _, err := supervisor.Call(ctx, socket, supervisor.Request{Op: "start", Node: id}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	case len(halted) > 0:
+		// Node -1: every node at once, as a voter launched again is
+		// ready only once a majority of the quorum runs.
 		if _, err := supervisor.Call(ctx, socket, supervisor.Request{Op: "start", Node: -1}); err != nil {
 			errs = append(errs, err)
 		}
