@@ -37,3 +37,18 @@ func (s *MemoryState) Killed() *MemoryState {
 func (s *MemoryState) Crashed() *MemoryState {
 	return &MemoryState{fs: s.fs.CrashClone(), raft: s.raft}
 }
+
+// Clone returns a copy of s, files and Raft state alike, that another
+// node can run on while a node goes on running on s: a snapshot of a
+// node, each copy of which starts as its own. Take it while no node runs
+// on s, as after Close, so that the copy is not torn between two writes.
+// readdress renames the quorum voters' addresses (old host:port to new)
+// in the Raft state, for a copy of a cluster whose voters listen on other
+// ports; nil keeps them.
+func (s *MemoryState) Clone(readdress map[string]string) (*MemoryState, error) {
+	raft, err := s.raft.Clone(readdress)
+	if err != nil {
+		return nil, err
+	}
+	return &MemoryState{fs: s.fs.Clone(), raft: raft}, nil
+}

@@ -181,6 +181,9 @@ func (s *Supervisor) do(ctx context.Context, req Request) error {
 	case "stop":
 		return s.Stop(ctx, req.Node)
 	case "start":
+		if req.Node < 0 {
+			return s.StartAll(ctx)
+		}
 		return s.StartNode(ctx, req.Node)
 	case "restart":
 		return s.Restart(ctx, req.Node)

@@ -375,6 +375,33 @@ func (s *Supervisor) StartNode(ctx context.Context, id int32) error {
 	})
 }
 
+// StartAll resumes every stopped node and launches every dead one again,
+// all at once, then waits until each is ready: voters all dead come back
+// only together, which StartNode, one node at a time, cannot do.
+func (s *Supervisor) StartAll(ctx context.Context) error {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	var launched []*node
+	for _, n := range s.nodes {
+		if proc, _ := n.live(); proc != nil {
+			if err := s.resume(n, proc); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.launch(n); err != nil {
+			return err
+		}
+		launched = append(launched, n)
+	}
+	for _, n := range launched {
+		if err := s.waitReady(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // relaunch launches node n again and waits until it is ready.
 func (s *Supervisor) relaunch(ctx context.Context, n *node) error {
 	if err := s.launch(n); err != nil {

@@ -34,6 +34,17 @@
 // (RetentionNow), whatever the cleaner's and the retention check's
 // schedules.
 //
+// # Between tests
+//
+// Reset deletes every topic and consumer group, so that one cluster can
+// serve test after test. Snapshot takes a memory cluster's whole state
+// (records, committed offsets, transactions, metadata) and Restore starts
+// a new cluster on a copy of it, as often as wanted, each independent of
+// the others: set a cluster up once, then give each test its own.
+//
+//	snap := c.Snapshot()
+//	r := brokertest.Restore(t, snap)
+//
 // # Request controls
 //
 // Control has a function see every request of an API key, on any node,

@@ -116,22 +116,14 @@ func New(t testing.TB, opts ...Option) *Cluster {
 	}
 	c := &Cluster{t: t}
 	for id := range n {
-		cfg := broker.Config{Listen: "127.0.0.1:0", Memory: o.dataDir == "", DataDir: o.dataDir}
-		if len(o.ports) > 0 {
-			cfg.Listen = "127.0.0.1:" + strconv.Itoa(o.ports[id])
-		}
-		if n == 1 {
-			cfg.Logger = testkit.Logger(t, slog.LevelWarn)
-		} else {
-			cfg.Logger = nodeLogger(t, id)
+		cfg := broker.Config{Memory: o.dataDir == "", DataDir: o.dataDir}
+		if n > 1 {
 			cfg.Configs = clusterConfigs(id, n, voters)
 			if o.dataDir != "" {
 				cfg.DataDir = filepath.Join(o.dataDir, fmt.Sprintf("node-%d", id))
 			}
 		}
-		for _, f := range o.node {
-			f(&cfg)
-		}
+		o.place(t, &cfg, id, n)
 		c.nodes = append(c.nodes, newNode(t, c, cfg))
 	}
 	c.bootAll()
@@ -139,6 +131,23 @@ func New(t testing.TB, opts ...Option) *Cluster {
 		c.seed(o.topics)
 	}
 	return c
+}
+
+// place sets node id's listener and logger (New's doc says which) and
+// then applies the node options, for a cluster of n nodes.
+func (o *options) place(t testing.TB, cfg *broker.Config, id, n int) {
+	cfg.Listen = "127.0.0.1:0"
+	if len(o.ports) > 0 {
+		cfg.Listen = "127.0.0.1:" + strconv.Itoa(o.ports[id])
+	}
+	if n == 1 {
+		cfg.Logger = testkit.Logger(t, slog.LevelWarn)
+	} else {
+		cfg.Logger = nodeLogger(t, id)
+	}
+	for _, f := range o.node {
+		f(cfg)
+	}
 }
 
 // seedTopic is one topic of a Topic or Seed option.

@@ -224,6 +224,9 @@ func New(cfg Config) (*Controller, error) {
 	// voter has none, and skipping it saves a step before leading.
 	rc.PreVoteDisabled = voters <= 1
 
+	// together: the voters start at once from copies of one quorum's
+	// stores (MemoryStores.Clone), as a new quorum's do.
+	together := false
 	var (
 		logs   raft.LogStore
 		stable raft.StableStore
@@ -235,6 +238,7 @@ func New(cfg Config) (*Controller, error) {
 			mem = NewMemoryStores()
 		}
 		logs, stable, snaps = mem.store, mem.store, mem.snaps
+		together, mem.together = mem.together, false
 	} else {
 		dir := filepath.Join(cfg.DataDir, "raft")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -324,7 +328,7 @@ func New(cfg Config) (*Controller, error) {
 	if lone != nil {
 		c.electAlone(lone, rc.LocalID, addr)
 	}
-	if c.net != nil && !existing && !observer && firstVoter(boot) == rc.LocalID {
+	if c.net != nil && (!existing || together) && !observer && firstVoter(boot) == rc.LocalID {
 		c.wg.Add(1)
 		go c.electFirst(boot, rc.HeartbeatTimeout)
 	}
@@ -749,6 +753,10 @@ func (c *Controller) propose(ctx context.Context, rec metadata.Record) (applyRes
 type MemoryStores struct {
 	store *raft.InmemStore
 	snaps *raft.InmemSnapshotStore
+	// together, on a Clone until a controller starts on it, has that
+	// controller's node start the first election at once if it is the
+	// first voter (electFirst), as on a new quorum.
+	together bool
 }
 
 // NewMemoryStores returns empty Raft stores.

@@ -106,6 +106,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newClockCmd(g),
 		newDownCmd(g),
 		newStatusCmd(g),
+		newSnapshotCmd(g),
 		newClusterCmd(g),
 	)
 	groupCommands(root)

@@ -232,6 +232,19 @@ func (m *MemFS) Clone() *MemFS {
 
 func clean(name string) string { return path.Clean(name) }
 
+// inDir reports whether path.Dir(name) == dir for a cleaned name, without
+// path.Dir's allocation: List and SyncDir ask it of every file.
+func inDir(name, dir string) bool {
+	i := strings.LastIndexByte(name, '/')
+	switch {
+	case i < 0:
+		return dir == "."
+	case i == 0:
+		return dir == "/"
+	}
+	return name[:i] == dir
+}
+
 func (m *MemFS) parentExistsLocked(name string) error {
 	dir := path.Dir(name)
 	if !m.mu.dirs[dir] {
@@ -396,12 +409,12 @@ func (m *MemFS) MkdirAll(dir string) error {
 func (m *MemFS) childrenLocked(dir string) []string {
 	var names []string
 	for name := range m.mu.files {
-		if path.Dir(name) == dir {
+		if inDir(name, dir) {
 			names = append(names, path.Base(name))
 		}
 	}
 	for d := range m.mu.dirs {
-		if d != dir && path.Dir(d) == dir {
+		if d != dir && inDir(d, dir) {
 			names = append(names, path.Base(d))
 		}
 	}
@@ -455,13 +468,13 @@ func (m *MemFS) SyncDir(dir string) error {
 		return &fs.PathError{Op: "syncdir", Path: dir, Err: fs.ErrNotExist}
 	}
 	for name, n := range m.mu.durable {
-		if path.Dir(name) == dir && m.mu.files[name] == nil {
+		if inDir(name, dir) && m.mu.files[name] == nil {
 			delete(m.mu.durable, name)
 			n.unref()
 		}
 	}
 	for name, n := range m.mu.files {
-		if path.Dir(name) == dir {
+		if inDir(name, dir) {
 			if old := m.mu.durable[name]; old != n {
 				n.ref()
 				if old != nil {
