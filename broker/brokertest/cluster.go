@@ -81,6 +81,16 @@ func reserveVoters(t testing.TB, n int) []string {
 // elect a controller) and then waits until each lists all of them.
 func (c *Cluster) bootAll() {
 	c.t.Helper()
+	if id, err := c.tryBoot(); err != nil {
+		c.t.Fatalf("brokertest: start node %d: %v", id, err)
+	}
+	if len(c.nodes) > 1 {
+		c.waitBrokers()
+	}
+}
+
+// tryBoot starts every node at once and returns the first that failed.
+func (c *Cluster) tryBoot() (int, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.nodes))
 	for i, node := range c.nodes {
@@ -89,12 +99,10 @@ func (c *Cluster) bootAll() {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			c.t.Fatalf("brokertest: start node %d: %v", i, err)
+			return i, err
 		}
 	}
-	if len(c.nodes) > 1 {
-		c.waitBrokers()
-	}
+	return 0, nil
 }
 
 // waitBrokers waits until every node's Metadata lists every node, so that

@@ -1,11 +1,13 @@
 package brokertest
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/klogdev/klog/broker"
@@ -110,23 +112,44 @@ func New(t testing.TB, opts ...Option) *Cluster {
 	if len(o.ports) != 0 && len(o.ports) != n {
 		t.Fatalf("brokertest: %d ports for %d nodes", len(o.ports), n)
 	}
-	var voters []string
-	if n > 1 {
-		voters = reserveVoters(t, n)
-	}
-	c := &Cluster{t: t}
-	for id := range n {
-		cfg := broker.Config{Memory: o.dataDir == "", DataDir: o.dataDir}
+	var c *Cluster
+	// The voters' ports are free when reserved, but another process may
+	// take one before its node listens there: then the whole cluster
+	// starts again on other ports, a few times.
+	for attempt := 1; ; attempt++ {
+		var voters []string
 		if n > 1 {
-			cfg.Configs = clusterConfigs(id, n, voters)
-			if o.dataDir != "" {
-				cfg.DataDir = filepath.Join(o.dataDir, fmt.Sprintf("node-%d", id))
+			voters = reserveVoters(t, n)
+		}
+		c = &Cluster{t: t}
+		for id := range n {
+			cfg := broker.Config{Memory: o.dataDir == "", DataDir: o.dataDir}
+			if n > 1 {
+				cfg.Configs = clusterConfigs(id, n, voters)
+				if o.dataDir != "" {
+					cfg.DataDir = filepath.Join(o.dataDir, fmt.Sprintf("node-%d", id))
+				}
+			}
+			o.place(t, &cfg, id, n)
+			c.nodes = append(c.nodes, newNode(t, c, cfg))
+		}
+		id, err := c.tryBoot()
+		if err == nil {
+			break
+		}
+		if attempt == 3 || !errors.Is(err, syscall.EADDRINUSE) || o.dataDir != "" {
+			t.Fatalf("brokertest: start node %d: %v", id, err)
+		}
+		for _, node := range c.nodes {
+			if node.Running() {
+				node.close(false)
 			}
 		}
-		o.place(t, &cfg, id, n)
-		c.nodes = append(c.nodes, newNode(t, c, cfg))
+		t.Logf("brokertest: start node %d: %v; starting the cluster again on other ports", id, err)
 	}
-	c.bootAll()
+	if n > 1 {
+		c.waitBrokers()
+	}
 	if len(o.topics) > 0 {
 		c.seed(o.topics)
 	}
