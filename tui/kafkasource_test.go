@@ -168,9 +168,15 @@ func TestKafkaSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err := src.Topic(ctx, "orders"); err != nil || d.Partitions[1].LastStableOffset != d.Partitions[1].HighWatermark {
-		t.Errorf("orders/1 after the abort: %+v %v", d.Partitions[1], err)
-	}
+	// The node hands the abort to the transaction's coordinator, which
+	// writes the marker after answering: wait for it.
+	testkit.WaitFor(t, "orders/1's LSO at its high watermark after the abort", func() (bool, string) {
+		d, err := src.Topic(ctx, "orders")
+		if err != nil {
+			return false, err.Error()
+		}
+		return d.Partitions[1].LastStableOffset == d.Partitions[1].HighWatermark, fmt.Sprintf("%+v", d.Partitions[1])
+	})
 	// The coordinator aborted it: its admin API lists the ABORT marker.
 	testkit.WaitFor(t, "the abort marker", func() (bool, string) {
 		ms, err := src.TxnMarkers(ctx, txns[0].TransactionalID)
