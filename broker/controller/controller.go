@@ -357,6 +357,13 @@ func New(cfg Config) (*Controller, error) {
 // the heartbeat timeout still elects it.
 func (c *Controller) electAlone(t *raft.InmemTransport, id raft.ServerID, addr raft.ServerAddress) {
 	t.Connect(addr, t)
+	c.standNow(t, id, addr)
+}
+
+// standNow sends this node, over t, the TimeoutNow request a leadership
+// transfer ends with: a follower that gets it stands for election at
+// once. If it fails, the heartbeat timeout starts the election instead.
+func (c *Controller) standNow(t raft.Transport, id raft.ServerID, addr raft.ServerAddress) {
 	req := &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(addr)}}
 	if err := t.TimeoutNow(id, addr, req, &raft.TimeoutNowResponse{}); err != nil {
 		c.log.Debug("starting the election at once failed; the heartbeat timeout will", "err", err)
@@ -419,10 +426,7 @@ func (c *Controller) electFirst(cfg raft.Configuration, wait time.Duration) {
 			}
 		}
 		if up > voters/2 {
-			req := &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(self), Addr: []byte(addr)}}
-			if err := c.trans.TimeoutNow(self, addr, req, &raft.TimeoutNowResponse{}); err != nil {
-				c.log.Debug("starting the first election at once failed; the heartbeat timeout will", "err", err)
-			}
+			c.standNow(c.trans, self, addr)
 			return
 		}
 		select {
