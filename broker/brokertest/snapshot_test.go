@@ -147,6 +147,9 @@ func TestSnapshotRestore(t *testing.T) {
 			if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
 				t.Fatal(err)
 			}
+			// EndTxn answers once the commit is decided, as Kafka's does;
+			// its marker is written after, and only then is it stable.
+			waitStable(ctx, t, a, "tx")
 			after := stateOf(ctx, t, a)
 			if want := []string{"txn0-0", "txn0-1", "txn0-2", "after"}; !slices.Equal(after.committed, want) {
 				t.Fatalf("restored cluster after a new transaction reads %v, want %v", after.committed, want)
@@ -162,6 +165,26 @@ func TestSnapshotRestore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitStable waits until topic's partition 0 has no open transaction:
+// its last stable offset has reached its high watermark.
+func waitStable(ctx context.Context, t *testing.T, c *brokertest.Cluster, topic string) {
+	t.Helper()
+	adm := kadm.NewClient(c.Client())
+	testkit.WaitFor(t, "the last stable offset to reach the high watermark", func() (bool, string) {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		e, _ := ends.Lookup(topic, 0)
+		s, _ := stable.Lookup(topic, 0)
+		return e.Err == nil && s.Err == nil && s.Offset == e.Offset, fmt.Sprintf("stable %d, high watermark %d", s.Offset, e.Offset)
+	})
 }
 
 func equalState(a, b snapshotState) bool {
