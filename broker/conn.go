@@ -78,7 +78,7 @@ func (n *Node) acceptLoop() {
 			return
 		}
 		n.mu.Lock()
-		if n.ctx.Err() != nil {
+		if n.draining.Load() || n.ctx.Err() != nil {
 			n.mu.Unlock()
 			c.Close()
 			return
@@ -90,7 +90,7 @@ func (n *Node) acceptLoop() {
 			c.Close()
 			continue
 		}
-		n.mu.conns[c] = struct{}{}
+		n.mu.conns[c] = false
 		n.mu.connsPerIP[ip]++
 		n.mu.Unlock()
 		n.wg.Add(1)
@@ -99,6 +99,10 @@ func (n *Node) acceptLoop() {
 			n.serveConn(c)
 			n.mu.Lock()
 			delete(n.mu.conns, c)
+			if n.draining.Load() {
+				close(n.mu.connGone)
+				n.mu.connGone = make(chan struct{})
+			}
 			if n.mu.connsPerIP[ip]--; n.mu.connsPerIP[ip] == 0 {
 				delete(n.mu.connsPerIP, ip)
 			}
@@ -185,6 +189,8 @@ type clientConn struct {
 	nc net.Conn
 	br *bufio.Reader
 	sr *stallReader
+	// draining is the node's: set, the connection is being drained.
+	draining *atomic.Bool
 	// hungUp is set by untilHangup's stop when the client closed the
 	// connection while its request was handled.
 	hungUp bool
@@ -205,6 +211,11 @@ func (cc *clientConn) untilHangup(ctx context.Context) (_ context.Context, stop 
 	// loop arms its own deadlines again before it reads.
 	cc.sr.timeout = 0
 	cc.nc.SetReadDeadline(time.Time{})
+	if cc.draining != nil && cc.draining.Load() {
+		// The node drains its connections: a wait ends now, as for a
+		// client gone (drainClients may have woken the read already).
+		cc.nc.SetReadDeadline(time.Unix(1, 0))
+	}
 	var stopping atomic.Bool
 	hungUp := false
 	done := make(chan struct{})
@@ -226,13 +237,20 @@ func (cc *clientConn) untilHangup(ctx context.Context) (_ context.Context, stop 
 
 func (n *Node) serveConn(nc net.Conn) {
 	defer nc.Close()
+	// peer is set once the connection is known as another node's.
+	peer := false
+	defer func() {
+		if !peer && n.draining.Load() {
+			closeGently(nc)
+		}
+	}()
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
 	settings := n.broker.Load().Settings()
 	sr := &stallReader{conn: nc}
 	br := bufio.NewReaderSize(sr, 64<<10)
-	cc := &clientConn{remote: nc.RemoteAddr().String(), nc: nc, br: br, sr: sr}
+	cc := &clientConn{remote: nc.RemoteAddr().String(), nc: nc, br: br, sr: sr, draining: &n.draining}
 	cc.logger = n.logger.With("remote", cc.remote)
 
 	q := newResponseQueue(settings, n.responseBytes)
@@ -266,7 +284,16 @@ func (n *Node) serveConn(nc net.Conn) {
 	defer func() { pool.ReleaseFrame(int64(heldFrame), int64(held)) }()
 	var frameBuf []byte
 	var untrack func() // set once the connection is known as another node's
+	// A client's connection that the node drains reads no further
+	// request; requests it pipelined, read or not, are not handled, and
+	// the client sends them again elsewhere or after a restart. Another
+	// node's connection is served until the node closes: a follower's
+	// fetches move the high watermark that an acks=all produce waits for.
+	stop := func() bool { return !peer && n.draining.Load() }
 	for {
+		if stop() {
+			return
+		}
 		// A client that does not take its responses is not read.
 		if err := q.waitRoom(n.ctx, &n.pausedConns); err != nil {
 			return
@@ -279,7 +306,16 @@ func (n *Node) serveConn(nc net.Conn) {
 				deadline = time.Now().Add(settings.ConnectionsMaxIdle)
 			}
 			nc.SetReadDeadline(deadline)
+			// drainClients sets draining, then wakes this read with a
+			// deadline in the past: checked after arming ours, one of
+			// the two is seen.
+			if stop() {
+				return
+			}
 			if _, err := br.Peek(1); err != nil {
+				if stop() {
+					return
+				}
 				n.logConnClosed(cc, "idle", err)
 				return
 			}
@@ -288,6 +324,9 @@ func (n *Node) serveConn(nc net.Conn) {
 		frame, reserved, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf, reserve)
 		held = reserved
 		if err != nil {
+			if stop() {
+				return // woken by drainClients while reading a request
+			}
 			n.logConnClosed(cc, "stalled", err)
 			return
 		}
@@ -307,6 +346,12 @@ func (n *Node) serveConn(nc net.Conn) {
 				return
 			}
 			defer untrack()
+			peer = true
+			n.mu.Lock()
+			if _, ok := n.mu.conns[nc]; ok {
+				n.mu.conns[nc] = true
+			}
+			n.mu.Unlock()
 		}
 		resp, err := n.dispatch(n.ctx, cc, hdr, body)
 		pool.ReleaseFrame(int64(heldFrame), int64(held))
@@ -355,6 +400,73 @@ func (cc *clientConn) dropResponse(budget *wire.Pool) {
 	}
 	budget.Release(cc.reserved)
 	cc.reserved = 0
+}
+
+// drainTimeout bounds how long Close waits for client connections to
+// finish their requests and write their answers.
+const drainTimeout = 2 * time.Second
+
+// lingerTimeout bounds how long a drained connection reads what its client
+// still sends after the node's last answer, and lingerBytes how much.
+const (
+	lingerTimeout = 500 * time.Millisecond
+	lingerBytes   = 16 << 20
+)
+
+// drainClients stops every client connection reading requests and waits,
+// for at most timeout, until each has ended: the request it was handling
+// answered and every answer written. A produce the log appended is
+// acknowledged, so the client does not send it again after a restart,
+// when only the last batch of each producer is known to deduplicate it
+// (the producer snapshot keeps one). A fetch waiting for data, which
+// changes nothing, ends at once as for a client gone; another node's
+// connection is left to Close.
+func (n *Node) drainClients(timeout time.Duration) {
+	n.draining.Store(true)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	woken := false
+	for {
+		n.mu.Lock()
+		clients := 0
+		for c, peer := range n.mu.conns {
+			if peer {
+				continue
+			}
+			clients++
+			if !woken {
+				// Wake a connection idle before its next request; one
+				// reading a request re-arms its deadline and finishes it.
+				c.SetReadDeadline(time.Unix(1, 0))
+			}
+		}
+		gone := n.mu.connGone
+		n.mu.Unlock()
+		woken = true
+		if clients == 0 {
+			return
+		}
+		select {
+		case <-gone:
+		case <-deadline.C:
+			n.logger.Info("closing connections still busy after the drain", "connections", clients, "after", timeout)
+			return
+		}
+	}
+}
+
+// closeGently ends a drained connection whose answers are all written:
+// it sends FIN, then reads what the client still sends until it closes
+// its side (for at most lingerTimeout and lingerBytes). Closing with
+// unread bytes would reset the connection, and a reset may discard the
+// answers the client has received but not yet read.
+func closeGently(nc net.Conn) {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok || tc.CloseWrite() != nil {
+		return
+	}
+	tc.SetReadDeadline(time.Now().Add(lingerTimeout))
+	io.Copy(io.Discard, io.LimitReader(tc, lingerBytes))
 }
 
 // encodeResponse encodes resp as a frame into a pooled buffer, or into

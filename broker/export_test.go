@@ -64,3 +64,7 @@ func (n *Node) LogConfigForTest(topic string, index int32) (log.Config, bool) {
 	}
 	return l.Config(), true
 }
+
+// DrainingForTest reports whether Close has begun draining the node's
+// client connections.
+func (n *Node) DrainingForTest() bool { return n.draining.Load() }

@@ -17,7 +17,7 @@ import (
 func TestInternalStoresReportLostLeadership(t *testing.T) {
 	n := &Node{}
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
-	n.mu.conns = make(map[net.Conn]struct{})
+	n.mu.conns = make(map[net.Conn]bool)
 	ctx := context.Background()
 	noop := func(group.Record) error { return nil }
 	groups := groupStore{internalStore{n, n.newOffsetsTopic()}}

@@ -126,7 +126,10 @@ type Node struct {
 	// pausedConns counts the connections not read because their
 	// responses are not being taken; parkedFetches the fetches waiting
 	// for data.
-	pausedConns   atomic.Int64
+	pausedConns atomic.Int64
+	// draining is set once Close has begun: client connections read no
+	// further request (drainClients).
+	draining      atomic.Bool
 	parkedFetches atomic.Int64
 
 	ctx    context.Context // cancelled by Close; owned by the node
@@ -140,7 +143,11 @@ type Node struct {
 	mu struct {
 		sync.RWMutex
 		parts map[partitionKey]*partition.Partition
-		conns map[net.Conn]struct{}
+		// conns are the open connections; true for another node's.
+		conns map[net.Conn]bool
+		// connGone is closed, and replaced, when a connection ends
+		// while the node drains them (drainClients).
+		connGone chan struct{}
 		// connsPerIP counts conns by remote IP (max.connections.per.ip).
 		connsPerIP map[string]int
 	}
@@ -207,7 +214,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.static = brokerCfg
 	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
-	n.mu.conns = make(map[net.Conn]struct{})
+	n.mu.conns = make(map[net.Conn]bool)
+	n.mu.connGone = make(chan struct{})
 	n.mu.connsPerIP = make(map[string]int)
 	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
@@ -393,7 +401,9 @@ func (n *Node) ControlledShutdown(ctx context.Context) error { return n.ctrl.Con
 // Done is closed once the node has stopped.
 func (n *Node) Done() <-chan struct{} { return n.done }
 
-// Close stops the node: it stops accepting, closes client connections, waits
+// Close stops the node: it stops accepting, lets each client connection
+// finish the request it is handling and write every answer it owes
+// (drainClients, for at most drainTimeout), closes the connections, waits
 // for every goroutine it started, then flushes and closes the logs and the
 // controller. It is safe to call more than once.
 func (n *Node) Close() error { return n.close(nil) }
@@ -408,8 +418,11 @@ func (n *Node) Halt(halted func()) error { return n.close(halted) }
 
 func (n *Node) close(halted func()) error {
 	n.closeOnce.Do(func() {
-		n.cancel()
 		n.ln.Close()
+		if halted == nil {
+			n.drainClients(drainTimeout)
+		}
+		n.cancel()
 		n.mu.Lock()
 		for c := range n.mu.conns {
 			c.Close()
