@@ -187,13 +187,21 @@ func (c *Controller) wakeRepair() {
 // waits until this node's image shows it leading nothing and in no ISR
 // (but as the last member), or ctx ends.
 // The node's next start registers it afresh. A single-node quorum has
-// nowhere to move anything and returns at once.
+// nowhere to move anything and returns at once, and so does a node whose
+// every peer is fenced or shutting down, as the last node of a whole
+// cluster's stop is: its moves could go nowhere, and the quorum that would
+// commit them is usually gone with its peers.
 func (c *Controller) ControlledShutdown(ctx context.Context) error {
 	if c.net == nil {
 		return nil
 	}
-	b, ok := c.Image().Brokers[c.cfg.NodeID]
+	img := c.Image()
+	b, ok := img.Brokers[c.cfg.NodeID]
 	if !ok {
+		return nil
+	}
+	if !c.peerActive(img) {
+		c.log.Info("controlled shutdown: no other broker is active; nothing to move")
 		return nil
 	}
 	b.ShuttingDown = true
@@ -207,7 +215,14 @@ func (c *Controller) ControlledShutdown(ctx context.Context) error {
 	}
 	for {
 		ch := c.Changed()
-		if !c.leadsOrPending(c.Image()) {
+		img := c.Image()
+		if !c.peerActive(img) {
+			// The peers are stopping too (a whole cluster's stop): there
+			// is no one to hand anything to.
+			c.log.Info("controlled shutdown: the other brokers are stopping too; nothing to move")
+			return nil
+		}
+		if !c.leadsOrPending(img) {
 			break
 		}
 		select {
@@ -233,7 +248,7 @@ func (c *Controller) ControlledShutdown(ctx context.Context) error {
 // new leader. Best effort: with no voter to take over, the node stops as
 // it is.
 func (c *Controller) handOff(ctx context.Context) {
-	if c.raft.State() != raft.Leader {
+	if c.raft.State() != raft.Leader || !c.peerActive(c.Image()) {
 		return
 	}
 	last := c.raft.LastIndex()
@@ -257,6 +272,18 @@ func (c *Controller) handOff(ctx context.Context) {
 	}
 	_, id := c.raft.LeaderWithID()
 	c.log.Info("controlled shutdown: controller handed off", "to", id)
+}
+
+// peerActive reports whether a broker other than this node is registered
+// in img, unfenced and not shutting down: one that could take over what
+// this node leads.
+func (c *Controller) peerActive(img *metadata.Image) bool {
+	for id, b := range img.Brokers {
+		if id != c.cfg.NodeID && b.Active() {
+			return true
+		}
+	}
+	return false
 }
 
 // leadsOrPending reports whether this node leads a partition in img, or a

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/metadata"
@@ -417,6 +419,30 @@ func TestQuorumControlledShutdownOfController(t *testing.T) {
 		p := partitionOf(t, q.nodes[f], "t", 0)
 		return p.Leader == int32(f) && !slices.Contains(p.ISR, int32(l)), fmt.Sprintf("%+v", p)
 	})
+}
+
+// TestQuorumWholeClusterStop: nodes stopping one after another, each
+// with a controlled shutdown, as klog up -n 3 stops them: the last has no
+// peer to move anything to and no quorum to commit the moves, so its
+// controlled shutdown returns at once instead of waiting out its bound.
+func TestQuorumWholeClusterStop(t *testing.T) {
+	q := newQuorum(t, 3)
+	ctx := ctxT(t)
+	l := q.leader()
+	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: 3, ReplicationFactor: 3}, false); err != nil {
+		t.Fatal(err)
+	}
+	q.waitTopic("t")
+	order := []int{q.follower(), q.follower(q.follower()), l}
+	for _, i := range order {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := q.nodes[i].ControlledShutdown(sctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("node %d (stopped before it: %v): %v", i, order[:slices.Index(order, i)], err)
+		}
+		q.stop(i)
+	}
 }
 
 // TestQuorumDescribe: DescribeQuorum from any node, a broker-only one
