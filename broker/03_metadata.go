@@ -39,6 +39,10 @@ import (
 // autoCreateTimeout bounds the wait for a topic auto-created by Metadata.
 const autoCreateTimeout = 10 * time.Second
 
+// formingWait bounds how long an auto-creation that lacks brokers waits
+// for the voters of a cluster still forming to register.
+const formingWait = 5 * time.Second
+
 func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
@@ -164,7 +168,15 @@ func (n *Node) autoCreate(ctx context.Context, name string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, autoCreateTimeout)
 	defer cancel()
-	_, err := n.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: -1, ReplicationFactor: -1}, false)
+	spec := controller.TopicSpec{Name: name, Partitions: -1, ReplicationFactor: -1}
+	_, err := n.ctrl.CreateTopic(ctx, spec, false)
+	if errors.Is(err, controller.ErrInvalidReplicationFactor) && n.ctrl.AwaitForming(ctx, formingWait) {
+		// A client that reached the first node of a cluster whose other
+		// nodes are still registering: the replicas are there a moment
+		// later, and the topic with them, rather than after the client's
+		// retry backoff.
+		_, err = n.ctrl.CreateTopic(ctx, spec, false)
+	}
 	if err != nil && !errors.Is(err, controller.ErrTopicExists) {
 		n.logger.Warn("auto-create topic", "topic", name, "err", err)
 		return err

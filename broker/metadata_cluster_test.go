@@ -2,12 +2,14 @@ package broker_test
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -49,5 +51,65 @@ func TestMetadataOnALaggingNode(t *testing.T) {
 		if code := mresp.Topics[0].ErrorCode; code != 0 {
 			t.Fatalf("Metadata for %s from node %d right after its creation on node %d: %v", topic, other, m.Controller, kerr.ErrorForCode(code))
 		}
+	}
+}
+
+// TestAutoCreateWhileTheClusterForms: a client reaches the first nodes of
+// a new cluster before the last has registered, and its Metadata request
+// auto-creates a topic the cluster's replication factor (3) needs every
+// node for. The node waits for the forming cluster's last voter to
+// register and answers with the topic, led and fully replicated, instead
+// of an error the client would only retry after its backoff (which made
+// klog up -n 3's first produce take 300 ms).
+func TestAutoCreateWhileTheClusterForms(t *testing.T) {
+	c := newClusterWith(t, 3, 3, func(_ int, cfg *broker.Config) {
+		cfg.Configs["default.replication.factor"] = "3"
+	})
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() { errs[i] = c.boot(i) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("start node %d: %v", i, err)
+		}
+	}
+	ctx := testkit.Context(t)
+	cl := c.client(0)
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	topic := "early"
+	rt.Topic = &topic
+	req.Topics = append(req.Topics, rt)
+	req.AllowAutoTopicCreation = true
+	type answer struct {
+		resp *kmsg.MetadataResponse
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := req.RequestWith(ctx, cl.Broker(0))
+		answered <- answer{resp, err}
+	}()
+	booted := make(chan error, 1)
+	go func() { booted <- c.boot(2) }()
+	a := <-answered
+	if err := <-booted; err != nil {
+		t.Fatalf("start node 2: %v", err)
+	}
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if len(a.resp.Topics) != 1 {
+		t.Fatalf("topics: %+v", a.resp.Topics)
+	}
+	got := a.resp.Topics[0]
+	if err := kerr.ErrorForCode(got.ErrorCode); err != nil {
+		t.Fatalf("Metadata answered %v for the auto-created topic", err)
+	}
+	if len(got.Partitions) == 0 || got.Partitions[0].Leader < 0 || len(got.Partitions[0].Replicas) != 3 {
+		t.Fatalf("partitions: %+v", got.Partitions)
 	}
 }

@@ -154,3 +154,47 @@ func registeredIn(img *metadata.Image, id int32) bool {
 	_, ok := img.Brokers[id]
 	return ok
 }
+
+// AwaitForming waits, up to limit, while the cluster is still forming: a
+// voter of the quorum has never registered as a broker, as in the first
+// moments of a new cluster whose nodes start together. It returns true
+// once every voter is registered and unfenced, false at once when the
+// cluster is not forming (every voter registered, a fenced one included,
+// or a single-node quorum) and false when limit or ctx ends first.
+func (c *Controller) AwaitForming(ctx context.Context, limit time.Duration) bool {
+	unregistered := func(img *metadata.Image) bool {
+		for _, v := range c.cfg.Voters {
+			if !registeredIn(img, v.ID) {
+				return true
+			}
+		}
+		return false
+	}
+	if !unregistered(c.Image()) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		ch := c.Changed()
+		img := c.Image()
+		if !unregistered(img) && c.votersActive(img) {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// votersActive reports whether every voter is an active broker in img.
+func (c *Controller) votersActive(img *metadata.Image) bool {
+	for _, v := range c.cfg.Voters {
+		if b, ok := img.Brokers[v.ID]; !ok || !b.Active() {
+			return false
+		}
+	}
+	return true
+}
