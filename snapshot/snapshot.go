@@ -22,7 +22,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
 // ErrExists reports a save under a name already taken.
@@ -58,6 +60,12 @@ func Save(dataDir, dir string) error {
 	if err := copyTree(dataDir, tmp); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("save %s: %w", dataDir, err)
+	}
+	// Its time is when the save completed, which List reports.
+	now := time.Now()
+	if err := os.Chtimes(tmp, now, now); err != nil {
+		os.RemoveAll(tmp)
+		return err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
@@ -112,6 +120,67 @@ func Restore(dir, dataDir string) error {
 		}
 	}
 	return nil
+}
+
+// Info describes one saved snapshot.
+type Info struct {
+	Name  string    `json:"name"`
+	Saved time.Time `json:"saved"` // when its save completed
+	Files int       `json:"files"`
+	Bytes int64     `json:"bytes"`
+}
+
+// List returns the snapshots saved in root, by name; none when root does
+// not exist. Saves in progress (or left by a save that failed) are not
+// listed.
+func List(root string) ([]Info, error) {
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Info
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		st, err := e.Info()
+		if err != nil {
+			continue // removed since ReadDir
+		}
+		info := Info{Name: e.Name(), Saved: st.ModTime()}
+		err = filepath.WalkDir(filepath.Join(root, e.Name()), func(_ string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			info.Files++
+			info.Bytes += fi.Size()
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", e.Name(), err)
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Delete removes snapshot dir.
+func Delete(dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s", ErrNotFound, dir)
+		}
+		return err
+	}
+	return os.RemoveAll(dir)
 }
 
 // skipped reports whether entry rel of a data directory is none of a

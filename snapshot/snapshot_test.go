@@ -87,3 +87,45 @@ func TestSaveRestore(t *testing.T) {
 		}
 	}
 }
+
+// TestListDelete: List names each saved snapshot with its files and
+// bytes, not a save in progress; Delete removes one, and a second Delete
+// of it is ErrNotFound.
+func TestListDelete(t *testing.T) {
+	root := t.TempDir()
+	if got, err := List(filepath.Join(root, "none")); err != nil || len(got) != 0 {
+		t.Fatalf("List of a missing root: %v, %v", got, err)
+	}
+	data := t.TempDir()
+	write(t, filepath.Join(data, "node-0", "orders-0", "00000000000000000000.log"), "abcd")
+	write(t, filepath.Join(data, "cluster.json"), "{}")
+	for _, name := range []string{"b", "a"} {
+		dir, err := Path(root, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Save(data, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, ".c.saving-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := List(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" || got[0].Files != 2 || got[0].Bytes != 6 || got[0].Saved.IsZero() {
+		t.Fatalf("List: %+v", got)
+	}
+	dir, _ := Path(root, "a")
+	if err := Delete(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := Delete(dir); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Delete of a deleted snapshot: %v", err)
+	}
+	if got, _ := List(root); len(got) != 1 || got[0].Name != "b" {
+		t.Fatalf("List after Delete: %+v", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -48,12 +49,64 @@ returns once every node is ready. The snapshot stays, for the next restore.`,
 			return runSnapshot(cmd, g, dataDir, args[0], false)
 		},
 	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List the saved snapshots",
+		Long: `List the snapshots saved in $XDG_STATE_HOME/klog/snapshots: each one's name,
+when its save completed, and its files and bytes.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := snapshotRoot(g)
+			if err != nil {
+				return err
+			}
+			list, err := snapshot.List(root)
+			if err != nil {
+				return err
+			}
+			if list == nil {
+				list = []snapshot.Info{}
+			}
+			return writeOutput(g, cmd.OutOrStdout(), list, func(t *table) {
+				t.row("NAME\tSAVED\tFILES\tBYTES\n")
+				for _, s := range list {
+					t.row("%s\t%s\t%d\t%d\n", s.Name, s.Saved.UTC().Format(time.RFC3339), s.Files, s.Bytes)
+				}
+			})
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete snapshot NAME",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := snapshotRoot(g)
+			if err != nil {
+				return err
+			}
+			dir, err := snapshot.Path(root, args[0])
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if err := snapshot.Delete(dir); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "klog: deleted snapshot %s\n", args[0])
+			return nil
+		},
+	})
 	return cmd
+}
+
+// snapshotRoot is klog's snapshot directory: $XDG_STATE_HOME/klog/snapshots,
+// else ~/.local/state/klog/snapshots.
+func snapshotRoot(g *globals) (string, error) {
+	return xdgDir(g.getenv, "XDG_STATE_HOME", ".local/state", "snapshots", "the snapshots; set XDG_STATE_HOME")
 }
 
 // runSnapshot saves (save) or restores snapshot name of the cluster meant.
 func runSnapshot(cmd *cobra.Command, g *globals, dataDir, name string, save bool) error {
-	root, err := xdgDir(g.getenv, "XDG_STATE_HOME", ".local/state", "snapshots", "the snapshots; set XDG_STATE_HOME")
+	root, err := snapshotRoot(g)
 	if err != nil {
 		return err
 	}

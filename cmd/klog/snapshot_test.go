@@ -3,7 +3,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klogdev/klog/internal/testkit"
+	"github.com/klogdev/klog/snapshot"
 )
 
 // produceN writes n records to orders through brokers.
@@ -105,5 +109,36 @@ func TestSnapshotSingleNode(t *testing.T) {
 	defer stateRun(t, stateDir, "down")
 	if got := ordersEnd(t, info.Brokers); got != 3 {
 		t.Fatalf("orders[0] ends at %d after the restore, want 3", got)
+	}
+}
+
+// TestSnapshotListDelete: klog snapshot list shows each saved snapshot,
+// in JSON too; klog snapshot delete removes one, and a second delete of
+// it fails.
+func TestSnapshotListDelete(t *testing.T) {
+	stateDir, dir := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cluster.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"one", "two"} {
+		if r := stateRun(t, stateDir, "snapshot", "save", name, "--data-dir", dir); r.code != 0 {
+			t.Fatalf("klog snapshot save %s: exit %d %s", name, r.code, r.stderr)
+		}
+	}
+	r := stateRun(t, stateDir, "snapshot", "list")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); r.code != 0 || len(lines) != 3 ||
+		!strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(lines[1], "one ") || !strings.HasPrefix(lines[2], "two ") {
+		t.Fatalf("klog snapshot list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := stateRun(t, stateDir, "snapshot", "delete", "one"); r.code != 0 {
+		t.Fatalf("klog snapshot delete: exit %d %s", r.code, r.stderr)
+	}
+	if r := stateRun(t, stateDir, "snapshot", "delete", "one"); r.code != 1 || !strings.Contains(r.stderr, "no such snapshot") {
+		t.Fatalf("second klog snapshot delete: exit %d %s", r.code, r.stderr)
+	}
+	r = stateRun(t, stateDir, "snapshot", "list", "--format", "json")
+	var got []snapshot.Info
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 || len(got) != 1 || got[0].Name != "two" || got[0].Files != 1 || got[0].Bytes != 2 {
+		t.Fatalf("klog snapshot list --format json: exit %d %v\n%s", r.code, err, r.stdout)
 	}
 }
