@@ -2,6 +2,10 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/klogdev/klog/store/log"
@@ -35,8 +39,17 @@ func (n *Node) Clock() ClockState {
 // returns, as after any abort. ctx bounds the waits. A negative d is
 // clock.ErrBackwards and runs nothing.
 func (n *Node) AdvanceClock(ctx context.Context, d time.Duration) (ClockState, error) {
-	if _, err := n.clock.Advance(d); err != nil {
+	offset, err := n.clock.Advance(d)
+	if err != nil {
 		return n.Clock(), err
+	}
+	if n.cfg.Clock == nil && d > 0 {
+		// The node's own clock keeps its offset across restarts, so that
+		// its time never runs back behind records and deadlines judged at
+		// the advanced time (a shared Config.Clock is its owner's).
+		if err := n.logs.WriteFile(clockOffsetFile, []byte(offset.String()+"\n")); err != nil {
+			return n.Clock(), fmt.Errorf("keep the clock's offset: %w", err)
+		}
 	}
 	n.groups.Tick(ctx)
 	n.txns.Tick(ctx)
@@ -55,4 +68,31 @@ func (n *Node) AdvanceClock(ctx context.Context, d time.Duration) (ClockState, e
 		return n.Clock(), log.ErrClosed
 	}
 	return n.Clock(), nil
+}
+
+// clockOffsetFile, at the top of the data directory, holds how far the
+// node's own clock was advanced, as a Go duration.
+const clockOffsetFile = "klog-clock-offset"
+
+// loadClockOffset advances the node's new clock by the offset kept in
+// clockOffsetFile, if there is one.
+func (n *Node) loadClockOffset() error {
+	b, err := n.logs.ReadFile(clockOffsetFile, 64)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the clock's offset: %w", err)
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("read the clock's offset in %s: %w", clockOffsetFile, err)
+	}
+	if _, err := n.clock.Advance(d); err != nil {
+		return fmt.Errorf("read the clock's offset in %s: %w", clockOffsetFile, err)
+	}
+	if d > 0 {
+		n.logger.Info("clock advanced as it was before the restart", "offset", d)
+	}
+	return nil
 }

@@ -233,3 +233,30 @@ func TestClockOffsetExpiry(t *testing.T) {
 		t.Fatalf("past offsets.retention.minutes: %d committed offsets, want none", got)
 	}
 }
+
+// TestClockOffsetSurvivesRestart: a node's own clock, advanced, is as far
+// ahead after a restart, in memory and on disk; without that its time
+// would run back behind the records and deadlines judged at the advanced
+// time.
+func TestClockOffsetSurvivesRestart(t *testing.T) {
+	for _, storage := range []struct {
+		name string
+		opt  func(*testing.T) brokertest.Option
+	}{
+		{"memory", func(*testing.T) brokertest.Option { return brokertest.Memory() }},
+		{"disk", func(t *testing.T) brokertest.Option { return brokertest.DataDir(t.TempDir()) }},
+	} {
+		t.Run(storage.name, func(t *testing.T) {
+			n := brokertest.Start(t, storage.opt(t))
+			n.AdvanceClock(2 * time.Hour)
+			n.AdvanceClock(30 * time.Minute)
+			n.Restart()
+			if got := n.Broker().Clock().Offset; got != 150*time.Minute {
+				t.Fatalf("offset after the restart: %v, want 2h30m", got)
+			}
+			if ahead := time.Until(n.Broker().Clock().Now); ahead < 149*time.Minute {
+				t.Fatalf("the clock is %v ahead after the restart", ahead)
+			}
+		})
+	}
+}

@@ -287,6 +287,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		ln.Close()
 		return nil, fmt.Errorf("open logs in %s: %w", dataDir, err)
 	}
+	if cfg.Clock == nil {
+		if err := n.loadClockOffset(); err != nil {
+			n.logs.Close()
+			n.ctrl.Close()
+			ln.Close()
+			return nil, err
+		}
+	}
 
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.peers = newPeers(cfg.NodeID, func(id int32) (string, bool) { return n.brokerAddr(id, true) }, n.cut)

@@ -10,8 +10,9 @@ import (
 
 // Clock makes the node read time from c (broker.Config.Clock), which
 // keeps what was advanced across Restart; given to StartCluster, every
-// node shares c. Without it each node has a clock of its own at real
-// time, which a restart sets back.
+// node shares c. Without it each node has a clock of its own, starting at
+// real time, whose offset the node keeps in its data (memory or disk)
+// across Restart.
 func Clock(c *clock.Clock) Option {
 	return nodeOption(func(cfg *broker.Config) { cfg.Clock = c })
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -303,6 +304,40 @@ func (m *Manager) checkpointLocked() error {
 		return err
 	}
 	return writeFileAtomic(m.fs, path.Join(m.dir, LogStartOffsetCheckpoint), encodeOffsetCheckpoint(starts))
+}
+
+// WriteFile replaces the file name at the top of the data directory with
+// data, durably (a temporary file, fsync, rename, fsync of the
+// directory): for small state of the node's own beside the checkpoints.
+// name is a plain file name.
+func (m *Manager) WriteFile(name string, data []byte) error {
+	if err := topFileName(name); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		return ErrClosed
+	}
+	return writeFileAtomic(m.fs, path.Join(m.dir, name), data)
+}
+
+// ReadFile reads the file name at the top of the data directory, written
+// by WriteFile: fs.ErrNotExist when there is none, ErrCorrupt when it
+// holds more than limit bytes.
+func (m *Manager) ReadFile(name string, limit int64) ([]byte, error) {
+	if err := topFileName(name); err != nil {
+		return nil, err
+	}
+	return readFile(m.fs, path.Join(m.dir, name), limit)
+}
+
+// topFileName refuses a name that is not a plain file name.
+func topFileName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\") {
+		return fmt.Errorf("log: %q is not a file name", name)
+	}
+	return nil
 }
 
 // CheckpointedHighWatermark is the high watermark of topic/partition in
