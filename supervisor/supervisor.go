@@ -486,8 +486,11 @@ func (s *Supervisor) terminate(ctx context.Context, n *node) error {
 	return waitExit(context.WithoutCancel(ctx), exited, n.layout.ID)
 }
 
-// Shutdown ends every node, SIGTERM first, all at once, and returns when
-// all have exited.
+// Shutdown ends every node, SIGTERM first, one after another, and
+// returns when all have exited. One at a time, each node's controlled
+// shutdown runs while the quorum it needs is still up (the last one has
+// no peer left and stops at once); nodes stopped together leave each
+// other's moves and proposals waiting on a quorum that has already gone.
 func (s *Supervisor) Shutdown() {
 	s.ops.Lock()
 	defer s.ops.Unlock()
@@ -495,11 +498,9 @@ func (s *Supervisor) Shutdown() {
 }
 
 func (s *Supervisor) shutdownLocked() {
-	var wg sync.WaitGroup
 	for _, n := range s.nodes {
-		wg.Go(func() { s.terminate(context.Background(), n) })
+		s.terminate(context.Background(), n)
 	}
-	wg.Wait()
 }
 
 // exitWait bounds the wait for a killed process to be reaped.

@@ -261,6 +261,11 @@ func (c *Controller) handOff(ctx context.Context) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for c.raft.AppliedIndex() <= last {
+		if !c.peerActive(c.Image()) {
+			// The new leader is stopping too (a whole cluster's stop):
+			// its first entry may never come.
+			return
+		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():

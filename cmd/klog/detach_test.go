@@ -180,6 +180,16 @@ func TestUpDetachCluster(t *testing.T) {
 	if supervisor.ProcessAlive(info.PID) {
 		t.Errorf("supervisor pid %d runs after klog down", info.PID)
 	}
+	// The nodes stop one after another, each controlled shutdown with the
+	// quorum it needs, the last with no peer to wait for: none waits out
+	// its bound.
+	out, err := os.ReadFile(info.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "did not finish") {
+		t.Errorf("klog down: not every node's controlled shutdown finished:\n%s", out)
+	}
 }
 
 // TestUpSeed: --seed FILE and --seed-topic create their topics, and the
