@@ -104,11 +104,10 @@ func (m *Manager) writeCleanerCheckpointLocked() error {
 			offs[tp] = o
 		}
 	}
-	name := path.Join(m.dir, CleanerOffsetCheckpoint)
 	if len(offs) == 0 {
-		if _, err := m.fs.Stat(name); err != nil {
+		if _, err := m.fs.Stat(path.Join(m.dir, CleanerOffsetCheckpoint)); err != nil {
 			return nil // nothing cleaned, nothing to say
 		}
 	}
-	return writeFileAtomic(m.fs, name, encodeOffsetCheckpoint(offs))
+	return m.writeCheckpointLocked(CleanerOffsetCheckpoint, encodeOffsetCheckpoint(offs))
 }

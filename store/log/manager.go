@@ -1,6 +1,7 @@
 package log
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,10 @@ type Manager struct {
 		closed bool
 		// hws is replication-offset-checkpoint as read at open.
 		hws map[TopicPartition]int64
+		// written holds what each checkpoint file of the data directory
+		// was last written with, so that a tick with nothing new writes
+		// nothing (writeCheckpointLocked).
+		written map[string][]byte
 	}
 }
 
@@ -297,13 +302,33 @@ func (m *Manager) checkpointLocked() error {
 		rps[tp] = l.RecoveryPoint()
 		starts[tp] = l.StartOffset()
 	}
-	if err := writeFileAtomic(m.fs, path.Join(m.dir, RecoveryPointCheckpoint), encodeOffsetCheckpoint(rps)); err != nil {
+	if err := m.writeCheckpointLocked(RecoveryPointCheckpoint, encodeOffsetCheckpoint(rps)); err != nil {
 		return err
 	}
 	if err := m.writeCleanerCheckpointLocked(); err != nil {
 		return err
 	}
-	return writeFileAtomic(m.fs, path.Join(m.dir, LogStartOffsetCheckpoint), encodeOffsetCheckpoint(starts))
+	return m.writeCheckpointLocked(LogStartOffsetCheckpoint, encodeOffsetCheckpoint(starts))
+}
+
+// writeCheckpointLocked replaces the checkpoint file name of the data
+// directory with data, unless this Manager last wrote it with the same
+// bytes: an idle node's maintenance ticks would otherwise rewrite and
+// fsync every checkpoint each second for nothing. The caller holds m.mu.
+func (m *Manager) writeCheckpointLocked(name string, data []byte) error {
+	if prev, ok := m.mu.written[name]; ok && bytes.Equal(prev, data) {
+		return nil
+	}
+	// A failed write leaves the file unknown: the next one writes.
+	delete(m.mu.written, name)
+	if err := writeFileAtomic(m.fs, path.Join(m.dir, name), data); err != nil {
+		return err
+	}
+	if m.mu.written == nil {
+		m.mu.written = map[string][]byte{}
+	}
+	m.mu.written[name] = data
+	return nil
 }
 
 // WriteFile replaces the file name at the top of the data directory with
@@ -361,7 +386,7 @@ func (m *Manager) CheckpointHighWatermarks(hws map[TopicPartition]int64) error {
 	if m.mu.closed {
 		return ErrClosed
 	}
-	return writeFileAtomic(m.fs, path.Join(m.dir, ReplicationOffsetCheckpoint), encodeOffsetCheckpoint(hws))
+	return m.writeCheckpointLocked(ReplicationOffsetCheckpoint, encodeOffsetCheckpoint(hws))
 }
 
 // Maintain runs one maintenance pass over every log: segment.ms rolls and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"path"
 	"testing"
 	"time"
 
@@ -245,5 +246,71 @@ func TestManagerHighWatermarkCheckpoint(t *testing.T) {
 	}
 	if hw, ok := m.CheckpointedHighWatermark("orders", 0); ok {
 		t.Errorf("deleted partition keeps high watermark %d", hw)
+	}
+}
+
+// TestIdleCheckpointWritesNothing checks that a checkpoint pass with
+// nothing new writes no file: an idle node checkpoints every tick, and
+// each write is a temporary file, two fsyncs and a rename. A pass after a
+// change writes the file again, and a write that failed is retried.
+func TestIdleCheckpointWritesNothing(t *testing.T) {
+	fsys, clk, cfg := vfs.NewMem(), newClock(), DefaultConfig()
+	m := openManager(t, fsys, clk, cfg)
+	defer m.Close()
+	renames := map[string]int{}
+	var fail bool
+	fsys.InjectError(func(op vfs.Op, name string) error {
+		if op == vfs.OpRename {
+			if fail {
+				return errors.New("injected")
+			}
+			renames[path.Base(name)]++
+		}
+		return nil
+	})
+	l, err := m.Create("orders", 0, [16]byte{1}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(3, 10)...), 0)
+	hws := map[TopicPartition]int64{{"orders", 0}: 3}
+	pass := func() {
+		t.Helper()
+		if err := errors.Join(m.Checkpoint(), m.CheckpointHighWatermarks(hws)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass()
+	want := map[string]int{RecoveryPointCheckpoint + ".tmp": 1, LogStartOffsetCheckpoint + ".tmp": 1, ReplicationOffsetCheckpoint + ".tmp": 1}
+	check := func(when string) {
+		t.Helper()
+		for name, n := range want {
+			if renames[name] != n {
+				t.Errorf("%s: %s written %d times, want %d", when, name, renames[name], n)
+			}
+		}
+	}
+	check("first pass")
+	for range 3 {
+		pass()
+	}
+	check("idle passes")
+
+	if err := l.SetStartOffset(1); err != nil {
+		t.Fatal(err)
+	}
+	hws[TopicPartition{"orders", 0}] = 2
+	fail = true
+	if err := m.Checkpoint(); err == nil {
+		t.Fatal("checkpoint with failing renames succeeded")
+	}
+	fail = false
+	pass()
+	want[LogStartOffsetCheckpoint+".tmp"]++
+	want[ReplicationOffsetCheckpoint+".tmp"]++
+	check("after a change and a failed write")
+	b, _ := readFile(fsys, "/data/"+LogStartOffsetCheckpoint, 1000)
+	if string(b) != "0\n1\norders 0 1\n" {
+		t.Fatalf("log-start-offset-checkpoint %q", b)
 	}
 }
