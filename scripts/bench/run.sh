@@ -44,6 +44,10 @@
 #                 (default 10000) of 1 KiB, acks=all, no linger (default
 #                 15s); E2E=0 skips them
 #   PIN=0         do not pin (default: pin when taskset exists)
+#   THROUGHPUT=0  skip the produce and consume runs (with E2E=0: only the
+#                 startup runs)
+#   STARTUP_IDLE  how long a started broker idles before its idle RSS and
+#                 idle CPU are sampled (default 5s)
 #
 # Output: raw JSON lines in .bench/results-<date>.jsonl, then a table of
 # min / median / max per broker and the paired ratios of klog against each
@@ -310,7 +314,7 @@ startup() {
   broker_cmd "$label" || { failures=$((failures + 1)); return 1; }
   settle
   "${cli_pfx[@]}" "$bin/kbench" -mode startup -label "$label" -pair "$pair" -position "$pos" \
-    -pinned="$pinned" -commit "$commit" -brokers "$addr" -idle 1s -timeout 2m -shutdown-grace 30s \
+    -pinned="$pinned" -commit "$commit" -brokers "$addr" -idle "${STARTUP_IDLE:-5s}" -timeout 2m -shutdown-grace 30s \
     -setup-ms "$setup_ms" -broker-log "$out/logs/$label-pair$pair-startup.log" \
     -- "${srv_pfx[@]}" "${cmd[@]}" >>"$results" ||
     failures=$((failures + 1))
@@ -347,7 +351,7 @@ for pair in $(seq 1 "$pairs"); do
     for ((i = ${#labels[@]} - 1; i >= 0; i--)); do order+=("${labels[$i]}"); done
   fi
   echo "--- pair $pair: ${order[*]}" >&2
-  in_order throughput
+  [ "${THROUGHPUT:-1}" = 0 ] || in_order throughput
   [ "${E2E:-1}" = 0 ] || in_order e2e
   [ "$replication" = 1 ] || [ "$memory" = 1 ] || in_order startup
 done

@@ -42,6 +42,7 @@ var metrics = []metric{
 	{name: "startup: TCP accept ms", mode: "startup", field: "listen_ms"},
 	{name: "startup: first acked produce ms", mode: "startup", field: "first_produce_ms", goal: "G9", target: 1.0},
 	{name: "startup: idle RSS MB", mode: "startup", field: "idle_rss_mb", goal: "G10", target: 1 / 1.5},
+	{name: "startup: idle CPU ms/s", mode: "startup", field: "idle_cpu_ms_per_s"},
 	{name: "startup: shutdown ms", mode: "startup", field: "shutdown_ms", goal: "G11", absMax: 50},
 }
 

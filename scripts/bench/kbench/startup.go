@@ -99,6 +99,7 @@ func runStartup(ctx context.Context, c config, m map[string]any, log *slog.Logge
 		return err
 	}
 	m["rss_after_first_produce_mb"] = round3(float64(s.rssKB) / 1024)
+	busy := s.userS + s.sysS
 
 	// 3. Idle memory, no client connected.
 	select {
@@ -116,6 +117,8 @@ func runStartup(ctx context.Context, c config, m map[string]any, log *slog.Logge
 	m["idle_rss_mb"] = round3(float64(s.rssKB) / 1024)
 	m["idle_hwm_mb"] = round3(float64(s.hwmKB) / 1024)
 	m["startup_cpu_s"] = round3(s.userS + s.sysS)
+	// What the broker spends doing nothing: timers, heartbeats, checkpoints.
+	m["idle_cpu_ms_per_s"] = round3((s.userS + s.sysS - busy) * 1000 / c.idle.Seconds())
 
 	// 4. Graceful shutdown.
 	t1 := time.Now()
