@@ -178,7 +178,7 @@ func (c *Controller) AwaitForming(ctx context.Context, limit time.Duration) bool
 	for {
 		ch := c.Changed()
 		img := c.Image()
-		if !unregistered(img) && c.votersActive(img) {
+		if c.votersActive(img) { // every voter registered, none fenced
 			return true
 		}
 		select {
