@@ -15,10 +15,9 @@ package broker
 // MaxWaitMillis until MinBytes are available; any append to a fetched
 // partition wakes it. Versions 13+ name topics by id.
 //
-// Fetch sessions (KIP-227): klog answers every request in full and never
-// creates a session (it returns session id 0, which tells the client to
-// keep sending full requests); a request naming a session id gets
-// FETCH_SESSION_ID_NOT_FOUND so the client starts over sessionless.
+// Fetch sessions (KIP-227, fetch_session.go): an incremental fetch reads
+// every partition of its session and answers only those with something
+// new; a full fetch at epoch 0 may create a session.
 //
 // read_committed fetches also carry the aborted transactions overlapping the
 // returned range, so clients drop the batches of aborted transactions.
@@ -94,13 +93,18 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	req := kreq.(*kmsg.FetchRequest)
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 
-	if req.SessionID != 0 {
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+	follower := fetchReplicaID(req) >= 0
+	fc := n.newFetchContext(req)
+	if fc.errCode != 0 {
+		n.respond(fc, resp, follower)
 		return resp, nil
 	}
+	// What is read: for an incremental fetch, every partition of its
+	// session. respond then keeps what the client is told.
+	req = fc.req
 	iso := partition.ReadUncommitted
 	switch {
-	case fetchReplicaID(req) >= 0:
+	case follower:
 		// A follower reads up to the log end (checked per partition
 		// to be a follower's fetch before anything is read).
 		iso = partition.ReadReplica
@@ -121,6 +125,7 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	fb := &fetchBudget{pool: n.responseBytes}
 	cc.release = func() { putBuf(buf); fb.keep(nil) }
 	defer func() {
+		n.respond(fc, resp, follower)
 		if iso != partition.ReadReplica {
 			n.countBytesOut(req, resp)
 		}

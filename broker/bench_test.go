@@ -2,10 +2,14 @@ package broker_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
 )
@@ -63,4 +67,65 @@ func BenchmarkConsume(b *testing.B) {
 		}
 		got += fs.NumRecords()
 	}
+}
+
+// BenchmarkFetchSession is a consumer caught up on 1,000 partitions
+// polling for more (max wait 0): a full fetch each time, as without fetch
+// sessions, against an incremental fetch in a session (KIP-227). It
+// reports the bytes each request and response carries on the wire.
+func BenchmarkFetchSession(b *testing.B) {
+	const partitions = 1000
+	n := brokertest.Start(b)
+	ctx := context.Background()
+	cl := fetchVersionClient(n, 12)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, "many"); err != nil {
+		b.Fatal(err)
+	}
+	pcl := n.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	caughtUp := map[int32]int64{}
+	for p := range int32(partitions) {
+		pcl.Produce(ctx, &kgo.Record{Topic: "many", Partition: p, Value: []byte("v")}, nil)
+		caughtUp[p] = 1
+	}
+	if err := pcl.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, next func(*kmsg.FetchResponse) *kmsg.FetchRequest) {
+		req := next(nil)
+		var reqBytes, respBytes int
+		for range b.N {
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if resp.ErrorCode != 0 {
+				b.Fatal(kerr.ErrorForCode(resp.ErrorCode))
+			}
+			reqBytes, respBytes = len(req.AppendTo(nil)), len(resp.AppendTo(nil))
+			req = next(resp)
+		}
+		b.ReportMetric(float64(reqBytes), "req-bytes/op")
+		b.ReportMetric(float64(respBytes), "resp-bytes/op")
+	}
+	b.Run("full", func(b *testing.B) {
+		run(b, func(*kmsg.FetchResponse) *kmsg.FetchRequest { return sessionFetch("many", 0, -1, caughtUp) })
+	})
+	b.Run("incremental", func(b *testing.B) {
+		epoch := int32(0)
+		var id int32
+		run(b, func(resp *kmsg.FetchResponse) *kmsg.FetchRequest {
+			if resp == nil {
+				return sessionFetch("many", 0, 0, caughtUp)
+			}
+			id, epoch = resp.SessionID, nextEpoch(epoch)
+			return sessionFetch("many", id, epoch, nil)
+		})
+	})
+}
+
+func nextEpoch(e int32) int32 {
+	if e == math.MaxInt32 {
+		return 1
+	}
+	return e + 1
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/brokertest"
@@ -31,12 +30,7 @@ import (
 
 // nameClient is a client capped at the last Produce and Fetch versions that
 // name topics (12), for hand-built requests.
-func nameClient(n *brokertest.Node) *kgo.Client {
-	v := kversion.Stable()
-	v.SetMaxKeyVersion(kmsg.Produce.Int16(), 12)
-	v.SetMaxKeyVersion(kmsg.Fetch.Int16(), 12)
-	return n.Client(kgo.MaxVersions(v))
-}
+func nameClient(n *brokertest.Node) *kgo.Client { return fetchVersionClient(n, 12) }
 
 // topicConfig is the value DescribeConfigs gives for config key of topic
 // ("" when it has none).

@@ -124,13 +124,22 @@ func (n *Node) countBytesOut(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
 		for pi := range resp.Topics[ti].Partitions {
 			size += len(resp.Topics[ti].Partitions[pi].RecordBatches)
 		}
-		if size == 0 || ti >= len(req.Topics) {
+		if size == 0 {
 			continue
 		}
 		if img == nil {
 			img = n.ctrl.Image()
 		}
-		if name := fetchTopicName(req, img, ti); img.Topics[name] != nil {
+		// Named from the response: an incremental fetch answers fewer
+		// topics than it read.
+		name := resp.Topics[ti].Topic
+		if req.Version >= 13 {
+			name = ""
+			if t, ok := img.TopicByID(resp.Topics[ti].TopicID); ok {
+				name = t.Name
+			}
+		}
+		if img.Topics[name] != nil {
 			n.stats.topic(name).bytesOut.Add(uint64(size))
 		}
 	}

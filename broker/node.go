@@ -131,6 +131,8 @@ type Node struct {
 	// further request (drainClients).
 	draining      atomic.Bool
 	parkedFetches atomic.Int64
+	// fetchSessions holds the incremental fetch sessions (fetch_session.go).
+	fetchSessions *fetchSessions
 
 	ctx    context.Context // cancelled by Close; owned by the node
 	cancel context.CancelFunc
@@ -220,6 +222,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
 	n.responseBytes = wire.NewPool(brokerCfg.Settings().QueuedMaxResponseBytes)
+	n.fetchSessions = newFetchSessions()
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -442,6 +442,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeLong, atLeast(1))},
 	{Name: "klog.max.inflight.requests.per.connection", Type: TypeInt, Default: "5", ReadOnly: true, Doc: "Requests read from one connection whose responses are not yet written; the connection is not read while it has this many. klog only: Kafka handles one request per connection at a time; 5 is the clients' default max.in.flight.requests.per.connection.",
 		Validate: validator(TypeInt, atLeast(1))},
+	{Name: "max.incremental.fetch.session.cache.slots", Type: TypeInt, Default: "1000", ReadOnly: true, Doc: "Most incremental fetch sessions (KIP-227) a node holds; 0 creates none, and every fetch is answered in full.",
+		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "max.connections", Type: TypeInt, Default: "2147483647", Doc: "Most client connections the broker keeps; more are closed as they are accepted (Kafka waits for a free slot instead).",
 		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", Doc: "Most connections the broker keeps from one IP address; more are closed as they are accepted.",

@@ -19,23 +19,25 @@ import (
 // are read at each use, so a change applies live; the others are of
 // read-only configs, which keep their value from start.
 type Settings struct {
-	AutoCreateTopics          bool          // auto.create.topics.enable
-	DeleteTopicEnable         bool          // delete.topic.enable
-	NumPartitions             int32         // num.partitions
-	DefaultReplicationFactor  int16         // default.replication.factor
-	SocketRequestMaxBytes     int32         // socket.request.max.bytes
-	QueuedMaxRequestBytes     int64         // queued.max.request.bytes
-	RequestProgressTimeout    time.Duration // socket.request.progress.timeout.ms
-	ConnectionsMaxIdle        time.Duration // connections.max.idle.ms; negative means never
-	MaxConnections            int32         // max.connections
-	MaxConnectionsPerIP       int32         // max.connections.per.ip
-	FetchMaxBytes             int32         // fetch.max.bytes
-	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
-	ProducerIDExpiration      time.Duration // producer.id.expiration.ms
-	ProducerIDExpiryCheck     time.Duration // producer.id.expiration.check.interval.ms
-	MaxPartitions             int32         // klog.max.partitions: most partition replicas on one node
-	NodeID                    int32         // node.id; -1 when not set
-	Rack                      string        // broker.rack; "" when not set
+	AutoCreateTopics         bool          // auto.create.topics.enable
+	DeleteTopicEnable        bool          // delete.topic.enable
+	NumPartitions            int32         // num.partitions
+	DefaultReplicationFactor int16         // default.replication.factor
+	SocketRequestMaxBytes    int32         // socket.request.max.bytes
+	QueuedMaxRequestBytes    int64         // queued.max.request.bytes
+	RequestProgressTimeout   time.Duration // socket.request.progress.timeout.ms
+	ConnectionsMaxIdle       time.Duration // connections.max.idle.ms; negative means never
+	MaxConnections           int32         // max.connections
+	MaxConnectionsPerIP      int32         // max.connections.per.ip
+	FetchMaxBytes            int32         // fetch.max.bytes
+	// MaxIncrementalFetchSessions is max.incremental.fetch.session.cache.slots.
+	MaxIncrementalFetchSessions int32
+	LogRetentionCheckInterval   time.Duration // log.retention.check.interval.ms
+	ProducerIDExpiration        time.Duration // producer.id.expiration.ms
+	ProducerIDExpiryCheck       time.Duration // producer.id.expiration.check.interval.ms
+	MaxPartitions               int32         // klog.max.partitions: most partition replicas on one node
+	NodeID                      int32         // node.id; -1 when not set
+	Rack                        string        // broker.rack; "" when not set
 	// QuorumVoters is controller.quorum.voters; empty is the single-node
 	// quorum.
 	QuorumVoters []Voter
@@ -193,6 +195,7 @@ func bindSettings(r *binder) Settings {
 		MaxConnections:               r.int32("max.connections"),
 		MaxConnectionsPerIP:          r.int32("max.connections.per.ip"),
 		FetchMaxBytes:                r.int32("fetch.max.bytes"),
+		MaxIncrementalFetchSessions:  r.int32("max.incremental.fetch.session.cache.slots"),
 		LogRetentionCheckInterval:    r.ms("log.retention.check.interval.ms"),
 		ProducerIDExpiration:         r.ms("producer.id.expiration.ms"),
 		ProducerIDExpiryCheck:        r.ms("producer.id.expiration.check.interval.ms"),

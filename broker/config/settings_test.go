@@ -41,6 +41,7 @@ func TestSettingsDefaults(t *testing.T) {
 		MaxConnections:               2147483647,
 		MaxConnectionsPerIP:          2147483647,
 		FetchMaxBytes:                57671680,
+		MaxIncrementalFetchSessions:  1000,
 		LogRetentionCheckInterval:    5 * time.Minute,
 		ProducerIDExpiration:         24 * time.Hour,
 		ProducerIDExpiryCheck:        10 * time.Minute,

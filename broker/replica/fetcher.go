@@ -332,7 +332,7 @@ func (f *fetcher) fetch(c *wire.Conn, parts map[key]*followed) error {
 	req.MaxWaitMillis = int32(f.cfg.MaxWait / time.Millisecond)
 	req.MinBytes = 1
 	req.MaxBytes = f.cfg.ResponseMaxBytes
-	req.SessionEpoch = -1 // no fetch session (klog creates none)
+	req.SessionEpoch = -1 // a full fetch without a session
 	keys := make([]key, 0, len(parts))
 	for k := range parts {
 		keys = append(keys, k)
