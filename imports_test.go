@@ -41,8 +41,8 @@ var importRules = []importRule{
 	{From: []string{"store", "broker/partition", "broker/controller", "broker/metadata"},
 		To:  []string{"github.com/twmb/franz-go/pkg/kerr"},
 		Why: "Kafka error codes belong to the request handlers"},
-	{From: []string{"tui", "inspect", "seed"}, To: []string{module + "/broker", module + "/store"}, Transitive: true,
-		Why: "the TUI and the inspection library read the cluster as a client does"},
+	{From: []string{"tui", "inspect", "seed", "loadgen"}, To: []string{module + "/broker", module + "/store"}, Transitive: true,
+		Why: "the TUI, the inspection and load libraries read the cluster as a client does"},
 	{From: []string{"supervisor"}, To: []string{module + "/broker", module + "/store"}, Transitive: true,
 		Why: "the supervisor runs nodes as processes: it knows their command line, not their code"},
 	{From: []string{""}, To: []string{"github.com/hashicorp/raft", "github.com/hashicorp/raft-boltdb", "go.etcd.io/bbolt", "github.com/boltdb/bolt"},
@@ -152,7 +152,7 @@ func TestImportRulesCatch(t *testing.T) {
 		module + "/brokerage imports github.com/hashicorp/raft-boltdb/v2 (the Raft quorum and its bbolt store belong to broker/controller)",
 		module + "/broker/metadata imports github.com/twmb/franz-go/pkg/kerr (Kafka error codes belong to the request handlers)",
 		module + "/store/log imports " + module + "/broker/partition (storage knows nothing of the node)",
-		module + "/tui imports " + module + "/store/log (the TUI and the inspection library read the cluster as a client does)",
+		module + "/tui imports " + module + "/store/log (the TUI, the inspection and load libraries read the cluster as a client does)",
 	}
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

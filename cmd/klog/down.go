@@ -110,6 +110,13 @@ func statusOf(cmd *cobra.Command, r supervisor.Registration) clusterStatus {
 	return st
 }
 
+// servesSeeds matches the klog up serving one of the seed brokers.
+func servesSeeds(seeds []string) func(supervisor.Registration) bool {
+	return func(r supervisor.Registration) bool {
+		return slices.ContainsFunc(seeds, func(s string) bool { return slices.Contains(r.Brokers, s) })
+	}
+}
+
 // findRunning is the running klog up that the command means: the one of
 // --data-dir, else the one serving one of the brokers given with -b or
 // $KLOG_BROKERS, else the only one running.
@@ -129,10 +136,7 @@ func findRunning(cmd *cobra.Command, g *globals, dataDir string) (supervisor.Reg
 		match = func(r supervisor.Registration) bool { return r.DataDir == abs }
 		what = "no klog up is running on " + abs
 	case cmd.Flags().Changed("brokers") || g.getenv("KLOG_BROKERS") != "":
-		seeds := g.seeds()
-		match = func(r supervisor.Registration) bool {
-			return slices.ContainsFunc(seeds, func(s string) bool { return slices.Contains(r.Brokers, s) })
-		}
+		match = servesSeeds(g.seeds())
 		what = "no klog up is running with brokers " + g.brokers
 	}
 	regs, err := supervisor.Running(stateDir, match)

@@ -108,6 +108,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newStatusCmd(g),
 		newSnapshotCmd(g),
 		newClusterCmd(g),
+		newBenchCmd(g),
 	)
 	groupCommands(root)
 	return root

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/loadgen"
 	"github.com/klogdev/klog/recordjson"
 )
 
@@ -103,29 +104,21 @@ type recordSource interface {
 // producerOpts validates the options and turns them into client options.
 func (o *produceOptions) producerOpts() ([]kgo.Opt, error) {
 	var opts []kgo.Opt
-	switch o.compression {
-	case "none", "":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
-	case "gzip":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.GzipCompression()))
-	case "snappy":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.SnappyCompression()))
-	case "lz4":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.Lz4Compression()))
-	case "zstd":
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
-	default:
+	codec, err := loadgen.Codec(o.compression)
+	if err != nil {
 		return nil, usagef("-z %q: want none, gzip, snappy, lz4 or zstd", o.compression)
 	}
-	switch o.acks {
-	case "all", "-1":
-		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
-	case "1":
-		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	case "0":
-		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
-	default:
+	opts = append(opts, kgo.ProducerBatchCompression(codec))
+	acks, err := loadgen.ParseAcks(o.acks)
+	switch {
+	case err != nil:
 		return nil, usagef("--acks %q: want all, 1 or 0", o.acks)
+	case acks == -1:
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	case acks == 1:
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	default:
+		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
 	}
 	if o.maxBytes <= 0 {
 		return nil, usagef("--max-message-bytes %d: must be positive", o.maxBytes)

@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 
+	"github.com/klogdev/klog/internal/procfs"
 	"github.com/klogdev/klog/scripts/internal/kwire"
-	"github.com/klogdev/klog/scripts/internal/procfs"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klogdev/klog/scripts/internal/procfs"
+	"github.com/klogdev/klog/internal/procfs"
 )
 
 // sampleEvery is how often the sampler reads /proc.

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"errors"
-
-	"github.com/klogdev/klog/scripts/internal/procfs"
-)
+import "errors"
 
 var (
 	// errUnknownMode is returned for a -mode kbench does not have.
@@ -20,9 +16,6 @@ var (
 	// errShutdownTimeout means the broker did not exit within the grace
 	// period after SIGTERM and was killed.
 	errShutdownTimeout = errors.New("broker did not exit after SIGTERM")
-
-	// errBadProc means a /proc file did not have the expected layout.
-	errBadProc = procfs.ErrFormat
 
 	// errBadFlags means the flags do not describe a run kbench can make.
 	errBadFlags = errors.New("bad flags")

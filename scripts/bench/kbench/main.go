@@ -5,9 +5,10 @@
 //
 // Modes:
 //
-//	produce  -records records of -size bytes to one partition (acks=all,
-//	         idempotent, linger 5 ms, batch max 1 MiB, no compression):
-//	         MB/s and the broker's CPU seconds per GB.
+//	produce  -records records of -size bytes to -partitions partitions
+//	         (by default one, acks=all, idempotent, linger 5 ms, batch max
+//	         1 MiB, no compression): MB/s, the broker's CPU seconds per GB
+//	         and the latency of each produce to its acknowledgement.
 //	consume  the same number of records from offset 0 without a group:
 //	         MB/s and the broker's CPU seconds per GB.
 //	e2e      -rate records/s of -size bytes for -duration with no linger
@@ -30,8 +31,8 @@
 //	kbench -mode startup -brokers 127.0.0.1:9092 -- klog up --data-dir d --listen 127.0.0.1:9092
 //	kbench -mode report -a klog -b kfake,kafka .bench/results-*.jsonl
 //
-// MB means 10^6 bytes of record values; keys, headers and protocol overhead
-// are not counted.
+// The runs are loadgen's, as klog bench makes them. MB means 10^6 bytes of
+// record values; keys, headers and protocol overhead are not counted.
 package main
 
 import (
@@ -48,34 +49,39 @@ import (
 )
 
 type config struct {
-	mode       string
-	label      string
-	pair       int
-	position   int
-	pinned     bool
-	commit     string
-	brokers    []string
-	topic      string
-	rf         int
-	records    int
-	size       int
-	linger     time.Duration
-	batchMax   int
-	buffered   int
-	fetchMax   int
-	fetchPart  int
-	serverPID  int
-	idle       time.Duration
-	timeout    time.Duration
-	a, b       string
-	goals      bool
-	args       []string
-	createWait time.Duration
-	rate       int
-	duration   time.Duration
-	brokerLog  string
-	setupMS    float64
-	grace      time.Duration
+	mode        string
+	label       string
+	pair        int
+	position    int
+	pinned      bool
+	commit      string
+	brokers     []string
+	topic       string
+	rf          int
+	partitions  int
+	acks        int
+	idempotent  bool
+	compression string
+	produceRate int
+	records     int
+	size        int
+	linger      time.Duration
+	batchMax    int
+	buffered    int
+	fetchMax    int
+	fetchPart   int
+	serverPID   int
+	idle        time.Duration
+	timeout     time.Duration
+	a, b        string
+	goals       bool
+	args        []string
+	createWait  time.Duration
+	rate        int
+	duration    time.Duration
+	brokerLog   string
+	setupMS     float64
+	grace       time.Duration
 }
 
 func main() {
@@ -96,6 +102,11 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	fs.StringVar(&brokers, "brokers", "127.0.0.1:9092", "bootstrap address(es), comma separated")
 	fs.StringVar(&c.topic, "topic", "bench", "topic to produce to and consume from")
 	fs.IntVar(&c.rf, "replication-factor", 1, "produce, e2e: the topic's replication factor")
+	fs.IntVar(&c.partitions, "partitions", 1, "produce, e2e: the topic's partitions, when the run creates it")
+	fs.IntVar(&c.acks, "acks", -1, "produce, e2e: -1 (all), 0 or 1")
+	fs.BoolVar(&c.idempotent, "idempotent", true, "produce, e2e: idempotent producer (needs -acks -1)")
+	fs.StringVar(&c.compression, "compression", "none", "produce, e2e: none, gzip, snappy, lz4 or zstd")
+	fs.IntVar(&c.produceRate, "produce-rate", 0, "produce: records per second at most (0: as fast as it can)")
 	fs.IntVar(&c.records, "records", 1_000_000, "records to produce / consume")
 	fs.IntVar(&c.size, "size", 1024, "record value size in bytes (no key)")
 	fs.DurationVar(&c.linger, "linger", 5*time.Millisecond, "producer linger")

@@ -9,23 +9,6 @@ import (
 	"testing"
 )
 
-func TestParseStat(t *testing.T) {
-	// The command name holds spaces and a ')' to check field counting.
-	line := "4242 (kfake server) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 9 0 123 456 789"
-	s, err := parseStat(line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.userS != 2.5 || s.sysS != 0.75 {
-		t.Fatalf("user %v sys %v, want 2.5 0.75", s.userS, s.sysS)
-	}
-	for _, bad := range []string{"", "12 (x", "12 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 u s"} {
-		if _, err := parseStat(bad); !errors.Is(err, errBadProc) {
-			t.Errorf("parseStat(%q) err %v, want errBadProc", bad, err)
-		}
-	}
-}
-
 func TestMedian(t *testing.T) {
 	for _, tc := range []struct {
 		in   []float64

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/klogdev/klog/internal/procfs"
+	"github.com/klogdev/klog/loadgen"
 )
 
 // runStartup execs the broker command in c.args and measures, from exec:
@@ -33,7 +36,7 @@ func runStartup(ctx context.Context, c config, m map[string]any, log *slog.Logge
 		defer f.Close()
 		cmd.Stdout, cmd.Stderr = f, f
 	}
-	loadBefore := loadavg1()
+	loadBefore := procfs.Loadavg1()
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start broker: %w", err)
@@ -94,12 +97,12 @@ func runStartup(ctx context.Context, c config, m map[string]any, log *slog.Logge
 	m["first_produce_ms"] = ms(time.Since(t0))
 	m["probe_attempts"] = attempts
 	pid := cmd.Process.Pid
-	s, err := sampleProc(pid)
+	s, err := procfs.Read(pid)
 	if err != nil {
 		return err
 	}
-	m["rss_after_first_produce_mb"] = round3(float64(s.rssKB) / 1024)
-	busy := s.userS + s.sysS
+	m["rss_after_first_produce_mb"] = round3(float64(s.RSSKB) / 1024)
+	busy := s.CPU()
 
 	// 3. Idle memory, no client connected.
 	select {
@@ -110,15 +113,15 @@ func runStartup(ctx context.Context, c config, m map[string]any, log *slog.Logge
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if s, err = sampleProc(pid); err != nil {
+	if s, err = procfs.Read(pid); err != nil {
 		return err
 	}
 	m["idle_s"] = c.idle.Seconds()
-	m["idle_rss_mb"] = round3(float64(s.rssKB) / 1024)
-	m["idle_hwm_mb"] = round3(float64(s.hwmKB) / 1024)
-	m["startup_cpu_s"] = round3(s.userS + s.sysS)
+	m["idle_rss_mb"] = round3(float64(s.RSSKB) / 1024)
+	m["idle_hwm_mb"] = round3(float64(s.HWMKB) / 1024)
+	m["startup_cpu_s"] = round3(s.CPU())
 	// What the broker spends doing nothing: timers, heartbeats, checkpoints.
-	m["idle_cpu_ms_per_s"] = round3((s.userS + s.sysS - busy) * 1000 / c.idle.Seconds())
+	m["idle_cpu_ms_per_s"] = round3((s.CPU() - busy) * 1000 / c.idle.Seconds())
 
 	// 4. Graceful shutdown.
 	t1 := time.Now()
@@ -142,8 +145,11 @@ func runStartup(ctx context.Context, c config, m map[string]any, log *slog.Logge
 func probeProduce(ctx context.Context, c config) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	opts := append(producerOpts(c), kgo.RecordRetries(10))
-	cl, err := kgo.NewClient(opts...)
+	opts, err := loadgen.ProducerOptions(c.load())
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.RecordRetries(10))...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,103 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// sendStamp is a record's context carrying when it was handed to the
+// producer: the record's own timestamp is cut to milliseconds.
+type sendStamp struct {
+	context.Context
+	at time.Time
+}
+
+// Produce sends c.Records records (or records for c.Duration) of c.Size
+// bytes to c.Topic, at most c.Rate a second when it is set, and measures
+// the throughput and each record's latency to its acknowledgement.
+func Produce(ctx context.Context, c Config) (*Result, error) {
+	if err := c.defaults(); err != nil {
+		return nil, err
+	}
+	if c.Records == 0 && c.Duration <= 0 {
+		return nil, fmt.Errorf("%w: produce needs records or a duration", ErrConfig)
+	}
+	r := &Result{TopicCreated: createTopic(ctx, &c)}
+	cl, err := kgo.NewClient(producerOpts(&c)...)
+	if err != nil {
+		return nil, fmt.Errorf("producer: %w", err)
+	}
+	defer cl.Close()
+	if err := warmUp(ctx, cl, &c); err != nil {
+		return nil, err
+	}
+
+	value := make([]byte, c.Size)
+	for i := range value {
+		value[i] = byte(i*131 + 7)
+	}
+	var acked, failed atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	var lat histogram
+	promise := func(rec *kgo.Record, err error) {
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if failed.Add(1) == 1 {
+				firstErr = err
+			}
+			return
+		}
+		acked.Add(1)
+		lat.add(now.Sub(rec.Context.(*sendStamp).at))
+	}
+	stopProgress := progress(&c, acked.Load)
+	w := startWindow(c.BrokerPIDs)
+	var interval time.Duration
+	if c.Rate > 0 {
+		interval = time.Second / time.Duration(c.Rate)
+	}
+	var end time.Time
+	if c.Duration > 0 {
+		end = w.start.Add(c.Duration)
+	}
+	for i := 0; ; i++ {
+		if end.IsZero() && i >= c.Records || !end.IsZero() && (i&63 == 0 && time.Now().After(end) || c.Records > 0 && i >= c.Records) {
+			break
+		}
+		if interval > 0 {
+			if d := time.Until(w.start.Add(time.Duration(i) * interval)); d > 0 {
+				time.Sleep(d)
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		cl.Produce(ctx, &kgo.Record{Value: value, Context: &sendStamp{ctx, time.Now()}}, promise)
+	}
+	err = cl.Flush(ctx)
+	stopProgress()
+	r.Records, r.Errors = acked.Load(), failed.Load()
+	r.Bytes = r.Records * int64(c.Size)
+	if werr := w.stop(r, r.Bytes); werr != nil {
+		return r, fmt.Errorf("broker sample: %w", werr)
+	}
+	r.rates()
+	mu.Lock()
+	r.Latency = lat.percentiles()
+	mu.Unlock()
+	if err != nil {
+		return r, fmt.Errorf("flush: %w", err)
+	}
+	if firstErr != nil {
+		return r, fmt.Errorf("%d of %d records failed, first: %w", r.Errors, r.Errors+r.Records, firstErr)
+	}
+	return r, nil
+}
