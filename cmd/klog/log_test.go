@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/dump"
 	"github.com/klogdev/klog/store/log/dump/dumptest"
 )
@@ -314,6 +317,15 @@ func TestLogDumpPrintDataIsConsumeJSON(t *testing.T) {
 	}
 	mustRun(t, b, "\n", "produce", "pd", "-q", "-Z", "-k", "tomb")
 	mustRun(t, b, "a\nb\n", "produce", "pd", "-q", "--txn-id", "tx1")
+	// EndTxn answers before the commit marker is written, as in Kafka:
+	// wait for the last stable offset to pass it, which is the end
+	// consume -e reads up to.
+	adm := kadm.NewClient(n.Client())
+	testkit.WaitFor(t, "the commit marker", func() (bool, string) {
+		lso, err := adm.ListCommittedOffsets(testkit.Context(t), "pd")
+		o, _ := lso.Lookup("pd", 0)
+		return err == nil && o.Offset == 14, fmt.Sprintf("last stable offset %d, %v", o.Offset, err)
+	})
 	consumed := mustRun(t, b, "", "consume", "pd", "-e", "-f", "json").stdout
 	// The broker's timestamps on a LogAppendTime topic.
 	mustRun(t, b, "", "topic", "create", "pdl", "-p", "1", "-c", "message.timestamp.type=LogAppendTime")
