@@ -60,6 +60,10 @@ type Config struct {
 	MaxBuffered int
 	// Compression is none, gzip, snappy, lz4 or zstd.
 	Compression string
+	// RoundRobin spreads records over the partitions one by one, so
+	// that every request carries every partition; by default the
+	// producer fills one partition's batch before the next (sticky).
+	RoundRobin bool
 	// FetchMaxBytes and FetchMaxPartitionBytes are the consumer's; 0 is
 	// 50 MiB and 10 MiB.
 	FetchMaxBytes          int
@@ -355,6 +359,9 @@ func producerOpts(c *Config) []kgo.Opt {
 	}
 	if !c.Idempotent {
 		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	if c.RoundRobin {
+		opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	}
 	return opts
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/internal/testkit"
 )
@@ -110,5 +112,31 @@ func TestRuns(t *testing.T) {
 	}
 	if d.Records == 0 || d.Elapsed < 200*time.Millisecond {
 		t.Fatalf("produce for a duration: %+v", d)
+	}
+
+	c = base
+	c.Topic, c.Partitions, c.Records, c.RoundRobin = "spread", 10, 1000, true
+	if _, err := Produce(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	ends, err := endOffsets(ctx, &c, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var per []int64
+	ends.Each(func(o kadm.ListedOffset) { per = append(per, o.Offset) })
+	slices.Sort(per)
+	if len(per) != 10 || per[0] < 100 || per[9] > 101 {
+		t.Fatalf("round robin over 10 partitions: end offsets %v, want 100 each (and the warm-up)", per)
+	}
+
+	c = base
+	c.Records = 50
+	m, err := Metadata(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Records != 50 || m.Latency == nil {
+		t.Fatalf("metadata: %+v", m)
 	}
 }

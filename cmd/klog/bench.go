@@ -28,6 +28,7 @@ type benchOptions struct {
 	linger      time.Duration
 	batchMax    int
 	compression string
+	roundRobin  bool
 	fetchMax    int
 	fetchPart   int
 	brokerPIDs  []int
@@ -66,6 +67,7 @@ func (o *benchOptions) produceFlags(cmd *cobra.Command, linger time.Duration) {
 	f.DurationVar(&o.linger, "linger", linger, "producer linger")
 	f.IntVar(&o.batchMax, "batch-max", 1<<20, "producer max record-batch bytes")
 	f.StringVarP(&o.compression, "compression", "z", "none", "compression: none|gzip|snappy|lz4|zstd")
+	f.BoolVar(&o.roundRobin, "round-robin", false, "spread records over the partitions one by one (default: a batch to one partition, then the next)")
 }
 
 func newBenchProduceCmd(g *globals) *cobra.Command {
@@ -137,7 +139,7 @@ func (o *benchOptions) config(cmd *cobra.Command, g *globals) (loadgen.Config, e
 		Brokers: g.seeds(), Topic: o.topic, Partitions: o.partitions, ReplicationFactor: o.rf,
 		Size: o.size, Records: o.records, Duration: o.duration, Rate: o.rate,
 		Acks: -1, Idempotent: o.idempotent, Linger: o.linger, BatchMax: o.batchMax,
-		Compression: o.compression, FetchMaxBytes: o.fetchMax, FetchMaxPartitionBytes: o.fetchPart,
+		Compression: o.compression, RoundRobin: o.roundRobin, FetchMaxBytes: o.fetchMax, FetchMaxPartitionBytes: o.fetchPart,
 		BrokerPIDs: o.brokerPIDs, Logger: g.logger,
 	}
 	if o.duration > 0 && cmd.Flags().Lookup("records") != nil && !cmd.Flags().Changed("records") && cmd.Name() == "produce" {

@@ -12,6 +12,7 @@
 #   scripts/bench/run.sh [pairs]        (default 5 pairs)
 #   scripts/bench/run.sh --replication [pairs]
 #   scripts/bench/run.sh --memory [pairs]
+#   scripts/bench/run.sh --matrix [pairs]
 #
 # --replication is the replication run instead: klog up -n 3 (RF 3,
 # min.insync.replicas 2), klog on one node (RF 1) and, where Kafka runs,
@@ -20,6 +21,14 @@
 # no startup runs, every node of a cluster pinned to the broker CPU. The
 # clusters' CPU and RSS are not sampled (several processes); the table
 # has no goals column (the goals are config P's, against kfake).
+#
+# --matrix runs the other cases of the performance issue's matrix, each
+# produce then consume on a fresh broker, klog against kfake (and Kafka
+# where it runs), a table each: small (100 B records, 8 partitions,
+# SMALL_RECORDS, default 3000000), acks1 (config P with acks=1, not
+# idempotent) and p1000 (1,000 partitions, 100 records to each, round
+# robin, then 1,000 Metadata requests; klog8 is klog on 8 partitions with
+# the same records, what the 1,000 are compared with).
 #
 # --memory is the in-memory run instead: klog up --memory (klogmem)
 # against klog on a data directory (klog) and kfake without one (kfakemem),
@@ -56,9 +65,11 @@
 set -uo pipefail
 replication=0
 memory=0
+matrix=0
 case ${1:-} in
 --replication) replication=1 && shift ;;
 --memory) memory=1 && shift ;;
+--matrix) matrix=1 && shift ;;
 esac
 pairs=${1:-5}
 records=${RECORDS:-1000000}
@@ -186,7 +197,7 @@ broker_cmd() {
   rm -rf "$dir" && mkdir -p "$dir"
   setup_ms=0
   case $label in
-  klog | klog1) read -r -a cmd <<<"$(expand "$klog_tmpl" "$addr" "$dir")" ;;
+  klog | klog1 | klog8) read -r -a cmd <<<"$(expand "$klog_tmpl" "$addr" "$dir")" ;;
   kfake) read -r -a cmd <<<"$(expand "$kfake_tmpl" "$addr" "$dir")" ;;
   klogmem) cmd=("$bin/klog" up --memory --listen "$addr") ;;
   kfakemem) cmd=("$bin/kfakeserver" -listen "$addr") ;;
@@ -270,20 +281,31 @@ replicas() {
 }
 rf=1
 
+# The shape of the throughput runs: record size, partitions, kbench's
+# extra produce flags, and Metadata requests after the consume (0: none).
+# --matrix sets them per case.
+tsize=1024 tparts=1 textra=() tmeta=0
+
 # throughput LABEL PAIR POSITION: produce then consume on one fresh broker.
 throughput() {
-  local label=$1 pair=$2 pos=$3 addr dir common pid
+  local label=$1 pair=$2 pos=$3 addr dir common pid parts=$tparts
+  [ "$label" = klog8 ] && parts=8
   replicas "$label"
   start_broker "$label" "$pair" throughput || return 1
   replicas "$label"
   common=(-label "$label" -pair "$pair" -position "$pos" -pinned="$pinned" -commit "$commit"
-    -brokers "$addr" -server-pid "$pid" -replication-factor "$rf" -topic bench -timeout 10m)
+    -brokers "$addr" -server-pid "$pid" -replication-factor "$rf" -topic bench -timeout 10m
+    -size "$tsize" -partitions "$parts")
   # -create-wait: a JVM broker accepts connections before it serves them.
   # +1: the producer's warm-up record. A failed produce leaves nothing
   # to consume: the consume would only wait for its timeout.
-  if "${cli_pfx[@]}" "$bin/kbench" -mode produce "${common[@]}" -records "$records" -create-wait 60s >>"$results"; then
+  if "${cli_pfx[@]}" "$bin/kbench" -mode produce "${common[@]}" "${textra[@]}" -records "$records" -create-wait 60s >>"$results"; then
     "${cli_pfx[@]}" "$bin/kbench" -mode consume "${common[@]}" -records $((records + 1)) >>"$results" ||
       failures=$((failures + 1))
+    if [ "$tmeta" -gt 0 ]; then
+      "${cli_pfx[@]}" "$bin/kbench" -mode metadata "${common[@]}" -records "$tmeta" >>"$results" ||
+        failures=$((failures + 1))
+    fi
   else
     failures=$((failures + 1))
   fi
@@ -343,6 +365,55 @@ in_order() {
     "$run" "$label" "$pair" "$pos"
   done
 }
+
+# pairs_of RUN...: the pairs, ABBA, each running the RUNs in its order.
+pairs_of() {
+  local i run
+  for pair in $(seq 1 "$pairs"); do
+    order=("${labels[@]}")
+    if [ $((pair % 2)) -eq 0 ]; then
+      order=()
+      for ((i = ${#labels[@]} - 1; i >= 0; i--)); do order+=("${labels[$i]}"); done
+    fi
+    echo "--- pair $pair: ${order[*]}" >&2
+    for run in "$@"; do in_order "$run"; done
+  done
+}
+
+if [ "$matrix" = 1 ]; then
+  base_labels=("${labels[@]}")
+  base_records=$records
+  reports=()
+  for case in small acks1 p1000; do
+    labels=("${base_labels[@]}") tsize=100 tparts=8 textra=() tmeta=0 records=$base_records
+    case $case in
+    small) records=${SMALL_RECORDS:-3000000} about="100 B records, 8 partitions, acks=all, idempotent, linger 5 ms" ;;
+    acks1) tsize=1024 tparts=1 textra=(-acks 1 -idempotent=false) about="1 KiB records, 1 partition, acks=1, not idempotent, linger 5 ms" ;;
+    p1000)
+      tparts=1000 textra=(-round-robin) tmeta=1000 records=100000
+      labels=("${labels[0]}" klog8 "${labels[@]:1}")
+      about="1,000 partitions, 100 x 100 B records to each (round robin), acks=all, then 1,000 Metadata requests; klog8: the same on 8 partitions"
+      ;;
+    esac
+    results=$out/results-$case-$(date -u +%Y%m%dT%H%M%SZ).jsonl
+    echo "=== matrix case $case: $about, $records records, results $results" >&2
+    pairs_of throughput
+    peers=$(IFS=,; echo "${labels[*]:1}")
+    reports+=("$case|$about|$peers|$results")
+  done
+  for r in "${reports[@]}"; do
+    IFS='|' read -r case about peers file <<<"$r"
+    echo
+    echo "matrix $case, klog $commit vs ${peers//,/ and }: $about; $pairs pairs, pinned=$pinned"
+    "$bin/kbench" -mode report -goals=false -a klog -b "$peers" "$file"
+    echo "raw results: $file"
+  done
+  if [ "$failures" -gt 0 ]; then
+    echo "$failures runs failed; see the error fields in the results and the logs in $out/logs" >&2
+    exit 1
+  fi
+  exit 0
+fi
 
 for pair in $(seq 1 "$pairs"); do
   order=("${labels[@]}")

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -263,5 +264,41 @@ func BenchmarkProducerMemory(b *testing.B) {
 		b.ReportMetric(float64(loaded)/producers, "loaded-B/producer")
 		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/producers, "load-alloc-B/producer")
 		b.ReportMetric(float64(snap.Size())/producers, "snapshot-B/producer")
+	}
+}
+
+// BenchmarkReadManyLogs reads 1,000 logs of 16 KiB each into one buffer,
+// as a fetch of 1,000 partitions does: the buffer must grow in amortized
+// steps, not once per log.
+func BenchmarkReadManyLogs(b *testing.B) {
+	clk := newClock()
+	fsys := vfs.NewMem()
+	cfg := DefaultConfig()
+	batch := benchBatch(clk)
+	logs := make([]*Log, 1000)
+	for i := range logs {
+		l, err := Open(fsys, fmt.Sprintf("/bench/p-%d", i), cfg, Options{Now: clk.Now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		if _, err := l.Append(batch, 0); err != nil {
+			b.Fatal(err)
+		}
+		logs[i] = l
+	}
+	b.SetBytes(int64(len(logs) * len(batch)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var buf []byte
+		for _, l := range logs {
+			var err error
+			if buf, err = l.Read(buf, 0, 1<<20, l.EndOffset(), true); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if len(buf) != len(logs)*len(batch) {
+			b.Fatalf("read %d bytes", len(buf))
+		}
 	}
 }

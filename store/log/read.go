@@ -2,6 +2,7 @@ package log
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/klogdev/klog/store/log/record"
 )
@@ -105,14 +106,12 @@ func readSegment(s *segment, dst []byte, offset int64, maxBytes int, bound int64
 	return dst[:n0+used], true, nil
 }
 
-// growLen extends b by n bytes, reallocating at most once.
+// growLen extends b by n bytes, reallocating at most once, with room to
+// spare as append leaves it: a fetch reads many partitions into one
+// buffer, and growing it by exactly each partition's bytes would copy it
+// once per partition.
 func growLen(b []byte, n int) []byte {
-	if cap(b)-len(b) < n {
-		nb := make([]byte, len(b), len(b)+n)
-		copy(nb, b)
-		b = nb
-	}
-	return b[:len(b)+n]
+	return slices.Grow(b, n)[:len(b)+n]
 }
 
 // OffsetForTimestamp returns the earliest offset whose record timestamp is

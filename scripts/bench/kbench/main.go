@@ -16,6 +16,8 @@
 //	         produce-to-consume latency p50/p99/p99.9/max, from the moment
 //	         each record was handed to the producer and from the moment the
 //	         schedule said it was due.
+//	metadata -records Metadata requests for the topic, one after another:
+//	         their latency p50/p99/p99.9.
 //	startup  exec the broker command given after the flags, then time TCP
 //	         accept, the first acknowledged acks=all produce (including topic
 //	         auto-creation), idle RSS after -idle, and SIGTERM to exit.
@@ -63,6 +65,7 @@ type config struct {
 	idempotent  bool
 	compression string
 	produceRate int
+	roundRobin  bool
 	records     int
 	size        int
 	linger      time.Duration
@@ -93,7 +96,7 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	var c config
 	var brokers string
 	fs := flag.NewFlagSet("kbench", flag.ContinueOnError)
-	fs.StringVar(&c.mode, "mode", "produce", "produce | consume | e2e | startup | report")
+	fs.StringVar(&c.mode, "mode", "produce", "produce | consume | e2e | metadata | startup | report")
 	fs.StringVar(&c.label, "label", "", "broker label copied into the JSON line (klog, kfake)")
 	fs.IntVar(&c.pair, "pair", 0, "pair number copied into the JSON line")
 	fs.IntVar(&c.position, "position", 0, "position of this run inside its pair (1 or 2)")
@@ -106,6 +109,7 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	fs.IntVar(&c.acks, "acks", -1, "produce, e2e: -1 (all), 0 or 1")
 	fs.BoolVar(&c.idempotent, "idempotent", true, "produce, e2e: idempotent producer (needs -acks -1)")
 	fs.StringVar(&c.compression, "compression", "none", "produce, e2e: none, gzip, snappy, lz4 or zstd")
+	fs.BoolVar(&c.roundRobin, "round-robin", false, "produce: spread records over the partitions one by one (default: sticky batches)")
 	fs.IntVar(&c.produceRate, "produce-rate", 0, "produce: records per second at most (0: as fast as it can)")
 	fs.IntVar(&c.records, "records", 1_000_000, "records to produce / consume")
 	fs.IntVar(&c.size, "size", 1024, "record value size in bytes (no key)")
@@ -164,6 +168,8 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 		err = runConsume(ctx, c, m)
 	case "e2e":
 		err = runE2E(ctx, c, m, log)
+	case "metadata":
+		err = runMetadata(ctx, c, m, log)
 	case "startup":
 		err = runStartup(ctx, c, m, log)
 	default:

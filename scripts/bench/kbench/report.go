@@ -29,9 +29,15 @@ type metric struct {
 // metrics are the rows printed, with the goals of config P.
 var metrics = []metric{
 	{name: "produce MB/s", mode: "produce", field: "MBps", higherBetter: true, goal: "G1", target: 1.0},
+	{name: "produce records/s", mode: "produce", field: "records_per_s", higherBetter: true},
 	{name: "produce broker CPU-s/GB", mode: "produce", field: "server_cpu_s_per_gb", goal: "G2", target: 1.0},
+	{name: "produce p50 ms, call to ack", mode: "produce", field: "produce_p50_ms"},
+	{name: "produce p99 ms, call to ack", mode: "produce", field: "produce_p99_ms"},
 	{name: "consume MB/s", mode: "consume", field: "MBps", higherBetter: true, goal: "G4", target: 1.0},
+	{name: "consume records/s", mode: "consume", field: "records_per_s", higherBetter: true},
 	{name: "consume broker CPU-s/GB", mode: "consume", field: "server_cpu_s_per_gb", goal: "G5", target: 1.0},
+	{name: "metadata p50 ms", mode: "metadata", field: "metadata_p50_ms"},
+	{name: "metadata p99 ms", mode: "metadata", field: "metadata_p99_ms"},
 	{name: "loaded RSS MB, after produce", mode: "produce", field: "server_rss_mb"},
 	{name: "loaded RSS MB, after produce+consume", mode: "consume", field: "server_rss_mb", goal: "G10", absMax: 100},
 	{name: "peak RSS MB (VmHWM), produce+consume", mode: "consume", field: "server_hwm_mb"},

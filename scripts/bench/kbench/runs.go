@@ -14,6 +14,7 @@ func (c config) load() loadgen.Config {
 		Size: c.size, Records: c.records, Acks: c.acks, Idempotent: c.idempotent,
 		Linger: c.linger, BatchMax: c.batchMax, MaxBuffered: c.buffered, Compression: c.compression,
 		FetchMaxBytes: c.fetchMax, FetchMaxPartitionBytes: c.fetchPart, CreateWait: c.createWait,
+		RoundRobin: c.roundRobin,
 	}
 	if c.serverPID > 0 {
 		lc.BrokerPIDs = []int{c.serverPID}
@@ -34,6 +35,7 @@ func runProduce(ctx context.Context, c config, m map[string]any, log *slog.Logge
 	m["batch_max"] = c.batchMax
 	m["max_buffered"] = c.buffered
 	m["compression"] = c.compression
+	m["round_robin"] = c.roundRobin
 	r, err := loadgen.Produce(ctx, lc)
 	if r != nil {
 		m["topic_created"] = r.TopicCreated
@@ -80,6 +82,21 @@ func runE2E(ctx context.Context, c config, m map[string]any, log *slog.Logger) e
 		addUsage(m, r)
 		addPercentiles(m, "e2e", r.Latency)
 		addPercentiles(m, "e2e_from_schedule", r.FromSchedule)
+	}
+	return err
+}
+
+func runMetadata(ctx context.Context, c config, m map[string]any, log *slog.Logger) error {
+	lc := c.load()
+	lc.Logger = log
+	m["requests"] = c.records
+	m["partitions"] = c.partitions
+	r, err := loadgen.Metadata(ctx, lc)
+	if r != nil {
+		m["topic_created"] = r.TopicCreated
+		m["requests_per_s"] = round3(r.RecordsPerSec)
+		addUsage(m, r)
+		addPercentiles(m, "metadata", r.Latency)
 	}
 	return err
 }
