@@ -60,10 +60,11 @@ type Config struct {
 	MaxBuffered int
 	// Compression is none, gzip, snappy, lz4 or zstd.
 	Compression string
-	// RoundRobin spreads records over the partitions one by one, so
-	// that every request carries every partition; by default the
-	// producer fills one partition's batch before the next (sticky).
-	RoundRobin bool
+	// PartitionRun, when above 0, sends that many records in a row to
+	// each partition of the Partitions in turn (1: round robin, 100: a
+	// batch of 100 records to each); 0 leaves it to the producer, which
+	// fills one partition's batch before the next (sticky).
+	PartitionRun int
 	// FetchMaxBytes and FetchMaxPartitionBytes are the consumer's; 0 is
 	// 50 MiB and 10 MiB.
 	FetchMaxBytes          int
@@ -92,8 +93,8 @@ func (c *Config) defaults() error {
 	if c.Idempotent && c.Acks != -1 {
 		return fmt.Errorf("%w: an idempotent producer needs acks=all", ErrConfig)
 	}
-	if c.Size < 0 || c.Records < 0 || c.Rate < 0 || c.Partitions < 0 {
-		return fmt.Errorf("%w: negative size, records, rate or partitions", ErrConfig)
+	if c.Size < 0 || c.Records < 0 || c.Rate < 0 || c.Partitions < 0 || c.PartitionRun < 0 {
+		return fmt.Errorf("%w: negative size, records, rate, partitions or partition run", ErrConfig)
 	}
 	if _, err := Codec(c.Compression); err != nil {
 		return err
@@ -360,21 +361,28 @@ func producerOpts(c *Config) []kgo.Opt {
 	if !c.Idempotent {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
-	if c.RoundRobin {
-		opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if c.PartitionRun > 0 {
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	}
 	return opts
 }
 
-// warmUp produces one record, retrying a retriable error for up to
-// c.CreateWait: on a cluster, a new topic's leader may not know the topic
-// yet when another node's Metadata already names it (UNKNOWN_TOPIC_ID).
-// Connection, metadata and producer id are then set up before timing
-// starts.
+// warmUp produces one record (with c.PartitionRun, one to each
+// partition), retrying a retriable error for up to c.CreateWait: on a
+// cluster, a new topic's leader may not know the topic yet when another
+// node's Metadata already names it (UNKNOWN_TOPIC_ID). Connection,
+// metadata, producer id and each partition's first write are then done
+// before timing starts.
 func warmUp(ctx context.Context, cl *kgo.Client, c *Config) error {
 	deadline := time.Now().Add(c.CreateWait)
+	recs := []*kgo.Record{{Value: []byte("warm")}}
+	if c.PartitionRun > 0 {
+		for p := 1; p < c.Partitions; p++ {
+			recs = append(recs, &kgo.Record{Value: []byte("warm"), Partition: int32(p)})
+		}
+	}
 	for {
-		err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr()
+		err := cl.ProduceSync(ctx, recs...).FirstErr()
 		if err == nil {
 			return nil
 		}

@@ -115,7 +115,7 @@ func TestRuns(t *testing.T) {
 	}
 
 	c = base
-	c.Topic, c.Partitions, c.Records, c.RoundRobin = "spread", 10, 1000, true
+	c.Topic, c.Partitions, c.Records, c.PartitionRun = "spread", 10, 1000, 20
 	if _, err := Produce(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRuns(t *testing.T) {
 	ends.Each(func(o kadm.ListedOffset) { per = append(per, o.Offset) })
 	slices.Sort(per)
 	if len(per) != 10 || per[0] < 100 || per[9] > 101 {
-		t.Fatalf("round robin over 10 partitions: end offsets %v, want 100 each (and the warm-up)", per)
+		t.Fatalf("runs of 20 over 10 partitions: end offsets %v, want 100 each (and the warm-up)", per)
 	}
 
 	c = base

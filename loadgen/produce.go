@@ -80,7 +80,11 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		cl.Produce(ctx, &kgo.Record{Value: value, Context: &sendStamp{ctx, time.Now()}}, promise)
+		rec := &kgo.Record{Value: value, Context: &sendStamp{ctx, time.Now()}}
+		if c.PartitionRun > 0 {
+			rec.Partition = int32(i / c.PartitionRun % c.Partitions)
+		}
+		cl.Produce(ctx, rec, promise)
 	}
 	err = cl.Flush(ctx)
 	stopProgress()

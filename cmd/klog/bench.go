@@ -16,22 +16,22 @@ import (
 
 // benchOptions are the flags of klog bench's commands.
 type benchOptions struct {
-	topic       string
-	partitions  int
-	rf          int
-	size        int
-	records     int
-	duration    time.Duration
-	rate        int
-	acks        string
-	idempotent  bool
-	linger      time.Duration
-	batchMax    int
-	compression string
-	roundRobin  bool
-	fetchMax    int
-	fetchPart   int
-	brokerPIDs  []int
+	topic        string
+	partitions   int
+	rf           int
+	size         int
+	records      int
+	duration     time.Duration
+	rate         int
+	acks         string
+	idempotent   bool
+	linger       time.Duration
+	batchMax     int
+	compression  string
+	partitionRun int
+	fetchMax     int
+	fetchPart    int
+	brokerPIDs   []int
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -67,7 +67,7 @@ func (o *benchOptions) produceFlags(cmd *cobra.Command, linger time.Duration) {
 	f.DurationVar(&o.linger, "linger", linger, "producer linger")
 	f.IntVar(&o.batchMax, "batch-max", 1<<20, "producer max record-batch bytes")
 	f.StringVarP(&o.compression, "compression", "z", "none", "compression: none|gzip|snappy|lz4|zstd")
-	f.BoolVar(&o.roundRobin, "round-robin", false, "spread records over the partitions one by one (default: a batch to one partition, then the next)")
+	f.IntVar(&o.partitionRun, "partition-run", 0, "records in a row to each partition in turn (1: round robin; 0: the producer fills a batch to one partition, then the next)")
 }
 
 func newBenchProduceCmd(g *globals) *cobra.Command {
@@ -139,7 +139,7 @@ func (o *benchOptions) config(cmd *cobra.Command, g *globals) (loadgen.Config, e
 		Brokers: g.seeds(), Topic: o.topic, Partitions: o.partitions, ReplicationFactor: o.rf,
 		Size: o.size, Records: o.records, Duration: o.duration, Rate: o.rate,
 		Acks: -1, Idempotent: o.idempotent, Linger: o.linger, BatchMax: o.batchMax,
-		Compression: o.compression, RoundRobin: o.roundRobin, FetchMaxBytes: o.fetchMax, FetchMaxPartitionBytes: o.fetchPart,
+		Compression: o.compression, PartitionRun: o.partitionRun, FetchMaxBytes: o.fetchMax, FetchMaxPartitionBytes: o.fetchPart,
 		BrokerPIDs: o.brokerPIDs, Logger: g.logger,
 	}
 	if o.duration > 0 && cmd.Flags().Lookup("records") != nil && !cmd.Flags().Changed("records") && cmd.Name() == "produce" {

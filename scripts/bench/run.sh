@@ -26,9 +26,9 @@
 # produce then consume on a fresh broker, klog against kfake (and Kafka
 # where it runs), a table each: small (100 B records, 8 partitions,
 # SMALL_RECORDS, default 3000000), acks1 (config P with acks=1, not
-# idempotent) and p1000 (1,000 partitions, 100 records to each, round
-# robin, then 1,000 Metadata requests; klog8 is klog on 8 partitions with
-# the same records, what the 1,000 are compared with).
+# idempotent) and p1000 (1,000 partitions, a run of 100 records to each
+# in turn, then 1,000 Metadata requests; klog8 is klog on 8 partitions
+# with the same records, what the 1,000 are compared with).
 #
 # --memory is the in-memory run instead: klog up --memory (klogmem)
 # against klog on a data directory (klog) and kfake without one (kfakemem),
@@ -297,10 +297,11 @@ throughput() {
     -brokers "$addr" -server-pid "$pid" -replication-factor "$rf" -topic bench -timeout 10m
     -size "$tsize" -partitions "$parts")
   # -create-wait: a JVM broker accepts connections before it serves them.
-  # +1: the producer's warm-up record. A failed produce leaves nothing
-  # to consume: the consume would only wait for its timeout.
+  # The consume reads all the topic holds (-records 0), the producer's
+  # warm-up records too. A failed produce leaves nothing to consume: the
+  # consume would only wait for its timeout.
   if "${cli_pfx[@]}" "$bin/kbench" -mode produce "${common[@]}" "${textra[@]}" -records "$records" -create-wait 60s >>"$results"; then
-    "${cli_pfx[@]}" "$bin/kbench" -mode consume "${common[@]}" -records $((records + 1)) >>"$results" ||
+    "${cli_pfx[@]}" "$bin/kbench" -mode consume "${common[@]}" -records 0 >>"$results" ||
       failures=$((failures + 1))
     if [ "$tmeta" -gt 0 ]; then
       "${cli_pfx[@]}" "$bin/kbench" -mode metadata "${common[@]}" -records "$tmeta" >>"$results" ||
@@ -390,9 +391,9 @@ if [ "$matrix" = 1 ]; then
     small) records=${SMALL_RECORDS:-3000000} about="100 B records, 8 partitions, acks=all, idempotent, linger 5 ms" ;;
     acks1) tsize=1024 tparts=1 textra=(-acks 1 -idempotent=false) about="1 KiB records, 1 partition, acks=1, not idempotent, linger 5 ms" ;;
     p1000)
-      tparts=1000 textra=(-round-robin) tmeta=1000 records=100000
+      tparts=1000 textra=(-partition-run 100) tmeta=1000 records=100000
       labels=("${labels[0]}" klog8 "${labels[@]:1}")
-      about="1,000 partitions, 100 x 100 B records to each (round robin), acks=all, then 1,000 Metadata requests; klog8: the same on 8 partitions"
+      about="1,000 partitions, 100 x 100 B records to each in turn, acks=all, then 1,000 Metadata requests; klog8: the same records on 8 partitions"
       ;;
     esac
     results=$out/results-$case-$(date -u +%Y%m%dT%H%M%SZ).jsonl

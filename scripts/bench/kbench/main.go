@@ -51,40 +51,40 @@ import (
 )
 
 type config struct {
-	mode        string
-	label       string
-	pair        int
-	position    int
-	pinned      bool
-	commit      string
-	brokers     []string
-	topic       string
-	rf          int
-	partitions  int
-	acks        int
-	idempotent  bool
-	compression string
-	produceRate int
-	roundRobin  bool
-	records     int
-	size        int
-	linger      time.Duration
-	batchMax    int
-	buffered    int
-	fetchMax    int
-	fetchPart   int
-	serverPID   int
-	idle        time.Duration
-	timeout     time.Duration
-	a, b        string
-	goals       bool
-	args        []string
-	createWait  time.Duration
-	rate        int
-	duration    time.Duration
-	brokerLog   string
-	setupMS     float64
-	grace       time.Duration
+	mode         string
+	label        string
+	pair         int
+	position     int
+	pinned       bool
+	commit       string
+	brokers      []string
+	topic        string
+	rf           int
+	partitions   int
+	acks         int
+	idempotent   bool
+	compression  string
+	produceRate  int
+	partitionRun int
+	records      int
+	size         int
+	linger       time.Duration
+	batchMax     int
+	buffered     int
+	fetchMax     int
+	fetchPart    int
+	serverPID    int
+	idle         time.Duration
+	timeout      time.Duration
+	a, b         string
+	goals        bool
+	args         []string
+	createWait   time.Duration
+	rate         int
+	duration     time.Duration
+	brokerLog    string
+	setupMS      float64
+	grace        time.Duration
 }
 
 func main() {
@@ -109,9 +109,9 @@ func run(argv []string, stdout io.Writer, log *slog.Logger) int {
 	fs.IntVar(&c.acks, "acks", -1, "produce, e2e: -1 (all), 0 or 1")
 	fs.BoolVar(&c.idempotent, "idempotent", true, "produce, e2e: idempotent producer (needs -acks -1)")
 	fs.StringVar(&c.compression, "compression", "none", "produce, e2e: none, gzip, snappy, lz4 or zstd")
-	fs.BoolVar(&c.roundRobin, "round-robin", false, "produce: spread records over the partitions one by one (default: sticky batches)")
+	fs.IntVar(&c.partitionRun, "partition-run", 0, "produce: records in a row to each partition in turn (1: round robin; 0: the producer's sticky batches)")
 	fs.IntVar(&c.produceRate, "produce-rate", 0, "produce: records per second at most (0: as fast as it can)")
-	fs.IntVar(&c.records, "records", 1_000_000, "records to produce / consume")
+	fs.IntVar(&c.records, "records", 1_000_000, "records to produce / consume (consume 0: all the topic holds); metadata: requests")
 	fs.IntVar(&c.size, "size", 1024, "record value size in bytes (no key)")
 	fs.DurationVar(&c.linger, "linger", 5*time.Millisecond, "producer linger")
 	fs.IntVar(&c.batchMax, "batch-max", 1<<20, "producer max record-batch bytes")

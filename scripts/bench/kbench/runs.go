@@ -14,7 +14,7 @@ func (c config) load() loadgen.Config {
 		Size: c.size, Records: c.records, Acks: c.acks, Idempotent: c.idempotent,
 		Linger: c.linger, BatchMax: c.batchMax, MaxBuffered: c.buffered, Compression: c.compression,
 		FetchMaxBytes: c.fetchMax, FetchMaxPartitionBytes: c.fetchPart, CreateWait: c.createWait,
-		RoundRobin: c.roundRobin,
+		PartitionRun: c.partitionRun,
 	}
 	if c.serverPID > 0 {
 		lc.BrokerPIDs = []int{c.serverPID}
@@ -35,7 +35,7 @@ func runProduce(ctx context.Context, c config, m map[string]any, log *slog.Logge
 	m["batch_max"] = c.batchMax
 	m["max_buffered"] = c.buffered
 	m["compression"] = c.compression
-	m["round_robin"] = c.roundRobin
+	m["partition_run"] = c.partitionRun
 	r, err := loadgen.Produce(ctx, lc)
 	if r != nil {
 		m["topic_created"] = r.TopicCreated
@@ -123,7 +123,7 @@ func addUsage(m map[string]any, r *loadgen.Result) {
 	if wall > 0 {
 		m["client_cores"] = round3(r.Client.CPUS / wall)
 	}
-	if r.Client.CPUPerGB > 0 {
+	if r.Bytes > 0 {
 		m["client_cpu_s_per_gb"] = round3(r.Client.CPUPerGB)
 	}
 	b := r.Broker
@@ -137,7 +137,7 @@ func addUsage(m map[string]any, r *loadgen.Result) {
 	}
 	m["server_rss_mb"] = round3(b.RSSMB)
 	m["server_hwm_mb"] = round3(b.HWMMB)
-	if b.CPUPerGB > 0 {
+	if r.Bytes > 0 {
 		m["server_cpu_s_per_gb"] = round3(b.CPUPerGB)
 	}
 }
