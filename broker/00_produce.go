@@ -50,7 +50,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -77,7 +79,9 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 		requestErr = kerr.TransactionalIDAuthorizationFailed
 	}
 
-	var pending []ackWait
+	// pending are the acks=-1 appends waiting for the high watermark;
+	// synced the appends of a durable node, to be fsynced first.
+	var pending, synced []ackWait
 	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -102,19 +106,64 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 			default:
 				if w, ok := n.produceOne(ctx, img, req, topic, rp, &sp); ok {
 					w.topic, w.partition = len(resp.Topics), len(st.Partitions)
-					pending = append(pending, w)
+					if n.settings().ProduceDurable {
+						synced = append(synced, w)
+					}
+					if acks == -1 {
+						pending = append(pending, w)
+					}
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	syncAppends(resp, synced)
 	if acks == 0 {
 		return nil, nil
 	}
+	// An append whose sync failed is answered with that error.
+	pending = slices.DeleteFunc(pending, func(w ackWait) bool {
+		return resp.Topics[w.topic].Partitions[w.partition].ErrorCode != 0
+	})
 	awaitAcks(ctx, resp, pending, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	n.addProduceLeaderHints(req, resp)
 	return resp, nil
+}
+
+// maxSyncers bounds the partitions of one produce fsynced at once.
+const maxSyncers = 8
+
+// syncAppends makes the appends of a durable node (klog.produce.durable)
+// durable, several partitions at once, and answers a partition whose sync
+// failed with its error. Each partition's fsync covers every write to it
+// so far, other produces' included (partition.SyncTo).
+func syncAppends(resp *kmsg.ProduceResponse, synced []ackWait) {
+	if len(synced) == 0 {
+		return
+	}
+	errs := make([]error, len(synced))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(len(synced), maxSyncers) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = synced[i].p.SyncTo(synced[i].required)
+			}
+		})
+	}
+	for i := range synced {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			w := synced[i]
+			sp := &resp.Topics[w.topic].Partitions[w.partition]
+			sp.ErrorCode, sp.BaseOffset = errorCode(err), -1
+		}
+	}
 }
 
 // ackWait is an acks=-1 append waiting for the high watermark to pass
@@ -293,7 +342,7 @@ func (n *Node) produceOne(ctx context.Context, img *metadata.Image, req *kmsg.Pr
 	// may shrink in between. As in Kafka 4 (Partition.effectiveMinIsr), it
 	// counts for no more than the partition's replicas: a topic with one
 	// replica and min.insync.replicas=2 takes acks=all.
-	var opts partition.AppendOptions
+	opts := partition.AppendOptions{DeferSync: n.settings().ProduceDurable}
 	if acks == -1 {
 		state := p.LeaderState()
 		minISR := min(int(n.topicConfig(t).MinInsyncReplicas), len(state.Replicas))
@@ -326,10 +375,8 @@ func (n *Node) produceOne(ctx context.Context, img *metadata.Image, req *kmsg.Pr
 		sp.LogAppendTime = res.MaxTimestamp
 	}
 	sp.LogStartOffset = p.LogStartOffset()
-	if acks != -1 {
-		return w, false
-	}
-	return ackWait{p: p, required: res.LastOffset + 1, minISR: int(opts.MinInSyncReplicas)}, true
+	w = ackWait{p: p, required: res.LastOffset + 1, minISR: int(opts.MinInSyncReplicas)}
+	return w, acks == -1 || opts.DeferSync
 }
 
 // appendError puts an append the log refused in sp as Kafka's

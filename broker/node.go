@@ -537,6 +537,7 @@ func (n *Node) reconcile() {
 				Logger:              n.logger.With("topic", name, "partition", p.Index),
 				ReplicaLagTimeMaxMs: n.settings().Replica.LagTimeMax.Milliseconds(),
 				HighWatermark:       hw,
+				Durable:             n.settings().ProduceDurable,
 			})
 			n.mu.Lock()
 			n.mu.parts[key] = part

@@ -436,6 +436,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeString)},
 	{Name: "log.flush.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Doc: "How often the recovery point checkpoint is written.",
 		Validate: validator(TypeInt, atLeast(0))},
+	{Name: "klog.produce.durable", Type: TypeBoolean, Default: "false", ReadOnly: true, Doc: "Acknowledge a produce (acks=1 or all) only once its records are fsynced, and let consumers read only synced records; concurrent produces, to any partitions and over any connections, share fsyncs (group commit). klog only: Kafka's flush.messages=1 fsyncs each append on its own.",
+		Validate: validator(TypeBoolean)},
 	{Name: "klog.max.open.files", Type: TypeInt, Default: "0", ReadOnly: true, Doc: "Most segment and checkpoint files the node keeps open at once, all partitions together; beyond it the least recently used are closed and reopened when next used. 0 means half the process's open file limit (RLIMIT_NOFILE, which the Go runtime raises to the hard limit at start), leaving the other half to connections. klog only: Kafka keeps every segment open and relies on the ulimit.",
 		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", ReadOnly: true, Doc: "How often logs are checked for segments to delete.",

@@ -56,6 +56,9 @@ type Settings struct {
 	MaxInflightRequests                 int32 // klog.max.inflight.requests.per.connection
 	QueuedMaxResponseBytesPerConnection int64 // klog.queued.max.response.bytes.per.connection
 	QueuedMaxResponseBytes              int64 // klog.queued.max.response.bytes
+	// ProduceDurable is klog.produce.durable: produces are acknowledged
+	// once fsynced.
+	ProduceDurable bool
 	// LogMaxOpenFiles is klog.max.open.files; 0 leaves the cap to
 	// store/log.DefaultMaxOpenFiles.
 	LogMaxOpenFiles int32
@@ -212,6 +215,7 @@ func bindSettings(r *binder) Settings {
 		QueuedMaxResponseBytesPerConnection: r.int64("klog.queued.max.response.bytes.per.connection"),
 		QueuedMaxResponseBytes:              r.int64("klog.queued.max.response.bytes"),
 		LogMaxOpenFiles:                     r.int32("klog.max.open.files"),
+		ProduceDurable:                      r.bool("klog.produce.durable"),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),

@@ -28,6 +28,12 @@ type Options struct {
 	// end may hold records never committed: a leader moves the high
 	// watermark on as its followers fetch, a follower as its leader says.
 	HighWatermark int64
+	// Durable makes every write as leader durable before it counts: the
+	// write returns (or, with AppendOptions.DeferSync, SyncTo does) once
+	// its records are fsynced, and the high watermark moves over synced
+	// records only (klog.produce.durable). Concurrent writes share
+	// fsyncs (log.Log.SyncTo).
+	Durable bool
 }
 
 // Isolation selects the upper bound of a read.
@@ -51,6 +57,7 @@ type Partition struct {
 	log       *log.Log
 	logger    *slog.Logger
 	lagMaxMs  int64
+	durable   bool // Options.Durable
 	now       func() time.Time
 
 	// state and hw are stored only with mu held, so a holder of mu sees
@@ -85,7 +92,7 @@ type Partition struct {
 // New wraps an open log. The replica leads nothing until SetLeaderState.
 func New(topic string, index int32, topicID [16]byte, l *log.Log, opts Options) *Partition {
 	p := &Partition{topic: topic, index: index, topicID: topicID, replicaID: opts.ReplicaID, log: l, logger: opts.Logger,
-		lagMaxMs: opts.ReplicaLagTimeMaxMs, now: opts.Now}
+		lagMaxMs: opts.ReplicaLagTimeMaxMs, now: opts.Now, durable: opts.Durable}
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
@@ -136,7 +143,7 @@ func (p *Partition) SetLeaderState(st LeaderState) {
 		// Writes waiting for the high watermark learn at once that it
 		// will not move here any more.
 		waiters = p.takeWaitersLocked()
-	case p.leads(&next) && p.maybeAdvanceHWLocked(&next, p.log.EndOffset(), nowMs):
+	case p.leads(&next) && p.maybeAdvanceHWLocked(&next, p.leaderEnd(), nowMs):
 		waiters = p.takeWaitersLocked()
 	}
 	p.mu.Unlock()
@@ -212,6 +219,10 @@ type AppendOptions struct {
 	// the ISR is smaller: min.insync.replicas, for acks=-1 produces. Zero
 	// or less accepts any ISR.
 	MinInSyncReplicas int64
+	// DeferSync leaves a durable partition's sync to the caller, who
+	// calls SyncTo before acknowledging: a produce of many partitions
+	// syncs them together.
+	DeferSync bool
 }
 
 // Append validates and appends batches as leader, stamped with the leader
@@ -282,6 +293,15 @@ func (p *Partition) writeAsLeader(opts AppendOptions, write func(epoch int32) er
 		p.mu.Unlock()
 		return err
 	}
+	if p.durable {
+		// The high watermark moves once the records are synced.
+		end := p.log.EndOffset()
+		p.mu.Unlock()
+		if opts.DeferSync {
+			return nil
+		}
+		return p.SyncTo(end)
+	}
 	// With no followers the high watermark is the log end offset; else
 	// the followers' fetches move it.
 	if len(p.mu.followers) == 0 {
@@ -294,6 +314,52 @@ func (p *Partition) writeAsLeader(opts AppendOptions, write func(epoch int32) er
 	p.mu.Unlock()
 	wake(waiters)
 	return nil
+}
+
+// SyncTo makes the records below offset durable, sharing the fsync with
+// concurrent writers, then moves the high watermark over what is synced
+// and wakes the waiting fetches and produces. Only a durable partition
+// needs it (Options.Durable); elsewhere it syncs and changes nothing else.
+func (p *Partition) SyncTo(offset int64) error {
+	if err := p.log.SyncTo(offset); err != nil {
+		return err
+	}
+	if !p.durable {
+		return nil
+	}
+	p.mu.Lock()
+	st := p.state.Load()
+	if !p.leads(st) || p.mu.closed {
+		// Whatever waits on the high watermark learns it elsewhere.
+		p.mu.Unlock()
+		return nil
+	}
+	advanced := false
+	if end := p.leaderEnd(); len(p.mu.followers) == 0 {
+		if end > p.hw.Load() {
+			p.hw.Store(end)
+			advanced = true
+		}
+	} else {
+		advanced = p.maybeAdvanceHWLocked(st, end, p.now().UnixMilli())
+	}
+	var waiters []chan<- struct{}
+	if advanced {
+		waiters = p.takeWaitersLocked()
+	}
+	p.mu.Unlock()
+	wake(waiters)
+	return nil
+}
+
+// leaderEnd is the log end the high watermark may reach as leader: the
+// log end offset, or for a durable partition what of it is synced.
+func (p *Partition) leaderEnd() int64 {
+	end := p.log.EndOffset()
+	if p.durable {
+		end = min(end, p.log.Synced())
+	}
+	return end
 }
 
 // takeWaitersLocked unregisters the fetch waiters and returns them, to be

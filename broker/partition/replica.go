@@ -194,7 +194,7 @@ func (p *Partition) UpdateFollower(replicaID int32, fetchOffset, logStart int64,
 	prevStart := p.mu.followers[i].LogStartOffset
 	r := p.mu.followers[i].fetched(fetchOffset, logStart, end, nowMs)
 	p.mu.followers[i] = r
-	advanced := p.maybeAdvanceHWLocked(st, end, nowMs)
+	advanced := p.maybeAdvanceHWLocked(st, p.leaderEnd(), nowMs)
 	res := FollowerUpdate{HighWatermark: p.hw.Load(), HighWatermarkAdvanced: advanced}
 	if !slices.Contains(st.ISR, replicaID) && !slices.Contains(st.Ineligible, replicaID) && CanJoinISR(r, res.HighWatermark, p.mu.epochStart) {
 		res.ProposedISR = append(slices.Clone(st.ISR), replicaID)

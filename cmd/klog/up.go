@@ -27,6 +27,7 @@ import (
 type upOptions struct {
 	dataDir   string
 	memory    bool
+	durable   bool
 	listen    string
 	advertise string
 	configs   []string
@@ -104,6 +105,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f := cmd.Flags()
 	f.StringVar(&o.dataDir, "data-dir", "", "directory for the cluster's data (default $XDG_DATA_HOME/klog/default)")
 	f.BoolVar(&o.memory, "memory", false, "keep all data in memory; nothing is written to disk")
+	f.BoolVar(&o.durable, "durable", false, "acknowledge produces once fsynced, concurrent produces sharing fsyncs (-X klog.produce.durable=true)")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:9092", "Kafka listener address (port 0 picks a free port)")
 	f.StringVar(&o.advertise, "advertise", "", "host:port advertised to clients (default: the listener's address)")
 	f.StringArrayVarP(&o.configs, "config", "X", nil, "broker config as key=value, Kafka's names (repeatable)")
@@ -155,6 +157,15 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	configs := make(map[string]string, len(given))
 	for k, v := range given {
 		configs[k] = *v
+	}
+	if o.durable {
+		if o.memory {
+			return usagef("--durable and --memory: memory is never durable; give one")
+		}
+		if v, ok := configs["klog.produce.durable"]; ok && v != "true" {
+			return usagef("--durable and -X klog.produce.durable=%s disagree", v)
+		}
+		configs["klog.produce.durable"] = "true"
 	}
 	if o.nodes != 1 {
 		return runCluster(cmd, g, o, configs, start)

@@ -68,6 +68,10 @@ type Log struct {
 	// cleaner is the log cleaner's state of this log (cleaner.go). Lock
 	// order: Log.mu, then cleaner's mutex.
 	cleaner cleanerInfo
+
+	// gsync is the group commit of SyncTo (sync.go). Lock order: Log.mu,
+	// then gsync.mu.
+	gsync groupSync
 }
 
 // Options are the per-open parameters of a Log.
@@ -144,6 +148,8 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts Options) (*Log, error) {
 		}
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
+	// What recovery found is on disk.
+	l.gsync.synced = l.end.Load()
 	return l, nil
 }
 

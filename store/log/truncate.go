@@ -78,6 +78,7 @@ func (l *Log) Truncate(offset int64) error {
 	}
 	l.end.Store(s.next)
 	l.mu.recoveryPoint = min(l.mu.recoveryPoint, s.next)
+	l.gsync.truncatedTo(s.next)
 	if l.truncateEpochsFromEndLocked(s.next) {
 		if err := l.writeEpochsLocked(); err != nil {
 			return err
@@ -123,6 +124,7 @@ func (l *Log) resetLocked(offset int64) error {
 		return l.failLocked("sync", err)
 	}
 	l.mu.recoveryPoint = offset
+	l.gsync.resetTo(offset)
 	l.mu.epochs = nil
 	if err := l.deleteSnapshotsLocked(func(int64) bool { return true }); err != nil {
 		return err

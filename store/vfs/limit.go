@@ -84,7 +84,7 @@ func (l *LimitFS) handle(name string, open func(string) (File, error)) (File, er
 	if _, err := h.acquire(open, false); err != nil {
 		return nil, err
 	}
-	h.release(false, false)
+	h.release(false, nil)
 	l.mu.Lock()
 	if !h.closed {
 		l.mu.byName[h.name] = append(l.mu.byName[h.name], h)
@@ -213,6 +213,7 @@ type limitFile struct {
 	prev   *limitFile // towards the head of idle
 	next   *limitFile // towards the tail of idle
 	dirty  bool       // written since the last successful sync
+	writes uint64     // writes released so far, so that a sync running beside a write leaves it dirty
 	closed bool       // Close was called
 	err    error      // sticky: syncing f before closing it failed
 }
@@ -269,16 +270,19 @@ func (h *limitFile) leaveIdleLocked() {
 	}
 }
 
-// release unpins the file; wrote marks it dirty, synced clean.
-func (h *limitFile) release(wrote, synced bool) {
+// release unpins the file; wrote marks it dirty. syncedAt, when not
+// nil, is the count of writes a successful sync started after: the file
+// is clean unless a write was released since.
+func (h *limitFile) release(wrote bool, syncedAt *uint64) {
 	l := h.fs
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h.pins--
 	if wrote {
 		h.dirty = true
+		h.writes++
 	}
-	if synced {
+	if syncedAt != nil && *syncedAt == h.writes {
 		h.dirty = false
 	}
 	if h.pins > 0 || h.f == nil {
@@ -301,7 +305,7 @@ func (h *limitFile) ReadAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer h.release(false, false)
+	defer h.release(false, nil)
 	return f.ReadAt(p, off)
 }
 
@@ -310,7 +314,7 @@ func (h *limitFile) WriteAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer h.release(true, false)
+	defer h.release(true, nil)
 	return f.WriteAt(p, off)
 }
 
@@ -319,7 +323,7 @@ func (h *limitFile) Write(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer h.release(true, false)
+	defer h.release(true, nil)
 	return f.Write(p)
 }
 
@@ -328,7 +332,7 @@ func (h *limitFile) Truncate(size int64) error {
 	if err != nil {
 		return err
 	}
-	defer h.release(true, false)
+	defer h.release(true, nil)
 	return f.Truncate(size)
 }
 
@@ -337,9 +341,15 @@ func (h *limitFile) Sync() error {
 	if err != nil {
 		return err
 	}
-	err = f.Sync()
-	h.release(false, err == nil)
-	return err
+	h.fs.mu.Lock()
+	at := h.writes
+	h.fs.mu.Unlock()
+	if err = f.Sync(); err != nil {
+		h.release(false, nil)
+		return err
+	}
+	h.release(false, &at)
+	return nil
 }
 
 func (h *limitFile) Size() (int64, error) {
@@ -347,7 +357,7 @@ func (h *limitFile) Size() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer h.release(false, false)
+	defer h.release(false, nil)
 	return f.Size()
 }
 
