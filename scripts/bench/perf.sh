@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # perf.sh regenerates docs/perf.md: every benchmark of scripts/bench/run.sh
 # (config P with its e2e and startup runs, the matrix, replication, the
-# memory mode) and the hot-path go benchmarks, with the machine, the commit
+# durable mode, the memory mode) and the hot-path go benchmarks, with the machine, the commit
 # and the date. Not a test: it prints figures, and takes about an hour at
 # the default 3 pairs.
 #
@@ -10,7 +10,7 @@
 # Environment: what run.sh takes (KAFKA, RECORDS, PIN, ...), and
 #   PERF_OUT   the file to write (default docs/perf.md)
 #   PERF_SKIP  space-separated parts to leave out: p matrix replication
-#              memory go
+#              durable memory go
 set -uo pipefail
 pairs=${1:-3}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,6 +45,8 @@ part matrix "The matrix: 100 B records on 8 partitions, acks=1, 1,000 partitions
   scripts/bench/run.sh --matrix "$pairs"
 part replication "Replication: klog up -n 3, RF 3, acks=all" \
   env RECORDS="${RECORDS:-500000}" scripts/bench/run.sh --replication "$pairs"
+part durable "Durable: klog up --durable, acknowledged once fsynced (group commit)" \
+  env E2E_DURATION="${E2E_DURATION:-20s}" scripts/bench/run.sh --durable "$pairs"
 part memory "In memory: klog up --memory" \
   env E2E=0 scripts/bench/run.sh --memory "$pairs"
 part go "Hot paths: go test -bench, in process" \

@@ -13,6 +13,7 @@
 #   scripts/bench/run.sh --replication [pairs]
 #   scripts/bench/run.sh --memory [pairs]
 #   scripts/bench/run.sh --matrix [pairs]
+#   scripts/bench/run.sh --durable [pairs]
 #
 # --replication is the replication run instead: klog up -n 3 (RF 3,
 # min.insync.replicas 2), klog on one node (RF 1) and, where Kafka runs,
@@ -29,6 +30,12 @@
 # idempotent) and p1000 (1,000 partitions, a run of 100 records to each
 # in turn, then 1,000 Metadata requests; klog8 is klog on 8 partitions
 # with the same records, what the 1,000 are compared with).
+#
+# --durable runs klog up --durable (klogdur: every produce acknowledged
+# once fsynced, group commit) against klog on the same disk without it:
+# the throughput runs and the e2e runs, no startup runs, no Kafka peer.
+# The performance study's anchor for it is fio's append with an fdatasync
+# every MiB, about 300 MB/s here (the target is half of it).
 #
 # --memory is the in-memory run instead: klog up --memory (klogmem)
 # against klog on a data directory (klog) and kfake without one (kfakemem),
@@ -66,7 +73,9 @@ set -uo pipefail
 replication=0
 memory=0
 matrix=0
+durable=0
 case ${1:-} in
+--durable) durable=1 && shift ;;
 --replication) replication=1 && shift ;;
 --memory) memory=1 && shift ;;
 --matrix) matrix=1 && shift ;;
@@ -90,7 +99,7 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "building tools into $bin" >&2
 go build -o "$bin/kbench" ./scripts/bench/kbench || exit 1
 go build -o "$bin/kfakeserver" ./scripts/bench/kfakeserver || exit 1
-if [ -z "${KLOG_CMD:-}" ] || [ "$replication" = 1 ] || [ "$memory" = 1 ]; then
+if [ -z "${KLOG_CMD:-}" ] || [ "$replication" = 1 ] || [ "$memory" = 1 ] || [ "$durable" = 1 ]; then
   go build -o "$bin/klog" ./cmd/klog || exit 1
 fi
 klog_tmpl=${KLOG_CMD:-"%BIN%/klog up --data-dir %DIR% --listen %ADDR%"}
@@ -104,6 +113,10 @@ if [ "$replication" = 1 ]; then
 fi
 if [ "$memory" = 1 ]; then
   labels=(klogmem klog kfakemem)
+  KAFKA=0
+fi
+if [ "$durable" = 1 ]; then
+  labels=(klogdur klog)
   KAFKA=0
 fi
 case ${KAFKA:-auto} in
@@ -200,6 +213,7 @@ broker_cmd() {
   klog | klog1 | klog8) read -r -a cmd <<<"$(expand "$klog_tmpl" "$addr" "$dir")" ;;
   kfake) read -r -a cmd <<<"$(expand "$kfake_tmpl" "$addr" "$dir")" ;;
   klogmem) cmd=("$bin/klog" up --memory --listen "$addr") ;;
+  klogdur) cmd=("$bin/klog" up --durable --data-dir "$dir" --listen "$addr") ;;
   kfakemem) cmd=("$bin/kfakeserver" -listen "$addr") ;;
   kafka)
     t0=${EPOCHREALTIME/./}
@@ -425,7 +439,7 @@ for pair in $(seq 1 "$pairs"); do
   echo "--- pair $pair: ${order[*]}" >&2
   [ "${THROUGHPUT:-1}" = 0 ] || in_order throughput
   [ "${E2E:-1}" = 0 ] || in_order e2e
-  [ "$replication" = 1 ] || [ "$memory" = 1 ] || in_order startup
+  [ "$replication" = 1 ] || [ "$memory" = 1 ] || [ "$durable" = 1 ] || in_order startup
 done
 
 echo
@@ -435,6 +449,9 @@ if [ "$replication" = 1 ]; then
   [ "$peers" = klog1 ] || about+="; kafka3: 4.4.0, 3 nodes, RF 3, min ISR 2, heap ${KAFKA3_HEAP:-512m} each"
   echo "replication, klog $commit: klog3 vs ${peers//,/ and } ($about), acks=all, $pairs pairs, $records x 1 KiB records, e2e at ${E2E_RATE:-10000}/s, pinned=$pinned"
   "$bin/kbench" -mode report -goals=false -a klog3 -b "$peers" "$results"
+elif [ "$durable" = 1 ]; then
+  echo "durable, klog $commit: klogdur (klog up --durable: acknowledged once fsynced, group commit) vs klog (the same disk, page cache only), $pairs pairs, $records x 1 KiB records, e2e at ${E2E_RATE:-10000}/s, pinned=$pinned; anchor: fio append + fdatasync every MiB, about 300 MB/s"
+  "$bin/kbench" -mode report -goals=false -a klogdur -b "$peers" "$results"
 elif [ "$memory" = 1 ]; then
   echo "in memory, klog $commit: klogmem (klog up --memory) vs klog (data directory) and kfakemem (kfake, no data directory), $pairs pairs, $records x 1 KiB records, pinned=$pinned"
   "$bin/kbench" -mode report -goals=false -a klogmem -b "$peers" "$results"
