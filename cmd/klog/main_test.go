@@ -31,6 +31,8 @@ func TestExitCodes(t *testing.T) {
 		{"bad partitions", []string{"consume", "exists", "-p", "a,b"}, 2, "-p"},
 		{"missing topic", []string{"consume", "absent", "-e"}, 1, `"absent"`},
 		{"data dir and memory", []string{"up", "--data-dir", "x", "--memory"}, 2, "--data-dir and --memory"},
+		{"durable and memory", []string{"up", "--durable", "--memory"}, 2, "--durable and --memory"},
+		{"durable disagrees", []string{"up", "--durable", "--listen", "127.0.0.1:0", "-X", "klog.produce.durable=false"}, 2, "disagree"},
 		{"bad admin listen", []string{"up", "--memory", "--listen", "127.0.0.1:0", "--admin-listen", "nope"}, 2, "--admin-listen"},
 	}
 	for _, tc := range tests {
