@@ -302,3 +302,33 @@ func BenchmarkReadManyLogs(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIndexLookup reads the batch holding a random offset of a
+// 64 MiB segment of 1 KiB batches: the offset index lookup, the scan from
+// the indexed position to the batch, and the read of its header and data.
+func BenchmarkIndexLookup(b *testing.B) {
+	clk := newClock()
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 64 << 20
+	l, err := Open(vfs.NewMem(), "/bench", cfg, Options{Now: clk.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	batch := logtest.BatchWith(logtest.Options{BaseTimestamp: clk.UnixMilli()}, logtest.Values(1, 1000)...)
+	for range 60_000 {
+		if _, err := l.Append(batch, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	end := l.EndOffset()
+	r := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 0, 2*len(batch))
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := l.Read(buf[:0], r.Int64N(end), 1, end, true)
+		if err != nil || len(out) != len(batch) {
+			b.Fatalf("read %d bytes: %v", len(out), err)
+		}
+	}
+}
