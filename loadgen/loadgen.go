@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"syscall"
 	"time"
 
@@ -197,6 +198,10 @@ type Usage struct {
 	CPUPerGB float64 // CPU seconds per GB of record values moved
 	RSSMB    float64 // resident memory at the end, all processes together
 	HWMMB    float64 // peak resident memory, all processes together
+	// RSSEarlyMB is the resident memory a tenth into the run, sampled
+	// each second (0 for a run shorter than 10 s): against RSSMB it
+	// shows whether a sustained run grows.
+	RSSEarlyMB float64
 }
 
 // Percentiles of a latency distribution.
@@ -206,13 +211,19 @@ type Percentiles struct {
 
 // window measures the client's and the brokers' usage over a run.
 type window struct {
-	pids       []int
-	start      time.Time
-	client0    float64
-	broker0    []procfs.Sample
-	brokerErr  error
-	steal0     float64
-	loadBefore float64
+	// early is the brokers' RSS sampled each second, for RSSEarlyMB.
+	early struct {
+		sync.Mutex
+		samples []float64
+	}
+	stopSampling func()
+	pids         []int
+	start        time.Time
+	client0      float64
+	broker0      []procfs.Sample
+	brokerErr    error
+	steal0       float64
+	loadBefore   float64
 }
 
 func startWindow(pids []int) *window {
@@ -226,13 +237,48 @@ func startWindow(pids []int) *window {
 	}
 	w.client0 = selfCPU()
 	w.start = time.Now()
+	w.stopSampling = w.sampleRSS()
 	return w
+}
+
+// sampleRSS samples the brokers' resident memory each second until the
+// returned stop; at most an hour of samples is kept.
+func (w *window) sampleRSS() (stop func()) {
+	if len(w.pids) == 0 {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			var mb float64
+			for _, pid := range w.pids {
+				if s, err := procfs.Read(pid); err == nil {
+					mb += float64(s.RSSKB) / 1024
+				}
+			}
+			w.early.Lock()
+			if len(w.early.samples) < 3600 {
+				w.early.samples = append(w.early.samples, mb)
+			}
+			w.early.Unlock()
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // stop ends the window and fills r's usage; valueBytes is the record
 // payload moved, for CPU seconds per GB.
 func (w *window) stop(r *Result, valueBytes int64) error {
 	r.Elapsed = time.Since(w.start)
+	w.stopSampling()
 	r.Client.CPUS = selfCPU() - w.client0
 	r.StealS = procfs.StealSeconds() - w.steal0
 	r.LoadBefore = w.loadBefore
@@ -259,6 +305,9 @@ func (w *window) stop(r *Result, valueBytes int64) error {
 	}
 	if gb > 0 {
 		u.CPUPerGB = u.CPUS / gb
+	}
+	if n := len(w.early.samples); n >= 10 {
+		u.RSSEarlyMB = w.early.samples[n/10]
 	}
 	r.Broker = u
 	return nil

@@ -251,6 +251,8 @@ type benchUsage struct {
 	CPUPerGB float64 `json:"cpu_s_per_gb,omitempty"`
 	RSSMB    float64 `json:"rss_mb,omitempty"`
 	HWMMB    float64 `json:"peak_rss_mb,omitempty"`
+	// EarlyRSSMB is the RSS a tenth into a run of 10 s or more.
+	EarlyRSSMB float64 `json:"rss_early_mb,omitempty"`
 }
 
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -295,7 +297,7 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions, mode string, run 
 		rep.Config.BatchMax, rep.Config.Compression = c.BatchMax, c.Compression
 	}
 	if b := res.Broker; b != nil {
-		rep.Broker = &benchUsage{CPUS: b.CPUS, CPUPerGB: b.CPUPerGB, RSSMB: b.RSSMB, HWMMB: b.HWMMB}
+		rep.Broker = &benchUsage{CPUS: b.CPUS, CPUPerGB: b.CPUPerGB, RSSMB: b.RSSMB, HWMMB: b.HWMMB, EarlyRSSMB: b.RSSEarlyMB}
 	}
 	if err != nil {
 		rep.Error = err.Error()
@@ -363,7 +365,11 @@ func benchText(t *table, r *benchReport) {
 			line += fmt.Sprintf("\t%.3f CPU s/GB", u.CPUPerGB)
 		}
 		if u.RSSMB > 0 {
-			line += fmt.Sprintf("\tRSS %.1f MB (peak %.1f MB)", u.RSSMB, u.HWMMB)
+			line += fmt.Sprintf("\tRSS %.1f MB (peak %.1f MB", u.RSSMB, u.HWMMB)
+			if u.EarlyRSSMB > 0 {
+				line += fmt.Sprintf(", a tenth in %.1f MB", u.EarlyRSSMB)
+			}
+			line += ")"
 		}
 		t.row("%s\n", line)
 	}

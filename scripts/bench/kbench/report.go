@@ -38,6 +38,7 @@ var metrics = []metric{
 	{name: "consume broker CPU-s/GB", mode: "consume", field: "server_cpu_s_per_gb", goal: "G5", target: 1.0},
 	{name: "metadata p50 ms", mode: "metadata", field: "metadata_p50_ms"},
 	{name: "metadata p99 ms", mode: "metadata", field: "metadata_p99_ms"},
+	{name: "RSS MB, a tenth into the produce", mode: "produce", field: "server_rss_early_mb"},
 	{name: "loaded RSS MB, after produce", mode: "produce", field: "server_rss_mb"},
 	{name: "loaded RSS MB, after produce+consume", mode: "consume", field: "server_rss_mb", goal: "G10", absMax: 100},
 	{name: "peak RSS MB (VmHWM), produce+consume", mode: "consume", field: "server_hwm_mb"},

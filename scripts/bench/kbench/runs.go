@@ -137,6 +137,9 @@ func addUsage(m map[string]any, r *loadgen.Result) {
 	}
 	m["server_rss_mb"] = round3(b.RSSMB)
 	m["server_hwm_mb"] = round3(b.HWMMB)
+	if b.RSSEarlyMB > 0 {
+		m["server_rss_early_mb"] = round3(b.RSSEarlyMB)
+	}
 	if r.Bytes > 0 {
 		m["server_cpu_s_per_gb"] = round3(b.CPUPerGB)
 	}
