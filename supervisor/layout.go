@@ -113,10 +113,11 @@ func (l Layout) Voters() string {
 
 // AdminAddresses lays out the admin APIs of nodes nodes from listen, the
 // first one's address: node i on port + i of its host; port 0 picks free
-// ports, chosen now. Unless explicit (the user gave listen), a port in use
-// makes every node take a free one instead; moved says so. AdminOff, or
-// an empty listen, is none.
-func AdminAddresses(listen string, nodes int, explicit bool) (addrs []string, moved bool, err error) {
+// ports, chosen now, never one of taken (the cluster's Kafka and Raft
+// ports, free until their nodes start). Unless explicit (the user gave
+// listen), a port in use makes every node take a free one instead; moved
+// says so. AdminOff, or an empty listen, is none.
+func AdminAddresses(listen string, nodes int, explicit bool, taken ...int) (addrs []string, moved bool, err error) {
 	if listen == "" || listen == AdminOff {
 		return nil, false, nil
 	}
@@ -135,12 +136,22 @@ func AdminAddresses(listen string, nodes int, explicit bool) (addrs []string, mo
 		}
 	}()
 	pick := func(port int) (string, error) {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
-			return "", err
+		if port != 0 && slices.Contains(taken, port) {
+			return "", fmt.Errorf("port %d is another port of the cluster", port)
 		}
-		open = append(open, ln)
-		return ln.Addr().String(), nil
+		// A free port the cluster's other ports hold is kept open, so
+		// that the next pick gets another.
+		for range 100 {
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				return "", err
+			}
+			open = append(open, ln)
+			if port != 0 || !slices.Contains(taken, ln.Addr().(*net.TCPAddr).Port) {
+				return ln.Addr().String(), nil
+			}
+		}
+		return "", fmt.Errorf("no free port on %s apart from the cluster's", host)
 	}
 	for i := range nodes {
 		port := 0
@@ -153,7 +164,7 @@ func AdminAddresses(listen string, nodes int, explicit bool) (addrs []string, mo
 				ln.Close()
 			}
 			open = nil
-			addrs, _, err = AdminAddresses(net.JoinHostPort(host, "0"), nodes, true)
+			addrs, _, err = AdminAddresses(net.JoinHostPort(host, "0"), nodes, true, taken...)
 			return addrs, true, err
 		}
 		if err != nil {
@@ -162,6 +173,18 @@ func AdminAddresses(listen string, nodes int, explicit bool) (addrs []string, mo
 		addrs = append(addrs, a)
 	}
 	return addrs, false, nil
+}
+
+// Ports are the Kafka and Raft ports of the layout's nodes.
+func (l Layout) Ports() []int {
+	var ports []int
+	for _, n := range l.Nodes {
+		ports = append(ports, n.Port)
+		if n.ControllerPort != 0 {
+			ports = append(ports, n.ControllerPort)
+		}
+	}
+	return ports
 }
 
 // NodeDir is the data directory of node id under the cluster's directory,

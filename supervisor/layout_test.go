@@ -2,8 +2,10 @@ package supervisor
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -89,5 +91,38 @@ func TestPreparePicksFreePorts(t *testing.T) {
 	again, err := Prepare(dir, Spec{Nodes: 5, Listen: "127.0.0.1:0"})
 	if err != nil || strings.Join(again.Brokers(), ",") != strings.Join(l.Brokers(), ",") || again.Voters() != l.Voters() {
 		t.Fatalf("Prepare again: %v %v, want %v", again.Brokers(), err, l.Brokers())
+	}
+}
+
+// TestAdminAddressesAvoidClusterPorts: the admin APIs never take one of
+// the cluster's Kafka or Raft ports, which are free until the nodes start:
+// a base port on one of them moves every node to free ports (or is
+// refused when the user gave it), and free ports are picked apart from
+// them.
+func TestAdminAddressesAvoidClusterPorts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // free, as the cluster's ports are before their nodes start
+	base := net.JoinHostPort("127.0.0.1", strconv.Itoa(taken-1))
+	addrs, moved, err := AdminAddresses(base, 2, false, taken)
+	if err != nil || !moved || len(addrs) != 2 {
+		t.Fatalf("base next to a cluster port: %v moved %v err %v", addrs, moved, err)
+	}
+	for _, a := range append(addrs, func() []string {
+		more, _, err := AdminAddresses("127.0.0.1:0", 50, false, taken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return more
+	}()...) {
+		if a == net.JoinHostPort("127.0.0.1", strconv.Itoa(taken)) {
+			t.Fatalf("admin address %s is a cluster port", a)
+		}
+	}
+	if _, _, err := AdminAddresses(base, 2, true, taken); err == nil {
+		t.Fatal("an explicit base on a cluster port was accepted")
 	}
 }

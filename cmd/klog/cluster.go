@@ -90,7 +90,7 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 		host, _, _ := net.SplitHostPort(adminListen)
 		adminListen = net.JoinHostPort(host, "0")
 	}
-	admin, moved, err := supervisor.AdminAddresses(adminListen, len(layout.Nodes), cmd.Flags().Changed("admin-listen"))
+	admin, moved, err := supervisor.AdminAddresses(adminListen, len(layout.Nodes), cmd.Flags().Changed("admin-listen"), layout.Ports()...)
 	if err != nil {
 		return usagef("%v", err)
 	}
