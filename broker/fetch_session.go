@@ -17,7 +17,8 @@ package broker
 //     when none was created and the client keeps sending full fetches.
 //   - Epoch -1 with a session id: the session is closed and the fetch
 //     answered in full without one.
-//   - Epoch n > 0: an incremental fetch of session id at epoch n.
+//   - Any other epoch n (below -1 too): an incremental fetch of session
+//     id at epoch n.
 //     FETCH_SESSION_ID_NOT_FOUND when the node holds no such session,
 //     INVALID_FETCH_SESSION_EPOCH when its epoch is another (a duplicate
 //     or lost request), FETCH_SESSION_TOPIC_ID_ERROR when the request's
@@ -263,8 +264,9 @@ func (n *Node) newFetchContext(req *kmsg.FetchRequest) *fetchContext {
 	}
 	c := n.fetchSessions
 	now := n.clock.Now()
-	if req.SessionEpoch <= 0 {
-		// A full fetch closes the session it names.
+	if req.SessionEpoch == 0 || req.SessionEpoch == -1 {
+		// A full fetch closes the session it names. Any other epoch,
+		// negative ones too, is incremental (Kafka's isFull).
 		if req.SessionID != 0 {
 			c.mu.Lock()
 			if s, ok := c.byID[req.SessionID]; ok {

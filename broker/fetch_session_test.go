@@ -127,6 +127,12 @@ func TestFetchSessions(t *testing.T) {
 	if resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("unknown session: error %d, want FETCH_SESSION_ID_NOT_FOUND", resp.ErrorCode)
 	}
+	// An epoch below -1 is no full fetch, as in Kafka: the session's epoch
+	// is another.
+	resp = doFetch(ctx, t, cl, sessionFetch("sess", id, -2, nil))
+	if resp.ErrorCode != kerr.InvalidFetchSessionEpoch.Code {
+		t.Fatalf("epoch -2: error %d, want INVALID_FETCH_SESSION_EPOCH", resp.ErrorCode)
+	}
 	resp = doFetch(ctx, t, fetchVersionClient(n, 13), sessionFetch("sess", id, 3, nil))
 	if resp.ErrorCode != kerr.FetchSessionTopicIDError.Code {
 		t.Fatalf("v13 in a v12 session: error %d, want FETCH_SESSION_TOPIC_ID_ERROR", resp.ErrorCode)
