@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"math"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/brokertest"
 )
 
@@ -117,15 +117,8 @@ func BenchmarkFetchSession(b *testing.B) {
 			if resp == nil {
 				return sessionFetch("many", 0, 0, caughtUp)
 			}
-			id, epoch = resp.SessionID, nextEpoch(epoch)
+			id, epoch = resp.SessionID, broker.NextFetchEpoch(epoch)
 			return sessionFetch("many", id, epoch, nil)
 		})
 	})
-}
-
-func nextEpoch(e int32) int32 {
-	if e == math.MaxInt32 {
-		return 1
-	}
-	return e + 1
 }

@@ -8,6 +8,9 @@ import (
 	"github.com/klogdev/klog/store/log"
 )
 
+// NextFetchEpoch is the fetch session epoch a client sends after e.
+var NextFetchEpoch = nextFetchEpoch
+
 // PartitionForTest is the node's replica of a partition, for the tests of
 // package broker_test that set its leader state (a follower out of sync),
 // which one node cannot reach by itself; nil if the node has none.

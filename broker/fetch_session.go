@@ -48,6 +48,7 @@ package broker
 // client starts over with a full fetch.
 
 import (
+	"container/list"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -87,11 +88,11 @@ type sessionPartition struct {
 	// error answered) makes the next response carry the partition.
 	highWatermark       int64
 	localLogStartOffset int64
-	prev, next          *sessionPartition
+	elem                *list.Element // in fetchSession.order
 }
 
-// fetchSession is a session's state. Its partitions form a list in the
-// order they are read; byKey finds them.
+// fetchSession is a session's state. Its partitions form a list, order,
+// in the order they are read; byKey finds them.
 type fetchSession struct {
 	id         int32
 	privileged bool // a follower's
@@ -99,35 +100,15 @@ type fetchSession struct {
 	created    time.Time
 
 	// Guarded by the cache's mutex.
-	epoch      int32
-	lastUsed   time.Time
-	byKey      map[fetchSessionKey]*sessionPartition
-	head, tail *sessionPartition
+	epoch    int32
+	lastUsed time.Time
+	byKey    map[fetchSessionKey]*sessionPartition
+	order    list.List // of *sessionPartition
 }
 
-func (s *fetchSession) pushBack(p *sessionPartition) {
-	p.prev, p.next = s.tail, nil
-	if s.tail != nil {
-		s.tail.next = p
-	} else {
-		s.head = p
-	}
-	s.tail = p
-}
+func (s *fetchSession) pushBack(p *sessionPartition) { p.elem = s.order.PushBack(p) }
 
-func (s *fetchSession) unlink(p *sessionPartition) {
-	if p.prev != nil {
-		p.prev.next = p.next
-	} else {
-		s.head = p.next
-	}
-	if p.next != nil {
-		p.next.prev = p.prev
-	} else {
-		s.tail = p.prev
-	}
-	p.prev, p.next = nil, nil
-}
+func (s *fetchSession) unlink(p *sessionPartition) { s.order.Remove(p.elem) }
 
 // evictable reports whether a new session (a follower's when privileged)
 // may take s's slot when s is not idle: Kafka's evictableByPrivileged and
@@ -340,7 +321,8 @@ func (s *fetchSession) request(req *kmsg.FetchRequest) *kmsg.FetchRequest {
 	full := *req
 	full.Topics = nil
 	full.ForgottenTopics = nil
-	for sp := s.head; sp != nil; sp = sp.next {
+	for e := s.order.Front(); e != nil; e = e.Next() {
+		sp := e.Value.(*sessionPartition)
 		if len(full.Topics) == 0 || full.Topics[len(full.Topics)-1].TopicID != sp.key.id || full.Topics[len(full.Topics)-1].Topic != sp.key.topic {
 			t := kmsg.NewFetchRequestTopic()
 			t.Topic, t.TopicID = sp.key.topic, sp.key.id
@@ -466,8 +448,7 @@ func (c *fetchSessions) respondIncremental(fc *fetchContext, resp *kmsg.FetchRes
 	}
 	resp.Topics = topics
 	for _, sp := range moved {
-		s.unlink(sp)
-		s.pushBack(sp)
+		s.order.MoveToBack(sp.elem)
 	}
 }
 

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -34,13 +35,7 @@ func sessionFetch(topic string, id, epoch int32, offsets map[int32]int64) *kmsg.
 	req.SessionID, req.SessionEpoch = id, epoch
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = topic
-	for _, p := range slices.Sorted(func(yield func(int32) bool) {
-		for p := range offsets {
-			if !yield(p) {
-				return
-			}
-		}
-	}) {
+	for _, p := range slices.Sorted(maps.Keys(offsets)) {
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, offsets[p], 1<<20
 		rt.Partitions = append(rt.Partitions, rp)

@@ -247,6 +247,24 @@ func (w *window) sampleRSS() (stop func()) {
 	if len(w.pids) == 0 {
 		return func() {}
 	}
+	return everySecond(func() {
+		var mb float64
+		for _, pid := range w.pids {
+			if s, err := procfs.Read(pid); err == nil {
+				mb += float64(s.RSSKB) / 1024
+			}
+		}
+		w.early.Lock()
+		if len(w.early.samples) < 3600 {
+			w.early.samples = append(w.early.samples, mb)
+		}
+		w.early.Unlock()
+	})
+}
+
+// everySecond calls f once a second, from its own goroutine, until the
+// returned stop, which returns once f has run for the last time.
+func everySecond(f func()) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -257,18 +275,8 @@ func (w *window) sampleRSS() (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
+				f()
 			}
-			var mb float64
-			for _, pid := range w.pids {
-				if s, err := procfs.Read(pid); err == nil {
-					mb += float64(s.RSSKB) / 1024
-				}
-			}
-			w.early.Lock()
-			if len(w.early.samples) < 3600 {
-				w.early.samples = append(w.early.samples, mb)
-			}
-			w.early.Unlock()
 		}
 	}()
 	return func() { close(done); <-finished }
@@ -465,20 +473,5 @@ func progress(c *Config, count func() int64) (stop func()) {
 	if c.Progress == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				c.Progress(count())
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
+	return everySecond(func() { c.Progress(count()) })
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -269,10 +267,8 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions, mode string, run 
 	if err != nil {
 		return err
 	}
-	diag := cmd.ErrOrStderr()
-	var p *progress
-	if isTerminal(diagReader(diag)) {
-		p = &progress{w: diag, now: time.Now}
+	p := newProgress(cmd.OutOrStdout(), cmd.ErrOrStderr())
+	if p != nil {
 		c.Progress = func(n int64) { p.show("%s: %d records", mode, n) }
 	}
 	res, err := run(cmd.Context(), c)
@@ -306,14 +302,6 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions, mode string, run 
 		return werr
 	}
 	return err
-}
-
-// diagReader is w as a reader, for isTerminal, or nil.
-func diagReader(w io.Writer) io.Reader {
-	if f, ok := w.(*os.File); ok {
-		return f
-	}
-	return nil
 }
 
 func benchText(t *table, r *benchReport) {

@@ -430,17 +430,11 @@ if [ "$matrix" = 1 ]; then
   exit 0
 fi
 
-for pair in $(seq 1 "$pairs"); do
-  order=("${labels[@]}")
-  if [ $((pair % 2)) -eq 0 ]; then
-    order=()
-    for ((i = ${#labels[@]} - 1; i >= 0; i--)); do order+=("${labels[$i]}"); done
-  fi
-  echo "--- pair $pair: ${order[*]}" >&2
-  [ "${THROUGHPUT:-1}" = 0 ] || in_order throughput
-  [ "${E2E:-1}" = 0 ] || in_order e2e
-  [ "$replication" = 1 ] || [ "$memory" = 1 ] || [ "$durable" = 1 ] || in_order startup
-done
+runs=()
+[ "${THROUGHPUT:-1}" = 0 ] || runs+=(throughput)
+[ "${E2E:-1}" = 0 ] || runs+=(e2e)
+[ "$replication" = 1 ] || [ "$memory" = 1 ] || [ "$durable" = 1 ] || runs+=(startup)
+pairs_of "${runs[@]}"
 
 echo
 peers=$(IFS=,; echo "${labels[*]:1}")
