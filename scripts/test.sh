@@ -69,14 +69,38 @@ skip() { echo "SKIP $1 ($2)"; }
 stage() { echo; echo "=== $1"; }
 skipped() { [ "${CI:-}" != true ] && [ "${1:-0}" = 1 ]; }
 
-# run_stage NAME CMD... runs CMD and records PASS/FAIL for NAME.
+# run_stage NAME CMD... runs CMD and records PASS/FAIL for NAME. The
+# stage's output is also kept in $stage_logs, so that the summary at the
+# end can repeat why a failed stage failed: a CI log is often read from
+# its last lines only.
+stage_logs=$(mktemp -d)
 run_stage() {
-  local name=$1 t=$SECONDS
+  local name=$1 t=$SECONDS log rc=0 tee_pid n
   shift
   stage "$name"
-  if "$@"; then pass "$name" $((SECONDS - t)); return 0; fi
+  log=$stage_logs/${name//\//_}.log
+  exec 3>&1 4>&2 > >(tee "$log") 2>&1
+  tee_pid=$!
+  "$@" || rc=$?
+  exec 1>&3 2>&4 3>&- 4>&-
+  # tee ends once nothing holds the stage's output open; a process the
+  # stage left behind may, so the wait is bounded (it only orders lines).
+  for ((n = 0; n < 40; n++)); do
+    kill -0 "$tee_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if [ "$rc" -eq 0 ]; then pass "$name" $((SECONDS - t)); return 0; fi
   fail "$name" $((SECONDS - t))
   return 1
+}
+
+# fail_reasons NAME prints, indented, the lines of stage NAME's output
+# that say what failed (at most 15, each cut to 240 characters).
+fail_reasons() {
+  local log=$stage_logs/${1//\//_}.log
+  [ -s "$log" ] || return 0
+  grep -a -E '^(FAIL|--- FAIL|panic:)|(^|[ :])FAIL[: ]|timed out|did not (start|build|close|finish)|died' "$log" |
+    grep -a -v -E '^(ok|PASS) ' | tail -n 15 | cut -c1-240 | sed 's/^/    /'
 }
 
 as_root() {
@@ -405,6 +429,15 @@ reference_streams() {
   echo "reference: the Kafka Streams check against $1 took $((SECONDS - t))s (exit $rc)"
   return "$rc"
 }
+# part DESC CMD... runs one part of a stage and, if it fails, says which
+# in a FAIL line the summary repeats.
+part() {
+  local desc=$1 rc=0
+  shift
+  "$@" || rc=$?
+  [ "$rc" -eq 0 ] || echo "FAIL part: $desc (exit $rc)"
+  return "$rc"
+}
 run_reference() {
   local dir rc=0 out kafka_brokers
   dir=$(mktemp -d)
@@ -413,9 +446,9 @@ run_reference() {
   timeout -k 10 600 scripts/kafka/kafka.sh fetch || { rm -rf "$dir"; return 1; }
   if smoke_start_broker "$klog_bin" "$dir"; then
     echo "reference: klog ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
-    reference_klogcmds "$SMOKE_BROKERS" klog || rc=1
-    timeout -k 10 240 scripts/kafka/tools.sh "$SMOKE_BROKERS" --target klog || rc=1
-    reference_streams klog "$SMOKE_BROKERS" || rc=1
+    part "klog's commands against klog" reference_klogcmds "$SMOKE_BROKERS" klog || rc=1
+    part "Kafka's tools against klog" timeout -k 10 240 scripts/kafka/tools.sh "$SMOKE_BROKERS" --target klog || rc=1
+    part "Kafka Streams against klog" reference_streams klog "$SMOKE_BROKERS" || rc=1
     if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
       echo "reference: klog died during the run"
       smoke_dump_broker_log "$dir"
@@ -432,25 +465,25 @@ run_reference() {
     echo "reference: Kafka 4.4 ready at $kafka_brokers"
     # klog's commands first, on a cluster that has not created its
     # coordinator topics yet, as a fresh Kafka cluster meets them.
-    reference_klogcmds "$kafka_brokers" kafka || rc=1
+    part "klog's commands against Kafka 4.4" reference_klogcmds "$kafka_brokers" kafka || rc=1
     # klog tui degrades to the Kafka-protocol screens against Kafka.
-    timeout -k 10 180 scripts/tui/kafka.sh "$klog_bin" "$kafka_brokers" || rc=1
-    timeout -k 10 240 scripts/kafka/tools.sh "$kafka_brokers" --target kafka || rc=1
-    reference_streams "Kafka 4.4" "$kafka_brokers" || rc=1
+    part "klog tui against Kafka 4.4" timeout -k 10 180 scripts/tui/kafka.sh "$klog_bin" "$kafka_brokers" || rc=1
+    part "Kafka's tools against Kafka 4.4" timeout -k 10 240 scripts/kafka/tools.sh "$kafka_brokers" --target kafka || rc=1
+    part "Kafka Streams against Kafka 4.4" reference_streams "Kafka 4.4" "$kafka_brokers" || rc=1
     # --- the compat matrix against Kafka 4.4 (scripts/compat/) ---
-    reference_compat "$kafka_brokers" "$dir" || rc=1
+    part "the compat matrix against Kafka 4.4" reference_compat "$kafka_brokers" "$dir" || rc=1
     # --- end of the compat matrix against Kafka 4.4 ---
-    run_protodiff "$dir" "$kafka_brokers" || rc=1
-    scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
+    part "protodiff" run_protodiff "$dir" "$kafka_brokers" || rc=1
+    part "Kafka 4.4's stop" scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
   else
     echo "reference: the Kafka 4.4 reference broker did not start"
     rc=1
   fi
   # The cluster corpus: its own klog up -n 3 and 3-node Kafka, once the
   # single node has stopped.
-  run_protodiff_cluster "$dir" || rc=1
+  part "protodiff -nodes 3" run_protodiff_cluster "$dir" || rc=1
   # The on-disk format both ways: starts and stops its own klog and Kafka.
-  KLOG_BIN="$klog_bin" timeout -k 10 300 scripts/kafka/ondisk.sh || rc=1
+  part "the on-disk format" env KLOG_BIN="$klog_bin" timeout -k 10 300 scripts/kafka/ondisk.sh || rc=1
   rm -rf "$dir"
   return "$rc"
 }
@@ -459,7 +492,12 @@ built_stage reference KLOG_SKIP_REFERENCE run_reference
 echo
 if [ "$failed" -gt 0 ]; then
   echo "failed stages: ${failures[*]}"
+  for name in "${failures[@]}"; do
+    echo "  $name:"
+    fail_reasons "$name"
+  done
 fi
+rm -rf "$stage_logs"
 echo "total $((SECONDS - start_all))s"
 echo "test.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
