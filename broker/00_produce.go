@@ -65,7 +65,7 @@ import (
 	"github.com/klogdev/klog/store/log/record"
 )
 
-func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleProduce(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	if req.Version < 3 {
 		return nil, fmt.Errorf("%w: Produce v%d is listed, not served", errUnsupported, req.Version)
@@ -118,17 +118,33 @@ func handleProduce(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reques
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	syncAppends(resp, synced)
 	if acks == 0 {
+		syncAppends(resp, synced)
 		return nil, nil
 	}
-	// An append whose sync failed is answered with that error.
-	pending = slices.DeleteFunc(pending, func(w ackWait) bool {
-		return resp.Topics[w.topic].Partitions[w.partition].ErrorCode != 0
-	})
-	awaitAcks(ctx, resp, pending, time.Duration(req.TimeoutMillis)*time.Millisecond)
-	n.addProduceLeaderHints(req, resp)
-	return resp, nil
+	// Most appends are done at once (one replica, or followers quick):
+	// answer those now.
+	pending = settleAcks(resp, pending)
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	finish := func(ctx context.Context) kmsg.Response {
+		syncAppends(resp, synced)
+		// An append whose sync failed is answered with that error.
+		pending = slices.DeleteFunc(pending, func(w ackWait) bool {
+			return resp.Topics[w.topic].Partitions[w.partition].ErrorCode != 0
+		})
+		awaitAcks(ctx, resp, pending, timeout)
+		n.addProduceLeaderHints(req, resp)
+		return resp
+	}
+	if len(pending) == 0 && len(synced) == 0 {
+		return finish(ctx), nil
+	}
+	// The appends are done in the connection's order; the wait for the
+	// followers and the disk overlaps the connection's next produces.
+	// finish holds no part of the request's frame, which the connection
+	// reuses: the response's names are copies, and the leader hints read
+	// only req's version.
+	return cc.answerLater(ctx, finish), nil
 }
 
 // maxSyncers bounds the partitions of one produce fsynced at once.
@@ -182,18 +198,7 @@ type ackWait struct {
 // With one replica the high watermark is already past every append and it
 // returns at once.
 func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, pending []ackWait, timeout time.Duration) {
-	// Most appends are done at once (one replica, or followers quick):
-	// answer those before allocating anything to wait with.
-	rest := pending[:0]
-	for _, w := range pending {
-		if code, done := w.check(); done {
-			resp.Topics[w.topic].Partitions[w.partition].ErrorCode = code
-		} else {
-			rest = append(rest, w)
-		}
-	}
-	pending = rest
-	if len(pending) == 0 {
+	if pending = settleAcks(resp, pending); len(pending) == 0 {
 		return
 	}
 	wake := make(chan struct{}, 1)
@@ -236,6 +241,20 @@ func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, pending []ackWai
 			return
 		}
 	}
+}
+
+// settleAcks answers the pending appends whose wait is over, and returns
+// the others, in pending's array.
+func settleAcks(resp *kmsg.ProduceResponse, pending []ackWait) []ackWait {
+	rest := pending[:0]
+	for _, w := range pending {
+		if code, done := w.check(); done {
+			resp.Topics[w.topic].Partitions[w.partition].ErrorCode = code
+		} else {
+			rest = append(rest, w)
+		}
+	}
+	return rest
 }
 
 // waitWake waits for a signal on wake, which pending's partitions were

@@ -194,6 +194,30 @@ type clientConn struct {
 	// hungUp is set by untilHangup's stop when the client closed the
 	// connection while its request was handled.
 	hungUp bool
+	// later, when set by a handler, finishes its request: the handler
+	// did what must happen in the connection's order (a produce's
+	// appends) and later waits for the rest (replication, fsync) while
+	// the connection reads its next request. See answerLater.
+	later func(ctx context.Context) kmsg.Response
+}
+
+// answerLater has the connection answer the current request with what
+// finish returns, run after the handler returned and while the
+// connection goes on reading; the answer is still written in the
+// connection's order. Only a Produce defers (serveConn): its appends are
+// done, in order, before the handler returns, and only its wait for
+// the followers or for the disk overlaps the next requests, up to
+// klog.max.inflight.requests.per.connection at once, as franz-go and
+// librdkafka pipeline them. A request of another API waits until every
+// answer deferred before it is ready, so it sees what Kafka, which
+// handles a connection's requests one at a time, would show it.
+// Without a connection (cc nil), finish runs now.
+func (cc *clientConn) answerLater(ctx context.Context, finish func(ctx context.Context) kmsg.Response) kmsg.Response {
+	if cc == nil || cc.nc == nil {
+		return finish(ctx)
+	}
+	cc.later = finish
+	return nil
 }
 
 // untilHangup returns ctx, also cancelled when the client closes the
@@ -262,6 +286,18 @@ func (n *Node) serveConn(nc net.Conn) {
 	defer func() {
 		close(q.out)
 		<-writerDone
+	}()
+	// Deferred answers (answerLater) are made under connCtx: a
+	// connection that ends cancels their waits, except in a drain,
+	// where they finish (their own timeouts bound them) and are written.
+	connCtx, cancelConn := context.WithCancel(n.ctx)
+	var deferred sync.WaitGroup
+	defer func() {
+		if n.draining.Load() {
+			deferred.Wait()
+		}
+		cancelConn()
+		deferred.Wait()
 	}()
 
 	pool := n.requestPool
@@ -353,6 +389,9 @@ func (n *Node) serveConn(nc net.Conn) {
 			}
 			n.mu.Unlock()
 		}
+		if hdr.Key != kmsg.Produce.Int16() {
+			deferred.Wait()
+		}
 		resp, err := n.dispatch(n.ctx, cc, hdr, body)
 		pool.ReleaseFrame(int64(heldFrame), int64(held))
 		held = 0
@@ -364,6 +403,8 @@ func (n *Node) serveConn(nc net.Conn) {
 		if hdr.Key == kmsg.Produce.Int16() && cap(frame) <= 4<<20 {
 			frameBuf = frame
 		}
+		later := cc.later
+		cc.later = nil
 		if err != nil {
 			cc.dropResponse(n.responseBytes)
 			cc.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
@@ -372,6 +413,13 @@ func (n *Node) serveConn(nc net.Conn) {
 		if cc.hungUp {
 			cc.dropResponse(n.responseBytes)
 			return // nobody to answer
+		}
+		if later != nil {
+			ch := make(chan *[]byte, 1)
+			q.pushLater(ch)
+			deferred.Add(1)
+			go n.finishLater(connCtx, cc, hdr, later, ch, &deferred)
+			continue
 		}
 		if resp == nil {
 			cc.dropResponse(n.responseBytes)
@@ -495,10 +543,10 @@ func encodeResponse(correlationID int32, resp kmsg.Response, sizeHint int) *[]by
 // its writer has written them, and counts what they hold: for the
 // connection (number and bytes) and, in node, for all connections.
 type responseQueue struct {
-	out      chan *[]byte // to the writer; never full, see push
-	node     *wire.Pool   // klog.queued.max.response.bytes
-	maxCount int          // klog.max.inflight.requests.per.connection
-	maxBytes int64        // klog.queued.max.response.bytes.per.connection
+	out      chan queuedResponse // to the writer; never full, see push
+	node     *wire.Pool          // klog.queued.max.response.bytes
+	maxCount int                 // klog.max.inflight.requests.per.connection
+	maxBytes int64               // klog.queued.max.response.bytes.per.connection
 
 	mu struct {
 		sync.Mutex
@@ -511,7 +559,7 @@ type responseQueue struct {
 
 func newResponseQueue(s *config.Settings, node *wire.Pool) *responseQueue {
 	q := &responseQueue{
-		out:      make(chan *[]byte, s.MaxInflightRequests),
+		out:      make(chan queuedResponse, s.MaxInflightRequests),
 		node:     node,
 		maxCount: int(s.MaxInflightRequests),
 		maxBytes: s.QueuedMaxResponseBytesPerConnection,
@@ -563,9 +611,27 @@ func (q *responseQueue) waitRoom(ctx context.Context, paused *atomic.Int64) erro
 // already. It never blocks: waitRoom let the connection read the request
 // only with fewer than maxCount responses unwritten, the capacity of out.
 func (q *responseQueue) push(b *[]byte, reserved int64) {
-	n := int64(cap(*b))
 	q.mu.Lock()
 	q.mu.count++
+	q.mu.Unlock()
+	q.take(b, reserved)
+	q.out <- queuedResponse{b: b}
+}
+
+// pushLater queues the place of a response that is sent on later once
+// it is encoded (nil: none, the connection closes), counted as a
+// response from now on; its bytes are counted when the writer takes it.
+func (q *responseQueue) pushLater(later <-chan *[]byte) {
+	q.mu.Lock()
+	q.mu.count++
+	q.mu.Unlock()
+	q.out <- queuedResponse{later: later}
+}
+
+// take counts b's buffer in the queue's bytes and the node's budget.
+func (q *responseQueue) take(b *[]byte, reserved int64) {
+	n := int64(cap(*b))
+	q.mu.Lock()
 	q.mu.bytes += n
 	q.mu.Unlock()
 	if n > reserved {
@@ -573,7 +639,13 @@ func (q *responseQueue) push(b *[]byte, reserved int64) {
 	} else {
 		q.node.Release(reserved - n)
 	}
-	q.out <- b
+}
+
+// queuedResponse is an encoded response, or the place of one still
+// being made (answerLater).
+type queuedResponse struct {
+	b     *[]byte
+	later <-chan *[]byte
 }
 
 // write writes the queued responses to nc until out is closed. A write
@@ -587,15 +659,29 @@ func (q *responseQueue) write(nc net.Conn, stall time.Duration) {
 		stall = -1
 	}
 	failed := false
-	for b := range q.out {
-		if !failed {
-			if err := writeProgressing(nc, *b, stall); err != nil {
+	for r := range q.out {
+		b := r.b
+		if r.later != nil {
+			if b = <-r.later; b != nil {
+				q.take(b, 0)
+			} else if !failed {
+				// The deferred answer was not made: without it the
+				// ones after it would answer the wrong requests.
 				failed = true
 				nc.Close()
 			}
 		}
-		n := int64(cap(*b))
-		putBuf(b)
+		var n int64
+		if b != nil {
+			if !failed {
+				if err := writeProgressing(nc, *b, stall); err != nil {
+					failed = true
+					nc.Close()
+				}
+			}
+			n = int64(cap(*b))
+			putBuf(b)
+		}
 		q.mu.Lock()
 		q.mu.count--
 		q.mu.bytes -= n
@@ -689,11 +775,38 @@ func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, bo
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
-	defer func() { n.stats.requestDone(hdr.Key, req, time.Since(start)) }()
+	defer func() {
+		later := cc.later
+		if later == nil {
+			n.stats.requestDone(hdr.Key, req, time.Since(start))
+			return
+		}
+		// A deferred answer is timed to its end.
+		cc.later = func(ctx context.Context) kmsg.Response {
+			defer func() { n.stats.requestDone(hdr.Key, req, time.Since(start)) }()
+			return later(ctx)
+		}
+	}()
 	if hook := n.cfg.RequestHook; hook != nil {
 		if resp, handled, err := hook(ctx, req); handled {
 			return resp, err
 		}
 	}
 	return api.handle(n, ctx, cc, req)
+}
+
+// finishLater makes a deferred answer (answerLater) and sends it on ch,
+// encoded; a panic in finish closes the connection (nil on ch), as one in
+// a handler does.
+func (n *Node) finishLater(ctx context.Context, cc *clientConn, hdr wire.Header, finish func(context.Context) kmsg.Response, ch chan<- *[]byte, wg *sync.WaitGroup) {
+	defer wg.Done()
+	var b *[]byte
+	defer func() {
+		if r := recover(); r != nil {
+			cc.logger.Error("handler panic", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "panic", r, "stack", string(debug.Stack()))
+			b = nil
+		}
+		ch <- b
+	}()
+	b = encodeResponse(hdr.CorrelationID, finish(ctx), 0)
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -414,4 +415,69 @@ func slowReaderOf(ctx context.Context, t *testing.T, n *brokertest.Node, cl *kgo
 		t.Fatal(err)
 	}
 	return r
+}
+
+// A produce waiting for its followers does not hold back the produces a
+// client pipelined behind it on the same connection: their appends happen
+// while it waits, and the answers still come back in the order asked.
+func TestProduceWaitOverlapsPipelinedProduces(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	adm := kadm.NewClient(nameClient(n))
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "piped"); err != nil {
+		t.Fatal(err)
+	}
+	// A follower in the ISR that never fetches: an acks=all produce
+	// waits until the ISR shrinks back to the leader.
+	p := n.Broker().PartitionForTest("piped", 0)
+	st := p.LeaderState()
+	alone := st
+	st.Replicas = append(slices.Clone(st.Replicas), 1)
+	st.ISR = append(slices.Clone(st.ISR), 1)
+	p.SetLeaderState(st)
+
+	r := dialRaw(t, n.Addr())
+	r.c.SetDeadline(time.Now().Add(2 * testkit.WaitTimeout))
+	produce := func(corr int32, acks int16, value string) {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(9)
+		req.Acks, req.TimeoutMillis = acks, int32(2*testkit.WaitTimeout/time.Millisecond)
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "piped"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = rawBatch(value)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		r.send(req.Key(), req.GetVersion(), corr, true, req.AppendTo(nil))
+	}
+	produce(1, -1, "waits for the follower")
+	produce(2, 1, "pipelined behind it")
+	testkit.WaitFor(t, "the pipelined produce appended while the first waits", func() (bool, string) {
+		end := p.LogEndOffset()
+		return end == 2, fmt.Sprintf("log end offset %d", end)
+	})
+	if hw := p.HighWatermark(); hw != 0 {
+		t.Fatalf("high watermark %d while the follower has fetched nothing, want 0", hw)
+	}
+	p.SetLeaderState(alone)
+
+	for i, want := range []struct {
+		corr   int32
+		offset int64
+	}{{1, 0}, {2, 1}} {
+		corr, body, err := r.recv()
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		resp := kmsg.NewPtrProduceResponse()
+		resp.SetVersion(9)
+		if err := resp.ReadFrom(body[1:]); err != nil { // body[0]: the flexible header's tags
+			t.Fatal(err)
+		}
+		sp := resp.Topics[0].Partitions[0]
+		if corr != want.corr || sp.ErrorCode != 0 || sp.BaseOffset != want.offset {
+			t.Fatalf("answer %d: correlation id %d, %v, base offset %d; want correlation id %d, no error, base offset %d",
+				i, corr, kerr.ErrorForCode(sp.ErrorCode), sp.BaseOffset, want.corr, want.offset)
+		}
+	}
 }
