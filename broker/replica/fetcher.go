@@ -360,7 +360,10 @@ func (f *fetcher) fetch(c *wire.Conn, parts map[key]*followed) error {
 		rt := &req.Topics[len(req.Topics)-1]
 		rt.Partitions = append(rt.Partitions, rp)
 	}
-	kresp, err := c.Do(f.ctx, req, f.cfg.MaxWait+f.cfg.Timeout)
+	// The answer's record batches point into the connection's buffer,
+	// reused by the next fetch: each is appended (copied to the log)
+	// below, before this returns.
+	kresp, err := c.DoReused(f.ctx, req, f.cfg.MaxWait+f.cfg.Timeout)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,7 @@ type Conn struct {
 	maxFrame int32
 	corr     int32
 	buf      []byte // the last request's encoding, reused
+	resp     []byte // DoReused's last response frame, reused
 	untrack  func()
 }
 
@@ -94,6 +95,22 @@ func (c *Conn) Close() error {
 // exchange at once. Any error leaves the connection unusable: the caller
 // closes it.
 func (c *Conn) Do(ctx context.Context, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
+	return c.do(ctx, req, timeout, false)
+}
+
+// maxReusedFrame bounds the response buffer a Conn keeps for DoReused.
+const maxReusedFrame = 16 << 20
+
+// DoReused is Do reading the response into a buffer the connection keeps
+// for its next DoReused: the byte slices the response holds (a fetch's
+// record batches) are valid only until then. A follower fetching from its
+// leader appends what it fetched before its next fetch, and so reads
+// every answer into one buffer instead of a new one each time.
+func (c *Conn) DoReused(ctx context.Context, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
+	return c.do(ctx, req, timeout, true)
+}
+
+func (c *Conn) do(ctx context.Context, req kmsg.Request, timeout time.Duration, reuse bool) (kmsg.Response, error) {
 	name := kmsg.NameForKey(req.Key())
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -111,11 +128,18 @@ func (c *Conn) Do(ctx context.Context, req kmsg.Request, timeout time.Duration) 
 	if _, err := c.nc.Write(c.buf); err != nil {
 		return nil, fmt.Errorf("send %s: %w", name, err)
 	}
-	// A new buffer for each response: kmsg keeps slices of what it
-	// decodes (a fetch's record batches).
-	frame, _, err := ReadFrame(c.rd, c.maxFrame, nil, nil)
+	// Without reuse, a new buffer for each response: kmsg keeps slices
+	// of what it decodes (a fetch's record batches).
+	var buf []byte
+	if reuse {
+		buf, c.resp = c.resp, nil
+	}
+	frame, _, err := ReadFrame(c.rd, c.maxFrame, buf, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read %s response: %w", name, err)
+	}
+	if reuse && cap(frame) <= maxReusedFrame {
+		c.resp = frame
 	}
 	if corr := int32(binary.BigEndian.Uint32(frame)); corr != c.corr {
 		return nil, fmt.Errorf("%w: %s response correlation id %d, want %d", ErrBadResponse, name, corr, c.corr)

@@ -102,3 +102,107 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// fetchServer answers every Fetch with records bytes of record data in
+// one partition, the byte at index 0 counting the fetches answered.
+// One connection at a time: the answer is encoded into one buffer.
+func fetchServer(t testing.TB, records int) string {
+	var fetches atomic.Int32
+	data := make([]byte, records)
+	var b []byte
+	return wiretest.Serve(t, func(h wire.Header) []byte {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.SetVersion(h.Version)
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = "t"
+		rp := kmsg.NewFetchResponseTopicPartition()
+		data[0] = byte(fetches.Add(1))
+		rp.RecordBatches = data
+		rt.Partitions = append(rt.Partitions, rp)
+		resp.Topics = append(resp.Topics, rt)
+		b = binary.BigEndian.AppendUint32(b[:0], uint32(h.CorrelationID))
+		if resp.IsFlexible() {
+			b = append(b, 0)
+		}
+		b = resp.AppendTo(b)
+		return b
+	}).Addr
+}
+
+func fetchReq() *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(12)
+	return req
+}
+
+func fetchedBatches(t testing.TB, resp kmsg.Response) []byte {
+	fr := resp.(*kmsg.FetchResponse)
+	if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch response %+v", fr)
+	}
+	return fr.Topics[0].Partitions[0].RecordBatches
+}
+
+// TestConnDoReused: DoReused reads each answer into the buffer of the
+// one before it (what that one pointed to is overwritten), and Do never
+// does.
+func TestConnDoReused(t *testing.T) {
+	ctx := context.Background()
+	c, err := wire.Dial(ctx, fetchServer(t, 64<<10), wire.DialConfig{ClientID: "test", Timeout: time.Second, MaxFrame: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.DoReused(ctx, fetchReq(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := fetchedBatches(t, resp)
+	if first[0] != 1 {
+		t.Fatalf("first answer's data %d, want 1", first[0])
+	}
+	if resp, err = c.DoReused(ctx, fetchReq(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	second := fetchedBatches(t, resp)
+	if second[0] != 2 || &first[0] != &second[0] {
+		t.Fatalf("second answer's data %d at %p, want 2 in the first one's buffer at %p", second[0], &second[0], &first[0])
+	}
+	if resp, err = c.Do(ctx, fetchReq(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if third := fetchedBatches(t, resp); third[0] != 3 || second[0] != 2 || &third[0] == &second[0] {
+		t.Fatalf("Do read into the reused buffer: data %d, the one before %d", third[0], second[0])
+	}
+}
+
+// BenchmarkConnFetch is a follower's fetch of 1 MiB of records from its
+// leader, each answer read into a new buffer (Do) or into the one before
+// (DoReused, what the replica fetcher uses).
+func BenchmarkConnFetch(b *testing.B) {
+	for _, reuse := range []bool{false, true} {
+		name := "Do"
+		if reuse {
+			name = "DoReused"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			c, err := wire.Dial(ctx, fetchServer(b, 1<<20), wire.DialConfig{ClientID: "test", Timeout: time.Second, MaxFrame: 2 << 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			b.SetBytes(1 << 20)
+			b.ReportAllocs()
+			for range b.N {
+				do := c.Do
+				if reuse {
+					do = c.DoReused
+				}
+				if _, err := do(ctx, fetchReq(), time.Second); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -63,7 +63,8 @@ func serve(nc net.Conn, answer func(h wire.Header) []byte) {
 		if b == nil {
 			continue
 		}
-		if _, err := nc.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)); err != nil {
+		bufs := net.Buffers{binary.BigEndian.AppendUint32(nil, uint32(len(b))), b}
+		if _, err := bufs.WriteTo(nc); err != nil {
 			return
 		}
 	}
