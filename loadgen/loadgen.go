@@ -164,6 +164,10 @@ type Result struct {
 	Records int64 // records acknowledged (produce) or consumed
 	Errors  int64 // records whose produce failed
 	Bytes   int64 // of record values
+	// Batches is, for a produce run, the record batches the producer
+	// wrote (acknowledged or not): Records/Batches is how full the
+	// linger and the broker's answers let them get.
+	Batches int64
 	Elapsed time.Duration
 	// RecordsPerSec and MBps are over Elapsed.
 	RecordsPerSec float64

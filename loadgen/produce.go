@@ -28,7 +28,8 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 		return nil, fmt.Errorf("%w: produce needs records or a duration", ErrConfig)
 	}
 	r := &Result{TopicCreated: createTopic(ctx, &c)}
-	cl, err := kgo.NewClient(producerOpts(&c)...)
+	var batches batchCounter
+	cl, err := kgo.NewClient(append(producerOpts(&c), kgo.WithHooks(&batches))...)
 	if err != nil {
 		return nil, fmt.Errorf("producer: %w", err)
 	}
@@ -36,6 +37,7 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	if err := warmUp(ctx, cl, &c); err != nil {
 		return nil, err
 	}
+	batches.n.Store(0)
 
 	value := make([]byte, c.Size)
 	for i := range value {
@@ -88,7 +90,7 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	}
 	err = cl.Flush(ctx)
 	stopProgress()
-	r.Records, r.Errors = acked.Load(), failed.Load()
+	r.Records, r.Errors, r.Batches = acked.Load(), failed.Load(), batches.n.Load()
 	r.Bytes = r.Records * int64(c.Size)
 	if werr := w.stop(r, r.Bytes); werr != nil {
 		return r, fmt.Errorf("broker sample: %w", werr)
@@ -104,4 +106,11 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 		return r, fmt.Errorf("%d of %d records failed, first: %w", r.Errors, r.Errors+r.Records, firstErr)
 	}
 	return r, nil
+}
+
+// batchCounter counts the record batches a producer writes.
+type batchCounter struct{ n atomic.Int64 }
+
+func (b *batchCounter) OnProduceBatchWritten(kgo.BrokerMetadata, string, int32, kgo.ProduceBatchMetrics) {
+	b.n.Add(1)
 }

@@ -209,6 +209,7 @@ type benchReport struct {
 	Records       int64            `json:"records"`
 	Errors        int64            `json:"errors"`
 	Bytes         int64            `json:"bytes"`
+	Batches       int64            `json:"batches,omitempty"`
 	ElapsedS      float64          `json:"elapsed_s"`
 	RecordsPerSec float64          `json:"records_per_s"`
 	MBps          float64          `json:"MBps"`
@@ -277,7 +278,7 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions, mode string, run 
 		return err
 	}
 	rep := benchReport{
-		Version: 1, Mode: mode, Records: res.Records, Errors: res.Errors, Bytes: res.Bytes,
+		Version: 1, Mode: mode, Records: res.Records, Errors: res.Errors, Bytes: res.Bytes, Batches: res.Batches,
 		ElapsedS: res.Elapsed.Seconds(), RecordsPerSec: res.RecordsPerSec, MBps: res.MBps,
 		LatencyMS: percentileJSON(res.Latency), ScheduleMS: percentileJSON(res.FromSchedule),
 		AchievedRate: res.AchievedRate, FirstRecordMS: millis(res.FirstRecord),
@@ -331,6 +332,9 @@ func benchText(t *table, r *benchReport) {
 		t.row("achieved rate\t%.0f records/s\n", r.AchievedRate)
 	} else {
 		t.row("throughput\t%.0f records/s\t%.1f MB/s\n", r.RecordsPerSec, r.MBps)
+	}
+	if r.Batches > 0 {
+		t.row("batches\t%d\t%.1f records each\n", r.Batches, float64(r.Records)/float64(r.Batches))
 	}
 	if r.Mode == "consume" {
 		t.row("first record\t%.3f ms\n", r.FirstRecordMS)

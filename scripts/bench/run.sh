@@ -29,7 +29,8 @@
 # SMALL_RECORDS, default 3000000), acks1 (config P with acks=1, not
 # idempotent) and p1000 (1,000 partitions, a run of 100 records to each
 # in turn, then 1,000 Metadata requests; klog8 is klog on 8 partitions
-# with the same records, what the 1,000 are compared with).
+# with the same records, what the 1,000 are compared with). MATRIX_CASES
+# (default "small acks1 p1000") picks some of them.
 #
 # --durable runs klog up --durable (klogdur: every produce acknowledged
 # once fsynced, group commit) against klog on the same disk without it:
@@ -399,7 +400,7 @@ if [ "$matrix" = 1 ]; then
   base_labels=("${labels[@]}")
   base_records=$records
   reports=()
-  for case in small acks1 p1000; do
+  for case in ${MATRIX_CASES:-small acks1 p1000}; do
     labels=("${base_labels[@]}") tsize=100 tparts=8 textra=() tmeta=0 records=$base_records
     case $case in
     small) records=${SMALL_RECORDS:-3000000} about="100 B records, 8 partitions, acks=all, idempotent, linger 5 ms" ;;
