@@ -168,7 +168,9 @@ type Result struct {
 	// wrote (acknowledged or not): Records/Batches is how full the
 	// linger and the broker's answers let them get.
 	Batches int64
-	Elapsed time.Duration
+	// Requests is, for a produce run, the Produce requests written.
+	Requests int64
+	Elapsed  time.Duration
 	// RecordsPerSec and MBps are over Elapsed.
 	RecordsPerSec float64
 	MBps          float64

@@ -38,6 +38,7 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 		return nil, err
 	}
 	batches.n.Store(0)
+	batches.requests.Store(0)
 
 	value := make([]byte, c.Size)
 	for i := range value {
@@ -90,7 +91,7 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	}
 	err = cl.Flush(ctx)
 	stopProgress()
-	r.Records, r.Errors, r.Batches = acked.Load(), failed.Load(), batches.n.Load()
+	r.Records, r.Errors, r.Batches, r.Requests = acked.Load(), failed.Load(), batches.n.Load(), batches.requests.Load()
 	r.Bytes = r.Records * int64(c.Size)
 	if werr := w.stop(r, r.Bytes); werr != nil {
 		return r, fmt.Errorf("broker sample: %w", werr)
@@ -108,9 +109,16 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	return r, nil
 }
 
-// batchCounter counts the record batches a producer writes.
-type batchCounter struct{ n atomic.Int64 }
+// batchCounter counts the record batches a producer writes, and the
+// Produce requests they go in.
+type batchCounter struct{ n, requests atomic.Int64 }
 
 func (b *batchCounter) OnProduceBatchWritten(kgo.BrokerMetadata, string, int32, kgo.ProduceBatchMetrics) {
 	b.n.Add(1)
+}
+
+func (b *batchCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == 0 && err == nil { // Produce
+		b.requests.Add(1)
+	}
 }

@@ -210,6 +210,7 @@ type benchReport struct {
 	Errors        int64            `json:"errors"`
 	Bytes         int64            `json:"bytes"`
 	Batches       int64            `json:"batches,omitempty"`
+	Requests      int64            `json:"produce_requests,omitempty"`
 	ElapsedS      float64          `json:"elapsed_s"`
 	RecordsPerSec float64          `json:"records_per_s"`
 	MBps          float64          `json:"MBps"`
@@ -278,7 +279,7 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions, mode string, run 
 		return err
 	}
 	rep := benchReport{
-		Version: 1, Mode: mode, Records: res.Records, Errors: res.Errors, Bytes: res.Bytes, Batches: res.Batches,
+		Version: 1, Mode: mode, Records: res.Records, Errors: res.Errors, Bytes: res.Bytes, Batches: res.Batches, Requests: res.Requests,
 		ElapsedS: res.Elapsed.Seconds(), RecordsPerSec: res.RecordsPerSec, MBps: res.MBps,
 		LatencyMS: percentileJSON(res.Latency), ScheduleMS: percentileJSON(res.FromSchedule),
 		AchievedRate: res.AchievedRate, FirstRecordMS: millis(res.FirstRecord),
@@ -335,6 +336,9 @@ func benchText(t *table, r *benchReport) {
 	}
 	if r.Batches > 0 {
 		t.row("batches\t%d\t%.1f records each\n", r.Batches, float64(r.Records)/float64(r.Batches))
+	}
+	if r.Requests > 0 {
+		t.row("produce requests\t%d\t%.2f batches each\n", r.Requests, float64(r.Batches)/float64(r.Requests))
 	}
 	if r.Mode == "consume" {
 		t.row("first record\t%.3f ms\n", r.FirstRecordMS)
