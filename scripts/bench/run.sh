@@ -61,6 +61,9 @@
 #                 (default 10000) of 1 KiB, acks=all, no linger (default
 #                 15s); E2E=0 skips them
 #   PIN=0         do not pin (default: pin when taskset exists)
+#   PREWARM_MB    before each run, write and delete a file of this many
+#                 MiB, so that the run's page cache reuses host-backed
+#                 pages (see settle); default 0, none
 #   THROUGHPUT=0  skip the produce and consume runs (with E2E=0: only the
 #                 startup runs)
 #   STARTUP_IDLE  how long a started broker idles before its idle RSS and
@@ -197,7 +200,23 @@ wait_accept() {
 }
 
 failures=0
-settle() { sync; sleep 3; }
+# settle runs before each broker starts. With PREWARM_MB it then writes
+# and deletes a file of that many MiB on the data directories' disk: this
+# VM backs guest memory lazily and takes freed pages back (virtio-balloon
+# free page reporting), so a page-cache page never touched costs a host
+# fault, about 14 times a warm write (performance.md §3.3); the file
+# leaves host-backed pages on the free list for the run to reuse. Not for
+# the protocol's comparisons: it shows how much of a run is that cost.
+# The file goes last: the kernel reports freed pages to the host after
+# about 2 s.
+settle() {
+  sync
+  sleep 3
+  if [ "${PREWARM_MB:-0}" -gt 0 ]; then
+    dd if=/dev/zero of="$data/prewarm" bs=1M count="$PREWARM_MB" status=none
+    rm -f "$data/prewarm"
+  fi
+}
 
 # broker_cmd LABEL: a free port and a fresh data directory for LABEL's
 # broker; sets addr, dir, cmd (the command that starts it) and setup_ms. The
