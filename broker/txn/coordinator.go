@@ -620,8 +620,16 @@ func (a *actor) tick() {
 // abortFenced aborts the Ongoing transaction with a bumped epoch (Kafka's
 // PrepareEpochFence): the producer is fenced and its data aborted.
 func (a *actor) abortFenced() error {
-	next := a.m.toPrepare(false, a.m.fenceEpoch(), a.now())
+	epoch := a.m.fenceEpoch()
+	next := a.m.toPrepare(false, epoch, a.now())
 	if err := a.persist(next); err != nil {
+		// As Kafka's hasFailedEpochFence: the bumped epoch stays, in
+		// memory only and never given to a producer, so that the retry
+		// fences at it. Kept at the fenced producer's own epoch, the
+		// retry's abort fenced nobody, and its transaction version 2
+		// markers were refused as not above that epoch: the aborted
+		// records stayed open, for the next commit to take in.
+		a.m.epoch, a.m.lastEpoch = epoch, -1
 		a.m.failedFence = true
 		return err
 	}
