@@ -213,7 +213,7 @@ type clientConn struct {
 // handles a connection's requests one at a time, would show it.
 // Without a connection (cc nil), finish runs now.
 func (cc *clientConn) answerLater(ctx context.Context, finish func(ctx context.Context) kmsg.Response) kmsg.Response {
-	if cc == nil || cc.nc == nil {
+	if cc == nil {
 		return finish(ctx)
 	}
 	cc.later = finish

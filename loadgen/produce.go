@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // sendStamp is a record's context carrying when it was handed to the
@@ -37,7 +38,7 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	if err := warmUp(ctx, cl, &c); err != nil {
 		return nil, err
 	}
-	batches.n.Store(0)
+	batches.batches.Store(0)
 	batches.requests.Store(0)
 
 	value := make([]byte, c.Size)
@@ -91,7 +92,7 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	}
 	err = cl.Flush(ctx)
 	stopProgress()
-	r.Records, r.Errors, r.Batches, r.Requests = acked.Load(), failed.Load(), batches.n.Load(), batches.requests.Load()
+	r.Records, r.Errors, r.Batches, r.Requests = acked.Load(), failed.Load(), batches.batches.Load(), batches.requests.Load()
 	r.Bytes = r.Records * int64(c.Size)
 	if werr := w.stop(r, r.Bytes); werr != nil {
 		return r, fmt.Errorf("broker sample: %w", werr)
@@ -111,14 +112,14 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 
 // batchCounter counts the record batches a producer writes, and the
 // Produce requests they go in.
-type batchCounter struct{ n, requests atomic.Int64 }
+type batchCounter struct{ batches, requests atomic.Int64 }
 
 func (b *batchCounter) OnProduceBatchWritten(kgo.BrokerMetadata, string, int32, kgo.ProduceBatchMetrics) {
-	b.n.Add(1)
+	b.batches.Add(1)
 }
 
 func (b *batchCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
-	if key == 0 && err == nil { // Produce
+	if key == kmsg.Produce.Int16() && err == nil {
 		b.requests.Add(1)
 	}
 }

@@ -74,11 +74,12 @@ skipped() { [ "${CI:-}" != true ] && [ "${1:-0}" = 1 ]; }
 # end can repeat why a failed stage failed: a CI log is often read from
 # its last lines only.
 stage_logs=$(mktemp -d)
+stage_log() { echo "$stage_logs/${1//\//_}.log"; }
 run_stage() {
   local name=$1 t=$SECONDS log rc=0 tee_pid n
   shift
   stage "$name"
-  log=$stage_logs/${name//\//_}.log
+  log=$(stage_log "$name")
   exec 3>&1 4>&2 > >(tee "$log") 2>&1
   tee_pid=$!
   "$@" || rc=$?
@@ -97,7 +98,8 @@ run_stage() {
 # fail_reasons NAME prints, indented, the lines of stage NAME's output
 # that say what failed (at most 15, each cut to 240 characters).
 fail_reasons() {
-  local log=$stage_logs/${1//\//_}.log
+  local log
+  log=$(stage_log "$1")
   [ -s "$log" ] || return 0
   grep -a -E '^(FAIL|--- FAIL|panic:)|(^|[ :])FAIL[: ]|timed out|did not (start|build|close|finish)|died' "$log" |
     grep -a -v -E '^(ok|PASS) ' | tail -n 15 | cut -c1-240 | sed 's/^/    /'
