@@ -137,9 +137,18 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 		fb.keep(*buf)
 		return n.fillFetch(req, resp, iso, maxBytes, buf, fb)
 	}
+	// seen holds, once the fetch has parked, each fetched partition's
+	// readable bound as it was before the last read: the fetch waits for
+	// a bound to move past it. Waiting past the fetch offset instead would
+	// never park a fetch whose partitions hold less than MinBytes beyond
+	// it, and it would read again at once, forever.
+	var seen []int64
 	for {
 		// Taken before reading: a release while we read wakes us.
 		freed := n.responseBytes.Freed()
+		if timer != nil {
+			seen = n.fetchBounds(req, iso, seen[:0])
+		}
 		total, stop, starved := fill()
 		if stop || total >= int(req.MinBytes) || wait <= 0 {
 			return resp, nil
@@ -168,9 +177,20 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 				return resp, nil
 			}
 		}
-		registered := n.waitFetch(req, iso, wake)
-		if !registered {
-			continue // data arrived while we looked
+		if !n.waitFetch(req, iso, wake, seen) {
+			// Data arrived while we looked (on the first pass, data
+			// below MinBytes may have been there all along: seen is
+			// empty and the fetch offsets stand in for it). The timer
+			// and the client still end the wait.
+			select {
+			case <-timer.C:
+				fill()
+				return resp, nil
+			case <-ctx.Done():
+				return resp, nil
+			default:
+				continue
+			}
 		}
 		select {
 		case <-wake:
@@ -425,23 +445,47 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 }
 
 // waitFetch registers wake with every fetched partition. It reports false
-// when some partition already has data beyond its fetch offset.
-func (n *Node) waitFetch(req *kmsg.FetchRequest, iso partition.Isolation, wake chan struct{}) bool {
+// when some partition's readable bound is already past what the fetch saw:
+// past seen[k] for the k-th partition of the request, or, when seen is
+// empty, past its fetch offset.
+func (n *Node) waitFetch(req *kmsg.FetchRequest, iso partition.Isolation, wake chan struct{}, seen []int64) bool {
 	img := n.ctrl.Image()
+	k := 0
 	for ti := range req.Topics {
 		for pi := range req.Topics[ti].Partitions {
 			rp := &req.Topics[ti].Partitions[pi]
+			past := rp.FetchOffset
+			if k < len(seen) {
+				past = max(past, seen[k])
+			}
+			k++
 			p := n.partition(fetchTopicName(req, img, ti), rp.Partition)
 			if p == nil {
 				continue
 			}
-			if !p.Wait(wake, rp.FetchOffset, iso) {
+			if !p.Wait(wake, past, iso) {
 				n.unwaitFetch(req, wake)
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// fetchBounds appends to bounds each fetched partition's readable bound at
+// iso, in the request's order; -1 for a partition the node does not have.
+func (n *Node) fetchBounds(req *kmsg.FetchRequest, iso partition.Isolation, bounds []int64) []int64 {
+	img := n.ctrl.Image()
+	for ti := range req.Topics {
+		for pi := range req.Topics[ti].Partitions {
+			bound := int64(-1)
+			if p := n.partition(fetchTopicName(req, img, ti), req.Topics[ti].Partitions[pi].Partition); p != nil {
+				bound = p.Bound(iso)
+			}
+			bounds = append(bounds, bound)
+		}
+	}
+	return bounds
 }
 
 func (n *Node) unwaitFetch(req *kmsg.FetchRequest, wake chan struct{}) {

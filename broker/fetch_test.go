@@ -182,3 +182,56 @@ func TestFetchFromNoFollowerRefused(t *testing.T) {
 		}
 	}
 }
+
+// A fetch whose MinBytes is more than its partitions hold beyond the fetch
+// offset parks until MaxWait and then answers with what there is, as
+// Kafka's does; a parked fetch ends with its client's connection. Before,
+// a partition with any data past the fetch offset made the fetch read
+// again at once, forever: no answer, a core spinning, and the loop outlived
+// the client.
+func TestFetchMinBytesAboveDataAnswersAtMaxWait(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := nameClient(n)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "few"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		produceRaw(ctx, t, cl, "few", 0, rawBatch(fmt.Sprint(i)))
+	}
+	b := n.Broker()
+
+	req := fetchRequest("few", 1, 1<<20, 1<<20)
+	req.MinBytes, req.MaxWaitMillis = 1<<20, 500
+	r := dialRaw(t, n.Addr())
+	r.c.SetDeadline(time.Now().Add(20 * time.Second))
+	r.send(1, 12, 1, true, req.AppendTo(nil))
+	corr, body, err := r.recv()
+	if err != nil || corr != 1 {
+		t.Fatalf("fetch with MinBytes above the data: correlation %d, %v; want an answer at MaxWait", corr, err)
+	}
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	if err := resp.ReadFrom(body[1:]); err != nil { // past the header's tags
+		t.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || p.HighWatermark != 10 || len(p.RecordBatches) == 0 {
+		t.Fatalf("answer at MaxWait: error %d, high watermark %d, %d bytes of records; want the 10 records", p.ErrorCode, p.HighWatermark, len(p.RecordBatches))
+	}
+
+	// Parked with a long MaxWait, woken by an append that still leaves it
+	// short, and then left by its client: the fetch ends with the
+	// connection.
+	req.MaxWaitMillis = 30_000
+	r2 := dialRaw(t, n.Addr())
+	r2.send(1, 12, 2, true, req.AppendTo(nil))
+	testkit.WaitFor(t, "the fetch to park", func() (bool, string) {
+		return b.ParkedFetches() == 1, fmt.Sprintf("%d parked", b.ParkedFetches())
+	})
+	produceRaw(ctx, t, cl, "few", 0, rawBatch("more"))
+	r2.c.Close()
+	testkit.WaitFor(t, "the parked fetch to end with its connection", func() (bool, string) {
+		return b.ParkedFetches() == 0, fmt.Sprintf("%d parked", b.ParkedFetches())
+	})
+}

@@ -388,6 +388,15 @@ func (p *Partition) Read(dst []byte, offset int64, maxBytes int, iso Isolation, 
 	return p.log.Read(dst, offset, maxBytes, p.bound(iso), minOneBatch)
 }
 
+// Bound is the offset below which records are readable at iso: the log
+// end for a follower, the last stable offset for read_committed, else the
+// high watermark.
+func (p *Partition) Bound(iso Isolation) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bound(iso)
+}
+
 func (p *Partition) bound(iso Isolation) int64 {
 	switch iso {
 	case ReadReplica:
