@@ -482,10 +482,11 @@ func TestVerificationKeepsSequencesInOrder(t *testing.T) {
 // them, are each answered as a duplicate with its original offsets after a
 // restart, clean or not, and on a replica that built its state from the
 // leader's batches and then leads, also after it truncated its tail
-// (which reloads its state from a snapshot).
+// (which reloads its state from a snapshot). Markers of the producer's
+// epoch between its batches (each a committed transaction) are read past.
 func TestWindowSurvivesRolls(t *testing.T) {
 	const pid, batches = 7, producerBatchesRetained + 2
-	for _, tc := range []string{"clean", "crash", "replica", "replica-truncated"} {
+	for _, tc := range []string{"clean", "crash", "crash-transactional", "replica", "replica-truncated"} {
 		t.Run(tc, func(t *testing.T) {
 			e := newEnv(t)
 			e.cfg.SegmentBytes = 300
@@ -497,11 +498,17 @@ func TestWindowSurvivesRolls(t *testing.T) {
 				}
 				return l
 			}
-			produce := func(seq int32) []byte { return logtest.ProducerBatch(testTs, pid, 0, seq, 2, false) }
+			txn := tc == "crash-transactional"
+			produce := func(seq int32) []byte { return logtest.ProducerBatch(testTs, pid, 0, seq, 2, txn) }
 			l := openAt(e.fs, "/data/t-0")
 			var first []int64 // first offset of each batch of the producer
 			for i := range int32(batches) {
 				first = append(first, mustAppend(t, l, produce(2*i), 0).FirstOffset)
+				if txn {
+					if _, err := l.AppendMarker(Marker{ProducerID: pid, Commit: true}, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
 				mustAppend(t, l, e.batch(1, 100), 0)
 				mustAppend(t, l, e.batch(1, 100), 0)
 			}
@@ -512,7 +519,7 @@ func TestWindowSurvivesRolls(t *testing.T) {
 				t.Fatal(err)
 			}
 			switch tc {
-			case "clean", "crash":
+			case "clean", "crash", "crash-transactional":
 				fsys := e.restartFS(tc == "clean", l.Close)
 				l = openAt(fsys, "/data/t-0")
 			default:
