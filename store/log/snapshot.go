@@ -486,12 +486,15 @@ func (l *Log) rebuildWindowsLocked(ps *producerState, snap int64) error {
 		if seg.base >= hi {
 			continue
 		}
-		end, _, ok, err := seg.find(hi, seg.size.Load())
-		if err != nil {
-			return err
-		}
-		if !ok {
-			end = seg.size.Load()
+		end := seg.size.Load()
+		if seg.next > hi {
+			p, _, ok, err := seg.find(hi, end)
+			if err != nil {
+				return err
+			}
+			if ok {
+				end = p
+			}
 		}
 		// Batch boundaries to read from, ascending: the segment start and
 		// the index entries below end.
