@@ -12,7 +12,9 @@
 //     time restarting it on the same data directory and port (recovery);
 //   - pause: SIGSTOP the node twice for -pause (a hung node; the
 //     producer's requests wait or time out and are retried), then SIGCONT;
-//   - term: SIGTERM and restart it twice (a clean restart).
+//   - term: SIGTERM and restart it twice (a clean restart);
+//   - dup-kill-durable: kill 20 times under klog up --durable, the topic's
+//     segments 4 KiB (dup.go; set up by oneNodeSetups).
 //
 // Scenarios on a local cluster, klog up -n 3 faulted with klog node, each
 // in its own file and registered in clusterScenarios: see cluster.go.
@@ -54,7 +56,7 @@ func run() int {
 	}
 	names := strings.Split(*scenarios, ",")
 	for _, name := range names {
-		if _, ok := faults[name]; !ok && clusterScenarios[name] == nil {
+		if _, ok := faults[name]; !ok && clusterScenarios[name] == nil && oneNodeSetups[name] == nil {
 			fmt.Fprintf(os.Stderr, "chaos: unknown scenario %q (%s)\n", name, strings.Join(scenarioNames(), ", "))
 			return 2
 		}
@@ -64,8 +66,11 @@ func run() int {
 		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 		var line string
 		var err error
-		if f, ok := faults[name]; ok {
+		if f, ok := faults[name]; ok || oneNodeSetups[name] != nil {
 			s := scenario{name: name, bin: *bin, fault: f, records: *records, partitions: int32(*partitions), pause: *pause}
+			if setup := oneNodeSetups[name]; setup != nil {
+				setup(&s)
+			}
 			line, err = s.run(ctx)
 		} else {
 			line, err = runCluster(ctx, name, *bin, clusterScenarios[name], *clusterRecords, int32(*partitions))
@@ -123,12 +128,17 @@ var clusterScenarios = map[string]clusterScenario{
 	"coord-failover":  coordFailover,     // coordinator.go, test 7
 	"isolated-leader": isolatedLeader,    // isolation.go, test 2
 	"truncation":      truncation,        // isolation.go, test 4
+	"dup-kill":        dupKill,           // dup.go, issue 26
 }
 
 // scenarioNames is every scenario: those on one node, then those on a
 // cluster in name order.
 func scenarioNames() []string {
 	names := []string{"kill", "pause", "term"}
+	for name := range oneNodeSetups {
+		names = append(names, name)
+	}
+	sort.Strings(names[3:])
 	var cluster []string
 	for name := range clusterScenarios {
 		cluster = append(cluster, name)
@@ -138,4 +148,4 @@ func scenarioNames() []string {
 }
 
 // faultsPerScenario is how many times each scenario faults the node.
-var faultsPerScenario = map[string]int{"kill": 3, "pause": 2, "term": 2}
+var faultsPerScenario = map[string]int{"kill": 3, "pause": 2, "term": 2, "dup-kill-durable": dupKills}

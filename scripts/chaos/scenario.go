@@ -25,6 +25,9 @@ type scenario struct {
 	records    int
 	partitions int32
 	pause      time.Duration
+	// opts start the node; topicConfigs are the topic's configs.
+	opts         klogproc.Options
+	topicConfigs map[string]*string
 }
 
 const topic = "chaos"
@@ -39,7 +42,7 @@ func (s *scenario) run(ctx context.Context) (string, error) {
 	}
 	keep := true
 	defer func() { done(keep) }()
-	n, err := klogproc.Start(ctx, s.bin, dir, klogproc.Options{})
+	n, err := klogproc.Start(ctx, s.bin, dir, s.opts)
 	if err != nil {
 		return "", err
 	}
@@ -116,7 +119,7 @@ func (s *scenario) createTopic(ctx context.Context, addr string) error {
 		return err
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, s.partitions, 1, nil, topic)
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, s.partitions, 1, s.topicConfigs, topic)
 	if err == nil {
 		err = resp.Err
 	}

@@ -266,10 +266,11 @@
 //     batch inline, plus its slot in the map of producers (about 32 bytes,
 //     by the map's load). A producer with two or more batches retained also
 //     holds a 128-byte window of its last five: about 224 bytes;
-//   - loaded from a snapshot: the same 96 bytes (every producer comes back
-//     with its last batch only, into a map made to size), after a transient
-//     143 bytes allocated per producer by the load, 46 of them the snapshot
-//     file, read whole;
+//   - loaded from a snapshot: the same 96 bytes (a producer comes back
+//     with its last batch only, into a map made to size, unless recovery
+//     finds the earlier batches of its window, see Recovery), after a
+//     transient 143 bytes allocated per producer by the load, 46 of them
+//     the snapshot file, read whole;
 //   - on disk: 46 bytes per snapshot entry; a log keeps the snapshots of
 //     its last two segments.
 //
@@ -316,6 +317,18 @@
 // rebuild are filled by the same replay, started earlier (from an older
 // snapshot or the first segment) when they lie before the snapshot.
 // Truncate reloads producer state the same way.
+//
+// A snapshot keeps each producer's last batch only, as Kafka's does, and
+// Kafka's recovery stops there: a producer whose last five batches
+// straddle the snapshot (a roll between them, or a clean close) comes back
+// knowing the newer ones only, and the retry of an older one still in
+// flight is answered OUT_OF_ORDER_SEQUENCE_NUMBER; a client that then
+// resets its producer id writes it a second time. klog rebuilds the
+// windows: for every producer whose oldest retained batch lies before the
+// snapshot, the log before it is read backwards (batch headers only, from
+// index entry to index entry) for the batches of its epoch in sequence
+// before that one, until it has five, reaches sequence 0, a gap, another
+// epoch or the log start, or 16 MiB of batches were read.
 //
 // # Retention and deletion
 //

@@ -56,6 +56,22 @@ func (w *batchWindow) last() (batchMetadata, bool) {
 	return *w.at(w.n - 1), true
 }
 
+// first returns the oldest retained batch.
+func (w *batchWindow) first() (batchMetadata, bool) {
+	if w.n == 0 {
+		return batchMetadata{}, false
+	}
+	return *w.at(0), true
+}
+
+// prepend adds m before the oldest retained batch of a window that is not
+// full.
+func (w *batchWindow) prepend(m batchMetadata) {
+	w.head = (w.head + producerBatchesRetained - 1) % producerBatchesRetained
+	*w.at(0) = m
+	w.n++
+}
+
 func (w *batchWindow) push(m batchMetadata) {
 	if w.n == producerBatchesRetained {
 		w.head = (w.head + 1) % producerBatchesRetained

@@ -15,6 +15,7 @@ import (
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/store/log/logtest"
 	"github.com/klogdev/klog/store/log/record"
+	"github.com/klogdev/klog/store/vfs"
 )
 
 func TestSnapshotLayout(t *testing.T) {
@@ -309,7 +310,7 @@ func TestExpiryBoundsProducers(t *testing.T) {
 // TestLoadDropsExpiredProducers: state loaded after a restart holds no
 // producer the live state would have expired, whether it comes from the
 // snapshot (clean close) or from replaying the batches after an older one
-// (crash), and a producer comes back with its last batch only.
+// (crash), and a producer comes back with its window.
 func TestLoadDropsExpiredProducers(t *testing.T) {
 	for _, clean := range []bool{true, false} {
 		e := newEnv(t)
@@ -333,13 +334,13 @@ func TestLoadDropsExpiredProducers(t *testing.T) {
 		l.mu.Lock()
 		more := l.mu.producers.byID[1000].more
 		l.mu.Unlock()
-		if clean && more != nil {
-			t.Fatalf("producer loaded from the snapshot holds %d batches, want 1", more.n)
+		if more == nil || more.n != producerBatchesRetained {
+			t.Fatalf("clean=%v: producer loaded with window %+v, want its %d batches", clean, more, producerBatchesRetained)
 		}
-		// The last batch still answers as a duplicate.
-		r := mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1000, 0, producerBatchesRetained-1, 1, false), 0)
+		// The first batch still answers as a duplicate.
+		r := mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 1000, 0, 0, 1, false), 0)
 		if !r.Duplicate {
-			t.Fatalf("clean=%v: last batch not a duplicate after restart: %+v", clean, r)
+			t.Fatalf("clean=%v: first batch not a duplicate after restart: %+v", clean, r)
 		}
 		_ = l.Close()
 	}
@@ -474,4 +475,78 @@ func TestVerificationKeepsSequencesInOrder(t *testing.T) {
 	e.clk.Advance(2 * time.Second)
 	l.ExpireProducers(e.clk.Now(), time.Second)
 	mustAppend(t, l, logtest.ProducerBatch(e.clk.UnixMilli(), 9, 0, 2, 1, true), 5)
+}
+
+// TestWindowSurvivesRolls: a producer's last five batches, with segment
+// rolls (and so snapshots, which keep its last batch only) between each of
+// them, are each answered as a duplicate with its original offsets after a
+// restart, clean or not, and on a replica that built its state from the
+// leader's batches and then leads, also after it truncated its tail
+// (which reloads its state from a snapshot). Markers of the producer's
+// epoch between its batches (each a committed transaction) are read past.
+func TestWindowSurvivesRolls(t *testing.T) {
+	const pid, batches = 7, producerBatchesRetained + 2
+	for _, tc := range []string{"clean", "crash", "crash-transactional", "replica", "replica-truncated"} {
+		t.Run(tc, func(t *testing.T) {
+			e := newEnv(t)
+			e.cfg.SegmentBytes = 300
+			e.cfg.IndexIntervalBytes = 100
+			openAt := func(fsys vfs.FS, dir string) *Log {
+				l, err := Open(fsys, dir, e.cfg, Options{Logger: testkit.Logger(t, slog.LevelInfo), Now: e.clk.Now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			txn := tc == "crash-transactional"
+			produce := func(seq int32) []byte { return logtest.ProducerBatch(testTs, pid, 0, seq, 2, txn) }
+			l := openAt(e.fs, "/data/t-0")
+			var first []int64 // first offset of each batch of the producer
+			for i := range int32(batches) {
+				first = append(first, mustAppend(t, l, produce(2*i), 0).FirstOffset)
+				if txn {
+					if _, err := l.AppendMarker(Marker{ProducerID: pid, Commit: true}, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				mustAppend(t, l, e.batch(1, 100), 0)
+				mustAppend(t, l, e.batch(1, 100), 0)
+			}
+			if n := len(l.segments()); n < 2*batches {
+				t.Fatalf("%d segments: the producer's batches must lie rolls apart", n)
+			}
+			if err := l.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			switch tc {
+			case "clean", "crash", "crash-transactional":
+				fsys := e.restartFS(tc == "clean", l.Close)
+				l = openAt(fsys, "/data/t-0")
+			default:
+				follower := openAt(e.fs, "/data/follower/t-0")
+				replicate(t, l, follower, 1<<20)
+				if tc == "replica-truncated" {
+					// A tail the new leader does not have.
+					end := l.EndOffset()
+					mustAppend(t, l, e.batch(1, 100), 0)
+					replicate(t, l, follower, 1<<20)
+					if err := follower.Truncate(end); err != nil {
+						t.Fatal(err)
+					}
+				}
+				_ = l.Close()
+				l = follower
+			}
+			defer l.Close()
+			for i := batches - producerBatchesRetained; i < batches; i++ {
+				r, err := l.Append(produce(2*int32(i)), 1)
+				if err != nil || !r.Duplicate || r.FirstOffset != first[i] || r.LastOffset != first[i]+1 {
+					t.Fatalf("retry of batch %d (offset %d): %+v, %v; want a duplicate", i, first[i], r, err)
+				}
+			}
+			if r := mustAppend(t, l, produce(2*batches), 1); r.Duplicate {
+				t.Fatalf("next batch taken as a duplicate: %+v", r)
+			}
+		})
+	}
 }

@@ -327,6 +327,9 @@ func (l *Log) loadProducerStateLocked(now time.Time, rebuild bool) error {
 	// Replay re-creates producers from batches the live state may have
 	// expired already; drop them now rather than at the next check.
 	ps.expire(nowMs, l.mu.cfg.ProducerIDExpirationMs)
+	if err := l.rebuildWindowsLocked(&ps, snap); err != nil {
+		return err
+	}
 	for _, s := range stale {
 		if err := s.txn.Truncate(0); err != nil {
 			return fmt.Errorf("truncate transaction index of segment %d: %w", s.base, err)
@@ -352,7 +355,6 @@ const maxReplayedControlBatch = 64 << 10
 // rebuild of transaction indexes would otherwise hold a second copy of
 // every producer in the replayed range).
 func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segment, AbortedTxn), txnOnly bool) error {
-	var hdr [record.HeaderSize]byte
 	for _, s := range l.segments() {
 		if s.next <= from {
 			continue
@@ -372,16 +374,11 @@ func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segm
 			}
 			pos = p
 		}
-		for pos+record.HeaderSize <= limit {
-			if err := readFull(s.log, hdr[:], pos); err != nil {
-				return fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
-			}
-			h, err := record.ParseHeader(hdr[:])
-			if err != nil {
-				return fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
-			}
+		more := true
+		_, err := scanHeaders(s, pos, limit, func(pos int64, h record.Batch) bool {
 			if h.BaseOffset() >= to {
-				return nil
+				more = false
+				return false
 			}
 			// Markers are transactional batches too.
 			if b, ok := l.replayedBatch(s, pos, h); ok && h.LastOffset() >= from && (b.transactional || !txnOnly) {
@@ -389,8 +386,148 @@ func (l *Log) replayLocked(ps *producerState, from, to int64, collect func(*segm
 					collect(s, a)
 				}
 			}
-			pos += int64(h.Size())
+			return true
+		})
+		if err != nil || !more {
+			return err
 		}
+	}
+	return nil
+}
+
+// scanHeaders calls fn with the header (HeaderSize bytes) of every batch of
+// s from pos, a batch boundary, up to limit, until fn returns false. It
+// returns how many bytes of batches it passed.
+func scanHeaders(s *segment, pos, limit int64, fn func(pos int64, h record.Batch) bool) (int64, error) {
+	var hdr [record.HeaderSize]byte
+	start := pos
+	for pos+record.HeaderSize <= limit {
+		if err := readFull(s.log, hdr[:], pos); err != nil {
+			return pos - start, fmt.Errorf("read segment %d at %d: %w", s.base, pos, err)
+		}
+		h, err := record.ParseHeader(hdr[:])
+		if err != nil {
+			return pos - start, fmt.Errorf("segment %d at %d: %w", s.base, pos, err)
+		}
+		if !fn(pos, h) {
+			break
+		}
+		pos += int64(h.Size())
+	}
+	return pos - start, nil
+}
+
+// windowScanBytes bounds how much of the log before a snapshot
+// rebuildWindowsLocked reads back.
+const windowScanBytes = 16 << 20
+
+// rebuildWindowsLocked gives the producers of ps back the batches before
+// snap that their windows held. A snapshot keeps each producer's last batch
+// only (the layout Kafka's snapshots have), so a producer whose last five
+// batches straddle it would come back from a restart or a truncation
+// knowing only the newer ones, and the retry of an older one in flight
+// would be answered ErrOutOfOrderSequence instead of as a duplicate (and
+// a client that then resets its producer writes it again). The log before
+// snap is read backwards, segment by segment and, inside one, from index
+// entry to index entry, batch headers only, until each producer whose
+// oldest retained batch lies before snap has five batches or reaches the
+// start of its sequences (0), a sequence gap, a batch or marker of another
+// epoch or the log start, or until windowScanBytes were read: a producer
+// whose batches lie further apart keeps what was found.
+func (l *Log) rebuildWindowsLocked(ps *producerState, snap int64) error {
+	var short []stagedProducer
+	at := make(map[int64]int)
+	hi := int64(-1)
+	for id, e := range ps.byID {
+		s := e.stage()
+		o, ok := s.batches.first()
+		if !ok || s.batches.n == producerBatchesRetained || o.firstOffset() >= snap || o.lastSeq < 0 || o.firstSeq() == 0 {
+			continue
+		}
+		at[id] = len(short)
+		short = append(short, s)
+		hi = max(hi, o.firstOffset())
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	left, scanned := len(short), int64(0)
+	var found []producerBatch
+	// take adds b, the next batch down of a producer still short, to its
+	// window, or ends its search.
+	take := func(b *producerBatch) {
+		i, ok := at[b.producerID]
+		if !ok {
+			return
+		}
+		s := &short[i]
+		o, _ := s.batches.first()
+		if b.lastOffset >= o.firstOffset() {
+			return
+		}
+		if b.marker < 0 && b.epoch == s.epoch && b.firstSeq >= 0 && inSequence(b.lastSeq, o.firstSeq()) {
+			s.batches.prepend(batchMetadata{
+				lastSeq: b.lastSeq, lastOffset: b.lastOffset,
+				offsetDelta: int32(b.lastOffset - b.firstOffset), timestamp: b.maxTimestamp,
+			})
+			if s.batches.n < producerBatchesRetained && b.firstSeq != 0 {
+				return
+			}
+		} else if b.marker >= 0 && b.epoch == s.epoch {
+			return
+		}
+		ps.put(s)
+		delete(at, b.producerID)
+		left--
+	}
+	segs := l.segments()
+	for k := len(segs) - 1; k >= 0 && left > 0 && scanned < windowScanBytes; k-- {
+		seg := segs[k]
+		if seg.base >= hi {
+			continue
+		}
+		end := seg.size.Load()
+		if seg.next > hi {
+			p, _, ok, err := seg.find(hi, end)
+			if err != nil {
+				return err
+			}
+			if ok {
+				end = p
+			}
+		}
+		// Batch boundaries to read from, ascending: the segment start and
+		// the index entries below end.
+		seg.imu.RLock()
+		starts := []int64{0}
+		for _, e := range seg.imu.offsets {
+			if p := int64(e.pos); p > 0 && p < end {
+				starts = append(starts, p)
+			}
+		}
+		seg.imu.RUnlock()
+		for j := len(starts) - 1; j >= 0 && left > 0 && scanned < windowScanBytes; j-- {
+			found = found[:0]
+			n, err := scanHeaders(seg, starts[j], end, func(pos int64, h record.Batch) bool {
+				if _, ok := at[h.ProducerID()]; ok {
+					if b, ok := l.replayedBatch(seg, pos, h); ok {
+						found = append(found, b)
+					}
+				}
+				return true
+			})
+			if err != nil {
+				return err
+			}
+			scanned += n
+			for i := len(found) - 1; i >= 0; i-- {
+				take(&found[i])
+			}
+			end = starts[j]
+		}
+	}
+	for _, i := range at {
+		ps.put(&short[i])
 	}
 	return nil
 }
