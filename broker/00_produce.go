@@ -497,9 +497,11 @@ func produceRecordsError(version int16, records []byte) *kerr.Error {
 // producer of a transactional produce has this partition in its ongoing
 // transaction, and returns the Kafka error code when it has not. From
 // version 12 (transaction version 2, KIP-890 part 2) the partition is
-// added to the transaction instead, as Kafka's
-// AddPartitionsToTxnManager does for the addPartition operation; a fenced
-// epoch is then answered INVALID_PRODUCER_EPOCH, as it answers.
+// added to the transaction instead, as Kafka's AddPartitionsToTxnManager
+// does for the addPartition operation. A fenced epoch is answered
+// INVALID_PRODUCER_EPOCH at every version, as AddPartitionsToTxnManager
+// answers it: producers (librdkafka's at v10 among them) take that as
+// fatal, where PRODUCER_FENCED on a produce would be abortable to them.
 func (n *Node) verifyTransactional(ctx context.Context, p *partition.Partition, version int16, txnID, topic string, rp *kmsg.ProduceRequestTopicPartition) int16 {
 	b, err := record.Parse(rp.Records)
 	if err != nil {
@@ -513,16 +515,16 @@ func (n *Node) verifyTransactional(ctx context.Context, p *partition.Partition, 
 	p.StartVerification(b.ProducerID(), b.ProducerEpoch(), b.BaseSequence())
 	tp := txn.TopicPartition{Topic: topic, Partition: rp.Partition}
 	if version < 12 {
-		err := n.verifyTxnPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), tp)
-		code := txn.Code(err)
-		if code == kerr.InvalidTxnState.Code && version >= 11 {
-			return kerr.TransactionAbortable.Code // KIP-890's error for v11 producers
-		}
+		err = n.verifyTxnPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), tp)
+	} else {
+		err = n.addTxnPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), tp)
+	}
+	switch code := txn.Code(err); {
+	case code == kerr.ProducerFenced.Code:
+		return kerr.InvalidProducerEpoch.Code
+	case code == kerr.InvalidTxnState.Code && version == 11:
+		return kerr.TransactionAbortable.Code // KIP-890's error for v11 producers
+	default:
 		return code
 	}
-	code := txn.Code(n.addTxnPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), tp))
-	if code == kerr.ProducerFenced.Code {
-		return kerr.InvalidProducerEpoch.Code
-	}
-	return code
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"time"
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/group"
@@ -30,6 +31,21 @@ func (n *Node) newOffsetsTopic() *internalTopic {
 	}
 }
 
+// minInitialRebalanceDelay is the shortest wait for more members before a
+// new classic group's first generation, whatever
+// group.initial.rebalance.delay.ms says (klog's default is 0). Completed
+// inside the first JoinGroup, a consumer started a few milliseconds after
+// another forced a second generation, which waits for the first consumer
+// to rejoin (librdkafka rejoins from the application's poll: up to
+// max.poll.interval.ms). Kafka completes even an undelayed first join from
+// its timer (GroupMetadataManager.prepareRebalance), which leaves a window
+// of about a millisecond, and a lone member's first join took it 20 to
+// 180 ms on a loaded machine; klog's window is wider on purpose and its
+// lone join about as fast. Each member that joins during the wait extends
+// it by as much, up to the rebalance timeout, as Kafka's initial delayed
+// join does.
+const minInitialRebalanceDelay = 50 * time.Millisecond
+
 // newGroupCoordinator builds the node's group coordinator from the broker's
 // group.* and offsets.* configs.
 func (n *Node) newGroupCoordinator() *group.Coordinator {
@@ -40,7 +56,7 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 		Partitions:                    s.OffsetsTopic.Partitions,
 		PartitionCount:                func() int32 { return n.offsets.partitions(n.ctrl.Image(), n.settings()) },
 		Topics:                        n.groupTopics,
-		InitialRebalanceDelay:         s.Group.InitialRebalanceDelay,
+		InitialRebalanceDelay:         max(s.Group.InitialRebalanceDelay, minInitialRebalanceDelay),
 		MinSessionTimeout:             s.Group.MinSessionTimeout,
 		MaxSessionTimeout:             s.Group.MaxSessionTimeout,
 		MaxSize:                       int(s.Group.MaxSize),

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -145,4 +146,88 @@ func TestTxnOffsetCommitRefusesProducerWithoutTheGroupInItsTransaction(t *testin
 	fetchStable()
 	n.Restart()
 	fetchStable()
+}
+
+// TestFencedProducerErrorCodesByVersion: a producer whose epoch newer
+// InitProducerIDs of its transactional id bumped is answered what Kafka
+// 4.4 answers, request by request and version by version (protodiff's
+// txn-fenced-* cases). A produce is INVALID_PRODUCER_EPOCH at every
+// version, as Kafka's AddPartitionsToTxnManager maps PRODUCER_FENCED:
+// librdkafka, producing at v10, takes only that as fatal and would go on
+// after PRODUCER_FENCED. TxnOffsetCommit is INVALID_PRODUCER_EPOCH too;
+// the coordinator's own requests are PRODUCER_FENCED from the version
+// that knows it, INVALID_PRODUCER_EPOCH before.
+func TestFencedProducerErrorCodesByVersion(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := nameClient(n)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "fenced"); err != nil {
+		t.Fatal(err)
+	}
+	const id = "fenced-id"
+	pid, epoch := initTransactional(ctx, t, cl, id)
+	for range 2 { // two bumps: the epoch is neither current nor a retry's
+		initTransactional(ctx, t, cl, id)
+	}
+	r := dialRaw(t, n.Addr())
+	for _, tc := range []struct {
+		name     string
+		versions []int16
+		since    int16 // the first version answered PRODUCER_FENCED
+		req      func() kmsg.Request
+		code     func(kmsg.Response) int16
+	}{
+		{"Produce", []int16{3, 9, 10, 11, 12}, math.MaxInt16, func() kmsg.Request {
+			return txnProduce("fenced", kmsg.StringPtr(id), logtest.ProducerBatch(time.Now().UnixMilli(), pid, epoch, 0, 1, true))
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode }},
+		{"AddPartitionsToTxn", []int16{1, 2, 3}, 2, func() kmsg.Request {
+			req := kmsg.NewPtrAddPartitionsToTxnRequest()
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, pid, epoch
+			rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+			rt.Topic, rt.Partitions = "fenced", []int32{0}
+			req.Topics = append(req.Topics, rt)
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+		}},
+		{"AddOffsetsToTxn", []int16{1, 2, 3, 4}, 2, func() kmsg.Request {
+			req := kmsg.NewPtrAddOffsetsToTxnRequest()
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = id, pid, epoch, "fenced-group"
+			return req
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode }},
+		{"EndTxn", []int16{1, 2, 3, 4, 5}, 2, func() kmsg.Request {
+			return endTxnV(0, id, pid, epoch, true)
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.EndTxnResponse).ErrorCode }},
+		{"TxnOffsetCommit", []int16{2, 3, 4, 5}, math.MaxInt16, func() kmsg.Request {
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = id, "fenced-group", pid, epoch, -1
+			rt := kmsg.NewTxnOffsetCommitRequestTopic()
+			rt.Topic = "fenced"
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Offset, rp.LeaderEpoch = 1, -1
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		}},
+		{"InitProducerID", []int16{3, 4, 5}, 4, func() kmsg.Request {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(id), 60000
+			req.ProducerID, req.ProducerEpoch = pid, epoch
+			return req
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.InitProducerIDResponse).ErrorCode }},
+	} {
+		for _, v := range tc.versions {
+			req := tc.req()
+			req.SetVersion(v)
+			want := kerr.InvalidProducerEpoch
+			if v >= tc.since {
+				want = kerr.ProducerFenced
+			}
+			if got := tc.code(rawDo[kmsg.Response](t, r, req)); got != want.Code {
+				t.Errorf("%s v%d from the fenced producer: %v, want %v", tc.name, v, kerr.ErrorForCode(got), want)
+			}
+		}
+	}
 }

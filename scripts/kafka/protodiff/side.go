@@ -317,7 +317,8 @@ func (s *side) initProducer(txnID *string) (int64, int16, error) {
 		if err == nil {
 			return r.ProducerID, r.ProducerEpoch, nil
 		}
-		if !kerr.IsRetriable(err) || time.Now().After(deadline) {
+		// kerr does not count CONCURRENT_TRANSACTIONS as retriable.
+		if !kerr.IsRetriable(err) && !errors.Is(err, kerr.ConcurrentTransactions) || time.Now().After(deadline) {
 			return 0, 0, fmt.Errorf("%w: InitProducerID on %s: %v", errSetup, s.name, err)
 		}
 		time.Sleep(100 * time.Millisecond) // a bounded retry of a retriable error
