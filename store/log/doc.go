@@ -21,6 +21,14 @@
 //	    00000000000000001200.snapshot    producer state before offset 1200
 //	    leader-epoch-checkpoint
 //	    partition.metadata
+//	  <topic>-<partition>.<topic id>-stray/  a stray log moved aside at open
+//
+// A stray log is one whose partition.metadata names a topic ID the
+// cluster does not have under its name (ManagerOptions.TopicID): the
+// topic was deleted, or deleted and created again, while the node was
+// away. Its directory is renamed, not opened and never served, and kept
+// for the operator to remove. Create refuses to hand out an open log of
+// another topic ID (ErrInconsistentTopicID).
 //
 // All integers are big endian. Format version: every file below is version
 // 0 of Kafka's layout; the text files carry the version on their first line,
