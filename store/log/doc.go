@@ -13,6 +13,7 @@
 //	  replication-offset-checkpoint      high watermarks, per partition (written by the broker)
 //	  cleaner-offset-checkpoint          first dirty offset, per compacted partition
 //	  .kafka_cleanshutdown               present only after a clean Close
+//	  meta.properties                    the cluster and node the directory belongs to (written by the broker)
 //	  <topic>-<partition>/
 //	    00000000000000000000.log         segment data; name = 20-digit base offset
 //	    00000000000000000000.index       sparse offset index
@@ -169,6 +170,15 @@
 //
 //	version: 0
 //	topic_id: AQIDBAUGBwgJCgsMDQ4PEA     16-byte topic ID, base64url without padding
+//
+// # meta.properties (Kafka's, version 1; MetaProperties)
+//
+//	version=1
+//	cluster.id=q1Sh-9_ISia_zwGINzRvyQ
+//	node.id=1
+//
+// A node refuses a data directory whose meta.properties names another
+// cluster or node (CheckMetaProperties).
 //
 // # recovery-point-offset-checkpoint, log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint
 //

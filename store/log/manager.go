@@ -148,18 +148,12 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 	if _, err := fsys.Stat(path.Join(dir, CleanShutdownFile)); err == nil {
 		clean = true
 	}
-	names, err := fsys.List(dir)
+	names, err := PartitionDirs(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("list data dir %s: %w", dir, err)
+		return nil, err
 	}
 	for _, n := range names {
-		tp, ok := parsePartitionDir(n)
-		if !ok {
-			continue
-		}
-		if st, err := fsys.Stat(path.Join(dir, n)); err != nil || !st.IsDir() {
-			continue
-		}
+		tp, _ := parsePartitionDir(n)
 		id, hasID := m.readTopicID(path.Join(dir, n))
 		if hasID && opts.TopicID != nil {
 			if want, ok := opts.TopicID(tp.Topic); !ok || want != id {
