@@ -52,8 +52,10 @@ func checkRaftStoreKept(fsys vfs.FS, dataDir string) error {
 		whose = "cluster " + meta.ClusterID
 	}
 	held := log.MetaPropertiesFile
-	if len(parts) > 0 {
-		held = fmt.Sprintf("%d partition logs (%s)", len(parts), strings.Join(parts[:min(3, len(parts))], ", "))
+	if len(parts) == 1 {
+		held = "the partition log " + parts[0]
+	} else if len(parts) > 1 {
+		held = fmt.Sprintf("%d partition logs (%s, ...)", len(parts), strings.Join(parts[:min(3, len(parts))], ", "))
 	}
 	return fmt.Errorf("%w: %s holds %s of %s, but its metadata store %s is missing or empty, "+
 		"and starting would form a new cluster over that data; restore %s from a backup, or move the data directory aside to start afresh",

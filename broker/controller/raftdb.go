@@ -53,7 +53,7 @@ func checkRaftDB(path string) error {
 	want := tx.Size()
 	_ = tx.Rollback()
 	if want > st.Size() {
-		return storeDamaged(path, fmt.Errorf("the file is %d bytes but its header says %d: it was cut short", st.Size(), want))
+		return storeDamaged(path, fmt.Errorf("the file is %d bytes but its header says it holds %d: it was cut short", st.Size(), want))
 	}
 	return nil
 }
