@@ -42,6 +42,9 @@ func checkRaftDB(path string) error {
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return fmt.Errorf("controller: %s is locked by another process: is another klog node running on this data directory?", path)
 	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("controller: %w", err)
+	}
 	if err != nil {
 		return storeDamaged(path, err)
 	}
