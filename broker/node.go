@@ -256,6 +256,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 
 	n.dataDir = dataDir
+	if !cfg.Memory {
+		if err := checkRaftStoreKept(fs, dataDir); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
 	n.ctrl, err = controller.New(controller.Config{
 		NodeID:  cfg.NodeID,
 		DataDir: ctrlDir,
@@ -274,6 +280,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		ln.Close()
 		return nil, fmt.Errorf("wait for controller: %w", err)
 	}
+	if !cfg.Memory {
+		if err := log.CheckMetaProperties(fs, dataDir, n.ctrl.Image().ClusterID, cfg.NodeID); err != nil {
+			n.ctrl.Close()
+			ln.Close()
+			return nil, err
+		}
+	}
 	// The logs open once the metadata image names the topics, so that
 	// each is opened, and recovered, with its topic's configs
 	// (index.interval.bytes, max.message.bytes, cleanup.policy, ...), as
@@ -284,6 +297,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		ConfigFor:    n.topicLogConfig,
 		MaxOpenFiles: int(brokerCfg.Settings().LogMaxOpenFiles),
 		OnRoll:       n.recordRoll,
+		TopicID:      topicIDs(n.ctrl.Image()),
 	})
 	if err != nil {
 		n.ctrl.Close()

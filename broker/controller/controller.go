@@ -246,7 +246,11 @@ func New(cfg Config) (*Controller, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("controller: create raft dir: %w", err)
 		}
-		c.bolt, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+		path := filepath.Join(cfg.DataDir, RaftDBFile)
+		if err := checkRaftDB(path); err != nil {
+			return nil, err
+		}
+		c.bolt, err = raftboltdb.New(raftboltdb.Options{Path: path})
 		if err != nil {
 			return nil, fmt.Errorf("controller: open raft log %s: %w", dir, err)
 		}

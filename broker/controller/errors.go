@@ -91,3 +91,10 @@ var ErrNewLeaderElected = errors.New("new leader elected")
 // ErrNoReassignment is returned for cancelling the reassignment of a
 // partition that has none under way (Kafka's NO_REASSIGNMENT_IN_PROGRESS).
 var ErrNoReassignment = errors.New("no partition reassignment in progress")
+
+// ErrStoreDamaged is returned by New when the Raft store file,
+// <data-dir>/raft/raft.db, cannot be opened safely: shorter than the pages
+// its own header says it holds (a truncated copy), or with no valid
+// header. Opening such a file would read past its end and crash the
+// process.
+var ErrStoreDamaged = errors.New("metadata store damaged")

@@ -243,8 +243,12 @@ func parseOffsetCheckpoint(b []byte) (map[TopicPartition]int64, error) {
 // lines, the second without a final newline; the topic ID is base64 URL
 // encoding without padding.
 func encodePartitionMetadata(id [16]byte) []byte {
-	return []byte("version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]))
+	return []byte("version: 0\ntopic_id: " + topicIDString(id))
 }
+
+// topicIDString is a topic ID as Kafka writes one: unpadded URL-safe
+// base64.
+func topicIDString(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
 func parsePartitionMetadata(b []byte) ([16]byte, error) {
 	var id [16]byte

@@ -13,6 +13,7 @@
 //	  replication-offset-checkpoint      high watermarks, per partition (written by the broker)
 //	  cleaner-offset-checkpoint          first dirty offset, per compacted partition
 //	  .kafka_cleanshutdown               present only after a clean Close
+//	  meta.properties                    the cluster and node the directory belongs to (written by the broker)
 //	  <topic>-<partition>/
 //	    00000000000000000000.log         segment data; name = 20-digit base offset
 //	    00000000000000000000.index       sparse offset index
@@ -21,6 +22,14 @@
 //	    00000000000000001200.snapshot    producer state before offset 1200
 //	    leader-epoch-checkpoint
 //	    partition.metadata
+//	  <topic>-<partition>.<topic id>-stray/  a stray log moved aside at open
+//
+// A stray log is one whose partition.metadata names a topic ID the
+// cluster does not have under its name (ManagerOptions.TopicID): the
+// topic was deleted, or deleted and created again, while the node was
+// away. Its directory is renamed, not opened and never served, and kept
+// for the operator to remove. Create refuses to hand out an open log of
+// another topic ID (ErrInconsistentTopicID).
 //
 // All integers are big endian. Format version: every file below is version
 // 0 of Kafka's layout; the text files carry the version on their first line,
@@ -161,6 +170,15 @@
 //
 //	version: 0
 //	topic_id: AQIDBAUGBwgJCgsMDQ4PEA     16-byte topic ID, base64url without padding
+//
+// # meta.properties (Kafka's, version 1; MetaProperties)
+//
+//	version=1
+//	cluster.id=q1Sh-9_ISia_zwGINzRvyQ
+//	node.id=1
+//
+// A node refuses a data directory whose meta.properties names another
+// cluster or node (CheckMetaProperties).
 //
 // # recovery-point-offset-checkpoint, log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint
 //

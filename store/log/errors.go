@@ -108,3 +108,8 @@ var ErrTransactionCoordinatorFenced = errors.New("store/log: transaction coordin
 // UnexpectedAppendOffsetException and OffsetsOutOfOrderException, which
 // make a follower's fetcher mark the partition failed.
 var ErrUnexpectedAppendOffset = errors.New("store/log: unexpected append offset")
+
+// ErrInconsistentTopicID means a partition's log belongs to another topic
+// of the same name: its partition.metadata names another topic ID than
+// the one asked for. Kafka: INCONSISTENT_TOPIC_ID.
+var ErrInconsistentTopicID = errors.New("store/log: log's topic id differs")

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +56,17 @@ type ManagerOptions struct {
 	// OnRoll, when set, is told of each roll of a log's active segment,
 	// with the log's lock held (see Options.OnRoll).
 	OnRoll func(TopicPartition, Roll)
+	// TopicID, when set, returns a topic's ID in the cluster metadata,
+	// false when the cluster has no topic of that name. OpenManager then
+	// does not open a stray log, one whose partition.metadata names a
+	// topic ID the cluster does not have under its name: the topic was
+	// deleted, or deleted and created again, while the node was away, or
+	// the directory came from another cluster. It renames the directory
+	// "<topic>-<partition>.<topic id>-stray", which later opens ignore,
+	// and logs a warning; the data stays for the operator to remove.
+	// Kafka's LogManager moves its stray logs aside the same way. A log
+	// without partition.metadata is opened: Create records its ID.
+	TopicID func(topic string) ([16]byte, bool)
 }
 
 // rollHook is the OnRoll of tp's log: the Manager's, told tp.
@@ -135,17 +148,21 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 	if _, err := fsys.Stat(path.Join(dir, CleanShutdownFile)); err == nil {
 		clean = true
 	}
-	names, err := fsys.List(dir)
+	names, err := PartitionDirs(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("list data dir %s: %w", dir, err)
+		return nil, err
 	}
 	for _, n := range names {
-		tp, ok := parsePartitionDir(n)
-		if !ok {
-			continue
-		}
-		if st, err := fsys.Stat(path.Join(dir, n)); err != nil || !st.IsDir() {
-			continue
+		tp, _ := parsePartitionDir(n)
+		id, hasID := m.readTopicID(path.Join(dir, n))
+		if hasID && opts.TopicID != nil {
+			if want, ok := opts.TopicID(tp.Topic); !ok || want != id {
+				if err := m.moveAside(n, id); err != nil {
+					_ = m.closeLogs()
+					return nil, err
+				}
+				continue
+			}
 		}
 		rp := rps[tp]
 		if clean {
@@ -160,13 +177,8 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 			return nil, err
 		}
 		m.mu.logs[tp] = l
-		b, err := readFile(fsys, path.Join(dir, n, PartitionMetadataFile), 4096)
-		if err == nil {
-			if id, err := parsePartitionMetadata(b); err == nil {
-				m.mu.ids[tp] = id
-			} else {
-				m.logger.Warn("partition.metadata unreadable", "partition", n, "err", err)
-			}
+		if hasID {
+			m.mu.ids[tp] = id
 		}
 	}
 	if clean {
@@ -181,6 +193,61 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 		}
 	}
 	return m, nil
+}
+
+// readTopicID reads the topic ID in the partition.metadata of the log
+// directory dir; false when there is none or it is unreadable (logged).
+func (m *Manager) readTopicID(dir string) ([16]byte, bool) {
+	b, err := readFile(m.fs, path.Join(dir, PartitionMetadataFile), 4096)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			m.logger.Warn("partition.metadata unreadable", "dir", dir, "err", err)
+		}
+		return [16]byte{}, false
+	}
+	id, err := parsePartitionMetadata(b)
+	if err != nil {
+		m.logger.Warn("partition.metadata unreadable", "dir", dir, "err", err)
+		return [16]byte{}, false
+	}
+	return id, true
+}
+
+// moveAside moves the stray log directory name, of topic ID id, to
+// "<name>.<id>-stray" (see ManagerOptions.TopicID), file by file, as
+// vfs.FS renames files only. partition.metadata goes last: a crash
+// part-way leaves it in name, which the next open finds stray again and
+// finishes moving.
+func (m *Manager) moveAside(name string, id [16]byte) error {
+	from := path.Join(m.dir, name)
+	to := path.Join(m.dir, name+"."+topicIDString(id)+"-stray")
+	files, err := m.fs.List(from)
+	if err != nil {
+		return fmt.Errorf("move stray log %s aside: %w", name, err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return f == PartitionMetadataFile })
+	files = append(files, PartitionMetadataFile)
+	if err := m.fs.MkdirAll(to); err != nil {
+		return fmt.Errorf("move stray log %s aside: %w", name, err)
+	}
+	for _, f := range files {
+		if err := m.fs.Rename(path.Join(from, f), path.Join(to, f)); err != nil {
+			return fmt.Errorf("move stray log %s aside: %w", name, err)
+		}
+	}
+	for _, step := range []func() error{
+		func() error { return m.fs.SyncDir(to) },
+		func() error { return m.fs.SyncDir(from) },
+		func() error { return m.fs.Remove(from) },
+		func() error { return m.fs.SyncDir(m.dir) },
+	} {
+		if err := step(); err != nil {
+			return fmt.Errorf("move stray log %s aside: %w", name, err)
+		}
+	}
+	m.logger.Warn("stray log moved aside: the cluster has no topic of its topic id under its name; remove the directory when its data is not wanted",
+		"dir", to)
+	return nil
 }
 
 // OpenFiles returns how many files the Manager's logs have open and the
@@ -207,7 +274,10 @@ func (m *Manager) Get(topic string, partition int32) *Log {
 }
 
 // Create returns the partition's log, creating it (and its
-// partition.metadata) when absent.
+// partition.metadata) when absent. An existing log of another topic ID
+// is refused with ErrInconsistentTopicID, as Kafka's Partition refuses
+// it: its records are another topic's. An existing log without
+// partition.metadata gets one, of topicID.
 func (m *Manager) Create(topic string, partition int32, topicID [16]byte, cfg Config) (*Log, error) {
 	tp := TopicPartition{topic, partition}
 	if topic == "" || partition < 0 || topic == "." || topic == ".." || containsSlash(topic) {
@@ -219,6 +289,17 @@ func (m *Manager) Create(topic string, partition int32, topicID [16]byte, cfg Co
 		return nil, ErrClosed
 	}
 	if l := m.mu.logs[tp]; l != nil {
+		id, ok := m.mu.ids[tp]
+		if ok && id != topicID {
+			return nil, fmt.Errorf("%w: the log of %s holds topic id %s, not %s", ErrInconsistentTopicID, tp.Dir(),
+				topicIDString(id), topicIDString(topicID))
+		}
+		if !ok {
+			if err := writeFileAtomic(m.fs, path.Join(m.dir, tp.Dir(), PartitionMetadataFile), encodePartitionMetadata(topicID)); err != nil {
+				return nil, err
+			}
+			m.mu.ids[tp] = topicID
+		}
 		return l, nil
 	}
 	dir := path.Join(m.dir, tp.Dir())
