@@ -1346,7 +1346,7 @@ func TestRetentionThroughTheBroker(t *testing.T) {
 	cl := n.Client(kgo.DefaultProduceTopic("short"))
 	adm := kadm.NewClient(cl)
 	segment, retention := "400", "800"
-	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"segment.bytes": &segment, "retention.bytes": &retention}, "short"); err != nil {
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"internal.segment.bytes": &segment, "retention.bytes": &retention}, "short"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 40 {
