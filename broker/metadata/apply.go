@@ -77,6 +77,18 @@ func (img *Image) applySetClusterID(r *SetClusterIDRecord) (*Image, error) {
 		return nil, fmt.Errorf("%w: %q, not %q", ErrClusterIDSet, img.ClusterID, r.ClusterID)
 	}
 	n := img.shallowCopy()
+	if img.ClusterID == "" && len(r.BrokerDefaults) > 0 {
+		n.BrokerConfigs = maps.Clone(img.BrokerConfigs)
+		if n.BrokerConfigs == nil {
+			n.BrokerConfigs = map[string]map[string]string{}
+		}
+		cfg := maps.Clone(n.BrokerConfigs[""])
+		if cfg == nil {
+			cfg = map[string]string{}
+		}
+		maps.Copy(cfg, r.BrokerDefaults)
+		n.BrokerConfigs[""] = cfg
+	}
 	n.ClusterID = r.ClusterID
 	return n, nil
 }
