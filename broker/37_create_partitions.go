@@ -9,11 +9,11 @@ package broker
 // (INVALID_REPLICA_ASSIGNMENT for a count that is not the number of new
 // partitions, an empty list, an unregistered broker, a broker twice, a
 // replica count other than the topic's, or only fenced brokers).
-// ValidateOnly checks without creating. A topic named more than once is answered once, with
-// INVALID_REQUEST (ControllerApis.createPartitions). More than
-// klog.max.partitions partition replicas on a node, and any change to an
-// internal topic's count (its keys hash over it), are refused with
-// POLICY_VIOLATION; Kafka allows the latter.
+// ValidateOnly checks without creating. A topic named more than once is
+// answered once, with INVALID_REQUEST (ControllerApis.createPartitions).
+// More than klog.max.partitions partition replicas on a node, and any
+// change to an internal topic's count (its keys hash over it), are refused
+// with POLICY_VIOLATION; Kafka allows the latter.
 
 import (
 	"context"
