@@ -13,8 +13,10 @@ const maxDeletedTopics = 4096
 // for it right after sees it gone instead of made again at once. The next
 // request creates it as any other.
 type deletedTopics struct {
-	mu    sync.Mutex
-	names map[string]struct{}
+	mu struct {
+		sync.Mutex
+		names map[string]struct{}
+	}
 }
 
 // update records the topics of prev that next no longer holds and forgets
@@ -22,25 +24,25 @@ type deletedTopics struct {
 func (d *deletedTopics) update(prev, next topicConfigs) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for name := range d.names {
+	for name := range d.mu.names {
 		if _, ok := next[name]; ok {
-			delete(d.names, name)
+			delete(d.mu.names, name)
 		}
 	}
 	for name := range prev {
 		if _, ok := next[name]; ok {
 			continue
 		}
-		if d.names == nil {
-			d.names = make(map[string]struct{})
+		if d.mu.names == nil {
+			d.mu.names = make(map[string]struct{})
 		}
-		if len(d.names) >= maxDeletedTopics {
-			for old := range d.names { // any one: a bound, not an order
-				delete(d.names, old)
+		if len(d.mu.names) >= maxDeletedTopics {
+			for old := range d.mu.names { // any one: a bound, not an order
+				delete(d.mu.names, old)
 				break
 			}
 		}
-		d.names[name] = struct{}{}
+		d.mu.names[name] = struct{}{}
 	}
 }
 
@@ -49,7 +51,7 @@ func (d *deletedTopics) update(prev, next topicConfigs) {
 func (d *deletedTopics) take(name string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, ok := d.names[name]
-	delete(d.names, name)
+	_, ok := d.mu.names[name]
+	delete(d.mu.names, name)
 	return ok
 }

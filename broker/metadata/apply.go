@@ -78,16 +78,11 @@ func (img *Image) applySetClusterID(r *SetClusterIDRecord) (*Image, error) {
 	}
 	n := img.shallowCopy()
 	if img.ClusterID == "" && len(r.BrokerDefaults) > 0 {
-		n.BrokerConfigs = maps.Clone(img.BrokerConfigs)
-		if n.BrokerConfigs == nil {
-			n.BrokerConfigs = map[string]map[string]string{}
+		clusterWide := ""
+		var err error
+		if n, err = img.applyAlterBrokerConfigs(&AlterTopicConfigsRecord{Broker: &clusterWide, Set: r.BrokerDefaults}); err != nil {
+			return nil, err
 		}
-		cfg := maps.Clone(n.BrokerConfigs[""])
-		if cfg == nil {
-			cfg = map[string]string{}
-		}
-		maps.Copy(cfg, r.BrokerDefaults)
-		n.BrokerConfigs[""] = cfg
 	}
 	n.ClusterID = r.ClusterID
 	return n, nil
