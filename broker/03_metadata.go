@@ -14,7 +14,11 @@ package broker
 // true. Creation goes through the controller and the partitions are opened
 // before the answer, so the client sees a ready topic at once instead of
 // LEADER_NOT_AVAILABLE. Internal topics (names starting with "__") are never
-// auto-created by clients.
+// auto-created by clients. A topic deleted since it was last asked for is
+// answered UNKNOWN_TOPIC_OR_PARTITION the first time, as Kafka's first
+// answer is, and created by the next request (deletedtopics.go): a client
+// that checks a deletion right after DeleteTopics does not see the topic
+// made again.
 //
 // The requested topics are a set, as in Kafka: a topic named twice (even
 // the empty name, answered INVALID_TOPIC_EXCEPTION) is answered once.
@@ -59,7 +63,7 @@ func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Reque
 				continue
 			}
 			name := *rt.Topic
-			if _, ok := img.Topic(name); ok || strings.HasPrefix(name, "__") {
+			if _, ok := img.Topic(name); ok || strings.HasPrefix(name, "__") || n.deleted.take(name) {
 				continue
 			}
 			if err := n.autoCreate(ctx, name); err == nil {

@@ -60,11 +60,8 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 			ReplicationFactor: rt.ReplicationFactor,
 			Configs:           make(map[string]string, len(rt.Configs)),
 		}
-		if len(rt.ReplicaAssignment) > 0 {
-			spec.Assignment = make(map[int32][]int32, len(rt.ReplicaAssignment))
-			for _, a := range rt.ReplicaAssignment {
-				spec.Assignment[a.Partition] = a.Replicas
-			}
+		for _, a := range rt.ReplicaAssignment {
+			spec.Assignment = append(spec.Assignment, controller.PartitionReplicas{Partition: a.Partition, Replicas: a.Replicas})
 		}
 		for _, c := range rt.Configs {
 			if c.Value != nil {

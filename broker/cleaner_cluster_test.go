@@ -35,7 +35,7 @@ func TestClusterFollowerFetchesCleanedLog(t *testing.T) {
 	adm := kadm.NewClient(c.Client())
 	ratio, policy, seg := "0.01", "compact", "2048"
 	if _, err := adm.CreateTopic(ctx, 1, 2, map[string]*string{
-		"cleanup.policy": &policy, "segment.bytes": &seg, "min.cleanable.dirty.ratio": &ratio,
+		"cleanup.policy": &policy, "internal.segment.bytes": &seg, "min.cleanable.dirty.ratio": &ratio,
 	}, "c"); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func createTopicConfigs(ctx context.Context, t *testing.T, n *brokertest.Node, t
 func TestClockRetention(t *testing.T) {
 	ctx := testkit.Context(t)
 	n := brokertest.Start(t)
-	createTopicConfigs(ctx, t, n, "aging", "retention.ms", "3600000", "segment.bytes", "400")
+	createTopicConfigs(ctx, t, n, "aging", "retention.ms", "3600000", "internal.segment.bytes", "400")
 	cl := n.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	producePadded(ctx, t, cl, "aging", 0, 20)
 	p := n.Broker().PartitionForTest("aging", 0)

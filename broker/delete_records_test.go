@@ -88,7 +88,7 @@ func TestDeleteRecords(t *testing.T) {
 	cl := n.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
 	segment, compact := "400", "compact"
-	if _, err := adm.CreateTopic(ctx, 2, 1, map[string]*string{"segment.bytes": &segment}, "dr"); err != nil {
+	if _, err := adm.CreateTopic(ctx, 2, 1, map[string]*string{"internal.segment.bytes": &segment}, "dr"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": &compact}, "dr-compact"); err != nil {
@@ -185,7 +185,7 @@ func TestDeleteRecordsCluster(t *testing.T) {
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()))
 	adm := kadm.NewClient(cl)
 	segment := "400"
-	if _, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"segment.bytes": &segment}, "drc"); err != nil {
+	if _, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"internal.segment.bytes": &segment}, "drc"); err != nil {
 		t.Fatal(err)
 	}
 	p := partitionOnAll(ctx, t, c, "drc")

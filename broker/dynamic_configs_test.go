@@ -218,14 +218,45 @@ func TestBrokerConfigRefusals(t *testing.T) {
 				kerr.ErrorForCode(r.ErrorCode), msg, kerr.ErrorForCode(tc.code), tc.msg)
 		}
 	}
-	// Nothing above was set: the default resource lists no config.
+	// Nothing above was set: the default resource lists only the config
+	// the cluster started with.
 	rcs, err := kadm.NewClient(cl).DescribeBrokerConfigs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, rc := range rcs {
-		if len(rc.Configs) != 0 {
+		if len(rc.Configs) != 1 || rc.Configs[0].Key != "min.insync.replicas" {
 			t.Errorf("cluster-wide dynamic configs after refusals and validate-only changes: %+v", rc.Configs)
 		}
+	}
+}
+
+// TestClusterStartsWithMinInsyncReplicas: a new cluster holds its
+// min.insync.replicas as a cluster-wide dynamic config, at the static
+// value, as Kafka 4's storage format writes it: DescribeConfigs gives it
+// source DYNAMIC_DEFAULT_BROKER_CONFIG on a topic and a broker. Deleted,
+// the static value takes over again.
+func TestClusterStartsWithMinInsyncReplicas(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t, brokertest.Config("min.insync.replicas", "1"))
+	cl := n.Client()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"min.insync.replicas=1(DYNAMIC_DEFAULT_BROKER_CONFIG)",
+		"min.insync.replicas=1(STATIC_BROKER_CONFIG)",
+		"min.insync.replicas=1(DEFAULT_CONFIG)",
+	}
+	for _, resource := range []string{"t", ""} {
+		c := describedConfig(t, ctx, cl, resource, "min.insync.replicas")
+		if c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig || !slices.Equal(synonymsOf(c), want) {
+			t.Errorf("%q min.insync.replicas from %s, synonyms %v; want DYNAMIC_DEFAULT_BROKER_CONFIG, %v", resource, c.Source, synonymsOf(c), want)
+		}
+	}
+	setBrokerConfig(t, ctx, adm, "min.insync.replicas", nil)
+	if c := describedConfig(t, ctx, cl, "t", "min.insync.replicas"); c.Source != kmsg.ConfigSourceStaticBrokerConfig {
+		t.Errorf("min.insync.replicas from %s once the cluster's is deleted, want STATIC_BROKER_CONFIG", c.Source)
 	}
 }

@@ -154,6 +154,9 @@ type Node struct {
 		connsPerIP map[string]int
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
+	// deleted are the topics deleted since the last Metadata that could
+	// have auto-created them (deletedtopics.go).
+	deleted deletedTopics
 	// hwMu serialises high watermark checkpoints; written is the last
 	// one written.
 	hwMu struct {
@@ -559,7 +562,9 @@ func (n *Node) reconcile() {
 			n.setLeaderState(part, img, p)
 		}
 	}
-	n.topics.Store(&resolved)
+	if prev := n.topics.Swap(&resolved); prev != nil {
+		n.deleted.update(*prev, resolved)
+	}
 	n.stats.dropDeletedTopics(img)
 	n.mu.RLock()
 	var stale []partitionKey

@@ -265,7 +265,7 @@ func TestFollowerBelowLeaderLogStart(t *testing.T) {
 	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
 	ra.Partition, ra.Replicas = 0, []int32{0, 1, 2}
 	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-	for _, kv := range [][2]*string{{kmsg.StringPtr("segment.bytes"), &segment}, {kmsg.StringPtr("retention.bytes"), &retention}} {
+	for _, kv := range [][2]*string{{kmsg.StringPtr("internal.segment.bytes"), &segment}, {kmsg.StringPtr("retention.bytes"), &retention}} {
 		rc := kmsg.NewCreateTopicsRequestTopicConfig()
 		rc.Name, rc.Value = *kv[0], kv[1]
 		rt.Configs = append(rt.Configs, rc)

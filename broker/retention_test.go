@@ -23,7 +23,7 @@ func TestRetentionCheckIntervalHonoured(t *testing.T) {
 	cl := n.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
 	segment, roll, retention := "400", "1", "1"
-	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"segment.bytes": &segment, "segment.ms": &roll, "retention.ms": &retention}, "slow"); err != nil {
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"internal.segment.bytes": &segment, "segment.ms": &roll, "retention.ms": &retention}, "slow"); err != nil {
 		t.Fatal(err)
 	}
 	producePadded(ctx, t, cl, "slow", 0, 20)
@@ -47,7 +47,7 @@ func TestRetentionManySegmentsReplicated(t *testing.T) {
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
 	segment, off := "400", "-1"
-	if _, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"segment.bytes": &segment, "retention.ms": &off, "retention.bytes": &off}, "ret"); err != nil {
+	if _, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"internal.segment.bytes": &segment, "retention.ms": &off, "retention.bytes": &off}, "ret"); err != nil {
 		t.Fatal(err)
 	}
 	mp := partitionOnAll(ctx, t, c, "ret")

@@ -58,6 +58,9 @@ func (n *Node) topicLogConfig(topic string) log.Config {
 func (n *Node) logConfig(t config.Topic) log.Config {
 	cfg := log.DefaultConfig()
 	cfg.SegmentBytes = int64(t.SegmentBytes)
+	if t.InternalSegmentBytes != 0 {
+		cfg.SegmentBytes = int64(t.InternalSegmentBytes)
+	}
 	cfg.SegmentMs = t.SegmentMs
 	cfg.IndexIntervalBytes = t.IndexIntervalBytes
 	cfg.SegmentIndexBytes = t.SegmentIndexBytes

@@ -198,7 +198,7 @@ func TestKafkaSourceSegments(t *testing.T) {
 	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
 	seg := "1024"
-	if resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"segment.bytes": &seg}, "logs"); err != nil || resp.Err != nil {
+	if resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"internal.segment.bytes": &seg}, "logs"); err != nil || resp.Err != nil {
 		t.Fatalf("create logs: %v %v", err, resp.Err)
 	}
 	for i := range 40 {

@@ -30,7 +30,7 @@ func startNode(t *testing.T) (*brokertest.Node, *nodeapi.Client, string) {
 	cl := n.Client(kgo.DefaultProduceTopic("c"))
 	adm := kadm.NewClient(cl)
 	seg := "1024"
-	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": new("compact"), "segment.bytes": &seg}, "c"); err != nil {
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": new("compact"), "internal.segment.bytes": &seg}, "c"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "d"); err != nil {

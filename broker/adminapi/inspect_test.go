@@ -95,7 +95,7 @@ func startIndexed(t *testing.T) (*nodeapi.Client, string) {
 	n, c, url := startNode(t)
 	cl := n.Client()
 	seg, interval := "1024", "1"
-	if _, err := kadm.NewClient(cl).CreateTopic(testkit.Context(t), 1, 1, map[string]*string{"segment.bytes": &seg, "index.interval.bytes": &interval}, "i"); err != nil {
+	if _, err := kadm.NewClient(cl).CreateTopic(testkit.Context(t), 1, 1, map[string]*string{"internal.segment.bytes": &seg, "index.interval.bytes": &interval}, "i"); err != nil {
 		t.Fatal(err)
 	}
 	produceEach(t, cl, "i", 60)

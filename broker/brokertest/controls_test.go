@@ -217,7 +217,7 @@ func TestMoveLeader(t *testing.T) {
 func TestCompactNow(t *testing.T) {
 	ctx := testkit.Context(t)
 	c := brokertest.New(t, brokertest.Config("log.cleaner.enable", "false"),
-		brokertest.Topic("c", 1, 1, "cleanup.policy=compact", "segment.bytes=100"))
+		brokertest.Topic("c", 1, 1, "cleanup.policy=compact", "internal.segment.bytes=100"))
 	cl := c.Client(kgo.ProducerLinger(0))
 	const values = 10
 	for i := range values {
@@ -240,7 +240,7 @@ func TestCompactNow(t *testing.T) {
 func TestRetentionNow(t *testing.T) {
 	ctx := testkit.Context(t)
 	c := brokertest.New(t, brokertest.Config("log.retention.check.interval.ms", "3600000"),
-		brokertest.Topic("r", 1, 1, "retention.ms=60000", "segment.bytes=100"))
+		brokertest.Topic("r", 1, 1, "retention.ms=60000", "internal.segment.bytes=100"))
 	cl := c.Client(kgo.ProducerLinger(0))
 	old := time.Now().Add(-time.Hour)
 	const records = 5

@@ -112,7 +112,7 @@ func TestExampleNode_Hang(t *testing.T) {
 func TestExampleCluster_CompactNow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := brokertest.New(t, brokertest.Topic("prices", 1, 1, "cleanup.policy=compact", "segment.bytes=100"))
+	c := brokertest.New(t, brokertest.Topic("prices", 1, 1, "cleanup.policy=compact", "internal.segment.bytes=100"))
 	cl := c.Client()
 	for _, v := range []string{"1.00", "1.10", "1.20"} {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "prices", Key: []byte("pizza"), Value: []byte(v)}).FirstErr(); err != nil {

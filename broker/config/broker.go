@@ -229,6 +229,9 @@ func (b *Broker) TopicValues(overrides map[string]string) []Value {
 	tds := defs().topics
 	out := make([]Value, 0, len(tds))
 	for _, d := range tds {
+		if _, set := overrides[d.Name]; d.Internal && !set {
+			continue
+		}
 		out = append(out, b.resolveTopic(d, overrides))
 	}
 	return out

@@ -227,6 +227,10 @@ func TestValidateTopicConfigs(t *testing.T) {
 		{map[string]string{"cleanup.policy": "shred"}, ErrInvalidValue},
 		{map[string]string{"retention.ms": "-2"}, ErrInvalidValue},
 		{map[string]string{"segment.bytes": "99999999999"}, ErrInvalidValue},
+		{map[string]string{"segment.bytes": "1048575"}, ErrInvalidValue}, // KIP-1030's floor
+		{map[string]string{"segment.bytes": "1048576"}, nil},
+		{map[string]string{"internal.segment.bytes": "100"}, nil},
+		{map[string]string{"internal.segment.bytes": "x"}, ErrInvalidValue},
 		{map[string]string{"min.cleanable.dirty.ratio": "1.5"}, ErrInvalidValue},
 		{map[string]string{"min.cleanable.dirty.ratio": "NaN"}, ErrInvalidValue},
 		{map[string]string{"message.timestamp.type": "createtime"}, ErrInvalidValue},
@@ -241,6 +245,40 @@ func TestValidateTopicConfigs(t *testing.T) {
 		if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 			t.Errorf("%v: err %v, want %v", tc.kv, err, tc.wantErr)
 		}
+	}
+}
+
+// TestSmallSegments checks segment.bytes's 1 MiB floor, in Kafka 4's
+// words, and internal.segment.bytes, which goes below it: it takes
+// segment.bytes's place, and is listed only where it is set.
+func TestSmallSegments(t *testing.T) {
+	err := ValidateTopicConfig("segment.bytes", "4096")
+	if msg, _ := errmsg.Wire(err); !errors.Is(err, ErrInvalidValue) || msg != "Invalid value 4096 for configuration segment.bytes: Value must be at least 1048576" {
+		t.Errorf("segment.bytes=4096: %v (%q)", err, msg)
+	}
+	if _, err := ParseBroker(map[string]string{"log.segment.bytes": "4096"}); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("static log.segment.bytes=4096: %v, want ErrInvalidValue", err)
+	}
+	b, err := ParseBroker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := topic(t, b, map[string]string{"internal.segment.bytes": "100"}); tc.InternalSegmentBytes != 100 || tc.SegmentBytes != 1<<30 {
+		t.Errorf("internal.segment.bytes=100: %d, segment.bytes %d", tc.InternalSegmentBytes, tc.SegmentBytes)
+	}
+	if tc := topic(t, b, nil); tc.InternalSegmentBytes != 0 {
+		t.Errorf("internal.segment.bytes unset reads %d, want 0", tc.InternalSegmentBytes)
+	}
+	listed := func(overrides map[string]string) bool {
+		for _, v := range b.TopicValues(overrides) {
+			if v.Name == "internal.segment.bytes" {
+				return true
+			}
+		}
+		return false
+	}
+	if listed(nil) || !listed(map[string]string{"internal.segment.bytes": "100"}) {
+		t.Errorf("internal.segment.bytes listed unset %v, set %v; want false, true", listed(nil), listed(map[string]string{"internal.segment.bytes": "100"}))
 	}
 }
 

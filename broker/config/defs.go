@@ -77,6 +77,10 @@ type Def struct {
 	Doc string
 	// ReadOnly reports that the config cannot be changed while running.
 	ReadOnly bool
+	// Internal marks a topic config for tests and demos, as Kafka's
+	// internal configs: it may be set like any other, and CreateTopics
+	// and DescribeConfigs list it only where it is set.
+	Internal bool
 	// Validate checks a value: its type and its valid range or values.
 	Validate func(string) error
 
@@ -281,6 +285,10 @@ func splitList(v string) []string {
 	return out
 }
 
+// MinSegmentBytes is the least segment.bytes (and log.segment.bytes) Kafka
+// 4 takes (KIP-1030); internal.segment.bytes goes below it.
+const MinSegmentBytes = 1 << 20
+
 const (
 	hourMs   = 3600000
 	minuteMs = 60000
@@ -312,6 +320,8 @@ var topicDefs = []Def{
 		Validate: validator(TypeList, throttledReplicas)},
 	{Name: "index.interval.bytes", Type: TypeInt, Default: "4096", Doc: "Bytes of log between two offset index entries.",
 		Validate: validator(TypeInt, atLeast(0)), synonyms: []synonym{{"log.index.interval.bytes", 1}}},
+	{Name: "internal.segment.bytes", Type: TypeInt, NoDefault: true, Internal: true, Doc: "Segment file size at which a new segment is rolled, in place of segment.bytes and below its 1 MiB floor: for tests and demos that want small segments (Kafka's internal config of that name).",
+		Validate: validator(TypeInt)},
 	{Name: "leader.replication.throttled.replicas", Type: TypeList, Default: "", Doc: "Replicas (partition:broker or *) throttled on the leader side.",
 		Validate: validator(TypeList, throttledReplicas)},
 	{Name: "local.retention.bytes", Type: TypeLong, Default: "-2", Doc: "Bytes kept in local segments when tiered storage is on; -2 uses retention.bytes.",
@@ -353,8 +363,8 @@ var topicDefs = []Def{
 	{Name: "retention.ms", Type: TypeLong, Default: "604800000", Doc: "Maximum age of a log segment before it is deleted; -1 is unlimited.",
 		Validate: validator(TypeLong, atLeast(-1)),
 		synonyms: []synonym{{"log.retention.ms", 1}, {"log.retention.minutes", minuteMs}, {"log.retention.hours", hourMs}}},
-	{Name: "segment.bytes", Type: TypeInt, Default: "1073741824", Doc: "Segment file size at which a new segment is rolled.",
-		Validate: validator(TypeInt, atLeast(14)), synonyms: []synonym{{"log.segment.bytes", 1}}},
+	{Name: "segment.bytes", Type: TypeInt, Default: "1073741824", Doc: "Segment file size at which a new segment is rolled; at least 1 MiB, as in Kafka 4 (KIP-1030): internal.segment.bytes sets smaller segments.",
+		Validate: validator(TypeInt, atLeast(MinSegmentBytes)), synonyms: []synonym{{"log.segment.bytes", 1}}},
 	{Name: "segment.index.bytes", Type: TypeInt, Default: "10485760", Doc: "Size of the offset index file preallocated per segment.",
 		Validate: validator(TypeInt, atLeast(4)), synonyms: []synonym{{"log.index.size.max.bytes", 1}}},
 	{Name: "segment.jitter.ms", Type: TypeLong, Default: "0", Doc: "Maximum random jitter subtracted from segment.ms.",

@@ -144,6 +144,7 @@ type InternalTopicSettings struct {
 type Topic struct {
 	MinInsyncReplicas    int32 // min.insync.replicas
 	SegmentBytes         int32 // segment.bytes
+	InternalSegmentBytes int32 // internal.segment.bytes, in SegmentBytes's place; 0 while unset
 	SegmentMs            int64 // segment.ms
 	IndexIntervalBytes   int32 // index.interval.bytes
 	SegmentIndexBytes    int32 // segment.index.bytes
@@ -267,6 +268,7 @@ func bindTopic(r *binder) Topic {
 	return Topic{
 		MinInsyncReplicas:     r.int32("min.insync.replicas"),
 		SegmentBytes:          r.int32("segment.bytes"),
+		InternalSegmentBytes:  r.optionalInt32("internal.segment.bytes"),
 		SegmentMs:             r.int64("segment.ms"),
 		IndexIntervalBytes:    r.int32("index.interval.bytes"),
 		SegmentIndexBytes:     r.int32("segment.index.bytes"),
@@ -350,6 +352,14 @@ func (r *binder) optional(name string, t Type) string {
 	}
 	v, _ := r.raw(name, t)
 	return v
+}
+
+// optionalInt32 reads an INT config with no default: 0 while it is null.
+func (r *binder) optionalInt32(name string) int32 {
+	if r.optional(name, TypeInt) == "" {
+		return 0
+	}
+	return r.int32(name)
 }
 
 // voters reads controller.quorum.voters.

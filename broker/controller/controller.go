@@ -656,7 +656,7 @@ func (c *Controller) setupLeader() error {
 		if err != nil {
 			return err
 		}
-		recs = append(recs, metadata.Record{Type: metadata.RecordSetClusterID, SetClusterID: &metadata.SetClusterIDRecord{ClusterID: id}})
+		recs = append(recs, metadata.Record{Type: metadata.RecordSetClusterID, SetClusterID: &metadata.SetClusterIDRecord{ClusterID: id, BrokerDefaults: c.clusterDefaults()}})
 	}
 	futures := make([]raft.ApplyFuture, 0, len(recs))
 	for _, r := range recs {
@@ -676,6 +676,18 @@ func (c *Controller) setupLeader() error {
 		}
 	}
 	return nil
+}
+
+// clusterDefaults are the cluster-wide dynamic broker configs a new
+// cluster starts with: min.insync.replicas, at this node's static value,
+// as Kafka 4's storage format writes it (so DescribeConfigs reports it
+// as DYNAMIC_DEFAULT_BROKER_CONFIG on both).
+func (c *Controller) clusterDefaults() map[string]string {
+	tc, err := c.cfg.Broker.Topic(nil)
+	if err != nil {
+		return nil // the static configs were checked at start
+	}
+	return map[string]string{"min.insync.replicas": strconv.Itoa(int(tc.MinInsyncReplicas))}
 }
 
 // newClusterID returns a random cluster ID in the usual 22-character form.

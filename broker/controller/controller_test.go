@@ -122,7 +122,7 @@ func TestTopicLifecycle(t *testing.T) {
 		t.Error("validate-only created the topic")
 	}
 
-	if err := c.CreatePartitions(ctx, "orders", 5, false); err != nil {
+	if err := c.CreatePartitions(ctx, "orders", 5, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(c.Image().Topics["orders"].Partitions); n != 5 {
@@ -204,15 +204,15 @@ func TestErrors(t *testing.T) {
 			return err
 		}},
 		{"assignment with counts", ErrInvalidRequest, func() error {
-			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1}}}, false)
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: 1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{1}}}}, false)
 			return err
 		}},
 		{"assignment gap", ErrInvalidReplicaAssignment, func() error {
-			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1}, 2: {1}}}, false)
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{1}}, {2, []int32{1}}}}, false)
 			return err
 		}},
 		{"assignment unknown broker", ErrInvalidReplicaAssignment, func() error {
-			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {7}}}, false)
+			_, err := c.CreateTopic(ctx, TopicSpec{Name: "z", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{7}}}}, false)
 			return err
 		}},
 		{"bad config value", ErrInvalidConfig, func() error {
@@ -224,9 +224,9 @@ func TestErrors(t *testing.T) {
 			return err
 		}},
 		{"delete disabled", ErrTopicDeletionDisabled, func() error { return c.DeleteTopic(ctx, "a.b") }},
-		{"partitions unknown topic", ErrUnknownTopic, func() error { return c.CreatePartitions(ctx, "nope", 3, false) }},
-		{"partitions same", ErrInvalidPartitions, func() error { return c.CreatePartitions(ctx, "a.b", 1, false) }},
-		{"partitions fewer", ErrInvalidPartitions, func() error { return c.CreatePartitions(ctx, "a.b", 0, false) }},
+		{"partitions unknown topic", ErrUnknownTopic, func() error { return c.CreatePartitions(ctx, "nope", 3, nil, false) }},
+		{"partitions same", ErrInvalidPartitions, func() error { return c.CreatePartitions(ctx, "a.b", 1, nil, false) }},
+		{"partitions fewer", ErrInvalidPartitions, func() error { return c.CreatePartitions(ctx, "a.b", 0, nil, false) }},
 		{"alter unknown topic", ErrUnknownTopic, func() error { return c.AlterTopicConfigs(ctx, "nope", nil, true, false) }},
 		{"alter bad value", ErrInvalidConfig, func() error {
 			return c.AlterTopicConfigs(ctx, "a.b", map[string]*string{"retention.ms": &bad}, true, false)
@@ -607,7 +607,7 @@ func TestPartitionLimit(t *testing.T) {
 		grown = name
 		break
 	}
-	if err := c.CreatePartitions(ctx, grown, 2, true); !errors.Is(err, ErrPolicyViolation) {
+	if err := c.CreatePartitions(ctx, grown, 2, nil, true); !errors.Is(err, ErrPolicyViolation) {
 		t.Errorf("grow %s past the limit: %v", grown, err)
 	}
 

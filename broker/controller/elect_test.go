@@ -85,7 +85,7 @@ func TestAlterPartition(t *testing.T) {
 	c := start(t, testConfig(t, ""))
 	ctx := ctxT(t)
 	withBrokers(t, c, metadata.Broker{ID: 2, Host: "h", Port: 2}, metadata.Broker{ID: 3, Host: "h", Port: 3}, metadata.Broker{ID: 4, Host: "h", Port: 4, Fenced: true})
-	if _, err := c.CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 2, 3}, 1: {2, 3, 4}}}, false); err != nil {
+	if _, err := c.CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{1, 2, 3}}, {1, []int32{2, 3, 4}}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	// Shrink: the partition epoch bumps, the leader epoch does not.
@@ -140,7 +140,7 @@ func TestElectLeader(t *testing.T) {
 	c := start(t, testConfig(t, ""))
 	ctx := ctxT(t)
 	withBrokers(t, c, metadata.Broker{ID: 2, Host: "h", Port: 2}, metadata.Broker{ID: 3, Host: "h", Port: 3})
-	if _, err := c.CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 2, 3}}}, false); err != nil {
+	if _, err := c.CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{1, 2, 3}}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.ElectLeader(ctx, "t", 0, false); !errors.Is(err, ErrElectionNotNeeded) {
@@ -197,11 +197,11 @@ func fastFencingQuorum(t *testing.T) (q *quorum, leader, follower, other int) {
 func TestQuorumFencingElects(t *testing.T) {
 	q, l, f, other := fastFencingQuorum(t)
 	ctx := ctxT(t)
-	assign := map[int32][]int32{0: {int32(f), int32(l), int32(other)}, 1: {int32(l), int32(f), int32(other)}}
+	assign := []PartitionReplicas{{0, []int32{int32(f), int32(l), int32(other)}}, {1, []int32{int32(l), int32(f), int32(other)}}}
 	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: assign}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "solo", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {int32(f)}}}, false); err != nil {
+	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "solo", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{int32(f)}}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	q.nodes[f].Isolate()
@@ -270,7 +270,7 @@ func TestQuorumUncleanElection(t *testing.T) {
 		t.Run(fmt.Sprintf("broker-default=%v", byDefault), func(t *testing.T) {
 			q, l, f, other := fastFencingQuorum(t)
 			ctx := ctxT(t)
-			spec := TopicSpec{Name: "u", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {int32(f), int32(other)}},
+			spec := TopicSpec{Name: "u", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{int32(f), int32(other)}}},
 				Configs: map[string]string{"unclean.leader.election.enable": "true"}}
 			if byDefault {
 				spec.Configs = nil
@@ -348,11 +348,11 @@ func TestQuorumControlledShutdown(t *testing.T) {
 	l := q.leader()
 	f := q.follower()
 	other := 3 - l - f
-	assign := map[int32][]int32{0: {int32(f), int32(l), int32(other)}, 1: {int32(l), int32(f), int32(other)}}
+	assign := []PartitionReplicas{{0, []int32{int32(f), int32(l), int32(other)}}, {1, []int32{int32(l), int32(f), int32(other)}}}
 	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: assign}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "solo", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {int32(f)}}}, false); err != nil {
+	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "solo", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{int32(f)}}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	q.waitTopic("solo")
@@ -405,7 +405,7 @@ func TestQuorumControlledShutdownOfController(t *testing.T) {
 	l := q.leader()
 	f := q.follower()
 	other := 3 - l - f
-	assign := map[int32][]int32{0: {int32(l), int32(f), int32(other)}}
+	assign := []PartitionReplicas{{0, []int32{int32(l), int32(f), int32(other)}}}
 	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: assign}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +500,7 @@ func TestQuorumAutoLeaderRebalance(t *testing.T) {
 	l := q.leader()
 	f := q.follower()
 	other := 3 - l - f
-	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {int32(f), int32(l), int32(other)}}}, false); err != nil {
+	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{int32(f), int32(l), int32(other)}}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	// The preferred leader leaves the ISR, so another leads; back in the

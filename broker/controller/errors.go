@@ -30,7 +30,9 @@ var ErrInvalidPartitions = errors.New("invalid partition count")
 var ErrInvalidReplicationFactor = errors.New("invalid replication factor")
 
 // ErrInvalidReplicaAssignment is returned for a manual assignment that skips
-// partitions, repeats or names unknown brokers, or mixes replica counts.
+// or repeats partitions, repeats or names unknown brokers, mixes replica
+// counts, names only fenced brokers for a partition, or does not give one
+// entry per new partition.
 var ErrInvalidReplicaAssignment = errors.New("invalid replica assignment")
 
 // ErrInvalidRequest is returned for a request whose fields contradict each

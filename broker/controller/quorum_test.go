@@ -247,7 +247,7 @@ func TestQuorumForwardsToLeader(t *testing.T) {
 		t.Errorf("producer id blocks %d then %d", first, second)
 	}
 	// The other admin changes, forwarded too.
-	if err := q.nodes[f].CreatePartitions(ctx, "fwd", 5, false); err != nil {
+	if err := q.nodes[f].CreatePartitions(ctx, "fwd", 5, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	v := "compact"
@@ -587,7 +587,7 @@ func TestQuorumAdminOnALaggingFollower(t *testing.T) {
 		if err := q.nodes[f].AlterTopicConfigs(ctx, name, map[string]*string{"cleanup.policy": &v}, true, false); err != nil {
 			t.Fatalf("alter %s on follower %d right after its creation on leader %d: %v", name, f, leader, err)
 		}
-		if err := q.nodes[f].CreatePartitions(ctx, name, 4, false); err != nil {
+		if err := q.nodes[f].CreatePartitions(ctx, name, 4, nil, false); err != nil {
 			t.Fatalf("grow %s on follower %d: %v", name, f, err)
 		}
 		if err := createTopic(ctx, q.nodes[leader], name+"-again"); err != nil {

@@ -219,16 +219,17 @@ func checkReplicaList(img *metadata.Image, replicas []int32) error {
 		return errmsg.With(fmt.Errorf("%w: an empty replica list", ErrInvalidReplicaAssignment),
 			"The manual partition assignment includes an empty replica list.")
 	}
-	seen := make(map[int32]bool, len(replicas))
-	for _, b := range replicas {
-		if seen[b] {
-			return errmsg.Withf(fmt.Errorf("%w: broker %d listed twice", ErrInvalidReplicaAssignment, b),
-				"The manual partition assignment includes the broker %d more than once.", b)
-		}
-		seen[b] = true
+	// In broker id order, as Kafka checks them: the first problem it
+	// names is the same.
+	sorted := slices.Sorted(slices.Values(replicas))
+	for i, b := range sorted {
 		if _, ok := img.Brokers[b]; !ok {
 			return errmsg.Withf(fmt.Errorf("%w: broker %d is not registered", ErrInvalidReplicaAssignment, b),
 				"The manual partition assignment includes broker %d, but no such broker is registered.", b)
+		}
+		if i > 0 && sorted[i-1] == b {
+			return errmsg.Withf(fmt.Errorf("%w: broker %d listed twice", ErrInvalidReplicaAssignment, b),
+				"The manual partition assignment includes the broker %d more than once.", b)
 		}
 	}
 	return nil

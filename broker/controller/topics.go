@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/errmsg"
@@ -21,15 +20,22 @@ type TopicSpec struct {
 	// ReplicationFactor is the replica count; -1 uses
 	// default.replication.factor.
 	ReplicationFactor int16
-	// Assignment optionally places replicas by hand: partition index to
-	// broker IDs, leader first. Partitions and ReplicationFactor must then
-	// be -1.
-	Assignment map[int32][]int32
+	// Assignment optionally places replicas by hand, in the request's
+	// order: each partition's index and broker IDs, preferred leader
+	// first. Partitions and ReplicationFactor must then be -1.
+	Assignment []PartitionReplicas
 	// Configs are the topic's config overrides.
 	Configs map[string]string
 	// NullConfigs are the configs the request named without a value,
 	// which Kafka refuses (INVALID_CONFIG).
 	NullConfigs []string
+}
+
+// PartitionReplicas is the manual assignment of one partition: its index
+// and its replicas, the preferred leader first.
+type PartitionReplicas struct {
+	Partition int32
+	Replicas  []int32
 }
 
 // CreateTopic validates spec, places its replicas and creates the topic.
@@ -70,11 +76,11 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 	var parts []metadata.Partition
 	if len(spec.Assignment) > 0 {
 		both := fmt.Errorf("%w: a replica assignment requires partitions and replication factor of -1", ErrInvalidRequest)
-		switch {
-		case spec.Partitions != -1:
-			return nil, errmsg.With(both, "A manual partition assignment was specified, but numPartitions was not set to -1.")
+		switch { // in Kafka's order
 		case spec.ReplicationFactor != -1:
 			return nil, errmsg.With(both, "A manual partition assignment was specified, but replication factor was not set to -1.")
+		case spec.Partitions != -1:
+			return nil, errmsg.With(both, "A manual partition assignment was specified, but numPartitions was not set to -1.")
 		}
 		parts, err = manualPartitions(img, spec.Assignment)
 	} else {
@@ -139,9 +145,14 @@ func (c *Controller) DeleteTopic(ctx context.Context, name string) error {
 	return res.err
 }
 
-// CreatePartitions grows a topic to total partitions, placing the new
-// ones with the replication factor of the existing ones.
-func (c *Controller) CreatePartitions(ctx context.Context, topic string, total int32, validateOnly bool) error {
+// CreatePartitions grows a topic to total partitions. Without assignment
+// klog places the new ones with the replication factor of the existing
+// ones; a non-nil assignment lists the replicas of each new partition in
+// order, preferred leader first, and is checked as Kafka's controller
+// checks it (ReplicationControlManager.createPartitions): one entry per new
+// partition, each of the topic's replication factor, of distinct
+// registered brokers, at least one of them active.
+func (c *Controller) CreatePartitions(ctx context.Context, topic string, total int32, assignment [][]int32, validateOnly bool) error {
 	unlock, err := c.lockCreate(ctx)
 	if err != nil {
 		return err
@@ -169,6 +180,9 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 	case total < cur:
 		return errmsg.Withf(fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d", ErrInvalidPartitions, cur, total),
 			"The topic %s currently has %d partition(s); %d would not be an increase.", topic, cur, total)
+	case assignment != nil && len(assignment) != int(total-cur):
+		return errmsg.Withf(fmt.Errorf("%w: %d new partitions but %d assignments", ErrInvalidReplicaAssignment, total-cur, len(assignment)),
+			"Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", total-cur, len(assignment))
 	case total > metadata.MaxPartitions:
 		return fmt.Errorf("%w: %d partitions is more than the maximum %d", ErrInvalidPartitions, total, metadata.MaxPartitions)
 	}
@@ -176,12 +190,23 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 	if cur > 0 {
 		rf = len(t.Partitions[0].Replicas)
 	}
-	if err := c.checkRoom(img, int64(total-cur), int64(rf)); err != nil {
-		return err
-	}
-	added, err := c.place(img, cur, total-cur, rf)
-	if err != nil {
-		return err
+	var added []metadata.Partition
+	if assignment != nil {
+		added = make([]metadata.Partition, 0, len(assignment))
+		for i, replicas := range assignment {
+			p, err := manualPartition(img, cur+int32(i), replicas, rf)
+			if err != nil {
+				return err
+			}
+			added = append(added, p)
+		}
+	} else {
+		if err := c.checkRoom(img, int64(total-cur), int64(rf)); err != nil {
+			return err
+		}
+		if added, err = c.place(img, cur, total-cur, rf); err != nil {
+			return err
+		}
 	}
 	if err := c.checkPlaced(img, added); err != nil {
 		return err
@@ -492,30 +517,60 @@ func pickReplicas(brokers []int32, racks []string, lead, rf int) []int32 {
 	return replicas
 }
 
-// manualPartitions checks a manual assignment and turns it into
-// partitions.
-func manualPartitions(img *metadata.Image, assignment map[int32][]int32) ([]metadata.Partition, error) {
+// manualPartitions checks a CreateTopics manual assignment, in the
+// request's order as Kafka's controller does (ReplicationControlManager.
+// createTopic), and turns it into partitions numbered 0 to n-1.
+func manualPartitions(img *metadata.Image, assignment []PartitionReplicas) ([]metadata.Partition, error) {
 	if len(assignment) > metadata.MaxPartitions {
 		return nil, fmt.Errorf("%w: %d partitions is more than the maximum %d", ErrInvalidPartitions, len(assignment), metadata.MaxPartitions)
 	}
-	idx := slices.Collect(maps.Keys(assignment))
-	sort.Slice(idx, func(i, j int) bool { return idx[i] < idx[j] })
-	parts := make([]metadata.Partition, 0, len(idx))
-	for i, p := range idx {
-		if int(p) != i {
-			return nil, errmsg.With(fmt.Errorf("%w: partitions must be numbered 0 to %d without gaps; found %d", ErrInvalidReplicaAssignment, len(idx)-1, p),
+	byIndex := make(map[int32]metadata.Partition, len(assignment))
+	rf := -1 // any, until the first partition sets it
+	for _, a := range assignment {
+		if _, ok := byIndex[a.Partition]; ok {
+			return nil, errmsg.Withf(fmt.Errorf("%w: partition %d assigned twice", ErrInvalidReplicaAssignment, a.Partition),
+				"Found multiple manual partition assignments for partition %d", a.Partition)
+		}
+		p, err := manualPartition(img, a.Partition, a.Replicas, rf)
+		if err != nil {
+			return nil, err
+		}
+		rf = len(a.Replicas)
+		byIndex[a.Partition] = p
+	}
+	parts := make([]metadata.Partition, len(byIndex))
+	for i := range parts {
+		p, ok := byIndex[int32(i)]
+		if !ok {
+			return nil, errmsg.With(fmt.Errorf("%w: partitions must be numbered 0 to %d without gaps; %d is missing", ErrInvalidReplicaAssignment, len(parts)-1, i),
 				"partitions should be a consecutive 0-based integer sequence")
 		}
-		replicas := assignment[p]
-		if len(replicas) != 0 && len(replicas) != len(assignment[idx[0]]) {
-			return nil, errmsg.Withf(fmt.Errorf("%w: all partitions must have the same number of replicas", ErrInvalidReplicaAssignment),
-				"The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).",
-				len(replicas), len(assignment[idx[0]]))
-		}
-		if err := checkReplicaList(img, replicas); err != nil {
-			return nil, fmt.Errorf("partition %d: %w", p, err)
-		}
-		parts = append(parts, metadata.Partition{Index: p, Leader: replicas[0], Replicas: slices.Clone(replicas), ISR: slices.Clone(replicas)})
+		parts[i] = p
 	}
 	return parts, nil
+}
+
+// manualPartition checks the replicas assigned by hand to partition index
+// (rf of them, or any number when rf is -1) and makes the partition: its
+// ISR the active ones among them, its leader the first of those.
+func manualPartition(img *metadata.Image, index int32, replicas []int32, rf int) (metadata.Partition, error) {
+	if err := checkReplicaList(img, replicas); err != nil {
+		return metadata.Partition{}, fmt.Errorf("partition %d: %w", index, err)
+	}
+	if rf != -1 && len(replicas) != rf {
+		return metadata.Partition{}, errmsg.Withf(fmt.Errorf("%w: partition %d has %d replicas, the others %d", ErrInvalidReplicaAssignment, index, len(replicas), rf),
+			"The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).",
+			len(replicas), rf)
+	}
+	var isr []int32
+	for _, b := range replicas {
+		if img.Brokers[b].Active() {
+			isr = append(isr, b)
+		}
+	}
+	if len(isr) == 0 {
+		return metadata.Partition{}, errmsg.Withf(fmt.Errorf("%w: no active broker among partition %d's replicas %v", ErrInvalidReplicaAssignment, index, replicas),
+			"All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", index)
+	}
+	return metadata.Partition{Index: index, Leader: isr[0], Replicas: slices.Clone(replicas), ISR: isr}, nil
 }

@@ -77,6 +77,13 @@ func (img *Image) applySetClusterID(r *SetClusterIDRecord) (*Image, error) {
 		return nil, fmt.Errorf("%w: %q, not %q", ErrClusterIDSet, img.ClusterID, r.ClusterID)
 	}
 	n := img.shallowCopy()
+	if img.ClusterID == "" && len(r.BrokerDefaults) > 0 {
+		clusterWide := ""
+		var err error
+		if n, err = img.applyAlterBrokerConfigs(&AlterTopicConfigsRecord{Broker: &clusterWide, Set: r.BrokerDefaults}); err != nil {
+			return nil, err
+		}
+	}
 	n.ClusterID = r.ClusterID
 	return n, nil
 }

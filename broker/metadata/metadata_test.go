@@ -205,3 +205,22 @@ func TestCoordinatorPartition(t *testing.T) {
 		t.Errorf("CoordinatorPartition with no partitions = %d", got)
 	}
 }
+
+// TestClusterIDBrokerDefaults: the broker configs set with the cluster ID
+// are set the first time only, so a second SetClusterID of the same ID
+// (a new leader's, proposed from a stale image) leaves a changed value.
+func TestClusterIDBrokerDefaults(t *testing.T) {
+	set := Record{Type: RecordSetClusterID, SetClusterID: &SetClusterIDRecord{ClusterID: "c", BrokerDefaults: map[string]string{"min.insync.replicas": "1"}}}
+	img, err := Empty().Apply(set)
+	if err != nil || img.BrokerConfigs[""]["min.insync.replicas"] != "1" {
+		t.Fatalf("first SetClusterID: %v, broker configs %v", err, img.BrokerConfigs)
+	}
+	broker := ""
+	img, err = img.Apply(Record{Type: RecordAlterTopicConfigs, AlterTopicConfigs: &AlterTopicConfigsRecord{Broker: &broker, Set: map[string]string{"min.insync.replicas": "2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = img.Apply(set); err != nil || img.BrokerConfigs[""]["min.insync.replicas"] != "2" {
+		t.Errorf("second SetClusterID: %v, broker configs %v; want min.insync.replicas kept at 2", err, img.BrokerConfigs)
+	}
+}

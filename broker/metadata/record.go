@@ -70,9 +70,13 @@ type Record struct {
 	PartitionChange     *PartitionChangeRecord
 }
 
-// SetClusterIDRecord sets the cluster ID, once.
+// SetClusterIDRecord sets the cluster ID, once. The cluster-wide dynamic
+// broker configs in BrokerDefaults are set with it, the first time only:
+// the configs a new cluster starts with, as Kafka's storage format writes
+// min.insync.replicas.
 type SetClusterIDRecord struct {
-	ClusterID string `json:"clusterID"`
+	ClusterID      string            `json:"clusterID"`
+	BrokerDefaults map[string]string `json:"brokerDefaults,omitempty"`
 }
 
 // RegisterBrokerRecord adds or replaces a broker's registration.

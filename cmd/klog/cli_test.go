@@ -59,8 +59,8 @@ func mustRun(t *testing.T, bootstrap, stdin string, args ...string) result {
 }
 
 // createTopic creates a topic directly with the admin API, independent of
-// the command under test.
-func createTopic(t *testing.T, bootstrap, topic string, partitions int32) {
+// the command under test, with configs given as name, value pairs.
+func createTopic(t *testing.T, bootstrap, topic string, partitions int32, configs ...string) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
 	if err != nil {
@@ -69,7 +69,14 @@ func createTopic(t *testing.T, bootstrap, topic string, partitions int32) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, topic)
+	var cfg map[string]*string // name, value pairs
+	for i := 0; i+1 < len(configs); i += 2 {
+		if cfg == nil {
+			cfg = map[string]*string{}
+		}
+		cfg[configs[i]] = &configs[i+1]
+	}
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, cfg, topic)
 	if err == nil {
 		err = resp.Err
 	}

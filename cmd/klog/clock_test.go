@@ -18,7 +18,7 @@ func TestClockAdvance(t *testing.T) {
 	n0, n1 := c.Node(0), c.Node(1)
 	b := n0.Addr()
 	admin := "--admin=" + n0.AdminAddr() + "," + n1.AdminAddr()
-	mustRun(t, b, "", "topic", "create", "aging", "-p", "1", "-r", "2", "-c", "segment.bytes=1024", "-c", "retention.ms=3600000")
+	mustRun(t, b, "", "topic", "create", "aging", "-p", "1", "-r", "2", "-c", "internal.segment.bytes=1024", "-c", "retention.ms=3600000")
 	produceRolls(t, b, "aging")
 	consumed := func() int { return len(lines(mustRun(t, b, "", "consume", "aging", "-e").stdout)) }
 	if got := consumed(); got != 30 {

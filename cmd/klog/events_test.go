@@ -30,7 +30,7 @@ func TestEventsCommand(t *testing.T) {
 	c := brokertest.StartCluster(t, 2)
 	n0, n1 := c.Node(0), c.Node(1)
 	b := n0.Addr()
-	mustRun(t, b, "", "topic", "create", "ev", "-p", "1", "-r", "2", "-c", "segment.bytes=1024")
+	mustRun(t, b, "", "topic", "create", "ev", "-p", "1", "-r", "2", "-c", "internal.segment.bytes=1024")
 	produceRolls(t, b, "ev")
 	admin := "--admin=" + n0.AdminAddr() + "," + n1.AdminAddr()
 	// Each replica tells its role once it applied the topic's metadata.
@@ -76,7 +76,7 @@ func TestEventsCommand(t *testing.T) {
 func TestEventsFollow(t *testing.T) {
 	n := brokertest.Start(t, brokertest.Config("log.cleaner.enable", "false"))
 	b := n.Addr()
-	mustRun(t, b, "", "topic", "create", "cmp", "-p", "1", "-c", "cleanup.policy=compact", "-c", "segment.bytes=1024")
+	mustRun(t, b, "", "topic", "create", "cmp", "-p", "1", "-c", "cleanup.policy=compact", "-c", "internal.segment.bytes=1024")
 	admin := "--admin=" + n.AdminAddr()
 
 	ctx, cancel := context.WithCancel(testkit.Context(t))

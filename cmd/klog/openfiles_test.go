@@ -28,9 +28,9 @@ func TestUpStartsUnderLowFileLimit(t *testing.T) {
 	)
 	dir := t.TempDir()
 	// Every batch after a partition's first rolls a new segment.
-	args := []string{"--data-dir", dir, "--listen", "127.0.0.1:0", "-X", "log.segment.bytes=100"}
+	args := []string{"--data-dir", dir, "--listen", "127.0.0.1:0"}
 	p := startUp(t, args...)
-	createTopic(t, p.brokers, "many", partitions)
+	createTopic(t, p.brokers, "many", partitions, "internal.segment.bytes", "100")
 	for round := range rounds {
 		rs := make([]*kgo.Record, partitions)
 		for i := range rs {

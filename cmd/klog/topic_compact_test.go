@@ -17,7 +17,7 @@ import (
 func TestTopicCompact(t *testing.T) {
 	n := brokertest.Start(t, brokertest.Config("log.cleaner.enable", "false"))
 	b := n.Addr()
-	mustRun(t, b, "", "topic", "create", "cmp", "-p", "1", "-c", "cleanup.policy=compact", "-c", "segment.bytes=1024")
+	mustRun(t, b, "", "topic", "create", "cmp", "-p", "1", "-c", "cleanup.policy=compact", "-c", "internal.segment.bytes=1024")
 	var recs []*kgo.Record
 	for round := range 6 {
 		for _, k := range []string{"a", "b", "c"} {

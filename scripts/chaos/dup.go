@@ -7,7 +7,7 @@ package main
 // restart or a truncation) must still answer the retry of any of the
 // five as a duplicate; answered OUT_OF_ORDER_SEQUENCE_NUMBER, franz-go
 // resets its producer id and writes the batch again.
-//   - dup-kill (cluster): the topic's segment.bytes set to 4 KiB, then
+//   - dup-kill (cluster): the topic's internal.segment.bytes set to 4 KiB, then
 //     dupKills times: SIGKILL the leader of partition 0 (klog node kill),
 //     start it again about a second later, and wait for the full ISR;
 //   - dup-kill-durable (one node, klog up --durable): the same topic
@@ -26,11 +26,11 @@ import (
 )
 
 // segmentBytesConfig is the topic config that gives the topic small
-// segments, and dupSegmentBytes its value. (Kafka 4.x refuses
-// segment.bytes below 1 MiB; should klog follow, the small size moves to
-// an internal setting, named here only.)
+// segments, and dupSegmentBytes its value: segment.bytes is at least 1 MiB,
+// as in Kafka 4, and internal.segment.bytes is Kafka's own setting for
+// smaller ones.
 const (
-	segmentBytesConfig = "segment.bytes"
+	segmentBytesConfig = "internal.segment.bytes"
 	dupSegmentBytes    = "4096"
 )
 

@@ -44,14 +44,14 @@ admin=$(grep -o 'admin API on http://[^/]*' "$work/broker.err" | head -n 1 | sed
 k=("$klog" -b "$SMOKE_BROKERS" --admin "$admin")
 
 "${k[@]}" topic create tui-orders -p 3 >/dev/null
-"${k[@]}" topic create tui-prices -p 1 -c cleanup.policy=compact -c segment.bytes=1024 >/dev/null
+"${k[@]}" topic create tui-prices -p 1 -c cleanup.policy=compact -c internal.segment.bytes=1024 >/dev/null
 seq 1 300 | "${k[@]}" produce tui-orders -p 0 -q >/dev/null 2>&1
 "${k[@]}" consume tui-orders -g tui-billing -n 100 >/dev/null
 for r in $(seq 1 12); do
   printf 'EUR:%s\nUSD:%s\n' "$r" "$r" | "${k[@]}" produce tui-prices -K : -q >/dev/null 2>&1
 done
 "${k[@]}" topic compact tui-prices >/dev/null
-"${k[@]}" topic create tui-logs -p 1 -c segment.bytes=1024 >/dev/null
+"${k[@]}" topic create tui-logs -p 1 -c internal.segment.bytes=1024 >/dev/null
 for r in $(seq 1 20); do
   seq 1 10 | sed "s/^/line-$r-/" | "${k[@]}" produce tui-logs -q >/dev/null 2>&1
 done

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The corpus's cases of manual replica assignments (CreateTopics and
+// CreatePartitions), of a Metadata that may auto-create a topic just
+// deleted, and of the configs Kafka 4 reports or refuses on topics:
+// min.insync.replicas's source and segment.bytes's 1 MiB floor
+// (KIP-1030), with internal.segment.bytes for smaller segments. Node 0 is
+// the only broker on both sides.
+
+// createPartitionsReq grows topic to count partitions, with one manual
+// assignment per list of replicas given.
+func createPartitionsReq(topic string, count int32, validateOnly bool, assignments ...[]int32) *kmsg.CreatePartitionsRequest {
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.TimeoutMillis, req.ValidateOnly = 10000, validateOnly
+	ct := kmsg.NewCreatePartitionsRequestTopic()
+	ct.Topic, ct.Count = topic, count
+	for _, replicas := range assignments {
+		a := kmsg.NewCreatePartitionsRequestTopicAssignment()
+		a.Replicas = replicas
+		ct.Assignment = append(ct.Assignment, a)
+	}
+	req.Topics = append(req.Topics, ct)
+	return req
+}
+
+// assignedCreateReq creates topic with the manual assignment of pairs of
+// partition and replicas, partitions and replication factor as given.
+func assignedCreateReq(topic string, partitions int32, rf int16, assignment ...any) *kmsg.CreateTopicsRequest {
+	req := createReq([]string{topic}, partitions, rf)
+	for i := 0; i+1 < len(assignment); i += 2 {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = assignment[i].(int32), assignment[i+1].([]int32)
+		req.Topics[0].ReplicaAssignment = append(req.Topics[0].ReplicaAssignment, a)
+	}
+	return req
+}
+
+// sendAll sends reqs in order after setup and answers their responses.
+func sendAll(setup func(s *side) error, reqs func(s *side) []kmsg.Request) func(s *side) ([]kmsg.Response, error) {
+	return func(s *side) ([]kmsg.Response, error) {
+		if setup != nil {
+			if err := setup(s); err != nil {
+				return nil, err
+			}
+		}
+		var out []kmsg.Response
+		for _, req := range reqs(s) {
+			resp, err := s.do(req)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, resp)
+		}
+		return out, nil
+	}
+}
+
+func topicCases() []testCase {
+	// grow is a CreatePartitions case on a fresh one-partition topic,
+	// followed by a Metadata of the topic to show what it created.
+	grow := func(name string, count int32, validateOnly bool, assignments ...[]int32) testCase {
+		return testCase{"createpartitions-" + name, sendAll(
+			func(s *side) error { return s.createTopic(s.topic("cp-"+name), 1) },
+			func(s *side) []kmsg.Request {
+				t := s.topic("cp-" + name)
+				return []kmsg.Request{createPartitionsReq(t, count, validateOnly, assignments...), metadataReq(t)}
+			})}
+	}
+	assigned := func(name string, partitions int32, rf int16, assignment ...any) testCase {
+		return testCase{"createtopics-assignment-" + name, noSetup(func(s *side) kmsg.Request {
+			return assignedCreateReq(s.topic("ca-"+name), partitions, rf, assignment...)
+		})}
+	}
+	return []testCase{
+		grow("assignment", 3, false, []int32{0}, []int32{0}),
+		grow("assignment-validate-only", 2, true, []int32{0}),
+		grow("assignment-unknown-broker", 2, false, []int32{77}),
+		grow("assignment-broker-twice", 2, false, []int32{0, 0}),
+		grow("assignment-unknown-and-twice", 2, false, []int32{77, 0, 0}),
+		grow("assignment-empty", 2, false, []int32{}),
+		grow("assignment-too-few", 3, false, []int32{0}),
+		grow("assignment-too-many", 2, false, []int32{0}, []int32{0}),
+		grow("assignment-rf-mismatch", 2, false, []int32{0, 77}),
+		assigned("two-partitions", -1, -1, int32(0), []int32{0}, int32(1), []int32{0}),
+		assigned("out-of-order", -1, -1, int32(1), []int32{0}, int32(0), []int32{0}),
+		assigned("partition-twice", -1, -1, int32(0), []int32{0}, int32(0), []int32{0}),
+		assigned("gap", -1, -1, int32(0), []int32{0}, int32(2), []int32{0}),
+		assigned("broker-twice", -1, -1, int32(0), []int32{0, 0}),
+		assigned("empty-replicas", -1, -1, int32(0), []int32{}),
+		assigned("with-replication-factor", -1, 1, int32(0), []int32{0}),
+		assigned("with-both", 1, 1, int32(0), []int32{0}),
+
+		// A topic deleted, then asked for by a Metadata that may create it.
+		{"metadata-auto-create-after-delete", sendAll(
+			func(s *side) error { return s.createTopic(s.topic("md-deleted"), 2) },
+			func(s *side) []kmsg.Request {
+				t := s.topic("md-deleted")
+				md := metadataReq(t)
+				md.AllowAutoTopicCreation = true
+				return []kmsg.Request{deleteReq(t), md}
+			})},
+
+		// Configs of Kafka 4: min.insync.replicas comes from the cluster's
+		// dynamic defaults, segment.bytes has a 1 MiB floor. Without
+		// synonyms on a topic and a broker: kafka.sh also sets
+		// min.insync.replicas statically, klog up does not.
+		{"describeconfigs-topic-min-insync", withTopic("dc-misr", func(_ *side, t string) kmsg.Request {
+			req := describeConfigsOf(kmsg.ConfigResourceTypeTopic, t, "min.insync.replicas", "segment.bytes", "internal.segment.bytes")
+			req.IncludeSynonyms = false
+			return req
+		})},
+		{"describeconfigs-broker-min-insync", noSetup(func(*side) kmsg.Request {
+			req := describeConfigsOf(kmsg.ConfigResourceTypeBroker, "0", "min.insync.replicas", "log.segment.bytes")
+			req.IncludeSynonyms = false
+			return req
+		})},
+		{"describeconfigs-cluster-min-insync", noSetup(func(*side) kmsg.Request {
+			return describeConfigsOf(kmsg.ConfigResourceTypeBroker, "", "min.insync.replicas")
+		})},
+		{"createtopics-small-segment", noSetup(func(s *side) kmsg.Request {
+			return createReq([]string{s.topic("small-seg")}, 1, 1, "segment.bytes", "4096")
+		})},
+		{"createtopics-segment-floor", noSetup(func(s *side) kmsg.Request {
+			return createReq([]string{s.topic("floor-seg")}, 1, 1, "segment.bytes", "1048576")
+		})},
+		{"createtopics-internal-segment", sendAll(nil, func(s *side) []kmsg.Request {
+			t := s.topic("internal-seg")
+			return []kmsg.Request{
+				createReq([]string{t}, 1, 1, "internal.segment.bytes", "4096"),
+				describeConfigsOf(kmsg.ConfigResourceTypeTopic, t, "segment.bytes", "internal.segment.bytes"),
+			}
+		})},
+		{"createtopics-internal-segment-invalid", noSetup(func(s *side) kmsg.Request {
+			return createReq([]string{s.topic("internal-seg-bad")}, 1, 1, "internal.segment.bytes", "x")
+		})},
+		{"incrementalalter-small-segment", withTopic("iac-seg", func(_ *side, t string) kmsg.Request {
+			return incrementalAlterOf(kmsg.ConfigResourceTypeTopic, t, false, setOp("segment.bytes", "4096"))
+		})},
+		{"alterconfigs-small-segment", withTopic("ac-seg", func(_ *side, t string) kmsg.Request {
+			return alterConfigsOf(kmsg.ConfigResourceTypeTopic, t, "segment.bytes", "4096")
+		})},
+		{"incrementalalter-broker-small-segment", noSetup(func(*side) kmsg.Request {
+			return incrementalAlterOf(kmsg.ConfigResourceTypeBroker, "", true, setOp("log.segment.bytes", "4096"))
+		})},
+	}
+}
