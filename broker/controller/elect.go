@@ -301,9 +301,15 @@ func (c *Controller) leadsOrPending(img *metadata.Image) bool {
 			}
 		}
 	}
+	return c.repairPending(img, c.cfg.NodeID)
+}
+
+// repairPending reports whether a repair of img (repairChanges) is still
+// to come for a partition that broker id leads or whose ISR holds it.
+func (c *Controller) repairPending(img *metadata.Image, id int32) bool {
 	for _, rec := range c.repairChanges(img) {
 		p, _ := img.Topics[rec.PartitionChange.Topic].Partition(rec.PartitionChange.Partition)
-		if slices.Contains(p.ISR, c.cfg.NodeID) {
+		if p.Leader == id || slices.Contains(p.ISR, id) {
 			return true
 		}
 	}

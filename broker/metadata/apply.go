@@ -89,6 +89,15 @@ func (img *Image) applyRegisterBroker(r *RegisterBrokerRecord) (*Image, error) {
 	if b.Port < 0 || b.Port > math.MaxUint16 {
 		return nil, fmt.Errorf("%w: broker %d port %d", ErrInvalidRecord, b.ID, b.Port)
 	}
+	if prev, ok := img.Brokers[b.ID]; ok && prev.Incarnation != b.Incarnation {
+		// A new incarnation (a restart, clean or not) starts fenced, as
+		// a Kafka broker registers fenced: the active controller first
+		// takes it out of every ISR and elects other leaders, at a new
+		// leader epoch, then unfences it on a heartbeat (controller's
+		// liveness.go). Its replicas rejoin as followers, truncate by
+		// leader epoch and fetch what they lack.
+		b.Fenced = true
+	}
 	n := img.shallowCopy()
 	n.Brokers = maps.Clone(img.Brokers)
 	if n.Brokers == nil {

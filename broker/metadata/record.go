@@ -75,7 +75,8 @@ type SetClusterIDRecord struct {
 	ClusterID string `json:"clusterID"`
 }
 
-// RegisterBrokerRecord adds or replaces a broker's registration.
+// RegisterBrokerRecord adds or replaces a broker's registration; one of
+// a new incarnation is applied fenced (Broker).
 type RegisterBrokerRecord struct {
 	Broker Broker `json:"broker"`
 }
