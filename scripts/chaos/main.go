@@ -123,6 +123,7 @@ var clusterScenarios = map[string]clusterScenario{
 	"coord-failover":  coordFailover,     // coordinator.go, test 7
 	"isolated-leader": isolatedLeader,    // isolation.go, test 2
 	"truncation":      truncation,        // isolation.go, test 4
+	"leader-tail-cut": leaderTailCut,     // tailcut.go, issue 26
 }
 
 // scenarioNames is every scenario: those on one node, then those on a
