@@ -206,7 +206,7 @@ func (c *Controller) ControlledShutdown(ctx context.Context) error {
 	}
 	b.ShuttingDown = true
 	c.shuttingDown.Store(true)
-	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b}})
+	res, err := c.propose(ctx, amendRegistration(b))
 	if err != nil {
 		return fmt.Errorf("controller: controlled shutdown: %w", err)
 	}

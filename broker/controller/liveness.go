@@ -53,11 +53,15 @@ func (c *Controller) heartbeat(id int32, inc metadata.UUID) {
 	c.setFenced(b)
 }
 
-// setFenced commits broker b's registration with its Fenced flag.
+// setFenced commits broker b's registration with its Fenced flag, if b's
+// incarnation is still the registered one.
 func (c *Controller) setFenced(b metadata.Broker) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
 	defer cancel()
-	_, err := c.propose(ctx, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b}})
+	res, err := c.propose(ctx, amendRegistration(b))
+	if err == nil {
+		err = res.err
+	}
 	if err != nil {
 		c.log.Warn("broker fencing change failed", "broker", b.ID, "fenced", b.Fenced, "err", err)
 		return
@@ -177,6 +181,14 @@ func (c *Controller) fenceExpired(now time.Time, session time.Duration) {
 	for _, b := range expired {
 		c.setFenced(b)
 	}
+}
+
+// amendRegistration is the record that commits b, a registration
+// changed from the image's, on the condition that its incarnation is
+// still the registered one.
+func amendRegistration(b metadata.Broker) metadata.Record {
+	inc := b.Incarnation
+	return metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b, IfIncarnation: &inc}}
 }
 
 // fencedSelf reports whether img holds this run's registration, fenced.

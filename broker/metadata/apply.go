@@ -89,7 +89,11 @@ func (img *Image) applyRegisterBroker(r *RegisterBrokerRecord) (*Image, error) {
 	if b.Port < 0 || b.Port > math.MaxUint16 {
 		return nil, fmt.Errorf("%w: broker %d port %d", ErrInvalidRecord, b.ID, b.Port)
 	}
-	if prev, ok := img.Brokers[b.ID]; ok && prev.Incarnation != b.Incarnation {
+	prev, ok := img.Brokers[b.ID]
+	if r.IfIncarnation != nil && (!ok || prev.Incarnation != *r.IfIncarnation) {
+		return nil, fmt.Errorf("%w: broker %d is registered as incarnation %v, not %v", ErrStaleIncarnation, b.ID, prev.Incarnation, *r.IfIncarnation)
+	}
+	if ok && prev.Incarnation != b.Incarnation {
 		// A new incarnation (a restart, clean or not) starts fenced, as
 		// a Kafka broker registers fenced: the active controller first
 		// takes it out of every ISR and elects other leaders, at a new

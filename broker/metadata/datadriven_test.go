@@ -179,7 +179,12 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		if _, ok := args["incarnation"]; ok {
 			b.Incarnation = testID(int(num("incarnation")))
 		}
-		return Record{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: b}}, nil
+		r := &RegisterBrokerRecord{Broker: b}
+		if _, ok := args["if-incarnation"]; ok {
+			inc := testID(int(num("if-incarnation")))
+			r.IfIncarnation = &inc
+		}
+		return Record{Type: RecordRegisterBroker, RegisterBroker: r}, nil
 	case "controller":
 		return Record{Type: RecordSetController, SetController: &SetControllerRecord{ID: int32(num("id"))}}, nil
 	case "create-topic":

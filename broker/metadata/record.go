@@ -76,9 +76,13 @@ type SetClusterIDRecord struct {
 }
 
 // RegisterBrokerRecord adds or replaces a broker's registration; one of
-// a new incarnation is applied fenced (Broker).
+// a new incarnation is applied fenced (Broker). IfIncarnation, when set,
+// is a precondition: the registered incarnation must be it, so that a
+// fencing change (fenced, unfenced, shutting down) made for one run of
+// the broker never replaces the registration of the next.
 type RegisterBrokerRecord struct {
-	Broker Broker `json:"broker"`
+	Broker        Broker `json:"broker"`
+	IfIncarnation *UUID  `json:"ifIncarnation,omitempty"`
 }
 
 // SetControllerRecord records which node is the active controller.
