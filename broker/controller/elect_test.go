@@ -180,11 +180,7 @@ func TestElectLeader(t *testing.T) {
 // returns the leader, a follower and the third node.
 func fastFencingQuorum(t *testing.T) (q *quorum, leader, follower, other int) {
 	t.Helper()
-	b, err := config.ParseBroker(map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q = newQuorumWith(t, 3, func(cfg *Config) { cfg.Broker = b })
+	q = newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600"})
 	leader = q.leader()
 	follower = q.follower()
 	return q, leader, follower, 3 - leader - follower
@@ -490,12 +486,8 @@ func TestDescribeQuorumSingleNode(t *testing.T) {
 // default) leadership returns to the preferred replica once it is back in
 // the ISR, within leader.imbalance.check.interval.seconds.
 func TestQuorumAutoLeaderRebalance(t *testing.T) {
-	b, err := config.ParseBroker(map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600",
+	q := newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600",
 		"leader.imbalance.check.interval.seconds": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := newQuorumWith(t, 3, func(cfg *Config) { cfg.Broker = b })
 	ctx := ctxT(t)
 	l := q.leader()
 	f := q.follower()
@@ -523,11 +515,7 @@ func TestQuorumAutoLeaderRebalance(t *testing.T) {
 // DescribeQuorum knows every member's progress within a round trip, not
 // after a heartbeat interval (an hour here).
 func TestQuorumDescribeKnowsEveryoneAtOnce(t *testing.T) {
-	b, err := config.ParseBroker(map[string]string{"broker.heartbeat.interval.ms": "3600000", "broker.session.timeout.ms": "14400000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := newQuorumWith(t, 3, func(cfg *Config) { cfg.Broker = b })
+	q := newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "3600000", "broker.session.timeout.ms": "14400000"})
 	ctx := ctxT(t)
 	known := func(what string) {
 		t.Helper()
@@ -562,11 +550,7 @@ func TestQuorumDescribeKnowsEveryoneAtOnce(t *testing.T) {
 // a tail of); its one-replica partition, whose ISR it is the last of,
 // comes back led by it.
 func TestQuorumRestartIsNewIncarnation(t *testing.T) {
-	b, err := config.ParseBroker(map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "60000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := newQuorumWith(t, 3, func(cfg *Config) { cfg.Broker = b })
+	q := newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "60000"})
 	ctx := ctxT(t)
 	l, f := q.leader(), q.follower()
 	other := 3 - l - f
