@@ -650,22 +650,15 @@ func (c *Controller) takeOffice(leaderCh <-chan bool) {
 // reflects every earlier entry.
 func (c *Controller) setupLeader() error {
 	img := c.Image()
-	self := c.cfg.Self
-	if b, ok := img.Brokers[self.ID]; ok && b.Incarnation == self.Incarnation && c.net != nil {
-		// Taking office does not unfence this run's registration: its
-		// heartbeats do, once its repairs are made (liveness.go).
-		self.Fenced = b.Fenced
-	}
 	recs := []metadata.Record{
 		{Type: metadata.RecordSetController, SetController: &metadata.SetControllerRecord{ID: c.cfg.NodeID}},
-		{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: self}},
+		{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: c.cfg.Self}},
 	}
 	if c.net == nil {
 		// A new incarnation registers fenced; the single-node quorum has
 		// no heartbeats to unfence it and no other replica to hand its
-		// partitions to, so a second registration of the same
-		// incarnation unfences it at once.
-		recs = append(recs, recs[1])
+		// partitions to, so it unfences it at once.
+		recs = append(recs, amendRegistration(c.cfg.Self))
 	}
 	if img.ClusterID == "" {
 		id, err := newClusterID()

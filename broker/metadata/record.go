@@ -75,11 +75,13 @@ type SetClusterIDRecord struct {
 	ClusterID string `json:"clusterID"`
 }
 
-// RegisterBrokerRecord adds or replaces a broker's registration; one of
-// a new incarnation is applied fenced (Broker). IfIncarnation, when set,
-// is a precondition: the registered incarnation must be it, so that a
-// fencing change (fenced, unfenced, shutting down) made for one run of
-// the broker never replaces the registration of the next.
+// RegisterBrokerRecord adds or replaces a broker's registration. Without
+// IfIncarnation it is a registration: a first one is applied as it says,
+// one of a new incarnation fenced (Broker), one of the registered
+// incarnation keeps its Fenced and ShuttingDown. With IfIncarnation, the
+// broker's incarnation, it is an amendment that fences, unfences or shuts
+// down that run, applied as it says only while that incarnation is the
+// registered one, so that it never replaces the registration of the next.
 type RegisterBrokerRecord struct {
 	Broker        Broker `json:"broker"`
 	IfIncarnation *UUID  `json:"ifIncarnation,omitempty"`
