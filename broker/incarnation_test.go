@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -44,8 +45,22 @@ func TestRestartedLeaderWithShorterLogLosesNothing(t *testing.T) {
 	}
 	before := c.Partition(topic, 0)
 	leader := c.Node(before.Leader)
+	registration := func() metadata.Broker {
+		t.Helper()
+		for _, b := range leader.Broker().ClusterState().Brokers {
+			if b.ID == leader.ID() {
+				return b
+			}
+		}
+		t.Fatalf("node %d not registered", leader.ID())
+		return metadata.Broker{}
+	}
+	first := registration()
 	leader.Crash()
 	leader.Start()
+	if again := registration(); again.Incarnation == first.Incarnation || !again.UncleanShutdown || again.Fenced {
+		t.Errorf("node %d ready after a crash registered as %+v, was %+v; want a new incarnation after an unclean shutdown, unfenced", leader.ID(), again, first)
+	}
 
 	full("the ISR full again")
 	after := c.Partition(topic, 0)
@@ -77,5 +92,12 @@ func TestRestartedLeaderWithShorterLogLosesNothing(t *testing.T) {
 	}
 	if i := slices.Index(seen, false); i >= 0 {
 		t.Fatalf("record %d not read back", i)
+	}
+
+	// A clean restart is a new incarnation too, after a clean shutdown.
+	crashed := registration()
+	leader.Restart()
+	if again := registration(); again.Incarnation == crashed.Incarnation || again.UncleanShutdown || again.Fenced {
+		t.Errorf("node %d ready after a clean restart registered as %+v, was %+v; want a new incarnation after a clean shutdown, unfenced", leader.ID(), again, crashed)
 	}
 }
