@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"path"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -265,6 +266,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	n.self.UncleanShutdown = uncleanShutdown(fs, dataDir)
 	n.ctrl, err = controller.New(controller.Config{
 		NodeID:  cfg.NodeID,
 		DataDir: ctrlDir,
@@ -350,6 +352,20 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	_, maxOpen := n.logs.OpenFiles()
 	logger.Info("node ready", "node", cfg.NodeID, "listen", ln.Addr().String(), "advertise", n.Advertised(), "max_open_log_files", maxOpen)
 	return n, nil
+}
+
+// uncleanShutdown reports whether the data directory dir holds data left
+// without the clean-shutdown marker its logs' Close writes: the node's
+// last run was killed or crashed, and recovery may cut its logs short.
+// It is read before the logs open (and remove the marker), for the
+// node's registration. An empty or new directory is not unclean.
+func uncleanShutdown(fs vfs.FS, dir string) bool {
+	names, err := fs.List(dir)
+	if err != nil || len(names) == 0 {
+		return false
+	}
+	_, err = fs.Stat(path.Join(dir, log.CleanShutdownFile))
+	return err != nil
 }
 
 func advertised(adv string, addr net.Addr) (string, int32, error) {

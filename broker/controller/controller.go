@@ -77,8 +77,9 @@ type Config struct {
 	// Broker holds the static broker configs (num.partitions and the
 	// other defaults); nil means all defaults.
 	Broker *config.Broker
-	// Self is this node's broker registration (host, port, rack); its ID
-	// is set to NodeID.
+	// Self is this node's broker registration (host, port, rack, whether
+	// its last shutdown was clean); its ID is set to NodeID and, when
+	// zero, its Incarnation to a new random one.
 	Self metadata.Broker
 	// Voters is the metadata quorum (controller.quorum.voters). Empty
 	// (or this node alone) is the single-node quorum with Raft's
@@ -193,6 +194,12 @@ func New(cfg Config) (*Controller, error) {
 		cfg.ApplyTimeout = 10 * time.Second
 	}
 	cfg.Self.ID = cfg.NodeID
+	if cfg.Self.Incarnation == (metadata.UUID{}) {
+		// Each run of the node is a new incarnation (metadata.Broker).
+		if _, err := rand.Read(cfg.Self.Incarnation[:]); err != nil {
+			return nil, fmt.Errorf("controller: generate incarnation id: %w", err)
+		}
+	}
 	self, peers, observer := selfVoter(cfg.NodeID, cfg.Voters)
 	var err error
 	c := &Controller{cfg: cfg, log: cfg.Logger.With("component", "controller"), stop: make(chan struct{}), creating: make(chan struct{}, 1),
@@ -650,6 +657,12 @@ func (c *Controller) setupLeader() error {
 	recs := []metadata.Record{
 		{Type: metadata.RecordSetController, SetController: &metadata.SetControllerRecord{ID: c.cfg.NodeID}},
 		{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: c.cfg.Self}},
+	}
+	if c.net == nil {
+		// A new incarnation registers fenced; the single-node quorum has
+		// no heartbeats to unfence it and no other replica to hand its
+		// partitions to, so it unfences it at once.
+		recs = append(recs, amendRegistration(c.cfg.Self))
 	}
 	if img.ClusterID == "" {
 		id, err := newClusterID()

@@ -76,7 +76,12 @@ func TestReadyImage(t *testing.T) {
 			if img.Controller != 1 {
 				t.Errorf("controller %d", img.Controller)
 			}
-			if b := img.Brokers[1]; b != (metadata.Broker{ID: 1, Host: "127.0.0.1", Port: 9092}) {
+			b := img.Brokers[1]
+			if b.Incarnation == (metadata.UUID{}) {
+				t.Errorf("self registration %+v without an incarnation", b)
+			}
+			b.Incarnation = metadata.UUID{}
+			if b != (metadata.Broker{ID: 1, Host: "127.0.0.1", Port: 9092}) {
 				t.Errorf("self registration %+v", b)
 			}
 		})

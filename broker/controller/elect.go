@@ -206,7 +206,7 @@ func (c *Controller) ControlledShutdown(ctx context.Context) error {
 	}
 	b.ShuttingDown = true
 	c.shuttingDown.Store(true)
-	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b}})
+	res, err := c.propose(ctx, amendRegistration(b))
 	if err != nil {
 		return fmt.Errorf("controller: controlled shutdown: %w", err)
 	}
@@ -301,9 +301,15 @@ func (c *Controller) leadsOrPending(img *metadata.Image) bool {
 			}
 		}
 	}
+	return c.repairPending(img, c.cfg.NodeID)
+}
+
+// repairPending reports whether a repair of img (repairChanges) is still
+// to come for a partition that broker id leads or whose ISR holds it.
+func (c *Controller) repairPending(img *metadata.Image, id int32) bool {
 	for _, rec := range c.repairChanges(img) {
 		p, _ := img.Topics[rec.PartitionChange.Topic].Partition(rec.PartitionChange.Partition)
-		if slices.Contains(p.ISR, c.cfg.NodeID) {
+		if p.Leader == id || slices.Contains(p.ISR, id) {
 			return true
 		}
 	}

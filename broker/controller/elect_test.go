@@ -180,11 +180,7 @@ func TestElectLeader(t *testing.T) {
 // returns the leader, a follower and the third node.
 func fastFencingQuorum(t *testing.T) (q *quorum, leader, follower, other int) {
 	t.Helper()
-	b, err := config.ParseBroker(map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q = newQuorumWith(t, 3, func(cfg *Config) { cfg.Broker = b })
+	q = newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600"})
 	leader = q.leader()
 	follower = q.follower()
 	return q, leader, follower, 3 - leader - follower
@@ -490,12 +486,8 @@ func TestDescribeQuorumSingleNode(t *testing.T) {
 // default) leadership returns to the preferred replica once it is back in
 // the ISR, within leader.imbalance.check.interval.seconds.
 func TestQuorumAutoLeaderRebalance(t *testing.T) {
-	b, err := config.ParseBroker(map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600",
+	q := newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600",
 		"leader.imbalance.check.interval.seconds": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := newQuorumWith(t, 3, func(cfg *Config) { cfg.Broker = b })
 	ctx := ctxT(t)
 	l := q.leader()
 	f := q.follower()
@@ -523,11 +515,7 @@ func TestQuorumAutoLeaderRebalance(t *testing.T) {
 // DescribeQuorum knows every member's progress within a round trip, not
 // after a heartbeat interval (an hour here).
 func TestQuorumDescribeKnowsEveryoneAtOnce(t *testing.T) {
-	b, err := config.ParseBroker(map[string]string{"broker.heartbeat.interval.ms": "3600000", "broker.session.timeout.ms": "14400000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := newQuorumWith(t, 3, func(cfg *Config) { cfg.Broker = b })
+	q := newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "3600000", "broker.session.timeout.ms": "14400000"})
 	ctx := ctxT(t)
 	known := func(what string) {
 		t.Helper()
@@ -552,4 +540,43 @@ func TestQuorumDescribeKnowsEveryoneAtOnce(t *testing.T) {
 	q.leader(old)
 	q.nodes[old].Heal()
 	known("every voter's progress at the new active controller")
+}
+
+// TestQuorumRestartIsNewIncarnation: a broker started again long before
+// its session (a minute here) could expire is a new incarnation: ready
+// only once the controller has taken it out of every ISR and elected
+// another leader at a new leader epoch for what it led, so that it never
+// leads on the strength of its previous run (whose log it may have lost
+// a tail of); its one-replica partition, whose ISR it is the last of,
+// comes back led by it.
+func TestQuorumRestartIsNewIncarnation(t *testing.T) {
+	q := newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "60000"})
+	ctx := ctxT(t)
+	l, f := q.leader(), q.follower()
+	other := 3 - l - f
+	assign := map[int32][]int32{0: {int32(f), int32(l), int32(other)}}
+	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: assign}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "solo", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {int32(f)}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	q.waitTopic("solo")
+	before := q.nodes[f].Image().Brokers[int32(f)]
+	q.stop(f)
+	q.start(f)
+	q.waitReady(f)
+	img := q.nodes[f].Image()
+	now := img.Brokers[int32(f)]
+	if now.Incarnation == before.Incarnation || now.Fenced {
+		t.Errorf("broker %d ready as %+v, was %+v: want a new incarnation, unfenced", f, now, before)
+	}
+	p0 := partitionOf(t, q.nodes[f], "t", 0)
+	if p0.Leader == int32(f) || p0.LeaderEpoch != 1 || slices.Contains(p0.ISR, int32(f)) {
+		t.Errorf("t-0 once broker %d is ready again: %+v; want another leader at epoch 1, an ISR without it", f, p0)
+	}
+	testkit.WaitFor(t, "the one-replica partition led by the restarted broker", func() (bool, string) {
+		p := partitionOf(t, q.nodes[f], "solo", 0)
+		return p.Leader == int32(f) && p.LeaderEpoch > 0, fmt.Sprintf("%+v", p)
+	})
 }

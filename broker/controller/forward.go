@@ -107,12 +107,16 @@ func (c *Controller) handleForward(kind byte, payload []byte) (byte, []byte) {
 	case forwardIndex:
 		return statusOK, binary.BigEndian.AppendUint64(nil, c.Image().Index)
 	case forwardHeartbeat:
-		if len(payload) != 12 {
+		// Node ID, applied index and, from nodes that have one, the
+		// incarnation.
+		if len(payload) != 12 && len(payload) != 12+16 {
 			return statusError, []byte("heartbeat: bad payload")
 		}
 		id := int32(binary.BigEndian.Uint32(payload))
-		c.noteProgress(id, binary.BigEndian.Uint64(payload[4:]), time.Now())
-		c.heartbeat(id)
+		var inc metadata.UUID
+		copy(inc[:], payload[12:])
+		c.noteProgress(id, binary.BigEndian.Uint64(payload[4:12]), time.Now())
+		c.heartbeat(id, inc)
 		return statusOK, nil
 	case forwardDescribeQuorum:
 		qs, err := c.quorumState()

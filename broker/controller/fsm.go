@@ -47,6 +47,11 @@ func (f *fsm) Apply(l *raft.Log) any {
 		}
 	}
 	if err == nil && rec.Type == metadata.RecordRegisterBroker {
+		b := next.Brokers[rec.RegisterBroker.Broker.ID]
+		if old, ok := prev.Brokers[b.ID]; ok && old.Incarnation != b.Incarnation {
+			f.c.log.Info("broker registered a new incarnation: fenced until it has left every ISR and leadership",
+				"broker", b.ID, "incarnation", b.Incarnation, "previous", old.Incarnation, "unclean_shutdown", b.UncleanShutdown)
+		}
 		// A broker fenced, unfenced, shutting down or back: the active
 		// controller's liveness loop moves leaders and ISRs (elect.go).
 		f.c.wakeRepair()

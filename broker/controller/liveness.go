@@ -10,6 +10,15 @@ package controller
 // every broker a full session before fencing it, since it knows nothing
 // of heartbeats sent to its predecessor. Kafka commits fencing as
 // FenceBrokerRecord/UnfenceBrokerRecord; klog reuses RegisterBroker.
+//
+// Each run of a node is a new incarnation (metadata.Broker.Incarnation):
+// its registration replaces the previous run's at once, fenced, whether
+// the previous run shut down cleanly or not; the repair pass takes it out
+// of every ISR and elects other leaders at a new leader epoch, and only
+// then does a heartbeat of the new incarnation unfence it. Kafka refuses
+// a new incarnation while the previous one's session lives and fences
+// that one when it expires, 9 s later; klog takes the restart itself as
+// the end of the previous session.
 
 import (
 	"context"
@@ -19,25 +28,40 @@ import (
 	"github.com/klogdev/klog/broker/metadata"
 )
 
-// heartbeat records that broker id is alive and unfences it if fenced.
-// It runs on the active controller.
-func (c *Controller) heartbeat(id int32) {
+// heartbeat records that incarnation inc of broker id is alive and
+// unfences it if fenced, once no repair is pending for it: a new
+// incarnation, registered fenced, first leaves every ISR (but as a last
+// member) and its leaderships, so that the log it restarted with is
+// never the truth while replicas in the ISR hold more (Kafka fences the
+// previous incarnation and unfences the new one once caught up). The
+// heartbeat of another incarnation than the registered one (the previous
+// run's, or this run's before its registration commits) keeps no session
+// alive. A zero inc is any incarnation. It runs on the active controller.
+func (c *Controller) heartbeat(id int32, inc metadata.UUID) {
+	img := c.Image()
+	b, ok := img.Brokers[id]
+	if ok && inc != (metadata.UUID{}) && b.Incarnation != inc {
+		return
+	}
 	c.mu.Lock()
 	c.mu.lastSeen[id] = time.Now()
 	c.mu.Unlock()
-	b, ok := c.Image().Brokers[id]
-	if !ok || !b.Fenced {
+	if !ok || !b.Fenced || c.repairPending(img, id) {
 		return
 	}
 	b.Fenced = false
 	c.setFenced(b)
 }
 
-// setFenced commits broker b's registration with its Fenced flag.
+// setFenced commits broker b's registration with its Fenced flag, if b's
+// incarnation is still the registered one.
 func (c *Controller) setFenced(b metadata.Broker) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
 	defer cancel()
-	_, err := c.propose(ctx, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b}})
+	res, err := c.propose(ctx, amendRegistration(b))
+	if err == nil {
+		err = res.err
+	}
 	if err != nil {
 		c.log.Warn("broker fencing change failed", "broker", b.ID, "fenced", b.Fenced, "err", err)
 		return
@@ -84,7 +108,9 @@ func (c *Controller) livenessLoop() {
 			clear(c.mu.lastSeen)
 			c.mu.Unlock()
 		}
-		if img := c.Image(); !leading && img.Controller != beatTo && registeredIn(img, c.cfg.NodeID) {
+		if img := c.Image(); !leading && registeredIn(img, c.cfg.NodeID) && (img.Controller != beatTo || c.fencedSelf(img)) {
+			// This run's fenced registration heartbeats at each change
+			// too: the repair that lets it be unfenced is one.
 			nextBeat = now
 		}
 		if woken && now.Before(nextBeat) {
@@ -93,12 +119,14 @@ func (c *Controller) livenessLoop() {
 		if !now.Before(nextBeat) {
 			nextBeat = now.Add(interval)
 			if leading {
-				c.heartbeat(c.cfg.NodeID)
+				c.heartbeat(c.cfg.NodeID, c.cfg.Self.Incarnation)
 			} else if img := c.Image(); registeredIn(img, c.cfg.NodeID) {
 				// The heartbeat carries the applied index, for
-				// DescribeQuorum (describequorum.go).
+				// DescribeQuorum (describequorum.go), and this run's
+				// incarnation.
 				payload := binary.BigEndian.AppendUint32(nil, uint32(c.cfg.NodeID))
 				payload = binary.BigEndian.AppendUint64(payload, img.Index)
+				payload = append(payload, c.cfg.Self.Incarnation[:]...)
 				ctx, cancel := context.WithTimeout(context.Background(), interval)
 				if _, err := c.forward(ctx, forwardHeartbeat, payload); err != nil {
 					c.log.Debug("heartbeat failed", "err", err)
@@ -115,6 +143,11 @@ func (c *Controller) livenessLoop() {
 			// changes makes them here.
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
 			c.repairPartitions(ctx)
+			if c.fencedSelf(c.Image()) {
+				// This run's registration waits for its repairs, made
+				// by now or on a later pass.
+				c.heartbeat(c.cfg.NodeID, c.cfg.Self.Incarnation)
+			}
 			if s.AutoLeaderRebalance && !now.Before(nextRebalance) {
 				nextRebalance = now.Add(s.LeaderImbalanceCheckInterval)
 				c.rebalanceLeaders(ctx)
@@ -148,6 +181,20 @@ func (c *Controller) fenceExpired(now time.Time, session time.Duration) {
 	for _, b := range expired {
 		c.setFenced(b)
 	}
+}
+
+// amendRegistration is the record that commits b, a registration
+// changed from the image's, on the condition that its incarnation is
+// still the registered one.
+func amendRegistration(b metadata.Broker) metadata.Record {
+	inc := b.Incarnation
+	return metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b, IfIncarnation: &inc}}
+}
+
+// fencedSelf reports whether img holds this run's registration, fenced.
+func (c *Controller) fencedSelf(img *metadata.Image) bool {
+	b, ok := img.Brokers[c.cfg.NodeID]
+	return ok && b.Fenced && b.Incarnation == c.cfg.Self.Incarnation
 }
 
 func registeredIn(img *metadata.Image, id int32) bool {

@@ -51,6 +51,16 @@ func newQuorum(t *testing.T, n int) *quorum {
 	return newQuorumWith(t, n, nil)
 }
 
+// newQuorumConfigs starts n voters with the static broker configs given.
+func newQuorumConfigs(t *testing.T, n int, configs map[string]string) *quorum {
+	t.Helper()
+	b, err := config.ParseBroker(configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newQuorumWith(t, n, func(cfg *Config) { cfg.Broker = b })
+}
+
 // newQuorumWith starts n voters, each configured by edit too.
 func newQuorumWith(t *testing.T, n int, edit func(*Config)) *quorum {
 	t.Helper()
@@ -395,11 +405,7 @@ func TestQuorumRefusesOtherDataDir(t *testing.T) {
 }
 
 func TestQuorumFencesSilentBroker(t *testing.T) {
-	b, err := config.ParseBroker(map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := newQuorumWith(t, 3, func(cfg *Config) { cfg.Broker = b })
+	q := newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "600"})
 	leader := q.leader()
 	f := q.follower()
 	fenced := func(on int, id int) bool { return q.nodes[on].Image().Brokers[int32(id)].Fenced }

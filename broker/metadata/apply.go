@@ -96,6 +96,34 @@ func (img *Image) applyRegisterBroker(r *RegisterBrokerRecord) (*Image, error) {
 	if b.Port < 0 || b.Port > math.MaxUint16 {
 		return nil, fmt.Errorf("%w: broker %d port %d", ErrInvalidRecord, b.ID, b.Port)
 	}
+	prev, ok := img.Brokers[b.ID]
+	switch {
+	case r.IfIncarnation != nil:
+		// An amendment (fenced, unfenced, shutting down) of the run it
+		// was made for, applied as it says.
+		if *r.IfIncarnation != b.Incarnation {
+			return nil, fmt.Errorf("%w: broker %d amended as incarnation %v for incarnation %v", ErrInvalidRecord, b.ID, b.Incarnation, *r.IfIncarnation)
+		}
+		if !ok || prev.Incarnation != *r.IfIncarnation {
+			return nil, fmt.Errorf("%w: broker %d is registered as incarnation %v, not %v", ErrStaleIncarnation, b.ID, prev.Incarnation, *r.IfIncarnation)
+		}
+	case !ok:
+		// A first registration, as it says.
+	case prev.Incarnation != b.Incarnation:
+		// A new incarnation (a restart, clean or not) starts fenced, as
+		// a Kafka broker registers fenced: the active controller first
+		// takes it out of every ISR and elects other leaders, at a new
+		// leader epoch, then unfences it on a heartbeat (controller's
+		// liveness.go). Its replicas rejoin as followers, truncate by
+		// leader epoch and fetch what they lack.
+		b.Fenced = true
+	default:
+		// The same run registering again (a retry, a new controller's
+		// setup on an image not yet current) changes its address at
+		// most: only amendments fence, unfence or shut it down, as
+		// Kafka's amended registration keeps them.
+		b.Fenced, b.ShuttingDown = prev.Fenced, prev.ShuttingDown
+	}
 	n := img.shallowCopy()
 	n.Brokers = maps.Clone(img.Brokers)
 	if n.Brokers == nil {

@@ -171,9 +171,20 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 	case "register-broker":
 		_, fenced := args["fenced"]
 		_, shutting := args["shutting-down"]
-		return Record{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: Broker{
+		_, unclean := args["unclean-shutdown"]
+		b := Broker{
 			ID: int32(num("id")), Host: args["host"], Port: int32(num("port")), Rack: args["rack"], Fenced: fenced, ShuttingDown: shutting,
-		}}}, nil
+			UncleanShutdown: unclean,
+		}
+		if _, ok := args["incarnation"]; ok {
+			b.Incarnation = testID(int(num("incarnation")))
+		}
+		r := &RegisterBrokerRecord{Broker: b}
+		if _, ok := args["if-incarnation"]; ok {
+			inc := testID(int(num("if-incarnation")))
+			r.IfIncarnation = &inc
+		}
+		return Record{Type: RecordRegisterBroker, RegisterBroker: r}, nil
 	case "controller":
 		return Record{Type: RecordSetController, SetController: &SetControllerRecord{ID: int32(num("id"))}}, nil
 	case "create-topic":
@@ -311,6 +322,12 @@ func dumpImage(img *Image) string {
 		}
 		if br.ShuttingDown {
 			b.WriteString(" shutting-down")
+		}
+		if br.Incarnation != (UUID{}) {
+			fmt.Fprintf(&b, " incarnation=%v", br.Incarnation)
+		}
+		if br.UncleanShutdown {
+			b.WriteString(" unclean-shutdown")
 		}
 		b.WriteString("\n")
 	}

@@ -50,3 +50,8 @@ var ErrStaleLeaderEpoch = errors.New("stale leader epoch")
 // ErrStalePartitionEpoch is returned by Apply for a partition change whose
 // IfPartitionEpoch is no longer the partition's epoch.
 var ErrStalePartitionEpoch = errors.New("stale partition epoch")
+
+// ErrStaleIncarnation is returned by Apply for a broker registration whose
+// IfIncarnation is no longer the registered incarnation: a fencing change
+// computed for a run of the broker that has since been replaced.
+var ErrStaleIncarnation = errors.New("stale broker incarnation")

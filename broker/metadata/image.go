@@ -44,13 +44,24 @@ type Image struct {
 // shutdown (until it registers again at its next start); Kafka keeps
 // these in FenceBroker, UnfenceBroker and BrokerRegistrationChange
 // records, klog in the registration.
+//
+// Incarnation is the random ID of the process that registered, new at
+// each start, as Kafka's BrokerRegistration IncarnationId: a registration
+// of a new incarnation replaces the previous one fenced (applyRegisterBroker),
+// so that a restarted node, whose log may be shorter than what it
+// acknowledged before, neither leads nor stays in an ISR on the strength
+// of its previous run. UncleanShutdown says the new incarnation found no
+// clean-shutdown marker in its data directory (Kafka's
+// .kafka_cleanshutdown): its logs were recovered and may have lost a tail.
 type Broker struct {
-	ID           int32  `json:"id"`
-	Host         string `json:"host"`
-	Port         int32  `json:"port"`
-	Rack         string `json:"rack,omitempty"`
-	Fenced       bool   `json:"fenced,omitempty"`
-	ShuttingDown bool   `json:"shuttingDown,omitempty"`
+	ID              int32  `json:"id"`
+	Host            string `json:"host"`
+	Port            int32  `json:"port"`
+	Rack            string `json:"rack,omitempty"`
+	Fenced          bool   `json:"fenced,omitempty"`
+	ShuttingDown    bool   `json:"shuttingDown,omitempty"`
+	Incarnation     UUID   `json:"incarnation,omitzero"`
+	UncleanShutdown bool   `json:"uncleanShutdown,omitempty"`
 }
 
 // Addr is the broker's Kafka address, host:port.

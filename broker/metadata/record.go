@@ -79,9 +79,16 @@ type SetClusterIDRecord struct {
 	BrokerDefaults map[string]string `json:"brokerDefaults,omitempty"`
 }
 
-// RegisterBrokerRecord adds or replaces a broker's registration.
+// RegisterBrokerRecord adds or replaces a broker's registration. Without
+// IfIncarnation it is a registration: a first one is applied as it says,
+// one of a new incarnation fenced (Broker), one of the registered
+// incarnation keeps its Fenced and ShuttingDown. With IfIncarnation, the
+// broker's incarnation, it is an amendment that fences, unfences or shuts
+// down that run, applied as it says only while that incarnation is the
+// registered one, so that it never replaces the registration of the next.
 type RegisterBrokerRecord struct {
-	Broker Broker `json:"broker"`
+	Broker        Broker `json:"broker"`
+	IfIncarnation *UUID  `json:"ifIncarnation,omitempty"`
 }
 
 // SetControllerRecord records which node is the active controller.

@@ -129,6 +129,7 @@ var clusterScenarios = map[string]clusterScenario{
 	"isolated-leader": isolatedLeader,    // isolation.go, test 2
 	"truncation":      truncation,        // isolation.go, test 4
 	"dup-kill":        dupKill,           // dup.go, issue 26
+	"leader-tail-cut": leaderTailCut,     // tailcut.go, issue 26
 }
 
 // scenarioNames is every scenario: those on one node, then those on a
