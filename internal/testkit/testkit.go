@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +44,27 @@ func WaitFor(t testing.TB, what string, cond func() (bool, string)) {
 		}
 		<-tick.C
 	}
+}
+
+// SeedEnv names the environment variable that gives Seed its seed, to
+// rerun a randomised test with the seed a failed run logged.
+const SeedEnv = "KLOG_TEST_SEED"
+
+// Seed returns the seed of a randomised test: $KLOG_TEST_SEED when set,
+// else a new one. It logs the seed with how to rerun the test on it, a
+// line that go test shows with the test's failure and scripts/test.sh's
+// summary repeats.
+func Seed(t testing.TB) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(SeedEnv); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", SeedEnv, s, err)
+		}
+	}
+	t.Logf("seed %d (rerun with %s=%d)", seed, SeedEnv, seed)
+	return seed
 }
 
 // Logger returns a logger that writes records at level and above to t.Log.

@@ -41,3 +41,10 @@ func TestClock(t *testing.T) {
 		t.Fatalf("now %v", got)
 	}
 }
+
+func TestSeedFromEnv(t *testing.T) {
+	t.Setenv(SeedEnv, "42")
+	if got := Seed(t); got != 42 {
+		t.Fatalf("seed %d, want 42 from %s", got, SeedEnv)
+	}
+}
