@@ -19,6 +19,14 @@ import (
 // long a broken test takes to fail, never whether a working one passes.
 const WaitTimeout = 30 * time.Second
 
+// HangBound is how long a call that should end at a short deadline (its
+// context's, a write timeout, a closed connection) may take before a test
+// calls it hung. It only tells "ended at its deadline" from "waited for
+// something else" (a minute-long context, a fetch's 30 s MaxWait): a busy
+// machine delays the first by seconds, never by this much. A test using it
+// makes sure that the other wait is longer.
+const HangBound = 20 * time.Second
+
 // pollInterval is how often WaitFor checks its condition.
 const pollInterval = 5 * time.Millisecond
 
