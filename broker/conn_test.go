@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,23 +97,32 @@ func TestStalledRequestClosesConnection(t *testing.T) {
 }
 
 // A request that arrives slowly but steadily is served: the timeout is on
-// progress, not on the whole request.
+// progress, not on the whole request. Its bytes come one at a time, 30 ms
+// apart, for longer than the 3 s timeout in all: a gap that a busy machine
+// stretched to the timeout (100 times as long) would close the
+// connection, so the window is wide enough to be certain.
 func TestTricklingRequestIsServed(t *testing.T) {
-	const timeout = 500 * time.Millisecond
+	const (
+		timeout = 3 * time.Second
+		gap     = 30 * time.Millisecond
+	)
 	n := brokertest.Start(t, brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
 	r := dialRaw(t, n.Addr())
-	frame := rawFrame(18, 0, 5, false, nil) // ApiVersions v0
-	tick := time.NewTicker(timeout / 5)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName = strings.Repeat("k", 120) // bytes enough to outlast the timeout
+	req.ClientSoftwareVersion = "1"
+	frame := rawFrame(18, 3, 5, true, req.AppendTo(nil))
+	if lasts := time.Duration(len(frame)-1) * gap; lasts <= timeout {
+		t.Fatalf("a %d-byte trickle lasts %v, not longer than the %v timeout", len(frame), lasts, timeout)
+	}
+	tick := time.NewTicker(gap)
 	defer tick.Stop()
-	start := time.Now()
 	for i := range frame {
 		<-tick.C
 		if _, err := r.c.Write(frame[i : i+1]); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if took := time.Since(start); took < 2*timeout {
-		t.Fatalf("trickle took %v, not longer than the %v timeout", took, timeout)
 	}
 	corr, _, err := r.recv()
 	if err != nil {
