@@ -22,7 +22,7 @@ const WaitTimeout = 30 * time.Second
 // HangBound is how long a call that should end at a short deadline (its
 // context's, a write timeout, a closed connection) may take before a test
 // calls it hung. It only tells "ended at its deadline" from "waited for
-// something else" (a minute-long context, a fetch's 30 s MaxWait): a busy
+// something else" (the test's context, a fetch's 30 s MaxWait): a busy
 // machine delays the first by seconds, never by this much. A test using it
 // makes sure that the other wait is longer.
 const HangBound = 20 * time.Second
@@ -80,8 +80,12 @@ func Logger(t testing.TB, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(writer{t}, &slog.HandlerOptions{Level: level}))
 }
 
-// ContextTimeout bounds the context of Context.
-const ContextTimeout = time.Minute
+// ContextTimeout bounds the context of Context. It bounds all of a
+// test's calls together, not each, and a long test (clusters started,
+// snapshotted, restored, under the race detector) on a busy machine runs
+// for minutes: like WaitTimeout it only decides how long a hung test takes
+// to fail, never whether a working one passes.
+const ContextTimeout = 5 * time.Minute
 
 // Context returns a context cancelled when the test ends or after
 // ContextTimeout, whichever comes first, so no client call in a test can
