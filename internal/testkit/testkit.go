@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -73,6 +74,26 @@ func Seed(t testing.TB) uint64 {
 	}
 	t.Logf("seed %d (rerun with %s=%d)", seed, SeedEnv, seed)
 	return seed
+}
+
+// FreePorts returns n distinct loopback ports that were free just now:
+// each listener stays open until all are taken, so none is handed out
+// twice. They are closed on return, so another process may take one
+// before its user binds it: where a component can take a listener, hand
+// it one instead; else start again on new ports when a bind fails with
+// EADDRINUSE (brokertest's New and Restore do).
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("reserve a free port: %v", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
 }
 
 // Logger returns a logger that writes records at level and above to t.Log.
