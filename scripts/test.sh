@@ -179,8 +179,8 @@ as_root() {
 
 # --- load (--under-load) ----------------------------------------------------
 # stress-ng --cpu 2 --io 1 in a session of its own, so that stop_load ends
-# it and its workers together; its --timeout ends it should this script be
-# killed without running its EXIT trap.
+# it and its workers together; should this script be killed without
+# running its EXIT trap, a watchdog ends it, and its --timeout at last.
 load_cmd=(stress-ng --cpu 2 --io 1)
 load_pid=
 load_start=
