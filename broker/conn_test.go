@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,23 +97,32 @@ func TestStalledRequestClosesConnection(t *testing.T) {
 }
 
 // A request that arrives slowly but steadily is served: the timeout is on
-// progress, not on the whole request.
+// progress, not on the whole request. Its bytes come one at a time, 30 ms
+// apart, for longer than the 3 s timeout in all: a gap that a busy machine
+// stretched to the timeout (100 times as long) would close the
+// connection, so the window is wide enough to be certain.
 func TestTricklingRequestIsServed(t *testing.T) {
-	const timeout = 500 * time.Millisecond
+	const (
+		timeout = 3 * time.Second
+		gap     = 30 * time.Millisecond
+	)
 	n := brokertest.Start(t, brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
 	r := dialRaw(t, n.Addr())
-	frame := rawFrame(18, 0, 5, false, nil) // ApiVersions v0
-	tick := time.NewTicker(timeout / 5)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName = strings.Repeat("k", 120) // bytes enough to outlast the timeout
+	req.ClientSoftwareVersion = "1"
+	frame := rawFrame(18, 3, 5, true, req.AppendTo(nil))
+	if lasts := time.Duration(len(frame)-1) * gap; lasts <= timeout {
+		t.Fatalf("a %d-byte trickle lasts %v, not longer than the %v timeout", len(frame), lasts, timeout)
+	}
+	tick := time.NewTicker(gap)
 	defer tick.Stop()
-	start := time.Now()
 	for i := range frame {
 		<-tick.C
 		if _, err := r.c.Write(frame[i : i+1]); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if took := time.Since(start); took < 2*timeout {
-		t.Fatalf("trickle took %v, not longer than the %v timeout", took, timeout)
 	}
 	corr, _, err := r.recv()
 	if err != nil {
@@ -127,17 +137,25 @@ func TestTricklingRequestIsServed(t *testing.T) {
 // yet a new client is served at once: small frames do not wait behind
 // them (issue 9, hostile probe slowloris, where a client's ApiVersions
 // waited for the pool until the progress timeout closed it).
+//
+// The stalled frames must hold the pool from the first look until the
+// client is served, however slow the machine: the progress timeout that
+// would close them is longer than the test can last (testkit's waits and
+// contexts end it well before), so it never fires. A node that made small
+// frames wait behind them would then keep the client waiting until its
+// context ends, and the test fails.
 func TestSmallRequestsPassStalledLargeOnes(t *testing.T) {
 	const (
-		pool    = 8 << 20 // queued.max.request.bytes
-		frame   = 4 << 20 // socket.request.max.bytes
-		timeout = 4 * time.Second
+		pool  = 8 << 20 // queued.max.request.bytes
+		frame = 4 << 20 // socket.request.max.bytes
+		never = time.Hour
 	)
 	n := brokertest.Start(t,
 		brokertest.Config("queued.max.request.bytes", strconv.Itoa(pool)),
 		brokertest.Config("socket.request.max.bytes", strconv.Itoa(frame)),
-		brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
-	if _, err := kadm.NewClient(n.Client()).CreateTopic(t.Context(), 1, 1, nil, "t"); err != nil {
+		brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(never.Milliseconds()))))
+	ctx := testkit.Context(t)
+	if _, err := kadm.NewClient(n.Client()).CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
 		t.Fatal(err)
 	}
 	stall := func(sent int) {
@@ -146,20 +164,20 @@ func TestSmallRequestsPassStalledLargeOnes(t *testing.T) {
 		// The node may stop reading; the write ends at cleanup.
 		go r.c.Write(msg)
 	}
-	// Past half of the frame, the buffer grows to (nearly) all of it: two
-	// such frames take the pool but for less than a third one's first
-	// bite, so the third waits.
-	stall(3 << 20)
-	stall(3 << 20)
-	const held = pool - 1<<10
-	testkit.WaitFor(t, "stalled frames to hold the pool", func() (bool, string) {
-		got := n.Broker().QueuedRequestBytes()
-		return got >= held, fmt.Sprintf("%d bytes queued", got)
-	})
-	stall(1 << 20)
+	// A frame's buffer grows by doubling as its bytes arrive, so 3 MiB of
+	// a 4 MiB frame hold 3 to 4 MiB of the pool, depending on how the
+	// bytes came: two such frames leave at most 2 MiB, and a third one
+	// sent as far cannot fit beside them. Its wait for the pool is the
+	// state the test needs: the pool held by large frames.
+	b := n.Broker()
+	held := func() (bool, string) {
+		return b.RequestsWaitingForTest() > 0, fmt.Sprintf("%d bytes queued, %d large frames waiting", b.QueuedRequestBytes(), b.RequestsWaitingForTest())
+	}
+	for range 3 {
+		stall(3 << 20)
+	}
+	testkit.WaitFor(t, "a stalled frame to wait for the pool", held)
 
-	ctx, cancel := context.WithTimeout(t.Context(), timeout/2)
-	defer cancel()
 	start := time.Now()
 	cl := n.Client()
 	adm := kadm.NewClient(cl)
@@ -173,8 +191,8 @@ func TestSmallRequestsPassStalledLargeOnes(t *testing.T) {
 		t.Fatalf("produce with the pool held: %v after %v", err, time.Since(start))
 	}
 	t.Logf("served in %v with the pool held", time.Since(start))
-	if got := n.Broker().QueuedRequestBytes(); got < held {
-		t.Fatalf("%d bytes queued after the client was served: the stalled frames let go", got)
+	if ok, seen := held(); !ok {
+		t.Fatalf("the stalled frames let go of the pool while the client was served: %s", seen)
 	}
 }
 

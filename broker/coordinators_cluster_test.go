@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,13 +80,8 @@ func startClusterWith(t *testing.T, n, voterCount int, configure func(i int, cfg
 func newClusterWith(t *testing.T, n, voterCount int, configure func(i int, cfg *broker.Config)) *cluster {
 	t.Helper()
 	var voters []string
-	for i := range voterCount {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		voters = append(voters, fmt.Sprintf("%d@%s", i, ln.Addr()))
-		ln.Close()
+	for i, port := range testkit.FreePorts(t, voterCount) {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i, port))
 	}
 	c := &cluster{t: t, cfgs: make([]broker.Config, n), nodes: make([]*broker.Node, n)}
 	for i := range n {

@@ -22,6 +22,10 @@ func (n *Node) PartitionForTest(topic string, index int32) *partition.Partition 
 // nodes (WriteTxnMarkers, AddPartitionsToTxn).
 func (n *Node) PeerRequestsForTest() int64 { return n.peers.sent.Load() }
 
+// RequestsWaitingForTest is the number of large request frames waiting
+// for the request pool (queued.max.request.bytes): it is exhausted.
+func (n *Node) RequestsWaitingForTest() int { return n.requestPool.Waiting() }
+
 // FollowingForTest reports how many partitions the node fetches as a
 // follower, from how many leaders (fetcher goroutines).
 func (n *Node) FollowingForTest() (partitions, fetchers int) { return n.replicas.Following() }

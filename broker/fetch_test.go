@@ -103,7 +103,7 @@ func TestParkedFetchEndsWithItsConnection(t *testing.T) {
 	testkit.WaitFor(t, "the fetch to be released", func() (bool, string) {
 		return b.ParkedFetches() == 0, fmt.Sprintf("%d parked", b.ParkedFetches())
 	})
-	if took := time.Since(closed); took > 10*time.Second {
+	if took := time.Since(closed); took > testkit.HangBound {
 		t.Fatalf("parked fetch released %v after its connection closed", took)
 	}
 

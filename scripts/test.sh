@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # klog's test command: the one CI runs (.ci/run) and the README names.
 #
-#   scripts/test.sh
+#   scripts/test.sh [--under-load]
 #
 # Stages, in order: deps (apt, npm, pip), gofmt, vet, staticcheck, go test -race, build,
 # smoke (real clients against "klog up"), compat (the client × scenario
@@ -26,6 +26,22 @@
 # both ways; and scripts/kafka/protodiff between a fresh klog and that
 # broker: any mismatch it does not expect fails the stage). Every stage prints a PASS or FAIL line; the script goes on after a failure where later
 # stages still make sense and exits non-zero if any stage failed.
+#
+# The summary at the end repeats, for each failed stage, what failed: each
+# failed Go test with its failure text (and seed, when it logs one), each
+# FAIL line of a check, client cell, chaos scenario or probe, or else the
+# stage's last lines; then a "rerun:" line per failure with the command
+# that runs it alone (BIN is a klog built with go build -o BIN ./cmd/klog,
+# BROKERS a klog up --memory, or klog up -n 3 for a 3-nodes stage).
+#
+#   --under-load  (or KLOG_UNDER_LOAD=1) runs the suite on a busy machine:
+#                 stress-ng --cpu 2 --io 1 (Debian's stress-ng, which
+#                 deps/apt then installs) runs beside every stage after the
+#                 deps stages and is stopped at exit, on a failure or an
+#                 interrupt too. Each stage's line shows the load average at
+#                 its end; the summary says the run was under load, and a
+#                 hog that stopped early fails the run. The suite must pass
+#                 so: no test may depend on an idle machine.
 #
 # For local runs, skip stages with environment variables (CI runs them all):
 #   KLOG_SKIP_APT=1          do not apt-get the client packages
@@ -53,7 +69,25 @@
 # Other knobs:
 #   KLOG_GOTEST_TIMEOUT      go test -timeout (default 15m)
 #   KLOG_GOTEST_PKGS         packages for go test (default ./...)
+#   KLOG_UNDER_LOAD=1        as --under-load
+#   KLOG_UNDER_LOAD_MAX      seconds after which the hog of --under-load ends
+#                            by itself, should test.sh be killed (default 7200)
 set -uo pipefail
+
+under_load=${KLOG_UNDER_LOAD:-0}
+for arg in "$@"; do
+  case $arg in
+  --under-load) under_load=1 ;;
+  -h | --help)
+    sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"
+    exit 0
+    ;;
+  *)
+    echo "test.sh: unknown argument $arg (usage: scripts/test.sh [--under-load])" >&2
+    exit 2
+    ;;
+  esac
+done
 
 STATICCHECK_VERSION=v0.8.2 # staticcheck 2026.2.2, builds with Go 1.26
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,8 +97,18 @@ start_all=$SECONDS
 passed=0
 failed=0
 failures=()
-pass() { echo "PASS $1 ($2s)"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1 ($2s)"; failed=$((failed + 1)); failures+=("$1"); }
+declare -A stage_rc=() # how a failed stage ended, for the summary
+# took SECONDS says how long a stage took and, under load, the load
+# average at its end.
+took() {
+  if [ "$under_load" = 1 ]; then
+    echo "$1s, load $(cut -d' ' -f1 /proc/loadavg)"
+  else
+    echo "$1s"
+  fi
+}
+pass() { echo "PASS $1 ($(took "$2"))"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1 ($(took "$2"))"; failed=$((failed + 1)); failures+=("$1"); }
 skip() { echo "SKIP $1 ($2)"; }
 stage() { echo; echo "=== $1"; }
 skipped() { [ "${CI:-}" != true ] && [ "${1:-0}" = 1 ]; }
@@ -74,6 +118,16 @@ skipped() { [ "${CI:-}" != true ] && [ "${1:-0}" = 1 ]; }
 # end can repeat why a failed stage failed: a CI log is often read from
 # its last lines only.
 stage_logs=$(mktemp -d)
+bindir=
+# cleanup runs at exit, however the script ends: the load hog must not
+# outlive it.
+cleanup() {
+  stop_load
+  rm -rf "$stage_logs" ${bindir:+"$bindir"}
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 stage_log() { echo "$stage_logs/${1//\//_}.log"; }
 run_stage() {
   local name=$1 t=$SECONDS log rc=0 tee_pid n
@@ -91,18 +145,25 @@ run_stage() {
     sleep 0.05
   done
   if [ "$rc" -eq 0 ]; then pass "$name" $((SECONDS - t)); return 0; fi
+  stage_rc[$name]="exit $rc"
+  [ "$rc" -eq 124 ] && stage_rc[$name]+=", killed by its timeout"
   fail "$name" $((SECONDS - t))
   return 1
 }
 
-# fail_reasons NAME prints, indented, the lines of stage NAME's output
-# that say what failed (at most 15, each cut to 240 characters).
+# fail_reasons NAME prints, indented, what stage NAME's output says
+# failed, each with a "rerun:" line (scripts/test-failures.awk), or else
+# its last lines; each line cut to 240 characters.
 fail_reasons() {
-  local log
+  local log out
   log=$(stage_log "$1")
   [ -s "$log" ] || return 0
-  grep -a -E '^(FAIL|--- FAIL|panic:)|(^|[ :])FAIL[: ]|timed out|did not (start|build|close|finish)|died' "$log" |
-    grep -a -v -E '^(ok|PASS) ' | tail -n 15 | cut -c1-240 | sed 's/^/    /'
+  out=$(awk -v stage="$1" -f "$root/scripts/test-failures.awk" "$log")
+  if [ -z "$out" ]; then
+    echo "    (no line says what failed; the stage's last lines:)"
+    out=$(grep -a -v -E '^[[:space:]]*$' "$log" | tail -n 10)
+  fi
+  printf '%s\n' "$out" | cut -c1-240 | sed 's/^/    /'
 }
 
 as_root() {
@@ -116,13 +177,76 @@ as_root() {
   fi
 }
 
+# --- load (--under-load) ----------------------------------------------------
+# stress-ng --cpu 2 --io 1 in a session of its own, so that stop_load ends
+# it and its workers together; should this script be killed without
+# running its EXIT trap, a watchdog ends it, and its --timeout at last.
+load_cmd=(stress-ng --cpu 2 --io 1)
+load_pid=
+load_start=
+load_avg_start=
+load_log=$stage_logs/stress-ng.out
+start_load() {
+  local n workers=0
+  if ! command -v stress-ng >/dev/null; then
+    echo "load: stress-ng is not installed (deps/apt installs it for --under-load; KLOG_SKIP_APT=1 skipped that)"
+    return 1
+  fi
+  setsid "${load_cmd[@]}" --timeout "${KLOG_UNDER_LOAD_MAX:-7200}s" >"$load_log" 2>&1 </dev/null 3>&- 4>&- &
+  load_pid=$!
+  load_start=$SECONDS
+  # A watchdog ends the hog once this script is gone, even SIGKILLed
+  # (which runs no trap).
+  (
+    while kill -0 "$$" 2>/dev/null && kill -0 "$load_pid" 2>/dev/null; do
+      sleep 2
+    done
+    kill -KILL -- "-$load_pid" 2>/dev/null
+  ) >/dev/null 2>&1 </dev/null 3>&- 4>&- &
+  # Under way once its three workers run (bounded: a hog that does not
+  # start fails the stage).
+  for ((n = 0; n < 100; n++)); do
+    workers=$(pgrep -c -P "$load_pid" 2>/dev/null) || workers=0
+    [ "$workers" -ge 3 ] && break
+    kill -0 "$load_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ "$workers" -lt 3 ]; then
+    echo "load: ${load_cmd[*]} did not start its workers ($workers running):"
+    cat "$load_log"
+    stop_load
+    return 1
+  fi
+  load_avg_start=$(cut -d' ' -f1-3 /proc/loadavg)
+  echo "load: ${load_cmd[*]} running (pid $load_pid, $workers workers) beside every stage from here on; load average $load_avg_start"
+}
+# load_running says whether the hog still runs.
+load_running() { [ -n "$load_pid" ] && kill -0 "$load_pid" 2>/dev/null; }
+# stop_load ends the hog and its workers: SIGTERM to its session, SIGKILL
+# to what is left after 10 s.
+stop_load() {
+  local n
+  [ -n "$load_pid" ] || return 0
+  kill -TERM -- "-$load_pid" 2>/dev/null
+  for ((n = 0; n < 100; n++)); do
+    kill -0 -- "-$load_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL -- "-$load_pid" 2>/dev/null
+  wait "$load_pid" 2>/dev/null
+  load_pid=
+}
+
 # --- deps -----------------------------------------------------------------
 # burrow and zookeeper (with java) for scripts/smoke/burrow.sh; the python
 # codec modules let kafka-python's compat runner check every codec;
 # python3-venv gives /usr/bin/python3 the venv module for deps/pip; tmux
 # runs klog tui for scripts/tui/e2e.sh.
 apt_packages=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard python3-venv burrow zookeeper tmux)
+# stress-ng is the hog of --under-load.
+[ "$under_load" = 1 ] && apt_packages+=(stress-ng)
 deps_missing() {
+  [ "$under_load" = 1 ] && ! command -v stress-ng >/dev/null && return 0
   command -v kcat >/dev/null || return 0
   command -v tmux >/dev/null || return 0
   [ -x /usr/bin/python3 ] || return 0
@@ -181,6 +305,10 @@ else
   run_stage deps/pip install_pip || export KLOG_SKIP_PIP=1
 fi
 
+if [ "$under_load" = 1 ]; then
+  run_stage load start_load
+fi
+
 # --- lint -----------------------------------------------------------------
 check_gofmt() {
   local out
@@ -215,8 +343,7 @@ else
 fi
 
 # --- build ------------------------------------------------------------------
-bindir=$(mktemp -d)
-trap 'rm -rf "$bindir"' EXIT
+bindir=$(mktemp -d) # removed by cleanup
 klog_bin=$bindir/klog
 built=0
 if run_stage build go build -o "$klog_bin" ./cmd/klog; then
@@ -232,8 +359,8 @@ built_stage() {
     skip "$name" "$var=1"
   elif [ "$built" -ne 1 ]; then
     stage "$name"
+    stage_rc[$name]="not run: klog did not build"
     fail "$name" 0
-    echo "$name: not run, klog did not build"
   else
     run_stage "$name" "$@"
   fi
@@ -326,7 +453,10 @@ built_stage hostile KLOG_SKIP_HOSTILE timeout -k 10 300 scripts/hostile/run.sh "
 # (tests 2 and 4 of issue 11, scripts/chaos/isolation.go) and
 # coord-failover (test 7, scripts/chaos/coordinator.go), which kills the
 # coordinators' node under a consumer group and an exactly-once copier.
-built_stage chaos KLOG_SKIP_CHAOS timeout -k 10 420 go run ./scripts/chaos -klog "$klog_bin" -timeout 60s
+# The stage's bound is above the sum of the scenarios' own (ten of 60 s):
+# on a busy machine a slow scenario then fails by itself, named, instead
+# of the whole stage being killed.
+built_stage chaos KLOG_SKIP_CHAOS timeout -k 10 660 go run ./scripts/chaos -klog "$klog_bin" -timeout 60s
 
 # --- reference: protodiff ---------------------------------------------------------
 # scripts/kafka/protodiff against a fresh klog node and the running Kafka 4.4
@@ -492,14 +622,32 @@ run_reference() {
 built_stage reference KLOG_SKIP_REFERENCE run_reference
 
 echo
+load_note=
+if [ "$under_load" = 1 ] && [ -n "$load_pid" ]; then
+  if load_running; then
+    load_note=", under load: ${load_cmd[*]} for all $((SECONDS - load_start))s of the stages after deps"
+    echo "under load: ${load_cmd[*]} ran beside every stage after deps ($((SECONDS - load_start))s); load average $load_avg_start at its start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+  else
+    stage "load"
+    {
+      echo "load: ${load_cmd[*]} died before the stages ended: the run was not all under load"
+      tail -n 5 "$load_log"
+    } | tee -a "$(stage_log load)"
+    stage_rc[load]="the hog stopped early"
+    fail load "$((SECONDS - load_start))"
+    load_note=", NOT all under load"
+  fi
+  stop_load
+elif [ "$under_load" = 1 ]; then
+  load_note=", NOT under load: the hog did not start"
+fi
 if [ "$failed" -gt 0 ]; then
   echo "failed stages: ${failures[*]}"
   for name in "${failures[@]}"; do
-    echo "  $name:"
+    echo "  $name (${stage_rc[$name]:-failed}):"
     fail_reasons "$name"
   done
 fi
-rm -rf "$stage_logs"
 echo "total $((SECONDS - start_all))s"
-echo "test.sh: $passed passed, $failed failed"
+echo "test.sh: $passed passed, $failed failed$load_note"
 [ "$failed" -eq 0 ]

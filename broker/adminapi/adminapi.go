@@ -57,13 +57,19 @@ type Options struct {
 // Listen serves node's admin API on addr (host:port; port 0 picks one)
 // until Close.
 func Listen(addr string, node *broker.Node, opts Options) (*Server, error) {
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin API: %w", err)
+	}
+	return Serve(ln, node, opts), nil
+}
+
+// Serve serves node's admin API on ln, a listener the caller bound, until
+// Close, which closes ln.
+func Serve(ln net.Listener, node *broker.Node, opts Options) *Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{ln: &limitListener{Listener: ln, slots: make(chan struct{}, maxConns)}, done: make(chan struct{})}
 	base, stop := context.WithCancel(context.Background())
@@ -86,7 +92,7 @@ func Listen(addr string, node *broker.Node, opts Options) (*Server, error) {
 			s.err = err
 		}
 	}()
-	return s, nil
+	return s
 }
 
 // Addr is the address served, host:port.

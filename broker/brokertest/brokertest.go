@@ -64,8 +64,9 @@
 package brokertest
 
 import (
-	"cmp"
 	"context"
+	"fmt"
+	"net"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -83,11 +84,11 @@ type Node struct {
 	t    testing.TB
 	cfg  broker.Config
 	node *broker.Node
-	// admin serves the node's admin API while it runs, on adminAddr
-	// (kept across restarts, as the Kafka listener is).
-	admin     *adminapi.Server
-	adminAddr string
-	id        int32 // node id
+	// admin serves the node's admin API while it runs, on adminLn,
+	// bound once for the node's whole test: every start hands it over.
+	admin   *adminapi.Server
+	adminLn *keptListener
+	id      int32 // node id
 	// cluster is the cluster the node is part of (one node's own, for
 	// Start); its controls see the node's requests (requestHook).
 	cluster *Cluster
@@ -113,10 +114,53 @@ func newNode(t testing.TB, c *Cluster, cfg broker.Config) *Node {
 		n.id = int32(id)
 	}
 	n.cfg.RequestHook = n.requestHook
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("brokertest: admin API listener: %v", err)
+	}
+	n.adminLn = &keptListener{TCPListener: ln.(*net.TCPListener)}
+	// Cleanups run last first: the listener closes after the node.
+	t.Cleanup(func() { n.adminLn.TCPListener.Close() })
 	// At cleanup every node stops at once: a controlled shutdown would
 	// find no node to move leadership to.
 	t.Cleanup(func() { n.close(false) })
 	return n
+}
+
+// keptListener is a node's admin API listener, bound once and handed to
+// each admin API the node runs: a restart serves on the same port without
+// binding it again, which another process could have taken meanwhile (a
+// port closed and bound again is a race, never a reservation). Close, the
+// admin API's stop, only ends that API's Accept; connections made while
+// the node is down wait in the backlog for the next start's.
+type keptListener struct {
+	*net.TCPListener
+	closed atomic.Bool
+}
+
+// handOver returns the listener for the next admin API.
+func (l *keptListener) handOver() (*keptListener, error) {
+	if err := l.TCPListener.SetDeadline(time.Time{}); err != nil {
+		return nil, err
+	}
+	return &keptListener{TCPListener: l.TCPListener}, nil
+}
+
+func (l *keptListener) Accept() (net.Conn, error) {
+	c, err := l.TCPListener.Accept()
+	if l.closed.Load() {
+		if c != nil {
+			c.Close()
+		}
+		return nil, net.ErrClosed
+	}
+	return c, err
+}
+
+// Close wakes Accept with a deadline in the past; the socket stays open.
+func (l *keptListener) Close() error {
+	l.closed.Store(true)
+	return l.TCPListener.SetDeadline(time.Unix(1, 0))
 }
 
 func (n *Node) start() {
@@ -136,13 +180,14 @@ func (n *Node) boot() error {
 	n.node = node
 	// Restarts keep the port so clients and their metadata stay valid.
 	n.cfg.Listen = node.Addr().String()
-	admin, err := adminapi.Listen(cmp.Or(n.adminAddr, "127.0.0.1:0"), node, adminapi.Options{Version: "brokertest", Logger: n.cfg.Logger})
+	ln, err := n.adminLn.handOver()
 	if err != nil {
 		_ = node.Close()
 		n.node = nil
-		return err
+		return fmt.Errorf("admin API listener: %w", err)
 	}
-	n.admin, n.adminAddr = admin, admin.Addr()
+	n.adminLn = ln
+	n.admin = adminapi.Serve(ln, node, adminapi.Options{Version: "brokertest", Logger: n.cfg.Logger})
 	return nil
 }
 
@@ -151,7 +196,7 @@ func (n *Node) ID() int32 { return n.id }
 
 // AdminAddr is the address of the node's admin HTTP API (package
 // nodeapi); it stays the same across restarts.
-func (n *Node) AdminAddr() string { return n.adminAddr }
+func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 
 // stopAdmin stops serving the admin API.
 func (n *Node) stopAdmin() {

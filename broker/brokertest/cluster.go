@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,15 +63,8 @@ func clusterConfigs(id, n int, voters []string) map[string]string {
 func reserveVoters(t testing.TB, n int) []string {
 	t.Helper()
 	var voters []string
-	// Each listener stays open until all are taken: closed at once, its
-	// port could be handed out again to the next.
-	for id := range min(n, maxVoters) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("brokertest: reserve a quorum port: %v", err)
-		}
-		defer ln.Close()
-		voters = append(voters, fmt.Sprintf("%d@%s", id, ln.Addr()))
+	for id, port := range testkit.FreePorts(t, min(n, maxVoters)) {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, port))
 	}
 	return voters
 }

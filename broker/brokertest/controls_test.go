@@ -314,15 +314,7 @@ func TestParallelClusters(t *testing.T) {
 // TestNewPortsAndDataDir: fixed ports are used, and each node of a
 // cluster on disk has its own directory.
 func TestNewPortsAndDataDir(t *testing.T) {
-	var ports []int
-	for range 2 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-		ln.Close()
-	}
+	ports := testkit.FreePorts(t, 2)
 	dir := t.TempDir()
 	c := brokertest.New(t, brokertest.Nodes(2), brokertest.Ports(ports...), brokertest.DataDir(dir))
 	for i, addr := range c.Bootstrap() {

@@ -112,16 +112,8 @@ func New(t testing.TB, opts ...Option) *Cluster {
 	if len(o.ports) != 0 && len(o.ports) != n {
 		t.Fatalf("brokertest: %d ports for %d nodes", len(o.ports), n)
 	}
-	var c *Cluster
-	// The voters' ports are free when reserved, but another process may
-	// take one before its node listens there: then the whole cluster
-	// starts again on other ports, a few times.
-	for attempt := 1; ; attempt++ {
-		var voters []string
-		if n > 1 {
-			voters = reserveVoters(t, n)
-		}
-		c = &Cluster{t: t}
+	c := bootFresh(t, n, o.dataDir == "", func(voters []string) *Cluster {
+		c := &Cluster{t: t}
 		for id := range n {
 			cfg := broker.Config{Memory: o.dataDir == "", DataDir: o.dataDir}
 			if n > 1 {
@@ -133,11 +125,36 @@ func New(t testing.TB, opts ...Option) *Cluster {
 			o.place(t, &cfg, id, n)
 			c.nodes = append(c.nodes, newNode(t, c, cfg))
 		}
+		return c
+	})
+	if n > 1 {
+		c.waitBrokers()
+	}
+	if len(o.topics) > 0 {
+		c.seed(o.topics)
+	}
+	return c
+}
+
+// bootFresh starts the cluster of n nodes that build makes for the quorum
+// voters it is given (none for one node), on newly reserved ports. They
+// are free when reserved, but another process may take one before its
+// node listens there: then, if retry (memory clusters: a data directory
+// keeps its voters), the whole cluster starts again on other ports, a
+// few times.
+func bootFresh(t testing.TB, n int, retry bool, build func(voters []string) *Cluster) *Cluster {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		var voters []string
+		if n > 1 {
+			voters = reserveVoters(t, n)
+		}
+		c := build(voters)
 		id, err := c.tryBoot()
 		if err == nil {
-			break
+			return c
 		}
-		if attempt == 3 || !errors.Is(err, syscall.EADDRINUSE) || o.dataDir != "" {
+		if attempt == 3 || !errors.Is(err, syscall.EADDRINUSE) || !retry {
 			t.Fatalf("brokertest: start node %d: %v", id, err)
 		}
 		for _, node := range c.nodes {
@@ -147,13 +164,6 @@ func New(t testing.TB, opts ...Option) *Cluster {
 		}
 		t.Logf("brokertest: start node %d: %v; starting the cluster again on other ports", id, err)
 	}
-	if n > 1 {
-		c.waitBrokers()
-	}
-	if len(o.topics) > 0 {
-		c.seed(o.topics)
-	}
-	return c
 }
 
 // place sets node id's listener and logger (New's doc says which) and

@@ -85,39 +85,42 @@ func Restore(t testing.TB, snap *Snapshot, opts ...Option) *Cluster {
 	if len(o.ports) != 0 && len(o.ports) != n {
 		t.Fatalf("brokertest: %d ports for %d nodes", len(o.ports), n)
 	}
-	var voters []string
-	readdress := map[string]string{}
-	if n > 1 {
-		voters = reserveVoters(t, n)
-		old := map[string]string{}
-		for _, v := range strings.Split(snap.nodes[0].cfg.Configs[votersConfig], ",") {
-			id, addr, _ := strings.Cut(v, "@")
-			old[id] = addr
-		}
-		for _, v := range voters {
-			id, addr, _ := strings.Cut(v, "@")
-			readdress[old[id]] = addr
-		}
-	}
-	c := &Cluster{t: t}
-	for id, sn := range snap.nodes {
-		st, err := sn.state.Clone(readdress)
-		if err != nil {
-			t.Fatalf("brokertest: restore node %d: %v", id, err)
-		}
-		cfg := broker.Config{
-			NodeID:      sn.cfg.NodeID,
-			Memory:      true,
-			MemoryState: st,
-			Configs:     maps.Clone(sn.cfg.Configs),
-		}
+	c := bootFresh(t, n, true, func(voters []string) *Cluster {
+		readdress := map[string]string{}
 		if n > 1 {
-			cfg.Configs[votersConfig] = strings.Join(voters, ",")
+			old := map[string]string{}
+			for _, v := range strings.Split(snap.nodes[0].cfg.Configs[votersConfig], ",") {
+				id, addr, _ := strings.Cut(v, "@")
+				old[id] = addr
+			}
+			for _, v := range voters {
+				id, addr, _ := strings.Cut(v, "@")
+				readdress[old[id]] = addr
+			}
 		}
-		o.place(t, &cfg, id, n)
-		c.nodes = append(c.nodes, newNode(t, c, cfg))
+		c := &Cluster{t: t}
+		for id, sn := range snap.nodes {
+			st, err := sn.state.Clone(readdress)
+			if err != nil {
+				t.Fatalf("brokertest: restore node %d: %v", id, err)
+			}
+			cfg := broker.Config{
+				NodeID:      sn.cfg.NodeID,
+				Memory:      true,
+				MemoryState: st,
+				Configs:     maps.Clone(sn.cfg.Configs),
+			}
+			if n > 1 {
+				cfg.Configs[votersConfig] = strings.Join(voters, ",")
+			}
+			o.place(t, &cfg, id, n)
+			c.nodes = append(c.nodes, newNode(t, c, cfg))
+		}
+		return c
+	})
+	if n > 1 {
+		c.waitBrokers()
 	}
-	c.bootAll()
 	c.waitLeaders(nil, nil)
 	if len(o.topics) > 0 {
 		c.seed(o.topics)

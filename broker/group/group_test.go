@@ -575,7 +575,8 @@ func TestWriteTimeout(t *testing.T) {
 	if code := c.OffsetCommit(testkit.Context(t), req).Topics[0].Partitions[0].ErrorCode; code != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("commit never replicated = %s", errName(code))
 	}
-	if took := time.Since(start); took >= time.Second {
+	// Not at its write timeout would be at the end of the test's context.
+	if took := time.Since(start); took >= testkit.HangBound {
 		t.Fatalf("the commit was answered after %v, not at its write timeout", took)
 	}
 	// The group the commit made goes once the write fails, which may be a

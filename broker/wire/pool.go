@@ -85,6 +85,14 @@ func (p *Pool) Reserved() int64 {
 	return p.mu.large + p.mu.small
 }
 
+// Waiting returns how many large frames wait for bytes: the limit is
+// exhausted for them.
+func (p *Pool) Waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.mu.waiting)
+}
+
 // isSmall reports whether a frame of frame bytes is in the small class.
 func isSmall(frame int64) bool { return frame <= SmallFrameBytes }
 

@@ -161,9 +161,7 @@ func TestPoolSmallFramesCannotStarveLarge(t *testing.T) {
 func waitWaiters(t *testing.T, p *Pool, n int) {
 	t.Helper()
 	testkit.WaitFor(t, fmt.Sprintf("%d waiters", n), func() (bool, string) {
-		p.mu.Lock()
-		got := len(p.mu.waiting)
-		p.mu.Unlock()
+		got := p.Waiting()
 		return got == n, fmt.Sprintf("%d waiters", got)
 	})
 }

@@ -7,6 +7,9 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +19,14 @@ import (
 // WaitTimeout bounds every WaitFor. It is generous: it only decides how
 // long a broken test takes to fail, never whether a working one passes.
 const WaitTimeout = 30 * time.Second
+
+// HangBound is how long a call that should end at a short deadline (its
+// context's, a write timeout, a closed connection) may take before a test
+// calls it hung. It only tells "ended at its deadline" from "waited for
+// something else" (the test's context, a fetch's 30 s MaxWait): a busy
+// machine delays the first by seconds, never by this much. A test using it
+// makes sure that the other wait is longer.
+const HangBound = 20 * time.Second
 
 // pollInterval is how often WaitFor checks its condition.
 const pollInterval = 5 * time.Millisecond
@@ -44,13 +55,58 @@ func WaitFor(t testing.TB, what string, cond func() (bool, string)) {
 	}
 }
 
+// SeedEnv names the environment variable that gives Seed its seed, to
+// rerun a randomised test with the seed a failed run logged.
+const SeedEnv = "KLOG_TEST_SEED"
+
+// Seed returns the seed of a randomised test: $KLOG_TEST_SEED when set,
+// else a new one. It logs the seed with how to rerun the test on it, a
+// line that go test shows with the test's failure and scripts/test.sh's
+// summary repeats.
+func Seed(t testing.TB) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(SeedEnv); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", SeedEnv, s, err)
+		}
+	}
+	t.Logf("seed %d (rerun with %s=%d)", seed, SeedEnv, seed)
+	return seed
+}
+
+// FreePorts returns n distinct loopback ports that were free just now:
+// each listener stays open until all are taken, so none is handed out
+// twice. They are closed on return, so another process may take one
+// before its user binds it: where a component can take a listener, hand
+// it one instead; else start again on new ports when a bind fails with
+// EADDRINUSE (brokertest's New and Restore do).
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("reserve a free port: %v", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
 // Logger returns a logger that writes records at level and above to t.Log.
 func Logger(t testing.TB, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(writer{t}, &slog.HandlerOptions{Level: level}))
 }
 
-// ContextTimeout bounds the context of Context.
-const ContextTimeout = time.Minute
+// ContextTimeout bounds the context of Context. It bounds all of a
+// test's calls together, not each, and a long test (clusters started,
+// snapshotted, restored, under the race detector) on a busy machine runs
+// for minutes: like WaitTimeout it only decides how long a hung test takes
+// to fail, never whether a working one passes.
+const ContextTimeout = 5 * time.Minute
 
 // Context returns a context cancelled when the test ends or after
 // ContextTimeout, whichever comes first, so no client call in a test can

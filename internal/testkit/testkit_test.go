@@ -41,3 +41,20 @@ func TestClock(t *testing.T) {
 		t.Fatalf("now %v", got)
 	}
 }
+
+func TestFreePortsDistinct(t *testing.T) {
+	seen := map[int]bool{}
+	for _, p := range FreePorts(t, 20) {
+		if seen[p] || p == 0 {
+			t.Fatalf("port %d twice or zero", p)
+		}
+		seen[p] = true
+	}
+}
+
+func TestSeedFromEnv(t *testing.T) {
+	t.Setenv(SeedEnv, "42")
+	if got := Seed(t); got != 42 {
+		t.Fatalf("seed %d, want 42 from %s", got, SeedEnv)
+	}
+}

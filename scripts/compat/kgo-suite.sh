@@ -28,6 +28,8 @@
 #                            print millions of lines. Set info or debug to
 #                            investigate a failure.
 #   KGO_SUITE_TIMEOUT=10m    go test -timeout.
+#   KGO_SUITE_RUN=           go test -run: only these tests, as ^(TestA|TestB)$
+#                            (scripts/test.sh's summary names the failed ones)
 #   KGO_SUITE_EXCLUDE=       more tests to exclude, as TestA|TestB, each for a
 #                            known klog bug that scripts/test.sh names where it
 #                            sets this (the 3-node stage).
@@ -83,9 +85,9 @@ allowed_skip='TestIssueProduceBrokerTooOldFailsRecords'
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-echo "kgo-suite: KGO_SEEDS=$KGO_SEEDS KGO_TEST_RF=$KGO_TEST_RF KGO_TEST_RECORDS=$KGO_TEST_RECORDS KGO_TEST_UNSAFE=$KGO_TEST_UNSAFE KGO_LOG_LEVEL=$KGO_LOG_LEVEL${KGO_SUITE_EXCLUDE:+ KGO_SUITE_EXCLUDE=$KGO_SUITE_EXCLUDE}" >&2
+echo "kgo-suite: KGO_SEEDS=$KGO_SEEDS KGO_TEST_RF=$KGO_TEST_RF KGO_TEST_RECORDS=$KGO_TEST_RECORDS KGO_TEST_UNSAFE=$KGO_TEST_UNSAFE KGO_LOG_LEVEL=$KGO_LOG_LEVEL${KGO_SUITE_EXCLUDE:+ KGO_SUITE_EXCLUDE=$KGO_SUITE_EXCLUDE}${KGO_SUITE_RUN:+ KGO_SUITE_RUN=$KGO_SUITE_RUN}" >&2
 start=$SECONDS
-go test -v -count=1 -timeout "${KGO_SUITE_TIMEOUT:-10m}" -skip "$excluded" \
+go test -v -count=1 -timeout "${KGO_SUITE_TIMEOUT:-10m}" -skip "$excluded" ${KGO_SUITE_RUN:+-run "$KGO_SUITE_RUN"} \
   github.com/twmb/franz-go/pkg/kgo 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 

@@ -468,9 +468,7 @@ func TestCleanCrashAtEveryStep(t *testing.T) {
 // read from its start yields every key's latest value, or nothing once a
 // tombstone's horizon passed, with offsets strictly increasing.
 func TestCleanProperty(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 7))
+	rng := rand.New(rand.NewPCG(testkit.Seed(t), 7))
 	e := compactEnv(t)
 	e.cfg.SegmentBytes = int64(300 + rng.IntN(1000))
 	l := e.open(0)
