@@ -554,11 +554,11 @@ func TestQuorumRestartIsNewIncarnation(t *testing.T) {
 	ctx := ctxT(t)
 	l, f := q.leader(), q.follower()
 	other := 3 - l - f
-	assign := map[int32][]int32{0: {int32(f), int32(l), int32(other)}}
+	assign := []PartitionReplicas{{0, []int32{int32(f), int32(l), int32(other)}}}
 	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: assign}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "solo", Partitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {int32(f)}}}, false); err != nil {
+	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "solo", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{int32(f)}}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	q.waitTopic("solo")
