@@ -317,7 +317,11 @@ func (n *Node) serveConn(nc net.Conn) {
 		defer cancel()
 		return pool.Acquire(ctx, int64(size), int64(k))
 	}
-	defer func() { pool.ReleaseFrame(int64(heldFrame), int64(held)) }()
+	var charge *decodeCharge // what the request being handled decodes into
+	defer func() {
+		pool.ReleaseFrame(int64(heldFrame), int64(held))
+		charge.release()
+	}()
 	var frameBuf []byte
 	var untrack func() // set once the connection is known as another node's
 	// A client's connection that the node drains reads no further
@@ -392,9 +396,19 @@ func (n *Node) serveConn(nc net.Conn) {
 		if hdr.Key != kmsg.Produce.Int16() {
 			deferred.Wait()
 		}
-		resp, err := n.dispatch(n.ctx, cc, hdr, body)
+		charge, err = n.chargeDecode(hdr, len(frame), len(body), settings.RequestProgressTimeout)
+		if err != nil {
+			if stop() {
+				return
+			}
+			cc.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "bytes", len(frame), "err", err)
+			return
+		}
+		resp, err := n.dispatch(n.ctx, cc, hdr, body, charge)
 		pool.ReleaseFrame(int64(heldFrame), int64(held))
 		held = 0
+		charge.release()
+		charge = nil
 		// kmsg decodes []byte fields as slices of the frame, and some
 		// handlers keep them (a group member's metadata and assignment),
 		// so a frame is reused only after a Produce, whose data the log
@@ -436,6 +450,106 @@ func (n *Node) serveConn(nc net.Conn) {
 		}
 		q.push(b, cc.reserved)
 		cc.reserved = 0
+	}
+}
+
+// errDecodeTooLarge closes a connection whose request would decode into
+// more than the request pool (queued.max.request.bytes) can ever hold, as
+// a frame larger than socket.request.max.bytes closes it.
+var errDecodeTooLarge = errors.New("request would decode into more than queued.max.request.bytes")
+
+// decodeCharge is what a request holds of the request pool
+// (queued.max.request.bytes) for what its body decodes into, on top of
+// its frame: the most it may decode into (wire.DecodeBound) before it is
+// decoded, so that many small elements cannot turn a request the pool
+// admitted into many times its bytes, and what it did decode into
+// (wire.DecodedSize) once decoded, while it is handled.
+//
+// A request whose bound the pool can never hold is not decoded: its
+// connection closes (errDecodeTooLarge). A Produce is the exception,
+// since its bulk is record data that decodes into nothing (the decoded
+// request points into the frame), and the bound, made for elements that
+// carry nothing, is far above what a Produce of real records decodes
+// into: such a Produce decodes alone (wire.Pool.TakeAlone), holding its
+// bound past the pool's limit, one at a time, and then only what it
+// decoded into. So the node holds at most the pool, its headroom and the
+// bound of one Produce.
+type decodeCharge struct {
+	pool  *wire.Pool
+	class int64 // the size its bytes are counted under, small or large
+	held  int64
+	alone bool // taken with TakeAlone, not yet settled
+}
+
+// chargeDecode takes from the request pool what a request of hdr, in a
+// frame of frameLen bytes with a body of bodyLen, may decode into,
+// counted in the class of its frame (wire.Pool), waiting for it at most
+// timeout.
+func (n *Node) chargeDecode(hdr wire.Header, frameLen, bodyLen int, timeout time.Duration) (*decodeCharge, error) {
+	need := wire.DecodeBound(hdr.Key, hdr.Version, bodyLen)
+	c := &decodeCharge{pool: n.requestPool, class: int64(frameLen)}
+	if need == 0 {
+		return c, nil
+	}
+	bound := c.pool.Limit()
+	if frameLen <= wire.SmallFrameBytes {
+		bound += c.pool.Headroom()
+	}
+	if need <= bound && c.pool.TryAcquire(c.class, need) {
+		c.held = need
+		return c, nil
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, timeout)
+	defer cancel()
+	switch {
+	case need <= bound:
+		if err := c.pool.Acquire(ctx, c.class, need); err != nil {
+			return nil, fmt.Errorf("waiting for %d bytes of the request pool to decode: %w", need, err)
+		}
+	case hdr.Key == kmsg.Produce.Int16():
+		if err := c.pool.TakeAlone(ctx, need); err != nil {
+			return nil, fmt.Errorf("waiting to decode a produce of %d bytes: %w", bodyLen, err)
+		}
+		c.alone = true
+		c.class = wire.SmallFrameBytes + 1 // Take counts it as large
+	default:
+		return nil, fmt.Errorf("%w: %d bytes may decode into %d > %d", errDecodeTooLarge, bodyLen, need, bound)
+	}
+	c.held = need
+	return c, nil
+}
+
+// settle charges what req decoded into in place of the bound; req is nil
+// when decoding failed. Walking a request costs about as much as decoding
+// it, so only a large charge is settled.
+func (c *decodeCharge) settle(req kmsg.Request) {
+	if !c.alone && c.held <= wire.SmallFrameBytes {
+		return
+	}
+	var decoded int64
+	if req != nil {
+		decoded = wire.DecodedSize(req)
+	}
+	if decoded < c.held {
+		c.pool.ReleaseFrame(c.class, c.held-decoded)
+		c.held = decoded
+	}
+	if c.alone {
+		c.alone = false
+		c.pool.DoneAlone()
+	}
+}
+
+// release gives back what c holds; c may be nil.
+func (c *decodeCharge) release() {
+	if c == nil {
+		return
+	}
+	c.pool.ReleaseFrame(c.class, c.held)
+	c.held = 0
+	if c.alone {
+		c.alone = false
+		c.pool.DoneAlone()
 	}
 }
 
@@ -752,10 +866,11 @@ var errUnsupported = errors.New("unsupported API key or version")
 
 // dispatch decodes a request body with kmsg, runs its handler and returns
 // the response; a nil response means "send nothing". An error closes the
-// connection. A panic in a handler is logged and closes only this
+// connection. What the body decodes into is charged to charge, taken
+// before (chargeDecode). A panic in a handler is logged and closes only this
 // connection. Every request decoded is timed here, from its decoding to
 // its handler's return (nodeStats.requestDone).
-func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, body []byte) (resp kmsg.Response, err error) {
+func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, body []byte, charge *decodeCharge) (resp kmsg.Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			cc.logger.Error("handler panic", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "panic", r, "stack", string(debug.Stack()))
@@ -773,8 +888,10 @@ func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, bo
 	req := kmsg.RequestForKey(hdr.Key)
 	req.SetVersion(hdr.Version)
 	if err := req.ReadFrom(body); err != nil {
+		charge.settle(nil)
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
+	charge.settle(req)
 	defer func() {
 		later := cc.later
 		if later == nil {

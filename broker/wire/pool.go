@@ -47,6 +47,9 @@ const SmallFrameBytes = 64 << 10
 type Pool struct {
 	limit    int64
 	headroom int64
+	// alone is held by the one caller of TakeAlone that may go past the
+	// limit.
+	alone chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -69,8 +72,26 @@ type poolWaiter struct {
 // NewPool returns a pool of limit bytes for large frames, with a headroom
 // for small ones of limit/16, at least SmallFrameBytes.
 func NewPool(limit int64) *Pool {
-	return &Pool{limit: limit, headroom: max(limit/16, SmallFrameBytes)}
+	return &Pool{limit: limit, headroom: max(limit/16, SmallFrameBytes), alone: make(chan struct{}, 1)}
 }
+
+// TakeAlone takes n bytes, past the limit if need be, for one caller at a
+// time: it waits, or until ctx is done, for the previous caller to call
+// DoneAlone. So the pool holds at most its limit, its headroom and one
+// caller's bytes past them. The caller gives the bytes back with Release
+// (not DoneAlone, which only lets the next caller take its bytes).
+func (p *Pool) TakeAlone(ctx context.Context, n int64) error {
+	select {
+	case p.alone <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.Take(n)
+	return nil
+}
+
+// DoneAlone lets the next caller of TakeAlone take its bytes.
+func (p *Pool) DoneAlone() { <-p.alone }
 
 // Limit returns the pool's size in bytes.
 func (p *Pool) Limit() int64 { return p.limit }
