@@ -361,6 +361,13 @@ func (n *Node) serveConn(nc net.Conn) {
 			}
 		}
 		sr.timeout = settings.RequestProgressTimeout
+		// A request that may decode into more than the pool can hold is
+		// refused before its body is read (chargeDecode).
+		if size, key, version, err := wire.PeekFrame(br); err == nil && decodeTooLarge(pool, key, version, int(size)) {
+			cc.logger.Info("closing connection", "api", kmsg.NameForKey(key), "version", version, "bytes", size,
+				"err", fmt.Errorf("%w: may decode into %d bytes", errDecodeTooLarge, wire.DecodeBound(key, version, int(size))))
+			return
+		}
 		frame, reserved, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf, reserve)
 		held = reserved
 		if err != nil {
@@ -396,7 +403,7 @@ func (n *Node) serveConn(nc net.Conn) {
 		if hdr.Key != kmsg.Produce.Int16() {
 			deferred.Wait()
 		}
-		charge, err = n.chargeDecode(hdr, len(frame), len(body), settings.RequestProgressTimeout)
+		charge, err = n.chargeDecode(hdr, len(frame), settings.RequestProgressTimeout)
 		if err != nil {
 			if stop() {
 				return
@@ -481,39 +488,54 @@ type decodeCharge struct {
 	alone bool // taken with TakeAlone, not yet settled
 }
 
-// chargeDecode takes from the request pool what a request of hdr, in a
-// frame of frameLen bytes with a body of bodyLen, may decode into,
-// counted in the class of its frame (wire.Pool), waiting for it at most
-// timeout.
-func (n *Node) chargeDecode(hdr wire.Header, frameLen, bodyLen int, timeout time.Duration) (*decodeCharge, error) {
-	need := wire.DecodeBound(hdr.Key, hdr.Version, bodyLen)
+// decodeTooLarge reports whether a request of key at version in a frame
+// of frameLen bytes may decode into more than pool can ever grant it.
+func decodeTooLarge(pool *wire.Pool, key, version int16, frameLen int) bool {
+	if key == kmsg.Produce.Int16() {
+		return false
+	}
+	return wire.DecodeBound(key, version, frameLen) > decodeLimit(pool, frameLen)
+}
+
+// decodeLimit is the most pool grants a request in a frame of frameLen
+// bytes: the limit, and the headroom too for a small frame.
+func decodeLimit(pool *wire.Pool, frameLen int) int64 {
+	if frameLen <= wire.SmallFrameBytes {
+		return pool.Limit() + pool.Headroom()
+	}
+	return pool.Limit()
+}
+
+// chargeDecode takes from the request pool what a request of hdr in a
+// frame of frameLen bytes may decode into, counted in the class of its
+// frame (wire.Pool), waiting for it at most timeout. The frame's header
+// is counted as if it were body: a few bytes more.
+func (n *Node) chargeDecode(hdr wire.Header, frameLen int, timeout time.Duration) (*decodeCharge, error) {
+	need := wire.DecodeBound(hdr.Key, hdr.Version, frameLen)
 	c := &decodeCharge{pool: n.requestPool, class: int64(frameLen)}
 	if need == 0 {
 		return c, nil
 	}
-	bound := c.pool.Limit()
-	if frameLen <= wire.SmallFrameBytes {
-		bound += c.pool.Headroom()
-	}
-	if need <= bound && c.pool.TryAcquire(c.class, need) {
+	fits := need <= decodeLimit(c.pool, frameLen)
+	if fits && c.pool.TryAcquire(c.class, need) {
 		c.held = need
 		return c, nil
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, timeout)
 	defer cancel()
 	switch {
-	case need <= bound:
+	case fits:
 		if err := c.pool.Acquire(ctx, c.class, need); err != nil {
 			return nil, fmt.Errorf("waiting for %d bytes of the request pool to decode: %w", need, err)
 		}
 	case hdr.Key == kmsg.Produce.Int16():
 		if err := c.pool.TakeAlone(ctx, need); err != nil {
-			return nil, fmt.Errorf("waiting to decode a produce of %d bytes: %w", bodyLen, err)
+			return nil, fmt.Errorf("waiting to decode a produce of %d bytes: %w", frameLen, err)
 		}
 		c.alone = true
 		c.class = wire.SmallFrameBytes + 1 // Take counts it as large
 	default:
-		return nil, fmt.Errorf("%w: %d bytes may decode into %d > %d", errDecodeTooLarge, bodyLen, need, bound)
+		return nil, fmt.Errorf("%w: %d bytes may decode into %d", errDecodeTooLarge, frameLen, need)
 	}
 	c.held = need
 	return c, nil
