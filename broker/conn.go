@@ -467,10 +467,15 @@ var errDecodeTooLarge = errors.New("request would decode into more than queued.m
 
 // decodeCharge is what a request holds of the request pool
 // (queued.max.request.bytes) for what its body decodes into, on top of
-// its frame: the most it may decode into (wire.DecodeBound) before it is
-// decoded, so that many small elements cannot turn a request the pool
-// admitted into many times its bytes, and what it did decode into
-// (wire.DecodedSize) once decoded, while it is handled.
+// its frame: the most it may decode into (wire.DecodeBound), from before
+// it is decoded until it was handled, so that many small elements cannot
+// turn a request the pool admitted into many times its bytes. The
+// handler's own work on the elements (the sets it dedupes them into, its
+// response) is counted nowhere else, and the bound, made for elements that
+// carry nothing, is several times what a request of such elements decodes
+// into: holding the bound while the handler runs leaves room for that
+// work too. A large Produce keeps only what it did decode into
+// (wire.DecodedSize, settle): its records are not elements.
 //
 // A request whose bound the pool can never hold is not decoded: its
 // connection closes (errDecodeTooLarge). A Produce is the exception,
@@ -482,10 +487,11 @@ var errDecodeTooLarge = errors.New("request would decode into more than queued.m
 // decoded into. So the node holds at most the pool, its headroom and the
 // bound of one Produce.
 type decodeCharge struct {
-	pool  *wire.Pool
-	class int64 // the size its bytes are counted under, small or large
-	held  int64
-	alone bool // taken with TakeAlone, not yet settled
+	pool    *wire.Pool
+	class   int64 // the size its bytes are counted under, small or large
+	held    int64
+	produce bool // settled once decoded
+	alone   bool // taken with TakeAlone, not yet settled
 }
 
 // decodeTooLarge reports whether a request of key at version in a frame
@@ -494,16 +500,18 @@ func decodeTooLarge(pool *wire.Pool, key, version int16, frameLen int) bool {
 	if key == kmsg.Produce.Int16() {
 		return false
 	}
-	return wire.DecodeBound(key, version, frameLen) > decodeLimit(pool, frameLen)
+	return !decodeFits(pool, wire.DecodeBound(key, version, frameLen), frameLen)
 }
 
-// decodeLimit is the most pool grants a request in a frame of frameLen
-// bytes: the limit, and the headroom too for a small frame.
-func decodeLimit(pool *wire.Pool, frameLen int) int64 {
+// decodeFits reports whether pool can ever grant need bytes to a request
+// that holds a frame of frameLen bytes: both within the limit, and the
+// headroom too for a small frame.
+func decodeFits(pool *wire.Pool, need int64, frameLen int) bool {
+	limit := pool.Limit()
 	if frameLen <= wire.SmallFrameBytes {
-		return pool.Limit() + pool.Headroom()
+		limit += pool.Headroom()
 	}
-	return pool.Limit()
+	return int64(frameLen)+need <= limit
 }
 
 // chargeDecode takes from the request pool what a request of hdr in a
@@ -512,11 +520,11 @@ func decodeLimit(pool *wire.Pool, frameLen int) int64 {
 // is counted as if it were body: a few bytes more.
 func (n *Node) chargeDecode(hdr wire.Header, frameLen int, timeout time.Duration) (*decodeCharge, error) {
 	need := wire.DecodeBound(hdr.Key, hdr.Version, frameLen)
-	c := &decodeCharge{pool: n.requestPool, class: int64(frameLen)}
+	c := &decodeCharge{pool: n.requestPool, class: int64(frameLen), produce: hdr.Key == kmsg.Produce.Int16()}
 	if need == 0 {
 		return c, nil
 	}
-	fits := need <= decodeLimit(c.pool, frameLen)
+	fits := decodeFits(c.pool, need, frameLen)
 	if fits && c.pool.TryAcquire(c.class, need) {
 		c.held = need
 		return c, nil
@@ -528,7 +536,7 @@ func (n *Node) chargeDecode(hdr wire.Header, frameLen int, timeout time.Duration
 		if err := c.pool.Acquire(ctx, c.class, need); err != nil {
 			return nil, fmt.Errorf("waiting for %d bytes of the request pool to decode: %w", need, err)
 		}
-	case hdr.Key == kmsg.Produce.Int16():
+	case c.produce:
 		if err := c.pool.TakeAlone(ctx, need); err != nil {
 			return nil, fmt.Errorf("waiting to decode a produce of %d bytes: %w", frameLen, err)
 		}
@@ -541,11 +549,11 @@ func (n *Node) chargeDecode(hdr wire.Header, frameLen int, timeout time.Duration
 	return c, nil
 }
 
-// settle charges what req decoded into in place of the bound; req is nil
-// when decoding failed. Walking a request costs about as much as decoding
-// it, so only a large charge is settled.
+// settle charges what a Produce, req, decoded into in place of its bound;
+// req is nil when decoding failed. Walking a request costs about as much
+// as decoding it, so only a large charge is settled.
 func (c *decodeCharge) settle(req kmsg.Request) {
-	if !c.alone && c.held <= wire.SmallFrameBytes {
+	if !c.produce || !c.alone && c.held <= wire.SmallFrameBytes {
 		return
 	}
 	var decoded int64

@@ -79,7 +79,8 @@ func TestRequestDecodingPastThePoolIsRefused(t *testing.T) {
 	const pool = 16 << 20
 	c := brokertest.New(t,
 		brokertest.Config("queued.max.request.bytes", strconv.Itoa(pool)),
-		brokertest.Config("socket.request.max.bytes", strconv.Itoa(8<<20)))
+		brokertest.Config("socket.request.max.bytes", strconv.Itoa(8<<20)),
+		brokertest.Config("socket.request.progress.timeout.ms", "60000"))
 	n := c.Nodes()[0]
 	var decoded atomic.Int64
 	c.Control(kmsg.Metadata, func(_ context.Context, _ int32, req kmsg.Request) (kmsg.Response, bool, error) {
@@ -99,6 +100,31 @@ func TestRequestDecodingPastThePoolIsRefused(t *testing.T) {
 		got := n.Broker().QueuedRequestBytes()
 		return got == 0, fmt.Sprintf("%d bytes held", got)
 	})
+
+	// Nor one whose bound fits the pool but not beside its own frame: it
+	// would wait for the pool until the progress timeout.
+	topics := 200_000 // a bound of about 12 MiB: the 16 MiB pool holds it
+	frame := func(topics int) []byte {
+		req := emptyTopicsMetadata(topics)
+		return rawFrame(req.Key(), req.Version, 1, false, req.AppendTo(nil))
+	}
+	for {
+		f := frame(topics)
+		bound := wire.DecodeBound(kmsg.Metadata.Int16(), 1, len(f)-4)
+		if bound > pool {
+			t.Fatalf("no Metadata request whose bound fits the pool only without its frame")
+		}
+		if bound+int64(len(f)-4) > pool {
+			break
+		}
+		topics += 4 << 10
+	}
+	r = dialRaw(t, n.Addr())
+	go r.c.Write(frame(topics))
+	closedWithin(t, r, 10*time.Second)
+	if got := decoded.Load(); got != 0 {
+		t.Fatalf("the request was decoded (%d)", got)
+	}
 
 	// A Produce of 6 MiB of records, whose bound is far past the pool.
 	produce := kmsg.NewPtrProduceRequest()
