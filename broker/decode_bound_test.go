@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -155,4 +156,35 @@ func TestRequestDecodingPastThePoolIsRefused(t *testing.T) {
 		got := n.Broker().QueuedRequestBytes()
 		return got == 0, fmt.Sprintf("%d bytes held", got)
 	})
+}
+
+// A DeleteTopics request naming one topic a million times costs its
+// handler about what it decoded into, not several times that: the
+// handler's work, counted nowhere but in the request's decode bound,
+// stays within it.
+func TestDeleteTopicsOfOneNameRepeated(t *testing.T) {
+	n := brokertest.Start(t)
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.Version = 4
+	req.TimeoutMillis = 5000
+	req.TopicNames = make([]string, 1<<20)
+	r := dialRaw(t, n.Addr())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	kresp, err := r.do(req) // its encoding counts too: a few MiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	resp := kresp.(*kmsg.DeleteTopicsResponse)
+	if len(resp.Topics) != 1 {
+		t.Fatalf("%d topics answered, want 1", len(resp.Topics))
+	}
+	bound := wire.DecodeBound(req.Key(), req.Version, len(req.AppendTo(nil)))
+	got := int64(after.TotalAlloc - before.TotalAlloc)
+	t.Logf("%d names: %d bytes allocated, the request's bound %d", len(req.TopicNames), got, bound)
+	if got > bound {
+		t.Fatalf("%d bytes allocated for a request bound at %d", got, bound)
+	}
 }
