@@ -77,17 +77,33 @@ func NewPool(limit int64) *Pool {
 
 // TakeAlone takes n bytes, past the limit if need be, for one caller at a
 // time: it waits, or until ctx is done, for the previous caller to call
-// DoneAlone. So the pool holds at most its limit, its headroom and one
-// caller's bytes past them. The caller gives the bytes back with Release
-// (not DoneAlone, which only lets the next caller take its bytes).
+// DoneAlone and for the pool to be below its limit, so that what earlier
+// callers kept is given back first. So the pool holds at most its limit,
+// its headroom and one caller's bytes past them. The caller gives the
+// bytes back with Release (not DoneAlone, which only lets the next caller
+// take its bytes).
 func (p *Pool) TakeAlone(ctx context.Context, n int64) error {
 	select {
 	case p.alone <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	p.Take(n)
-	return nil
+	for {
+		p.mu.Lock()
+		if p.mu.large+p.mu.small < p.limit {
+			p.mu.large += n
+			p.mu.Unlock()
+			return nil
+		}
+		freed := p.freedLocked()
+		p.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			<-p.alone
+			return ctx.Err()
+		}
+	}
 }
 
 // DoneAlone lets the next caller of TakeAlone take its bytes.

@@ -303,3 +303,34 @@ func TestPoolTakeUpToAndTakeIfAlone(t *testing.T) {
 		t.Fatal("a release did not close the channel Freed returned")
 	}
 }
+
+// TakeAlone lets one caller at a time past the limit, and the next only
+// once the pool is below its limit again: what the previous one kept
+// (a decoded Produce, while it is handled) is given back first.
+func TestPoolTakeAloneWaitsForThePool(t *testing.T) {
+	p := NewPool(10)
+	if err := p.TakeAlone(context.Background(), 30); err != nil {
+		t.Fatal(err)
+	}
+	p.Release(10) // the caller keeps 20, past the limit
+	p.DoneAlone()
+	done := make(chan error, 1)
+	go func() { done <- p.TakeAlone(context.Background(), 30) }()
+	testkit.WaitFor(t, "the second caller to wait for the pool", func() (bool, string) {
+		select {
+		case err := <-done:
+			t.Fatalf("TakeAlone took its bytes with %d of 10 taken (%v)", p.Reserved()-30, err)
+		default:
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.mu.freed != nil, ""
+	})
+	p.Release(20)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Reserved(); got != 30 {
+		t.Fatalf("reserved %d, want 30", got)
+	}
+}
