@@ -484,8 +484,9 @@ var errDecodeTooLarge = errors.New("request would decode into more than queued.m
 // carry nothing, is far above what a Produce of real records decodes
 // into: such a Produce decodes alone (wire.Pool.TakeAlone), holding its
 // bound past the pool's limit, one at a time, and then only what it
-// decoded into. So the node holds at most the pool, its headroom and the
-// bound of one Produce.
+// decoded into; one that decoded into more than the pool is not handled
+// (settle). So the node holds at most the pool, its headroom and the
+// bound of one Produce, the last only while it is decoded.
 type decodeCharge struct {
 	pool    *wire.Pool
 	class   int64 // the size its bytes are counted under, small or large
@@ -537,11 +538,14 @@ func (n *Node) chargeDecode(hdr wire.Header, frameLen int, timeout time.Duration
 			return nil, fmt.Errorf("waiting for %d bytes of the request pool to decode: %w", need, err)
 		}
 	case c.produce:
-		if err := c.pool.TakeAlone(ctx, need); err != nil {
+		took, err := c.pool.TakeAlone(ctx, need)
+		if err != nil {
 			return nil, fmt.Errorf("waiting to decode a produce of %d bytes: %w", frameLen, err)
 		}
 		c.alone = true
-		c.class = wire.SmallFrameBytes + 1 // Take counts it as large
+		c.class = wire.SmallFrameBytes + 1 // counted as large
+		c.held = took
+		return c, nil
 	default:
 		return nil, fmt.Errorf("%w: %d bytes may decode into %d", errDecodeTooLarge, frameLen, need)
 	}
@@ -551,23 +555,38 @@ func (n *Node) chargeDecode(hdr wire.Header, frameLen int, timeout time.Duration
 
 // settle charges what a Produce, req, decoded into in place of its bound;
 // req is nil when decoding failed. Walking a request costs about as much
-// as decoding it, so only a large charge is settled.
-func (c *decodeCharge) settle(req kmsg.Request) {
+// as decoding it, so only a large charge is settled. A Produce that did
+// decode into more than the whole pool is made of elements, not records
+// (Kafka 4.4 refuses a collection of more than 1,000,000 of them): it is
+// not handled, and settle returns errDecodeTooLarge.
+func (c *decodeCharge) settle(req kmsg.Request) error {
 	if !c.produce || !c.alone && c.held <= wire.SmallFrameBytes {
-		return
+		return nil
 	}
 	var decoded int64
 	if req != nil {
 		decoded = wire.DecodedSize(req)
 	}
-	if decoded < c.held {
+	var err error
+	if decoded > c.pool.Limit() {
+		err = fmt.Errorf("%w: a produce decoded into %d bytes", errDecodeTooLarge, decoded)
+		decoded = 0 // dropped now
+	}
+	switch {
+	case decoded < c.held:
 		c.pool.ReleaseFrame(c.class, c.held-decoded)
+		c.held = decoded
+	case decoded > c.held && c.alone:
+		// What TakeAlone left uncounted and the Produce keeps while it
+		// is handled: at most the pool's limit.
+		c.pool.Take(decoded - c.held)
 		c.held = decoded
 	}
 	if c.alone {
 		c.alone = false
 		c.pool.DoneAlone()
 	}
+	return err
 }
 
 // release gives back what c holds; c may be nil.
@@ -918,10 +937,12 @@ func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, bo
 	req := kmsg.RequestForKey(hdr.Key)
 	req.SetVersion(hdr.Version)
 	if err := req.ReadFrom(body); err != nil {
-		charge.settle(nil)
+		_ = charge.settle(nil)
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
-	charge.settle(req)
+	if err := charge.settle(req); err != nil {
+		return nil, err
+	}
 	defer func() {
 		later := cc.later
 		if later == nil {

@@ -75,25 +75,28 @@ func NewPool(limit int64) *Pool {
 	return &Pool{limit: limit, headroom: max(limit/16, SmallFrameBytes), alone: make(chan struct{}, 1)}
 }
 
-// TakeAlone takes n bytes, past the limit if need be, for one caller at a
-// time: it waits, or until ctx is done, for the previous caller to call
-// DoneAlone and for the pool to be below its limit, so that what earlier
-// callers kept is given back first. So the pool holds at most its limit,
-// its headroom and one caller's bytes past them. The caller gives the
-// bytes back with Release (not DoneAlone, which only lets the next caller
-// take its bytes).
-func (p *Pool) TakeAlone(ctx context.Context, n int64) error {
+// TakeAlone is for one caller at a time that may need more than the
+// pool: it waits, or until ctx is done, for the previous caller to call
+// DoneAlone and for the pool to be below its limit (so that what earlier
+// callers kept is given back first), then takes n bytes or what is left
+// below the limit, and returns what it took. The rest of n is the one
+// caller's past the pool, not counted, so that small frames keep their
+// headroom meanwhile: the pool's memory is at most its limit, its headroom
+// and that caller's rest. The caller gives back what it took with Release
+// (DoneAlone only lets the next caller in).
+func (p *Pool) TakeAlone(ctx context.Context, n int64) (int64, error) {
 	select {
 	case p.alone <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	for {
 		p.mu.Lock()
-		if p.mu.large+p.mu.small < p.limit {
+		if used := p.mu.large + p.mu.small; used < p.limit {
+			n = min(n, p.limit-used)
 			p.mu.large += n
 			p.mu.Unlock()
-			return nil
+			return n, nil
 		}
 		freed := p.freedLocked()
 		p.mu.Unlock()
@@ -101,7 +104,7 @@ func (p *Pool) TakeAlone(ctx context.Context, n int64) error {
 		case <-freed:
 		case <-ctx.Done():
 			<-p.alone
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 }
