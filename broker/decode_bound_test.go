@@ -127,6 +127,25 @@ func TestRequestDecodingPastThePoolIsRefused(t *testing.T) {
 		t.Fatalf("the request was decoded (%d)", got)
 	}
 
+	// A Produce of empty topics that decodes into more than the pool is
+	// not handled: real records decode into nothing.
+	var produced atomic.Int64
+	c.Control(kmsg.Produce, func(context.Context, int32, kmsg.Request) (kmsg.Response, bool, error) {
+		produced.Add(1)
+		return nil, false, nil
+	})
+	empty := kmsg.NewPtrProduceRequest()
+	empty.Version = 12
+	empty.Acks = 1
+	empty.TimeoutMillis = 5000
+	empty.Topics = make([]kmsg.ProduceRequestTopic, 400_000) // 1.2 MB, decoding into 25 MB
+	r = dialRaw(t, n.Addr())
+	go r.c.Write(rawFrame(empty.Key(), empty.Version, 1, true, empty.AppendTo(nil)))
+	closedWithin(t, r, 10*time.Second)
+	if got := produced.Load(); got != 0 {
+		t.Fatalf("the produce was handled (%d)", got)
+	}
+
 	// A Produce of 6 MiB of records, whose bound is far past the pool.
 	produce := kmsg.NewPtrProduceRequest()
 	produce.Version = 9
