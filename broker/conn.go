@@ -363,7 +363,15 @@ func (n *Node) serveConn(nc net.Conn) {
 		sr.timeout = settings.RequestProgressTimeout
 		// A request that may decode into more than the pool can hold is
 		// refused before its body is read (chargeDecode).
-		if size, key, version, err := wire.PeekFrame(br); err == nil && decodeTooLarge(pool, key, version, int(size)) {
+		size, key, version, err := wire.PeekFrame(br)
+		if err != nil {
+			if stop() {
+				return // woken by drainClients while reading a request
+			}
+			n.logConnClosed(cc, "stalled", err)
+			return
+		}
+		if decodeTooLarge(pool, key, version, int(size)) {
 			cc.logger.Info("closing connection", "api", kmsg.NameForKey(key), "version", version, "bytes", size,
 				"err", fmt.Errorf("%w: may decode into %d bytes", errDecodeTooLarge, wire.DecodeBound(key, version, int(size))))
 			return

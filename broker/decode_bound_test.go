@@ -207,3 +207,18 @@ func TestDeleteTopicsOfOneNameRepeated(t *testing.T) {
 		t.Fatalf("%d bytes allocated for a request bound at %d", got, bound)
 	}
 }
+
+// A request stalled within its first 8 bytes, where the node reads the
+// size, key and version to refuse it early, closes after one progress
+// timeout, not after one for the early look and another for the read.
+func TestRequestStalledInItsHeaderClosesOnce(t *testing.T) {
+	const timeout = 3 * time.Second
+	n := brokertest.Start(t, brokertest.Config("socket.request.progress.timeout.ms", strconv.Itoa(int(timeout.Milliseconds()))))
+	r := dialRaw(t, n.Addr())
+	if _, err := r.c.Write([]byte{0, 0, 0, 100, 0, 18}); err != nil { // size, key: no version
+		t.Fatal(err)
+	}
+	if took := closedWithin(t, r, timeout+2*time.Second); took < timeout {
+		t.Fatalf("closed after %v, before the %v timeout", took, timeout)
+	}
+}
