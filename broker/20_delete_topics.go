@@ -31,18 +31,20 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.R
 		name *string
 		id   [16]byte
 	}
-	var targets []target
+	// One per item, allocated once: growing it would allocate several
+	// times its size, for a request of many items.
+	targets := make([]target, 0, len(req.Topics)+len(req.TopicNames))
 	if req.Version >= 6 {
 		for _, t := range req.Topics {
 			targets = append(targets, target{t.Topic, t.TopicID})
 		}
 	} else {
-		for _, name := range req.TopicNames {
-			name := name
-			targets = append(targets, target{name: &name})
+		for i := range req.TopicNames {
+			targets = append(targets, target{name: &req.TopicNames[i]})
 		}
 	}
-	names := make(occurrences[string], len(targets))
+	// Sized as it grows: a request may name one topic a million times.
+	names := make(occurrences[string])
 	ids := make(occurrences[[16]byte])
 	for _, tg := range targets {
 		if tg.name != nil {

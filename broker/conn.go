@@ -317,7 +317,11 @@ func (n *Node) serveConn(nc net.Conn) {
 		defer cancel()
 		return pool.Acquire(ctx, int64(size), int64(k))
 	}
-	defer func() { pool.ReleaseFrame(int64(heldFrame), int64(held)) }()
+	var charge *decodeCharge // what the request being handled decodes into
+	defer func() {
+		pool.ReleaseFrame(int64(heldFrame), int64(held))
+		charge.release()
+	}()
 	var frameBuf []byte
 	var untrack func() // set once the connection is known as another node's
 	// A client's connection that the node drains reads no further
@@ -357,6 +361,21 @@ func (n *Node) serveConn(nc net.Conn) {
 			}
 		}
 		sr.timeout = settings.RequestProgressTimeout
+		// A request that may decode into more than the pool can hold is
+		// refused before its body is read (chargeDecode).
+		size, key, version, err := wire.PeekFrame(br)
+		if err != nil {
+			if stop() {
+				return // woken by drainClients while reading a request
+			}
+			n.logConnClosed(cc, "stalled", err)
+			return
+		}
+		if decodeTooLarge(pool, key, version, int(size)) {
+			cc.logger.Info("closing connection", "api", kmsg.NameForKey(key), "version", version, "bytes", size,
+				"err", fmt.Errorf("%w: may decode into %d bytes", errDecodeTooLarge, wire.DecodeBound(key, version, int(size))))
+			return
+		}
 		frame, reserved, err := wire.ReadFrame(br, n.maxRequestBytes, frameBuf, reserve)
 		held = reserved
 		if err != nil {
@@ -392,9 +411,19 @@ func (n *Node) serveConn(nc net.Conn) {
 		if hdr.Key != kmsg.Produce.Int16() {
 			deferred.Wait()
 		}
-		resp, err := n.dispatch(n.ctx, cc, hdr, body)
+		charge, err = n.chargeDecode(hdr, len(frame), settings.RequestProgressTimeout)
+		if err != nil {
+			if stop() {
+				return
+			}
+			cc.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "bytes", len(frame), "err", err)
+			return
+		}
+		resp, err := n.dispatch(n.ctx, cc, hdr, body, charge)
 		pool.ReleaseFrame(int64(heldFrame), int64(held))
 		held = 0
+		charge.release()
+		charge = nil
 		// kmsg decodes []byte fields as slices of the frame, and some
 		// handlers keep them (a group member's metadata and assignment),
 		// so a frame is reused only after a Produce, whose data the log
@@ -436,6 +465,148 @@ func (n *Node) serveConn(nc net.Conn) {
 		}
 		q.push(b, cc.reserved)
 		cc.reserved = 0
+	}
+}
+
+// errDecodeTooLarge closes a connection whose request would decode into
+// more than the request pool (queued.max.request.bytes) can ever hold, as
+// a frame larger than socket.request.max.bytes closes it.
+var errDecodeTooLarge = errors.New("request would decode into more than queued.max.request.bytes")
+
+// decodeCharge is what a request holds of the request pool
+// (queued.max.request.bytes) for what its body decodes into, on top of
+// its frame: the most it may decode into (wire.DecodeBound), from before
+// it is decoded until it was handled, so that many small elements cannot
+// turn a request the pool admitted into many times its bytes. The
+// handler's own work on the elements (the sets it dedupes them into, its
+// response) is counted nowhere else, and the bound, made for elements that
+// carry nothing, is several times what a request of such elements decodes
+// into: holding the bound while the handler runs leaves room for that
+// work too. A large Produce keeps only what it did decode into
+// (wire.DecodedSize, settle): its records are not elements.
+//
+// A request whose bound the pool can never hold is not decoded: its
+// connection closes (errDecodeTooLarge). A Produce is the exception,
+// since its bulk is record data that decodes into nothing (the decoded
+// request points into the frame), and the bound, made for elements that
+// carry nothing, is far above what a Produce of real records decodes
+// into: such a Produce decodes alone (wire.Pool.TakeAlone), holding its
+// bound past the pool's limit, one at a time, and then only what it
+// decoded into; one that decoded into more than the pool is not handled
+// (settle). So the node holds at most the pool, its headroom and the
+// bound of one Produce, the last only while it is decoded.
+type decodeCharge struct {
+	pool    *wire.Pool
+	class   int64 // the size its bytes are counted under, small or large
+	held    int64
+	produce bool // settled once decoded
+	alone   bool // taken with TakeAlone, not yet settled
+}
+
+// decodeTooLarge reports whether a request of key at version in a frame
+// of frameLen bytes may decode into more than pool can ever grant it.
+func decodeTooLarge(pool *wire.Pool, key, version int16, frameLen int) bool {
+	if key == kmsg.Produce.Int16() {
+		return false
+	}
+	return !decodeFits(pool, wire.DecodeBound(key, version, frameLen), frameLen)
+}
+
+// decodeFits reports whether pool can ever grant need bytes to a request
+// that holds a frame of frameLen bytes: both within the limit, and the
+// headroom too for a small frame.
+func decodeFits(pool *wire.Pool, need int64, frameLen int) bool {
+	limit := pool.Limit()
+	if frameLen <= wire.SmallFrameBytes {
+		limit += pool.Headroom()
+	}
+	return int64(frameLen)+need <= limit
+}
+
+// chargeDecode takes from the request pool what a request of hdr in a
+// frame of frameLen bytes may decode into, counted in the class of its
+// frame (wire.Pool), waiting for it at most timeout. The frame's header
+// is counted as if it were body: a few bytes more.
+func (n *Node) chargeDecode(hdr wire.Header, frameLen int, timeout time.Duration) (*decodeCharge, error) {
+	need := wire.DecodeBound(hdr.Key, hdr.Version, frameLen)
+	c := &decodeCharge{pool: n.requestPool, class: int64(frameLen), produce: hdr.Key == kmsg.Produce.Int16()}
+	if need == 0 {
+		return c, nil
+	}
+	fits := decodeFits(c.pool, need, frameLen)
+	if fits && c.pool.TryAcquire(c.class, need) {
+		c.held = need
+		return c, nil
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, timeout)
+	defer cancel()
+	switch {
+	case fits:
+		if err := c.pool.Acquire(ctx, c.class, need); err != nil {
+			return nil, fmt.Errorf("waiting for %d bytes of the request pool to decode: %w", need, err)
+		}
+	case c.produce:
+		took, err := c.pool.TakeAlone(ctx, need)
+		if err != nil {
+			return nil, fmt.Errorf("waiting to decode a produce of %d bytes: %w", frameLen, err)
+		}
+		c.alone = true
+		c.class = wire.SmallFrameBytes + 1 // counted as large
+		c.held = took
+		return c, nil
+	default:
+		return nil, fmt.Errorf("%w: %d bytes may decode into %d", errDecodeTooLarge, frameLen, need)
+	}
+	c.held = need
+	return c, nil
+}
+
+// settle charges what a Produce, req, decoded into in place of its bound;
+// req is nil when decoding failed. Walking a request costs about as much
+// as decoding it, so only a large charge is settled. A Produce that did
+// decode into more than the whole pool is made of elements, not records
+// (Kafka 4.4 refuses a collection of more than 1,000,000 of them): it is
+// not handled, and settle returns errDecodeTooLarge.
+func (c *decodeCharge) settle(req kmsg.Request) error {
+	if !c.produce || !c.alone && c.held <= wire.SmallFrameBytes {
+		return nil
+	}
+	var decoded int64
+	if req != nil {
+		decoded = wire.DecodedSize(req)
+	}
+	var err error
+	if decoded > c.pool.Limit() {
+		err = fmt.Errorf("%w: a produce decoded into %d bytes", errDecodeTooLarge, decoded)
+		decoded = 0 // dropped now
+	}
+	switch {
+	case decoded < c.held:
+		c.pool.ReleaseFrame(c.class, c.held-decoded)
+		c.held = decoded
+	case decoded > c.held && c.alone:
+		// What TakeAlone left uncounted and the Produce keeps while it
+		// is handled: at most the pool's limit.
+		c.pool.Take(decoded - c.held)
+		c.held = decoded
+	}
+	if c.alone {
+		c.alone = false
+		c.pool.DoneAlone()
+	}
+	return err
+}
+
+// release gives back what c holds; c may be nil.
+func (c *decodeCharge) release() {
+	if c == nil {
+		return
+	}
+	c.pool.ReleaseFrame(c.class, c.held)
+	c.held = 0
+	if c.alone {
+		c.alone = false
+		c.pool.DoneAlone()
 	}
 }
 
@@ -752,10 +923,11 @@ var errUnsupported = errors.New("unsupported API key or version")
 
 // dispatch decodes a request body with kmsg, runs its handler and returns
 // the response; a nil response means "send nothing". An error closes the
-// connection. A panic in a handler is logged and closes only this
+// connection. What the body decodes into is charged to charge, taken
+// before (chargeDecode). A panic in a handler is logged and closes only this
 // connection. Every request decoded is timed here, from its decoding to
 // its handler's return (nodeStats.requestDone).
-func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, body []byte) (resp kmsg.Response, err error) {
+func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, body []byte, charge *decodeCharge) (resp kmsg.Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			cc.logger.Error("handler panic", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "panic", r, "stack", string(debug.Stack()))
@@ -773,7 +945,11 @@ func (n *Node) dispatch(ctx context.Context, cc *clientConn, hdr wire.Header, bo
 	req := kmsg.RequestForKey(hdr.Key)
 	req.SetVersion(hdr.Version)
 	if err := req.ReadFrom(body); err != nil {
+		_ = charge.settle(nil)
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
+	}
+	if err := charge.settle(req); err != nil {
+		return nil, err
 	}
 	defer func() {
 		later := cc.later

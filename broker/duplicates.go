@@ -75,8 +75,10 @@ func (o occurrences[K]) next(k K) occurrence {
 
 // distinct returns items with only the first appearance of each key, in
 // request order. It returns items itself, nil or not, when no key repeats.
+// What it allocates grows with the distinct keys, not with the items: a
+// request of a million copies of one name costs one entry.
 func distinct[T any, K comparable](items []T, key func(T) K) []T {
-	seen := make(map[K]struct{}, len(items))
+	seen := make(map[K]struct{})
 	var out []T
 	for i, it := range items {
 		k := key(it)
@@ -88,7 +90,7 @@ func distinct[T any, K comparable](items []T, key func(T) K) []T {
 			continue
 		}
 		if out == nil {
-			out = append(make([]T, 0, len(items)-1), items[:i]...)
+			out = append(make([]T, 0, i), items[:i]...)
 		}
 	}
 	if out == nil {

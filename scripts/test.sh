@@ -606,6 +606,10 @@ run_reference() {
     part "the compat matrix against Kafka 4.4" reference_compat "$kafka_brokers" "$dir" || rc=1
     # --- end of the compat matrix against Kafka 4.4 ---
     part "protodiff" run_protodiff "$dir" "$kafka_brokers" || rc=1
+    # Last, as it may leave Kafka spent: the hostile tier's decode-bound
+    # attack (issue 26), Kafka's figures to set beside klog's.
+    part "the decode attack against Kafka 4.4" timeout -k 10 300 scripts/hostile/run.sh "$klog_bin" \
+      -bootstrap "${kafka_brokers%%,*}" -pid "$(cat "$dir/kafka/node-0/pid" 2>/dev/null || echo 0)" || rc=1
     part "Kafka 4.4's stop" scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
   else
     echo "reference: the Kafka 4.4 reference broker did not start"

@@ -47,6 +47,9 @@ const SmallFrameBytes = 64 << 10
 type Pool struct {
 	limit    int64
 	headroom int64
+	// alone is held by the one caller of TakeAlone that may go past the
+	// limit.
+	alone chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -69,8 +72,45 @@ type poolWaiter struct {
 // NewPool returns a pool of limit bytes for large frames, with a headroom
 // for small ones of limit/16, at least SmallFrameBytes.
 func NewPool(limit int64) *Pool {
-	return &Pool{limit: limit, headroom: max(limit/16, SmallFrameBytes)}
+	return &Pool{limit: limit, headroom: max(limit/16, SmallFrameBytes), alone: make(chan struct{}, 1)}
 }
+
+// TakeAlone is for one caller at a time that may need more than the
+// pool: it waits, or until ctx is done, for the previous caller to call
+// DoneAlone and for the pool to be below its limit (so that what earlier
+// callers kept is given back first), then takes n bytes or what is left
+// below the limit, and returns what it took. The rest of n is the one
+// caller's past the pool, not counted, so that small frames keep their
+// headroom meanwhile: the pool's memory is at most its limit, its headroom
+// and that caller's rest. The caller gives back what it took with Release
+// (DoneAlone only lets the next caller in).
+func (p *Pool) TakeAlone(ctx context.Context, n int64) (int64, error) {
+	select {
+	case p.alone <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	for {
+		p.mu.Lock()
+		if used := p.mu.large + p.mu.small; used < p.limit {
+			n = min(n, p.limit-used)
+			p.mu.large += n
+			p.mu.Unlock()
+			return n, nil
+		}
+		freed := p.freedLocked()
+		p.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			<-p.alone
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// DoneAlone lets the next caller of TakeAlone take its bytes.
+func (p *Pool) DoneAlone() { <-p.alone }
 
 // Limit returns the pool's size in bytes.
 func (p *Pool) Limit() int64 { return p.limit }

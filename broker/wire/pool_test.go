@@ -301,3 +301,43 @@ func TestPoolTakeUpToAndTakeIfAlone(t *testing.T) {
 		t.Fatal("a release did not close the channel Freed returned")
 	}
 }
+
+// TakeAlone lets one caller at a time past the limit, counting only what
+// is left below it, so that small frames keep their headroom; and the
+// next only once the pool is below its limit again: what the previous one
+// kept (a decoded Produce, while it is handled) is given back first.
+func TestPoolTakeAloneWaitsForThePool(t *testing.T) {
+	p := NewPool(10)
+	p.TryAcquire(large, 4)
+	if took, err := p.TakeAlone(context.Background(), 30); err != nil || took != 6 {
+		t.Fatalf("TakeAlone of 30 with 6 free took %d (%v), want 6", took, err)
+	}
+	if !p.TryAcquire(SmallFrameBytes, 1) {
+		t.Fatal("a small frame was refused its headroom while a caller was past the pool")
+	}
+	p.ReleaseFrame(SmallFrameBytes, 1)
+	p.Take(6) // the caller keeps 12 (counted, as Take would), past the limit
+	p.DoneAlone()
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.TakeAlone(context.Background(), 30)
+		done <- err
+	}()
+	testkit.WaitFor(t, "the second caller to wait for the pool", func() (bool, string) {
+		select {
+		case err := <-done:
+			t.Fatalf("TakeAlone took its bytes with %d of 10 taken (%v)", p.Reserved(), err)
+		default:
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.mu.freed != nil, ""
+	})
+	p.Release(12)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Reserved(); got != 10 {
+		t.Fatalf("reserved %d, want 10: the 4 acquired and 6 up to the limit", got)
+	}
+}

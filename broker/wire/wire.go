@@ -132,6 +132,17 @@ func ReadFrame(r *bufio.Reader, maxSize int32, buf []byte, reserve func(size, n 
 	return buf, reserved, nil
 }
 
+// PeekFrame returns the size prefix, API key and version of the next frame
+// in r without consuming them, waiting for its first 8 bytes: enough to
+// refuse a request before its body is read.
+func PeekFrame(r *bufio.Reader) (size int32, key, version int16, err error) {
+	b, err := r.Peek(8)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return int32(binary.BigEndian.Uint32(b)), int16(binary.BigEndian.Uint16(b[4:])), int16(binary.BigEndian.Uint16(b[6:])), nil
+}
+
 // ParseHeader parses the request header at the start of frame. flexible
 // reports whether the header is v2 (it has a tag section); callers learn it
 // from the request type at the parsed key and version. It returns the

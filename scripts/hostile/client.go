@@ -90,9 +90,14 @@ func consumeValues(ctx context.Context, n *node, topic string, want int) ([]stri
 
 // admin runs fn with an admin client of the node.
 func admin(ctx context.Context, n *node, fn func(ctx context.Context, adm *kadm.Client) error) error {
+	return adminAt(ctx, n.Addr(), fn)
+}
+
+// adminAt runs fn with an admin client of the broker at addr.
+func adminAt(ctx context.Context, addr string, fn func(ctx context.Context, adm *kadm.Client) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*clientTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return err
 	}
@@ -102,7 +107,12 @@ func admin(ctx context.Context, n *node, fn func(ctx context.Context, adm *kadm.
 
 // createTopic creates topic with partitions and the topic configs.
 func createTopic(ctx context.Context, n *node, topic string, partitions int32, configs map[string]*string) error {
-	return admin(ctx, n, func(ctx context.Context, adm *kadm.Client) error {
+	return createTopicAt(ctx, n.Addr(), topic, partitions, configs)
+}
+
+// createTopicAt creates topic on the broker at addr.
+func createTopicAt(ctx context.Context, addr, topic string, partitions int32, configs map[string]*string) error {
+	return adminAt(ctx, addr, func(ctx context.Context, adm *kadm.Client) error {
 		resp, err := adm.CreateTopic(ctx, partitions, 1, configs, topic)
 		if err == nil {
 			err = resp.Err

@@ -13,6 +13,11 @@
 // stage.
 //
 //	go run ./scripts/hostile -klog PATH [-probe name,name] [-list]
+//	go run ./scripts/hostile -bootstrap HOST:PORT [-pid PID]
+//
+// The second form runs the decode-bound attack against a broker it did
+// not start (scripts/test.sh's reference stage: Kafka 4.4) and prints
+// the same figures, its memory only when its pid is given.
 package main
 
 import (
@@ -29,7 +34,17 @@ func main() {
 	bin := flag.String("klog", "", "klog binary to run (required)")
 	only := flag.String("probe", "", "comma-separated probe names (default all)")
 	list := flag.Bool("list", false, "list the probes and exit")
+	bootstrap := flag.String("bootstrap", "", "run the decode-bound attack against this broker instead (the Kafka reference), reporting its bounds without enforcing them")
+	pid := flag.Int("pid", 0, "with -bootstrap, the broker's process, whose memory is sampled")
 	flag.Parse()
+	if *bootstrap != "" {
+		line, ok := decodeReference(context.Background(), *bootstrap, *pid)
+		fmt.Println(line)
+		if !ok {
+			os.Exit(1)
+		}
+		return
+	}
 	os.Exit(run1(*bin, *only, *list))
 }
 

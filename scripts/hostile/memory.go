@@ -249,7 +249,7 @@ func amplification(ctx context.Context, p *run, strict bool) {
 	var wg sync.WaitGroup
 	for _, c := range cases {
 		wg.Go(func() {
-			req, err := fitTo(p.n, reqSize, c.build)
+			req, err := fitTo(p.n.versions, reqSize, c.build)
 			if err != nil {
 				p.failf("%s: %v", c.name, err)
 				return
@@ -280,11 +280,11 @@ func amplification(ctx context.Context, p *run, strict bool) {
 }
 
 // fitTo builds the request of k repeated items whose encoding is about
-// size bytes, at the version the node will be sent.
-func fitTo(n *node, size int, build func(k int) kmsg.Request) (kmsg.Request, error) {
+// size bytes, at the version the node (serving versions) will be sent.
+func fitTo(versions map[int16]int16, size int, build func(k int) kmsg.Request) (kmsg.Request, error) {
 	enc := func(k int) (kmsg.Request, int, error) {
 		req := build(k)
-		served, ok := n.versions[req.Key()]
+		served, ok := versions[req.Key()]
 		if !ok {
 			return nil, 0, fmt.Errorf("%w: key %d", errNoVersion, req.Key())
 		}

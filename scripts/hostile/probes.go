@@ -44,6 +44,8 @@ var probes = []probe{
 		run: fetchMax},
 	{name: "log-flood", item: "12: bad requests do not flood the log",
 		run: logFlood},
+	{name: "decode-bound", item: "issue 26.4: 20 x 10 MiB array-heavy requests of each API",
+		run: decodeProbe},
 	{name: "all-memory", item: "1-3, 10 together: peak RSS under 512 MB, client served",
 		opts: nodeOpts{configs: memoryConfigs}, run: func(p *run) {
 			p.during(func(ctx context.Context) {

@@ -5,8 +5,12 @@
 # its node's data directory and logs and names it on its line.
 #
 #   scripts/hostile/run.sh [KLOG_BIN] [-probe name,name] [-list]
+#   scripts/hostile/run.sh [KLOG_BIN] -bootstrap HOST:PORT [-pid PID]
 #
-# Without KLOG_BIN, klog is built first. Takes about 1.5 minutes on 2 cores.
+# The second form runs the decode-bound probe's attack against a broker it
+# did not start (the Kafka 4.4 reference) and prints the same figures.
+#
+# Without KLOG_BIN, klog is built first. Takes about 2 minutes on 2 cores.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
