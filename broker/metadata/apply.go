@@ -109,6 +109,10 @@ func (img *Image) applyRegisterBroker(r *RegisterBrokerRecord) (*Image, error) {
 		}
 	case !ok:
 		// A first registration, as it says.
+	case b.Incarnation == UUID{}:
+		// A record written before registrations named their run, when
+		// fencing changes were plain registrations: as it says, so that
+		// an older metadata log replays to the image it made.
 	case prev.Incarnation != b.Incarnation:
 		// A new incarnation (a restart, clean or not) starts fenced, as
 		// a Kafka broker registers fenced: the active controller first
