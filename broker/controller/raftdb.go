@@ -38,7 +38,7 @@ func checkRaftDB(path string) error {
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: storeLockTimeout})
+	want, err := StoreSize(path)
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return fmt.Errorf("controller: %s is locked by another process: is another klog node running on this data directory?", path)
 	}
@@ -48,17 +48,27 @@ func checkRaftDB(path string) error {
 	if err != nil {
 		return storeDamaged(path, err)
 	}
-	defer db.Close()
-	tx, err := db.Begin(false)
-	if err != nil {
-		return storeDamaged(path, err)
-	}
-	want := tx.Size()
-	_ = tx.Rollback()
 	if want > st.Size() {
 		return storeDamaged(path, fmt.Errorf("the file is %d bytes but its header says it holds %d: it was cut short", st.Size(), want))
 	}
 	return nil
+}
+
+// StoreSize is the size the header of the Raft store at path (raft.db)
+// says the file holds: its page high-water mark times its page size, read
+// from the meta pages alone, with the file opened read-only.
+func StoreSize(path string) (int64, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: storeLockTimeout})
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	tx, err := db.Begin(false)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return tx.Size(), nil
 }
 
 // storeDamaged is the error for a raft.db that cannot be used, saying

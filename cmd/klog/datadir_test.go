@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/klogdev/klog/broker/controller"
 )
 
 // upExits runs `klog up` with args in a child process that must exit by
@@ -48,7 +48,10 @@ func TestUpRefusesDamagedMetadataStore(t *testing.T) {
 	// bbolt grows its file ahead of the pages in use: cutting the file to
 	// half of its size may leave every page the header names. Half of the
 	// pages the header names is a cut that loses some.
-	used := boltSize(t, db)
+	used, err := controller.StoreSize(db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name   string
 		damage func() error
@@ -79,19 +82,4 @@ func TestUpRefusesDamagedMetadataStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	startUp(t, args...).stop(t)
-}
-
-// boltSize is the size the header of the bbolt file at path says it holds.
-func boltSize(t *testing.T, path string) int64 {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var size int64
-	if err := db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return size
 }
