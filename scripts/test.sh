@@ -615,7 +615,11 @@ run_reference() {
     # attack (issue 26), Kafka's figures to set beside klog's.
     part "the decode attack against Kafka 4.4" timeout -k 10 300 scripts/hostile/run.sh "$klog_bin" \
       -bootstrap "${kafka_brokers%%,*}" -pid "$(cat "$dir/kafka/node-0/pid" 2>/dev/null || echo 0)" || rc=1
-    part "Kafka 4.4's stop" scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
+    # The attack may leave Kafka's JVM too spent to stop within kafka.sh's
+    # bound after SIGTERM (seen: still running 30 s after it), and kafka.sh
+    # then kills it: a figure of Kafka's, printed, not a failure of klog's.
+    scripts/kafka/kafka.sh stop "$dir/kafka" ||
+      echo "reference: Kafka 4.4 did not stop on SIGTERM after the decode attack and was killed"
   else
     echo "reference: the Kafka 4.4 reference broker did not start"
     rc=1
