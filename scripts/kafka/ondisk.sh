@@ -440,9 +440,11 @@ consume_json() {
 # adopt DIR: a klog data directory DIR learns the topic (klog's metadata is
 # its Raft log: the topic must exist there), klog stops, and its partition
 # directories are swapped for Kafka's from $work/kafka-ref, partition.metadata
-# (with Kafka's topic id) included.
+# included, with klog's topic id written in place of Kafka's: a log of
+# another topic id is another topic's, which klog, as Kafka, moves aside as
+# stray and never serves (the same as klog_to_kafka does the other way).
 adopt() {
-  local a=$1 p n ids=''
+  local a=$1 p n id ids=''
   mkdir -p "$a"
   klog_up "$a" || { fail klog-adopt "klog did not start"; return 1; }
   kl -b "$BROKERS" topic create "$topic" -p "$partitions" -c segment.bytes=1048576 \
@@ -451,8 +453,10 @@ adopt() {
   for p in "$work/kafka-ref/$topic"-*; do
     n=${p##*/}
     ids+="$n: klog $(sed -n 's/^topic_id: //p' "$a/node-0/$n/partition.metadata"), Kafka $(sed -n 's/^topic_id: //p' "$p/partition.metadata"); "
+    id=$(sed -n 's/^topic_id: //p' "$a/node-0/$n/partition.metadata")
     rm -rf "${a:?}/node-0/$n"
     cp -a "$p" "$a/node-0/$n"
+    sed -i "s/^topic_id: .*/topic_id: $id/" "$a/node-0/$n/partition.metadata"
   done
   say "topic ids: $ids"
   # Without klog's clean-shutdown marker, klog recovers the swapped logs from
