@@ -410,7 +410,7 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeBoolean)},
 	{Name: "fetch.max.bytes", Type: TypeInt, Default: "57671680", ReadOnly: true, Doc: "Largest response a fetch request gets, whatever the client asks for (the first batch is returned even when larger).",
 		Validate: validator(TypeInt, atLeast(1024))},
-	{Name: "group.initial.rebalance.delay.ms", Type: TypeInt, Default: "0", ReadOnly: true, Doc: "Time the coordinator waits for more members before the first rebalance of a new group. klog defaults to 0 (Kafka: 3000) so that tests and local consumers start at once.",
+	{Name: "group.initial.rebalance.delay.ms", Type: TypeInt, Default: "0", ReadOnly: true, Doc: "Time the coordinator waits for more members before the first rebalance of a new group. klog defaults to 0 (Kafka: 3000) so that tests and local consumers start within tens of milliseconds; a new classic group still waits at least 50 ms, and 50 ms more after each join, so that consumers started together share its first generation.",
 		Validate: validator(TypeInt, atLeast(0))},
 	{Name: "group.coordinator.rebalance.protocols", Type: TypeList, Default: "classic,consumer", ReadOnly: true, Doc: "Group protocols the coordinator serves: klog always serves classic and consumer (KIP-848) groups, and no streams or share groups (Kafka 4.4: classic,consumer,streams).",
 		Validate: validator(TypeList, listOf(true, "classic", "consumer"), allOf("classic", "consumer"))},
