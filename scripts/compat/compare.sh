@@ -6,8 +6,8 @@
 #
 # Prints one line per cell whose status differs (client, scenario, klog's
 # status, Kafka's), then "compare: N cells alike, N differ, N documented".
-# A difference listed in documented_diff below (the README's compatibility
-# section gives each its reason) prints as DOCUMENTED and fails nothing; any
+# A difference listed in documented_diff below (docs/compatibility.md
+# gives each its reason) prints as DOCUMENTED and fails nothing; any
 # other difference, or a cell one file has and the other lacks, is a FAIL
 # and the script exits 1. A documented difference that no longer differs
 # prints FIXED: remove it from the list. Exits 2 on a usage error.

@@ -2,8 +2,8 @@ package main
 
 import "path"
 
-// expectation is a difference klog makes on purpose, documented in the
-// README's compatibility section.
+// expectation is a difference klog makes on purpose, documented in
+// docs/compatibility.md.
 type expectation struct {
 	casePattern, fieldPattern string // path.Match patterns
 	reason                    string
@@ -13,24 +13,24 @@ var expected = append([]expectation{
 	// Only whole entries: a key either broker lists alone. The keys both
 	// serve have Kafka 4.4's ranges, so a MinVersion or MaxVersion that
 	// differs is a mismatch.
-	{"apiversions", `ApiKeys\[ApiKey=*\]`, "API keys klog does not serve (README's Compatibility table, generated from its registration table, lists those it does); scripts/kafka/README.md names them"},
-	{"apiversions", `ApiKeys\[ApiKey=2\].MinVersion`, "klog keeps ListOffsets v0, which Kafka 4 removed, for Burrow 1.2.1 (README's Compatibility section)"},
-	{"describelogdirs-*", "Dirs*Bytes", "a klog --memory node's logs are on no file system: its TotalBytes and UsableBytes are -1, unknown (README's Compatibility section)"},
-	{"describeconfigs-repeated", `Resources\[1\]`, "klog describes a resource named twice once, so that no request is answered with more than what exists (broker/duplicates.go); README's Compatibility section"},
-	{"produce-trailing-bytes", "Topics*", "klog refuses records that end in bytes which are no whole batch (CORRUPT_MESSAGE), where Kafka appends the batch and drops them; README's Compatibility section"},
-	{"consumergroupheartbeat-join", "MemberEpoch", "a KIP-848 group's first member starts at epoch 1 on klog, 2 on Kafka 4.4 (which also defers target assignments); epochs are opaque to clients, which echo them; README's Compatibility section"},
-	{"consumergroupheartbeat-join", "Assignment*", "Kafka 4.4 computes a KIP-848 group's target assignment asynchronously, so its first heartbeat answer carries the first member's partitions or, when the assignor has not run yet, none (seen under load); klog assigns at the join. Clients take either and heartbeat on; README's Compatibility section"},
+	{"apiversions", `ApiKeys\[ApiKey=*\]`, "API keys klog does not serve (docs/compatibility.md's table, generated from its registration table, lists those it does); scripts/kafka/README.md names them"},
+	{"apiversions", `ApiKeys\[ApiKey=2\].MinVersion`, "klog keeps ListOffsets v0, which Kafka 4 removed, for Burrow 1.2.1 (docs/compatibility.md)"},
+	{"describelogdirs-*", "Dirs*Bytes", "a klog --memory node's logs are on no file system: its TotalBytes and UsableBytes are -1, unknown (docs/compatibility.md)"},
+	{"describeconfigs-repeated", `Resources\[1\]`, "klog describes a resource named twice once, so that no request is answered with more than what exists (broker/duplicates.go); docs/compatibility.md"},
+	{"produce-trailing-bytes", "Topics*", "klog refuses records that end in bytes which are no whole batch (CORRUPT_MESSAGE), where Kafka appends the batch and drops them; docs/compatibility.md"},
+	{"consumergroupheartbeat-join", "MemberEpoch", "a KIP-848 group's first member starts at epoch 1 on klog, 2 on Kafka 4.4 (which also defers target assignments); epochs are opaque to clients, which echo them; docs/compatibility.md"},
+	{"consumergroupheartbeat-join", "Assignment*", "Kafka 4.4 computes a KIP-848 group's target assignment asynchronously, so its first heartbeat answer carries the first member's partitions or, when the assignor has not run yet, none (seen under load); klog assigns at the join. Clients take either and heartbeat on; docs/compatibility.md"},
 }, unadvertisedFeatures()...)
 
 // unadvertisedFeatures are the feature flags Kafka 4.4 advertises and klog
-// does not, since it has nothing they version (README's Compatibility
-// section says why for each).
+// does not, since it has nothing they version (docs/compatibility.md
+// says why for each).
 func unadvertisedFeatures() []expectation {
 	var out []expectation
 	for _, name := range []string{"metadata.version", "kraft.version", "share.version", "streams.version", "eligible.leader.replicas.version"} {
 		for _, field := range []string{"SupportedFeatures", "FinalizedFeatures"} {
 			out = append(out, expectation{"apiversions", field + `\[Name=` + name + `\]`,
-				"feature flag klog does not advertise: it has no " + name + " behaviour (README's Compatibility section)"})
+				"feature flag klog does not advertise: it has no " + name + " behaviour (docs/compatibility.md)"})
 		}
 	}
 	return out

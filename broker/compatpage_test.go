@@ -10,7 +10,7 @@ import (
 	"github.com/klogdev/klog/broker"
 )
 
-var update = flag.Bool("update", false, "rewrite generated sections of README.md")
+var update = flag.Bool("update", false, "rewrite generated sections of docs/compatibility.md")
 
 const (
 	compatBegin   = "<!-- api-versions:begin -->"
@@ -19,7 +19,7 @@ const (
 	featuresEnd   = "<!-- features:end -->"
 )
 
-// compatTable renders the README's API table from the registration table.
+// compatTable renders docs/compatibility.md's API table from the registration table.
 func compatTable() string {
 	var b strings.Builder
 	b.WriteString("| key | API | versions |\n| ---: | --- | --- |\n")
@@ -29,7 +29,7 @@ func compatTable() string {
 	return b.String()
 }
 
-// featuresTable renders the README's feature flags from the broker's
+// featuresTable renders docs/compatibility.md's feature flags from the broker's
 // feature table.
 func featuresTable() string {
 	var b strings.Builder
@@ -40,10 +40,10 @@ func featuresTable() string {
 	return b.String()
 }
 
-// TestREADMECompatibility keeps the README's API and feature tables equal
+// TestCompatibilityPage keeps docs/compatibility.md's API and feature tables equal
 // to what the broker serves.
-func TestREADMECompatibility(t *testing.T) {
-	const path = "../README.md"
+func TestCompatibilityPage(t *testing.T) {
+	const path = "../docs/compatibility.md"
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestREADMECompatibility(t *testing.T) {
 		i := strings.Index(readme, section.begin)
 		j := strings.Index(readme, section.end)
 		if i < 0 || j < i {
-			t.Fatalf("README.md lacks the %s ... %s markers", section.begin, section.end)
+			t.Fatalf("%s lacks the %s ... %s markers", path, section.begin, section.end)
 		}
 		if got := readme[i+len(section.begin)+1 : j]; got != section.want {
 			t.Logf("%s section:\n got:\n%s\nwant:\n%s", section.begin, got, section.want)
@@ -72,6 +72,6 @@ func TestREADMECompatibility(t *testing.T) {
 			t.Fatal(err)
 		}
 	default:
-		t.Errorf("README.md's API or feature table is stale; run go test ./broker -run TestREADMECompatibility -update")
+		t.Errorf("%s's API or feature table is stale; run go test ./broker -run TestCompatibilityPage -update", path)
 	}
 }
