@@ -124,3 +124,44 @@ func TestExampleCluster_CompactNow(t *testing.T) {
 		t.Fatalf("compaction removed nothing: %+v", res)
 	}
 }
+
+// The tests below are the snippets of docs/testing.md, shown there as
+// they are here (the module root's docs test compares them).
+
+// TestExampleStart: one node with a topic, and a client producing to it.
+func TestExampleStart(t *testing.T) {
+	n := brokertest.Start(t, brokertest.Topic("t", 1, 1)) // stopped by t.Cleanup
+	cl := n.Client(kgo.DefaultProduceTopic("t"))          // a franz-go client seeded with it
+	if err := cl.ProduceSync(t.Context(), kgo.StringRecord("hello")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExampleStartCluster: what klog node does to a process, done to the
+// nodes of an in-process cluster, which still takes acks=all produces.
+func TestExampleStartCluster(t *testing.T) {
+	c := brokertest.StartCluster(t, 3, brokertest.Topic("t", 1, 3))
+	cl := c.Client(kgo.DefaultProduceTopic("t")) // seeded with every node
+	c.Node(1).Kill()                             // as SIGKILL: what it wrote survives, synced or not
+	c.Node(1).Start()                            // recovers and rejoins
+	c.Node(2).Crash()                            // as a power loss: only what it synced survives
+	c.Node(2).Start()
+	c.Node(0).Isolate() // cut off from the other nodes; its clients stay
+	c.Node(0).Heal()
+	c.Node(0).Close() // graceful, with a controlled shutdown
+	if err := cl.ProduceSync(t.Context(), kgo.StringRecord("hello")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExampleNew_controls: seed topics and request controls.
+func TestExampleNew_controls(t *testing.T) {
+	c := brokertest.New(t, brokertest.Nodes(3), brokertest.Topic("orders", 6, 3, "cleanup.policy=compact"))
+	c.MoveLeader("orders", 0, 2) // through the controller
+	c.Node(1).Hang()             // as SIGSTOP, until Resume
+	c.Node(1).Resume()
+	c.FailRequests(kmsg.Produce, kerr.NotEnoughReplicas, 2) // the next two produces fail
+	c.DelayRequests(kmsg.Fetch, time.Second)                // every fetch waits a second
+	c.CompactNow("orders")                                  // now, not on schedule
+	c.RetentionNow()
+}
