@@ -22,7 +22,8 @@
 #   - the compat matrix (Go, Python, JavaScript and Java runners alike):
 #     "RESULT CLIENT SCENARIO FAIL why", and compare.sh's differences;
 #   - chaos ("CHAOS NAME FAIL"), hostile ("PROBE NAME FAIL");
-#   - the checks of smoke, tools.sh, klogcmds.sh, ondisk.sh and the Kafka
+#   - the checks of smoke, docs (scripts/docs/quickstart.sh), tools.sh,
+#     klogcmds.sh, ondisk.sh and the Kafka
 #     Streams check ("FAIL GROUP/NAME: why", the Streams summary with its
 #     inputs), test.sh's own "FAIL part: ..." lines;
 #   - protodiff's table of unexplained mismatches;
@@ -149,6 +150,7 @@ frame && /_test\.go:[0-9]+/ { say($0); frame = 0; next }
 /^reference: klog ready at/ { target = "klog"; brokers = "BROKERS" }
 /^reference: Kafka 4.4 ready at/ { target = "kafka"; brokers = "KAFKA" }
 /^FAIL smoke\// { say($0); rerun("scripts/smoke/run.sh BIN"); next }
+/^FAIL docs\// { say($0); rerun("scripts/docs/quickstart.sh BIN"); next }
 /^FAIL tools\// { say($0); rerun("scripts/kafka/tools.sh " brokers " --target " target); next }
 /^FAIL klogcmds\// { say($0); rerun("KLOG_BIN=BIN scripts/kafka/klogcmds.sh " brokers " --target " target); next }
 /^FAIL ondisk\// { say($0); rerun("KLOG_BIN=BIN scripts/kafka/ondisk.sh"); next }

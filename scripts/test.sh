@@ -4,7 +4,8 @@
 #   scripts/test.sh [--under-load]
 #
 # Stages, in order: deps (apt, npm, pip), gofmt, vet, staticcheck, go test -race, build,
-# smoke (real clients against "klog up"), compat (the client × scenario
+# smoke (real clients against "klog up"), tui (klog tui in tmux), docs (the
+# README's quickstart run as printed, scripts/docs/quickstart.sh), compat (the client × scenario
 # matrix of scripts/compat/run.sh against "klog up --memory"), compat/3-nodes
 # (the same against "klog up -n 3"), kgo-suite
 # (franz-go's own kgo integration tests, scripts/compat/kgo-suite.sh, against
@@ -54,6 +55,7 @@
 #   KLOG_SKIP_GOTEST=1       skip go test
 #   KLOG_SKIP_SMOKE=1        skip the smoke tests
 #   KLOG_SKIP_TUI=1          skip klog tui's end-to-end check in tmux
+#   KLOG_SKIP_DOCS=1         skip running the README's quickstart
 #   KLOG_SKIP_COMPAT=1       skip the compat matrix
 #   KLOG_SKIP_COMPAT_3NODES=1 skip the compat matrix against klog up -n 3
 #   KLOG_SKIP_KGO_SUITE=1    skip franz-go's kgo integration suite
@@ -380,6 +382,12 @@ tui_e2e() {
   return "$rc"
 }
 built_stage tui KLOG_SKIP_TUI tui_e2e
+
+# --- docs -------------------------------------------------------------------
+# The README's quickstart, run as printed against its own klog up, each
+# command's output compared with the page's (ids, timings, ports and paths
+# masked).
+built_stage docs KLOG_SKIP_DOCS timeout 300 scripts/docs/quickstart.sh "$klog_bin"
 
 # on_klog NAME NODES CMD... starts "klog up --memory", or with NODES > 1 a
 # local cluster, "klog up -n NODES" (scripts/smoke/lib.sh), runs CMD with the
