@@ -273,20 +273,21 @@ else
 fi
 
 # --- npm (JavaScript clients) ----------------------------------------------
-# kafkajs for scripts/smoke/kafkajs_groups.sh, pinned by package-lock.json in
-# the repo root and installed into node_modules/ there.
+# kafkajs for the smoke tests (scripts/smoke/kafkajs_*.sh) and the compat
+# matrix (scripts/compat/kafkajs.js), pinned by scripts/package-lock.json and
+# installed into scripts/node_modules/, where node finds it from both.
 install_npm() {
   if ! command -v npm >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     as_root apt-get update -q &&
       as_root apt-get install -y -q --no-install-recommends nodejs npm || return 1
   fi
-  npm ci --no-audit --no-fund
+  (cd scripts && npm ci --no-audit --no-fund)
 }
 if skipped "${KLOG_SKIP_NPM:-0}"; then
   skip deps/npm "KLOG_SKIP_NPM=1"
-elif [ ! -f package-lock.json ]; then
-  skip deps/npm "no package-lock.json"
+elif [ ! -f scripts/package-lock.json ]; then
+  skip deps/npm "no scripts/package-lock.json"
 else
   run_stage deps/npm install_npm
 fi

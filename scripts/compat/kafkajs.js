@@ -6,7 +6,7 @@
 //
 //   node scripts/compat/kafkajs.js BROKERS [scenario ...]
 //
-// kafkajs is installed at the repository root (package.json). It has gzip
+// kafkajs is installed in scripts/ (scripts/package.json). It has gzip
 // built in; snappy, lz4 and zstd need codec packages and are checked only
 // when those are installed. Progress goes to stderr. Names end in a per-run
 // suffix, so reruns against one long-lived broker do not collide. Every wait

@@ -167,7 +167,7 @@ runner_cmd() {
   kafkajs)
     [ -f "$here/kafkajs.js" ] || { echo "no runner scripts/compat/kafkajs.js"; return 1; }
     command -v node >/dev/null || { echo "node is not installed"; return 1; }
-    (cd "$root" && node -e 'require("kafkajs")') 2>/dev/null || { echo "kafkajs is not installed (npm ci)"; return 1; }
+    (cd "$root/scripts" && node -e 'require("kafkajs")') 2>/dev/null || { echo "kafkajs is not installed (npm ci in scripts/)"; return 1; }
     cmd=(node "$here/kafkajs.js" "$brokers")
     ;;
   kafka-clients)
