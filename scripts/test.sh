@@ -5,8 +5,9 @@
 #
 # Stages, in order: deps (apt, npm, pip), gofmt, vet, staticcheck, go test -race, build,
 # smoke (real clients against "klog up"), tui (klog tui in tmux), docs (the
-# README's quickstart run as printed, scripts/docs/quickstart.sh), compat (the client × scenario
-# matrix of scripts/compat/run.sh against "klog up --memory"), compat/3-nodes
+# README's quickstart run as printed, scripts/docs/quickstart.sh), compat
+# (the client × scenario matrix of scripts/compat/run.sh against "klog up
+# --memory"), compat/3-nodes
 # (the same against "klog up -n 3"), kgo-suite
 # (franz-go's own kgo integration tests, scripts/compat/kgo-suite.sh, against
 # "klog up --memory"), kgo-suite/3-nodes (the same against "klog up -n 3",
