@@ -117,3 +117,26 @@ func TestDocSnippets(t *testing.T) {
 		}
 	}
 }
+
+// mdLink is a Markdown link's target.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocLinks: every link of README.md, DESIGN.md and docs/ to a file of
+// the repository names one that exists.
+func TestDocLinks(t *testing.T) {
+	for _, page := range append(docPages(t), "DESIGN.md") {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(raw), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(page), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", page, m[1])
+			}
+		}
+	}
+}
