@@ -145,10 +145,10 @@ func TestExampleStartCluster(t *testing.T) {
 	c.Node(1).Kill()                             // as SIGKILL: what it wrote survives, synced or not
 	c.Node(1).Start()                            // recovers and rejoins
 	c.Node(2).Crash()                            // as a power loss: only what it synced survives
-	c.Node(2).Start()
-	c.Node(0).Isolate() // cut off from the other nodes; its clients stay
-	c.Node(0).Heal()
-	c.Node(0).Close() // graceful, with a controlled shutdown
+	c.Node(2).Start()                            // recovers what it synced, and rejoins
+	c.Node(0).Isolate()                          // cut off from the other nodes; its clients stay
+	c.Node(0).Heal()                             // reconnected
+	c.Node(0).Close()                            // graceful, with a controlled shutdown
 	if err := cl.ProduceSync(t.Context(), kgo.StringRecord("hello")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +157,11 @@ func TestExampleStartCluster(t *testing.T) {
 // TestExampleNew_controls: seed topics and request controls.
 func TestExampleNew_controls(t *testing.T) {
 	c := brokertest.New(t, brokertest.Nodes(3), brokertest.Topic("orders", 6, 3, "cleanup.policy=compact"))
-	c.MoveLeader("orders", 0, 2) // through the controller
-	c.Node(1).Hang()             // as SIGSTOP, until Resume
-	c.Node(1).Resume()
+	c.MoveLeader("orders", 0, 2)                            // through the controller
+	c.Node(1).Hang()                                        // as SIGSTOP, until Resume
+	c.Node(1).Resume()                                      // as SIGCONT
 	c.FailRequests(kmsg.Produce, kerr.NotEnoughReplicas, 2) // the next two produces fail
 	c.DelayRequests(kmsg.Fetch, time.Second)                // every fetch waits a second
 	c.CompactNow("orders")                                  // now, not on schedule
-	c.RetentionNow()
+	c.RetentionNow()                                        // retention too
 }
