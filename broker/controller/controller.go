@@ -655,8 +655,8 @@ func (c *Controller) takeOffice(leaderCh <-chan bool) {
 func (c *Controller) setupLeader() error {
 	img := c.Image()
 	recs := []metadata.Record{
-		{Type: metadata.RecordSetController, SetController: &metadata.SetControllerRecord{ID: c.cfg.NodeID}},
-		{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: c.cfg.Self}},
+		&metadata.SetControllerRecord{ID: c.cfg.NodeID},
+		&metadata.RegisterBrokerRecord{Broker: c.cfg.Self},
 	}
 	if c.net == nil {
 		// A new incarnation registers fenced; the single-node quorum has
@@ -669,7 +669,7 @@ func (c *Controller) setupLeader() error {
 		if err != nil {
 			return err
 		}
-		recs = append(recs, metadata.Record{Type: metadata.RecordSetClusterID, SetClusterID: &metadata.SetClusterIDRecord{ClusterID: id, BrokerDefaults: c.clusterDefaults()}})
+		recs = append(recs, &metadata.SetClusterIDRecord{ClusterID: id, BrokerDefaults: c.clusterDefaults()})
 	}
 	futures := make([]raft.ApplyFuture, 0, len(recs))
 	for _, r := range recs {
@@ -681,11 +681,11 @@ func (c *Controller) setupLeader() error {
 	}
 	for i, f := range futures {
 		if err := c.await(context.Background(), f); err != nil {
-			return fmt.Errorf("%v: %w", recs[i].Type, err)
+			return fmt.Errorf("%v: %w", recs[i].Type(), err)
 		}
 		res, ok := f.Response().(applyResult)
 		if ok && res.err != nil && !errors.Is(res.err, metadata.ErrClusterIDSet) {
-			return fmt.Errorf("%v: %w", recs[i].Type, res.err)
+			return fmt.Errorf("%v: %w", recs[i].Type(), res.err)
 		}
 	}
 	return nil
@@ -769,13 +769,13 @@ func (c *Controller) propose(ctx context.Context, rec metadata.Record) (applyRes
 			errors.Is(err, raft.ErrLeadershipTransferInProgress):
 			return applyResult{}, ErrNotController
 		case ctx.Err() != nil:
-			return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, ctx.Err())
+			return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type(), ctx.Err())
 		}
-		return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, err)
+		return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type(), err)
 	}
 	res, ok := f.Response().(applyResult)
 	if !ok {
-		return applyResult{}, fmt.Errorf("controller: %v: unexpected apply response %T", rec.Type, f.Response())
+		return applyResult{}, fmt.Errorf("controller: %v: unexpected apply response %T", rec.Type(), f.Response())
 	}
 	return res, nil
 }

@@ -186,9 +186,9 @@ func (c *Controller) fenceExpired(now time.Time, session time.Duration) {
 // amendRegistration is the record that commits b, a registration
 // changed from the image's, on the condition that its incarnation is
 // still the registered one.
-func amendRegistration(b metadata.Broker) metadata.Record {
+func amendRegistration(b metadata.Broker) *metadata.RegisterBrokerRecord {
 	inc := b.Incarnation
-	return metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b, IfIncarnation: &inc}}
+	return &metadata.RegisterBrokerRecord{Broker: b, IfIncarnation: &inc}
 }
 
 // fencedSelf reports whether img holds this run's registration, fenced.
