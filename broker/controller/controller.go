@@ -181,8 +181,57 @@ const commitTimeout = 10 * time.Millisecond
 // when there is no existing state. It returns without waiting for
 // leadership; see WaitReady.
 func New(cfg Config) (*Controller, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	self, peers, observer := selfVoter(cfg.NodeID, cfg.Voters)
+	c := newController(cfg)
+	hlog := newRaftLogger(cfg.Logger)
+	voters := 1 + len(peers)
+	if observer {
+		voters = len(peers)
+	}
+	rc := raftConfig(cfg.NodeID, voters, hlog)
+	st, err := c.openStores(hlog)
+	if err != nil {
+		return nil, err
+	}
+	addr := raft.ServerAddress("klog-node-" + strconv.Itoa(int(cfg.NodeID)))
+	boot, lone, err := c.openTransport(self, observer, len(peers) > 0, rc.LocalID, addr, hlog)
+	if err != nil {
+		c.closeStores()
+		return nil, err
+	}
+	existing, err := c.bootstrap(rc, st, boot)
+	if err != nil {
+		c.closeStores()
+		return nil, err
+	}
+	c.raft, err = raft.NewRaft(rc, &fsm{c: c}, st.logs, st.stable, st.snaps, c.trans)
+	if err != nil {
+		c.closeStores()
+		return nil, fmt.Errorf("controller: start raft: %w", err)
+	}
+	close(c.raftStarted)
+	if err := c.checkVoters(rc.LocalID, boot, observer); err != nil {
+		c.raft.Shutdown().Error()
+		c.closeStores()
+		return nil, err
+	}
+	if lone != nil {
+		c.electAlone(lone, rc.LocalID, addr)
+	}
+	electFirst := c.net != nil && (!existing || st.together) && !observer && firstVoter(boot) == rc.LocalID
+	c.startLoops(electFirst, boot, rc.HeartbeatTimeout)
+	return c, nil
+}
+
+// withDefaults checks cfg and fills in what it leaves unset, this run's
+// incarnation among them.
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.NodeID < 0 {
-		return nil, fmt.Errorf("controller: node id %d is negative", cfg.NodeID)
+		return cfg, fmt.Errorf("controller: node id %d is negative", cfg.NodeID)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -197,11 +246,15 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Self.Incarnation == (metadata.UUID{}) {
 		// Each run of the node is a new incarnation (metadata.Broker).
 		if _, err := rand.Read(cfg.Self.Incarnation[:]); err != nil {
-			return nil, fmt.Errorf("controller: generate incarnation id: %w", err)
+			return cfg, fmt.Errorf("controller: generate incarnation id: %w", err)
 		}
 	}
-	self, peers, observer := selfVoter(cfg.NodeID, cfg.Voters)
-	var err error
+	return cfg, nil
+}
+
+// newController returns the controller of cfg, with an empty image and
+// neither stores nor Raft.
+func newController(cfg Config) *Controller {
 	c := &Controller{cfg: cfg, log: cfg.Logger.With("component", "controller"), stop: make(chan struct{}), creating: make(chan struct{}, 1),
 		forwarding: make(chan struct{}, maxForwardInFlight), serving: make(chan struct{}, maxForwardInFlight),
 		repairNow: make(chan struct{}, 1), raftStarted: make(chan struct{})}
@@ -210,14 +263,13 @@ func New(cfg Config) (*Controller, error) {
 	c.mu.lastSeen = make(map[int32]time.Time)
 	c.mu.progress = make(map[int32]progress)
 	c.img.Store(metadata.Empty())
+	return c
+}
 
-	hlog := newRaftLogger(cfg.Logger)
+// raftConfig returns the Raft config of node id in a quorum of voters.
+func raftConfig(id int32, voters int, hlog *raftLogger) *raft.Config {
 	rc := raft.DefaultConfig()
-	rc.LocalID = raft.ServerID(strconv.Itoa(int(cfg.NodeID)))
-	voters := 1 + len(peers)
-	if observer {
-		voters = len(peers)
-	}
+	rc.LocalID = raft.ServerID(strconv.Itoa(int(id)))
 	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = raftTimeouts(voters)
 	// Followers learn that an entry is committed only from the leader's
 	// next AppendEntries: the next proposal's, or, when none comes, one
@@ -232,118 +284,124 @@ func New(cfg Config) (*Controller, error) {
 	// Pre-vote guards against disruptive candidates among peers; a lone
 	// voter has none, and skipping it saves a step before leading.
 	rc.PreVoteDisabled = voters <= 1
+	return rc
+}
 
+// raftStores are the stores Raft runs on.
+type raftStores struct {
+	logs   raft.LogStore
+	stable raft.StableStore
+	snaps  raft.SnapshotStore
 	// together: the voters start at once from copies of one quorum's
 	// stores (MemoryStores.Clone), as a new quorum's do.
-	together := false
-	var (
-		logs   raft.LogStore
-		stable raft.StableStore
-		snaps  raft.SnapshotStore
-	)
-	if cfg.DataDir == "" {
-		mem := cfg.Memory
+	together bool
+}
+
+// openStores opens the Raft stores: in the data directory, the bbolt file
+// (c.bolt) and the snapshot directory; without one, cfg.Memory's or new
+// ones in memory.
+func (c *Controller) openStores(hlog *raftLogger) (raftStores, error) {
+	if c.cfg.DataDir == "" {
+		mem := c.cfg.Memory
 		if mem == nil {
 			mem = NewMemoryStores()
 		}
-		logs, stable, snaps = mem.store, mem.store, mem.snaps
-		together, mem.together = mem.together, false
-	} else {
-		dir := filepath.Join(cfg.DataDir, "raft")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("controller: create raft dir: %w", err)
-		}
-		path := filepath.Join(cfg.DataDir, RaftDBFile)
-		if err := checkRaftDB(path); err != nil {
-			return nil, err
-		}
-		c.bolt, err = raftboltdb.New(raftboltdb.Options{Path: path})
-		if err != nil {
-			return nil, fmt.Errorf("controller: open raft log %s: %w", dir, err)
-		}
-		logs, stable = c.bolt, c.bolt
-		snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, 2, hlog)
-		if err != nil {
-			c.bolt.Close()
-			return nil, fmt.Errorf("controller: open raft snapshots %s: %w", dir, err)
-		}
+		st := raftStores{logs: mem.store, stable: mem.store, snaps: mem.snaps, together: mem.together}
+		mem.together = false
+		return st, nil
 	}
+	dir := filepath.Join(c.cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return raftStores{}, fmt.Errorf("controller: create raft dir: %w", err)
+	}
+	path := filepath.Join(c.cfg.DataDir, RaftDBFile)
+	if err := checkRaftDB(path); err != nil {
+		return raftStores{}, err
+	}
+	var err error
+	c.bolt, err = raftboltdb.New(raftboltdb.Options{Path: path})
+	if err != nil {
+		return raftStores{}, fmt.Errorf("controller: open raft log %s: %w", dir, err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hlog)
+	if err != nil {
+		c.bolt.Close()
+		return raftStores{}, fmt.Errorf("controller: open raft snapshots %s: %w", dir, err)
+	}
+	return raftStores{logs: c.bolt, stable: c.bolt, snaps: snaps}, nil
+}
 
-	addr := raft.ServerAddress("klog-node-" + strconv.Itoa(int(cfg.NodeID)))
-	var lone *raft.InmemTransport // the transport of a single-voter quorum
-	boot := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: addr}}}
-	if observer || len(peers) > 0 {
-		listen := self.Addr()
-		if observer {
-			// A broker-only node listens where it is advertised, on a
-			// port of its own choosing, and tells the active controller
-			// (observer.go).
-			c.observer = true
-			listen = net.JoinHostPort(cfg.Self.Host, "0")
-		}
-		c.net, err = listenQuorum(listen, c.log, c.serveForward)
-		if err != nil {
-			c.closeStores()
-			return nil, err
-		}
-		c.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-			Stream:  c.net,
-			MaxPool: 3,
-			Timeout: 2 * time.Second,
-			Logger:  hlog,
-		})
-		boot = voterConfiguration(cfg.Voters)
-	} else {
-		_, lone = raft.NewInmemTransport(addr)
+// openTransport sets c.trans and returns the configuration a new quorum
+// starts with. A voter with peers, or an observer, listens for its peers
+// (c.net); a lone voter talks to itself in memory, through the transport
+// it returns.
+func (c *Controller) openTransport(self config.Voter, observer, peers bool, id raft.ServerID, addr raft.ServerAddress, hlog *raftLogger) (raft.Configuration, *raft.InmemTransport, error) {
+	if !observer && !peers {
+		_, lone := raft.NewInmemTransport(addr)
 		c.trans = lone
+		return raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: id, Address: addr}}}, lone, nil
 	}
+	listen := self.Addr()
+	if observer {
+		// A broker-only node listens where it is advertised, on a port
+		// of its own choosing, and tells the active controller
+		// (observer.go).
+		c.observer = true
+		listen = net.JoinHostPort(c.cfg.Self.Host, "0")
+	}
+	var err error
+	c.net, err = listenQuorum(listen, c.log, c.serveForward)
+	if err != nil {
+		return raft.Configuration{}, nil, err
+	}
+	c.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  c.net,
+		MaxPool: 3,
+		Timeout: 2 * time.Second,
+		Logger:  hlog,
+	})
+	return voterConfiguration(c.cfg.Voters), nil, nil
+}
 
-	existing, err := raft.HasExistingState(logs, stable, snaps)
+// bootstrap checks that the stores are this node's and, on a first start,
+// records the node id and bootstraps boot. It reports whether the stores
+// held Raft state already.
+func (c *Controller) bootstrap(rc *raft.Config, st raftStores, boot raft.Configuration) (existing bool, err error) {
+	existing, err = raft.HasExistingState(st.logs, st.stable, st.snaps)
 	if err != nil {
-		c.closeStores()
-		return nil, fmt.Errorf("controller: read raft state: %w", err)
+		return false, fmt.Errorf("controller: read raft state: %w", err)
 	}
-	if err := checkNodeID(stable, cfg.NodeID, cfg.DataDir); err != nil {
-		c.closeStores()
-		return nil, err
+	if err := checkNodeID(st.stable, c.cfg.NodeID, c.cfg.DataDir); err != nil {
+		return false, err
 	}
-	if !existing {
-		if c.net != nil {
-			// A quorum's voters share one configuration, so that alone
-			// cannot tell whose directory this is.
-			if err := stable.SetUint64(keyNodeID, uint64(cfg.NodeID)+1); err != nil {
-				c.closeStores()
-				return nil, fmt.Errorf("controller: record node id: %w", err)
-			}
-		}
-		// Every voter bootstraps the same configuration on its first
-		// start, which hashicorp/raft allows: they agree, so whoever wins
-		// the first election leads them all. An observer bootstraps
-		// nothing: it learns the configuration from the leader.
-		if !observer {
-			if err := raft.BootstrapCluster(rc, logs, stable, snaps, c.trans, boot); err != nil {
-				c.closeStores()
-				return nil, fmt.Errorf("controller: bootstrap: %w", err)
-			}
+	if existing {
+		return true, nil
+	}
+	if c.net != nil {
+		// A quorum's voters share one configuration, so that alone
+		// cannot tell whose directory this is.
+		if err := st.stable.SetUint64(keyNodeID, uint64(c.cfg.NodeID)+1); err != nil {
+			return false, fmt.Errorf("controller: record node id: %w", err)
 		}
 	}
-	c.raft, err = raft.NewRaft(rc, &fsm{c: c}, logs, stable, snaps, c.trans)
-	if err != nil {
-		c.closeStores()
-		return nil, fmt.Errorf("controller: start raft: %w", err)
+	// Every voter bootstraps the same configuration on its first start,
+	// which hashicorp/raft allows: they agree, so whoever wins the first
+	// election leads them all. An observer bootstraps nothing: it learns
+	// the configuration from the leader.
+	if !c.observer {
+		if err := raft.BootstrapCluster(rc, st.logs, st.stable, st.snaps, c.trans, boot); err != nil {
+			return false, fmt.Errorf("controller: bootstrap: %w", err)
+		}
 	}
-	close(c.raftStarted)
-	if err := c.checkVoters(rc.LocalID, boot, observer); err != nil {
-		c.raft.Shutdown().Error()
-		c.closeStores()
-		return nil, err
-	}
-	if lone != nil {
-		c.electAlone(lone, rc.LocalID, addr)
-	}
-	if c.net != nil && (!existing || together) && !observer && firstVoter(boot) == rc.LocalID {
+	return false, nil
+}
+
+// startLoops starts the controller's goroutines; with electFirst, the one
+// that calls the quorum's first election after heartbeat.
+func (c *Controller) startLoops(electFirst bool, boot raft.Configuration, heartbeat time.Duration) {
+	if electFirst {
 		c.wg.Add(1)
-		go c.electFirst(boot, rc.HeartbeatTimeout)
+		go c.electFirst(boot, heartbeat)
 	}
 	c.wg.Add(1)
 	go c.leadershipLoop()
@@ -353,11 +411,10 @@ func New(cfg Config) (*Controller, error) {
 		go c.livenessLoop()
 		go c.catchUpLoop()
 	}
-	if observer {
+	if c.observer {
 		c.wg.Add(1)
 		go c.joinLoop()
 	}
-	return c, nil
 }
 
 // electAlone starts the election of a single-voter quorum at once. Raft
@@ -655,8 +712,8 @@ func (c *Controller) takeOffice(leaderCh <-chan bool) {
 func (c *Controller) setupLeader() error {
 	img := c.Image()
 	recs := []metadata.Record{
-		{Type: metadata.RecordSetController, SetController: &metadata.SetControllerRecord{ID: c.cfg.NodeID}},
-		{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: c.cfg.Self}},
+		&metadata.SetControllerRecord{ID: c.cfg.NodeID},
+		&metadata.RegisterBrokerRecord{Broker: c.cfg.Self},
 	}
 	if c.net == nil {
 		// A new incarnation registers fenced; the single-node quorum has
@@ -669,7 +726,7 @@ func (c *Controller) setupLeader() error {
 		if err != nil {
 			return err
 		}
-		recs = append(recs, metadata.Record{Type: metadata.RecordSetClusterID, SetClusterID: &metadata.SetClusterIDRecord{ClusterID: id, BrokerDefaults: c.clusterDefaults()}})
+		recs = append(recs, &metadata.SetClusterIDRecord{ClusterID: id, BrokerDefaults: c.clusterDefaults()})
 	}
 	futures := make([]raft.ApplyFuture, 0, len(recs))
 	for _, r := range recs {
@@ -681,11 +738,11 @@ func (c *Controller) setupLeader() error {
 	}
 	for i, f := range futures {
 		if err := c.await(context.Background(), f); err != nil {
-			return fmt.Errorf("%v: %w", recs[i].Type, err)
+			return fmt.Errorf("%v: %w", recs[i].Type(), err)
 		}
 		res, ok := f.Response().(applyResult)
 		if ok && res.err != nil && !errors.Is(res.err, metadata.ErrClusterIDSet) {
-			return fmt.Errorf("%v: %w", recs[i].Type, res.err)
+			return fmt.Errorf("%v: %w", recs[i].Type(), res.err)
 		}
 	}
 	return nil
@@ -769,13 +826,13 @@ func (c *Controller) propose(ctx context.Context, rec metadata.Record) (applyRes
 			errors.Is(err, raft.ErrLeadershipTransferInProgress):
 			return applyResult{}, ErrNotController
 		case ctx.Err() != nil:
-			return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, ctx.Err())
+			return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type(), ctx.Err())
 		}
-		return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type, err)
+		return applyResult{}, fmt.Errorf("controller: %v: %w", rec.Type(), err)
 	}
 	res, ok := f.Response().(applyResult)
 	if !ok {
-		return applyResult{}, fmt.Errorf("controller: %v: unexpected apply response %T", rec.Type, f.Response())
+		return applyResult{}, fmt.Errorf("controller: %v: unexpected apply response %T", rec.Type(), f.Response())
 	}
 	return res, nil
 }

@@ -426,9 +426,9 @@ func TestPlacementRotates(t *testing.T) {
 	// Register two more brokers directly through the log, as joining
 	// nodes will.
 	for _, id := range []int32{2, 3} {
-		res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{
+		res, err := c.propose(ctx, &metadata.RegisterBrokerRecord{
 			Broker: metadata.Broker{ID: id, Host: "127.0.0.1", Port: 9092 + id},
-		}})
+		})
 		if err != nil || res.err != nil {
 			t.Fatal(err, res.err)
 		}

@@ -143,7 +143,7 @@ func (ch partitionChange) changed(p metadata.Partition) bool {
 
 // record is the PartitionChange record that turns p into ch, conditional
 // on p's epochs.
-func (ch partitionChange) record(t *metadata.Topic, p metadata.Partition) metadata.Record {
+func (ch partitionChange) record(t *metadata.Topic, p metadata.Partition) *metadata.PartitionChangeRecord {
 	leader := ch.leader
 	le, pe := p.LeaderEpoch, p.PartitionEpoch
 	r := &metadata.PartitionChangeRecord{
@@ -159,7 +159,7 @@ func (ch partitionChange) record(t *metadata.Topic, p metadata.Partition) metada
 		r.AddingReplicas = append([]int32{}, ch.asg.adding...)
 		r.RemovingReplicas = append([]int32{}, ch.asg.removing...)
 	}
-	return metadata.Record{Type: metadata.RecordPartitionChange, PartitionChange: r}
+	return r
 }
 
 // eligibleIn returns whether a broker may lead or join an ISR in img:
@@ -308,7 +308,7 @@ func (c *Controller) leadsOrPending(img *metadata.Image) bool {
 // to come for a partition that broker id leads or whose ISR holds it.
 func (c *Controller) repairPending(img *metadata.Image, id int32) bool {
 	for _, rec := range c.repairChanges(img) {
-		p, _ := img.Topics[rec.PartitionChange.Topic].Partition(rec.PartitionChange.Partition)
+		p, _ := img.Topics[rec.Topic].Partition(rec.Partition)
 		if p.Leader == id || slices.Contains(p.ISR, id) {
 			return true
 		}
@@ -339,10 +339,10 @@ func (c *Controller) brokerConfig(img *metadata.Image) *config.Broker {
 // repairChanges lists the changes img needs for its brokers' liveness:
 // ineligible brokers leave every ISR (but the last member), partitions
 // whose leader is ineligible or absent elect one.
-func (c *Controller) repairChanges(img *metadata.Image) []metadata.Record {
+func (c *Controller) repairChanges(img *metadata.Image) []*metadata.PartitionChangeRecord {
 	eligible := eligibleIn(img)
 	b := c.brokerConfig(img)
-	var recs []metadata.Record
+	var recs []*metadata.PartitionChangeRecord
 	for _, name := range img.SortedTopicNames() {
 		t := img.Topics[name]
 		el := electOnline
@@ -373,16 +373,16 @@ func (c *Controller) repairPartitions(ctx context.Context) int {
 	for _, rec := range c.repairChanges(c.Image()) {
 		res, err := c.propose(ctx, rec)
 		if err != nil {
-			c.log.Warn("partition change failed", "topic", rec.PartitionChange.Topic, "partition", rec.PartitionChange.Partition, "err", err)
+			c.log.Warn("partition change failed", "topic", rec.Topic, "partition", rec.Partition, "err", err)
 			return n
 		}
 		if res.err != nil {
-			c.log.Debug("partition change refused", "topic", rec.PartitionChange.Topic, "partition", rec.PartitionChange.Partition, "err", res.err)
+			c.log.Debug("partition change refused", "topic", rec.Topic, "partition", rec.Partition, "err", res.err)
 			continue
 		}
 		n++
-		p, _ := res.next.Topics[rec.PartitionChange.Topic].Partition(rec.PartitionChange.Partition)
-		c.log.Info("partition leader and isr changed", "topic", rec.PartitionChange.Topic, "partition", p.Index,
+		p, _ := res.next.Topics[rec.Topic].Partition(rec.Partition)
+		c.log.Info("partition leader and isr changed", "topic", rec.Topic, "partition", p.Index,
 			"leader", p.Leader, "leader_epoch", p.LeaderEpoch, "isr", p.ISR)
 	}
 	return n

@@ -58,7 +58,7 @@ func TestBuildChange(t *testing.T) {
 func withBrokers(t *testing.T, c *Controller, brokers ...metadata.Broker) {
 	t.Helper()
 	for _, b := range brokers {
-		res, err := c.propose(ctxT(t), metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b}})
+		res, err := c.propose(ctxT(t), &metadata.RegisterBrokerRecord{Broker: b})
 		if err == nil {
 			err = res.err
 		}

@@ -272,7 +272,7 @@ func (c *Controller) proposeForwarded(ctx context.Context, rec metadata.Record, 
 		return applyResult{}, err
 	}
 	if len(out) != 8 {
-		return applyResult{}, fmt.Errorf("controller: %v: bad forwarded response", rec.Type)
+		return applyResult{}, fmt.Errorf("controller: %v: bad forwarded response", rec.Type())
 	}
 	index := binary.BigEndian.Uint64(out)
 	for {
@@ -285,12 +285,12 @@ func (c *Controller) proposeForwarded(ctx context.Context, rec metadata.Record, 
 		}
 		if c.Image().Index >= index {
 			// Applied through a snapshot: the verdict is not known here.
-			return applyResult{}, fmt.Errorf("%w: %v committed at index %d, applied here from a snapshot", ErrNotController, rec.Type, index)
+			return applyResult{}, fmt.Errorf("%w: %v committed at index %d, applied here from a snapshot", ErrNotController, rec.Type(), index)
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return applyResult{}, fmt.Errorf("%w: %v committed at index %d, not yet applied here: %w", ErrNotController, rec.Type, index, ctx.Err())
+			return applyResult{}, fmt.Errorf("%w: %v committed at index %d, not yet applied here: %w", ErrNotController, rec.Type(), index, ctx.Err())
 		case <-c.stop:
 			return applyResult{}, ErrClosed
 		}

@@ -43,11 +43,11 @@ func (f *fsm) Apply(l *raft.Log) any {
 	} else {
 		next, err = prev.ApplyEntry(l.Index, rec)
 		if err != nil {
-			f.c.log.Debug("metadata record rejected", "index", l.Index, "type", rec.Type, "err", err)
+			f.c.log.Debug("metadata record rejected", "index", l.Index, "type", rec.Type(), "err", err)
 		}
 	}
-	if err == nil && rec.Type == metadata.RecordRegisterBroker {
-		b := next.Brokers[rec.RegisterBroker.Broker.ID]
+	if reg, ok := rec.(*metadata.RegisterBrokerRecord); err == nil && ok {
+		b := next.Brokers[reg.Broker.ID]
 		if old, ok := prev.Brokers[b.ID]; ok && old.Incarnation != b.Incarnation {
 			f.c.log.Info("broker registered a new incarnation: fenced until it has left every ISR and leadership",
 				"broker", b.ID, "incarnation", b.Incarnation, "previous", old.Incarnation, "unclean_shutdown", b.UncleanShutdown)

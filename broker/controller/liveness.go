@@ -25,6 +25,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/metadata"
 )
 
@@ -120,41 +121,55 @@ func (c *Controller) livenessLoop() {
 			nextBeat = now.Add(interval)
 			if leading {
 				c.heartbeat(c.cfg.NodeID, c.cfg.Self.Incarnation)
-			} else if img := c.Image(); registeredIn(img, c.cfg.NodeID) {
-				// The heartbeat carries the applied index, for
-				// DescribeQuorum (describequorum.go), and this run's
-				// incarnation.
-				payload := binary.BigEndian.AppendUint32(nil, uint32(c.cfg.NodeID))
-				payload = binary.BigEndian.AppendUint64(payload, img.Index)
-				payload = append(payload, c.cfg.Self.Incarnation[:]...)
-				ctx, cancel := context.WithTimeout(context.Background(), interval)
-				if _, err := c.forward(ctx, forwardHeartbeat, payload); err != nil {
-					c.log.Debug("heartbeat failed", "err", err)
-				} else {
-					beatTo = img.Controller
-				}
-				cancel()
+			} else if img := c.Image(); registeredIn(img, c.cfg.NodeID) && c.heartbeatController(img, interval) {
+				beatTo = img.Controller
 			}
 		}
 		if leading {
-			c.fenceExpired(now, session)
-			// Every tick, not only after a fencing change: a controller
-			// that took office between a fencing and its partition
-			// changes makes them here.
-			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
-			c.repairPartitions(ctx)
-			if c.fencedSelf(c.Image()) {
-				// This run's registration waits for its repairs, made
-				// by now or on a later pass.
-				c.heartbeat(c.cfg.NodeID, c.cfg.Self.Incarnation)
-			}
-			if s.AutoLeaderRebalance && !now.Before(nextRebalance) {
-				nextRebalance = now.Add(s.LeaderImbalanceCheckInterval)
-				c.rebalanceLeaders(ctx)
-			}
-			cancel()
+			nextRebalance = c.leaderPass(now, s, nextRebalance)
 		}
 	}
+}
+
+// heartbeatController sends the active controller this node's heartbeat,
+// within timeout: the applied index, for DescribeQuorum
+// (describequorum.go), and this run's incarnation. It reports whether the
+// heartbeat was taken.
+func (c *Controller) heartbeatController(img *metadata.Image, timeout time.Duration) bool {
+	payload := binary.BigEndian.AppendUint32(nil, uint32(c.cfg.NodeID))
+	payload = binary.BigEndian.AppendUint64(payload, img.Index)
+	payload = append(payload, c.cfg.Self.Incarnation[:]...)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if _, err := c.forward(ctx, forwardHeartbeat, payload); err != nil {
+		c.log.Debug("heartbeat failed", "err", err)
+		return false
+	}
+	return true
+}
+
+// leaderPass is the active controller's turn of the liveness loop at now:
+// it fences the brokers whose session expired, repairs partitions and,
+// when nextRebalance has come, rebalances leaders. It returns when the
+// next rebalance is due.
+func (c *Controller) leaderPass(now time.Time, s *config.Settings, nextRebalance time.Time) time.Time {
+	c.fenceExpired(now, s.BrokerSessionTimeout)
+	// Every tick, not only after a fencing change: a controller that
+	// took office between a fencing and its partition changes makes them
+	// here.
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
+	defer cancel()
+	c.repairPartitions(ctx)
+	if c.fencedSelf(c.Image()) {
+		// This run's registration waits for its repairs, made by now or
+		// on a later pass.
+		c.heartbeat(c.cfg.NodeID, c.cfg.Self.Incarnation)
+	}
+	if s.AutoLeaderRebalance && !now.Before(nextRebalance) {
+		nextRebalance = now.Add(s.LeaderImbalanceCheckInterval)
+		c.rebalanceLeaders(ctx)
+	}
+	return nextRebalance
 }
 
 // fenceExpired fences the unfenced brokers not heard from within session.
@@ -186,9 +201,9 @@ func (c *Controller) fenceExpired(now time.Time, session time.Duration) {
 // amendRegistration is the record that commits b, a registration
 // changed from the image's, on the condition that its incarnation is
 // still the registered one.
-func amendRegistration(b metadata.Broker) metadata.Record {
+func amendRegistration(b metadata.Broker) *metadata.RegisterBrokerRecord {
 	inc := b.Incarnation
-	return metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: b, IfIncarnation: &inc}}
+	return &metadata.RegisterBrokerRecord{Broker: b, IfIncarnation: &inc}
 }
 
 // fencedSelf reports whether img holds this run's registration, fenced.

@@ -120,7 +120,7 @@ func (c *Controller) registerLoop() {
 		}
 		if img.ClusterID != "" {
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
-			_, err := c.propose(ctx, metadata.Record{Type: metadata.RecordRegisterBroker, RegisterBroker: &metadata.RegisterBrokerRecord{Broker: c.cfg.Self}})
+			_, err := c.propose(ctx, &metadata.RegisterBrokerRecord{Broker: c.cfg.Self})
 			cancel()
 			if err != nil {
 				c.log.Debug("broker registration failed; retrying", "err", err, "backoff", backoff)

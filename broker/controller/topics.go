@@ -106,7 +106,7 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec, validateOn
 	if validateOnly {
 		return &metadata.Topic{Name: rec.Name, ID: rec.ID, Partitions: rec.Partitions, Configs: rec.Configs, Internal: rec.Internal}, nil
 	}
-	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordCreateTopic, CreateTopic: rec})
+	res, err := c.propose(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (c *Controller) DeleteTopic(ctx context.Context, name string) error {
 	if !ok {
 		return unknownTopic(name)
 	}
-	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordDeleteTopic, DeleteTopic: &metadata.DeleteTopicRecord{Name: name, ID: t.ID}})
+	res, err := c.propose(ctx, &metadata.DeleteTopicRecord{Name: name, ID: t.ID})
 	if err != nil {
 		return err
 	}
@@ -214,9 +214,9 @@ func (c *Controller) CreatePartitions(ctx context.Context, topic string, total i
 	if validateOnly {
 		return nil
 	}
-	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordCreatePartitions, CreatePartitions: &metadata.CreatePartitionsRecord{
+	res, err := c.propose(ctx, &metadata.CreatePartitionsRecord{
 		Topic: topic, ID: t.ID, Partitions: added,
-	}})
+	})
 	if err != nil {
 		return err
 	}
@@ -293,7 +293,7 @@ func (c *Controller) alterConfigs(ctx context.Context, rec *metadata.AlterTopicC
 	if validateOnly {
 		return nil
 	}
-	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordAlterTopicConfigs, AlterTopicConfigs: rec})
+	res, err := c.propose(ctx, rec)
 	if err != nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, n int64) (first in
 	if n <= 0 || n > metadata.MaxProducerIDBlock {
 		return 0, fmt.Errorf("%w: producer id block of %d not in [1, %d]", ErrInvalidRequest, n, metadata.MaxProducerIDBlock)
 	}
-	res, err := c.propose(ctx, metadata.Record{Type: metadata.RecordAllocateProducerIDs, AllocateProducerIDs: &metadata.AllocateProducerIDsRecord{BlockSize: n}})
+	res, err := c.propose(ctx, &metadata.AllocateProducerIDsRecord{BlockSize: n})
 	if err != nil {
 		return 0, err
 	}

@@ -167,7 +167,7 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 	_, flag := args["internal"]
 	switch d.Cmd {
 	case "cluster-id":
-		return Record{Type: RecordSetClusterID, SetClusterID: &SetClusterIDRecord{ClusterID: args["id"]}}, nil
+		return &SetClusterIDRecord{ClusterID: args["id"]}, nil
 	case "register-broker":
 		_, fenced := args["fenced"]
 		_, shutting := args["shutting-down"]
@@ -184,25 +184,25 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 			inc := testID(int(num("if-incarnation")))
 			r.IfIncarnation = &inc
 		}
-		return Record{Type: RecordRegisterBroker, RegisterBroker: r}, nil
+		return r, nil
 	case "controller":
-		return Record{Type: RecordSetController, SetController: &SetControllerRecord{ID: int32(num("id"))}}, nil
+		return &SetControllerRecord{ID: int32(num("id"))}, nil
 	case "create-topic":
 		parts, cfg, err := parsePartitions(d.Input)
 		if err != nil {
-			return Record{}, err
+			return nil, err
 		}
-		return Record{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{
+		return &CreateTopicRecord{
 			Name: args["name"], ID: optID(), Partitions: parts, Configs: cfg, Internal: flag,
-		}}, nil
+		}, nil
 	case "delete-topic":
-		return Record{Type: RecordDeleteTopic, DeleteTopic: &DeleteTopicRecord{Name: args["name"], ID: optID()}}, nil
+		return &DeleteTopicRecord{Name: args["name"], ID: optID()}, nil
 	case "create-partitions":
 		parts, _, err := parsePartitions(d.Input)
 		if err != nil {
-			return Record{}, err
+			return nil, err
 		}
-		return Record{Type: RecordCreatePartitions, CreatePartitions: &CreatePartitionsRecord{Topic: args["topic"], ID: optID(), Partitions: parts}}, nil
+		return &CreatePartitionsRecord{Topic: args["topic"], ID: optID(), Partitions: parts}, nil
 	case "alter-configs":
 		_, replace := args["replace"]
 		r := &AlterTopicConfigsRecord{Topic: args["topic"], ID: optID(), Replace: replace}
@@ -222,12 +222,12 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 				r.Delete = append(r.Delete, f[1])
 			case len(f) == 0:
 			default:
-				return Record{}, fmt.Errorf("bad alter line %q", line)
+				return nil, fmt.Errorf("bad alter line %q", line)
 			}
 		}
-		return Record{Type: RecordAlterTopicConfigs, AlterTopicConfigs: r}, nil
+		return r, nil
 	case "alloc-pids":
-		return Record{Type: RecordAllocateProducerIDs, AllocateProducerIDs: &AllocateProducerIDsRecord{BlockSize: num("size")}}, nil
+		return &AllocateProducerIDsRecord{BlockSize: num("size")}, nil
 	case "partition-change":
 		r := &PartitionChangeRecord{Topic: args["topic"], ID: optID(), Partition: int32(num("partition"))}
 		if _, ok := args["leader"]; ok {
@@ -255,9 +255,9 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 			e := int32(num("if-partition-epoch"))
 			r.IfPartitionEpoch = &e
 		}
-		return Record{Type: RecordPartitionChange, PartitionChange: r}, nil
+		return r, nil
 	}
-	return Record{}, fmt.Errorf("unknown command %q", d.Cmd)
+	return nil, fmt.Errorf("unknown command %q", d.Cmd)
 }
 
 // parsePartitions parses "<p>: <r1>,<r2>" lines (leader is the first

@@ -24,6 +24,14 @@
 // The snapshot of an image (EncodeImage) uses the same envelope with type
 // "Image".
 //
+// # Record kinds
+//
+// Each kind of record is one type (record_cluster.go, record_topic.go,
+// record_partition.go) that holds its payload, names itself in the
+// encoding (Type) and applies itself to an image (apply); recordKinds in
+// record.go lists them for Decode. A new kind is a new type and a row
+// there; nothing else switches on the kind.
+//
 // The package imports nothing from klog; it must never import the
 // controller, Raft or storage.
 package metadata

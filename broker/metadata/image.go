@@ -47,8 +47,8 @@ type Image struct {
 //
 // Incarnation is the random ID of the process that registered, new at
 // each start, as Kafka's BrokerRegistration IncarnationId: a registration
-// of a new incarnation replaces the previous one fenced (applyRegisterBroker),
-// so that a restarted node, whose log may be shorter than what it
+// of a new incarnation replaces the previous one fenced
+// (RegisterBrokerRecord.apply), so that a restarted node, whose log may be shorter than what it
 // acknowledged before, neither leads nor stays in an ISR on the strength
 // of its previous run. UncleanShutdown says the new incarnation found no
 // clean-shutdown marker in its data directory (Kafka's

@@ -3,19 +3,20 @@ package metadata
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
 
 func FuzzDecode(f *testing.F) {
 	seeds := []Record{
-		{Type: RecordSetClusterID, SetClusterID: &SetClusterIDRecord{ClusterID: "c"}},
-		{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092}}},
-		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "t", ID: testID(3), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}, Configs: map[string]string{"a": "b"}}},
-		{Type: RecordAlterTopicConfigs, AlterTopicConfigs: &AlterTopicConfigsRecord{Topic: "t", Set: map[string]string{"x": "y"}, Delete: []string{"z"}}},
-		{Type: RecordPartitionChange, PartitionChange: &PartitionChangeRecord{Topic: "t", ISR: []int32{}}},
-		{Type: RecordPartitionChange, PartitionChange: &PartitionChangeRecord{Topic: "t", ISR: []int32{1}, IfLeaderEpoch: new(int32(2)), IfPartitionEpoch: new(int32(5))}},
-		{Type: RecordAllocateProducerIDs, AllocateProducerIDs: &AllocateProducerIDsRecord{BlockSize: 10}},
+		&SetClusterIDRecord{ClusterID: "c"},
+		&RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092}},
+		&CreateTopicRecord{Name: "t", ID: testID(3), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}, Configs: map[string]string{"a": "b"}},
+		&AlterTopicConfigsRecord{Topic: "t", Set: map[string]string{"x": "y"}, Delete: []string{"z"}},
+		&PartitionChangeRecord{Topic: "t", ISR: []int32{}},
+		&PartitionChangeRecord{Topic: "t", ISR: []int32{1}, IfLeaderEpoch: new(int32(2)), IfPartitionEpoch: new(int32(5))},
+		&AllocateProducerIDsRecord{BlockSize: 10},
 	}
 	for _, r := range seeds {
 		b, err := Encode(r)
@@ -61,8 +62,8 @@ func FuzzDecode(f *testing.F) {
 func FuzzDecodeImage(f *testing.F) {
 	img := Empty()
 	for _, r := range []Record{
-		{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092}}},
-		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "t", ID: testID(3), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}}},
+		&RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092}},
+		&CreateTopicRecord{Name: "t", ID: testID(3), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}},
 	} {
 		next, err := img.Apply(r)
 		if err != nil {
@@ -98,12 +99,16 @@ func FuzzDecodeImage(f *testing.F) {
 
 func TestApplyMissingPayload(t *testing.T) {
 	img := Empty()
-	for typ := RecordUnknown; typ <= RecordPartitionChange+1; typ++ {
-		if _, err := img.Apply(Record{Type: typ}); err == nil {
-			t.Errorf("%v without payload applied", typ)
+	missing := []Record{nil}
+	for _, kind := range recordKinds {
+		missing = append(missing, reflect.Zero(reflect.TypeOf(kind())).Interface().(Record))
+	}
+	for _, r := range missing {
+		if _, err := img.Apply(r); err == nil {
+			t.Errorf("%T without payload applied", r)
 		}
-		if _, err := Encode(Record{Type: typ}); err == nil {
-			t.Errorf("%v without payload encoded", typ)
+		if _, err := Encode(r); err == nil {
+			t.Errorf("%T without payload encoded", r)
 		}
 	}
 }
@@ -152,9 +157,9 @@ func TestNewTopicID(t *testing.T) {
 func TestApplySharesUnchanged(t *testing.T) {
 	img := Empty()
 	steps := []Record{
-		{Type: RecordRegisterBroker, RegisterBroker: &RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 1}}},
-		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "a", ID: testID(1), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}}},
-		{Type: RecordCreateTopic, CreateTopic: &CreateTopicRecord{Name: "b", ID: testID(2), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}}},
+		&RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 1}},
+		&CreateTopicRecord{Name: "a", ID: testID(1), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}},
+		&CreateTopicRecord{Name: "b", ID: testID(2), Partitions: []Partition{{Index: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}},
 	}
 	for _, r := range steps {
 		next, err := img.Apply(r)
@@ -164,7 +169,7 @@ func TestApplySharesUnchanged(t *testing.T) {
 		img = next
 	}
 	a := img.Topics["a"]
-	next, err := img.Apply(Record{Type: RecordAlterTopicConfigs, AlterTopicConfigs: &AlterTopicConfigsRecord{Topic: "b", Set: map[string]string{"k": "v"}}})
+	next, err := img.Apply(&AlterTopicConfigsRecord{Topic: "b", Set: map[string]string{"k": "v"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +215,13 @@ func TestCoordinatorPartition(t *testing.T) {
 // are set the first time only, so a second SetClusterID of the same ID
 // (a new leader's, proposed from a stale image) leaves a changed value.
 func TestClusterIDBrokerDefaults(t *testing.T) {
-	set := Record{Type: RecordSetClusterID, SetClusterID: &SetClusterIDRecord{ClusterID: "c", BrokerDefaults: map[string]string{"min.insync.replicas": "1"}}}
+	set := &SetClusterIDRecord{ClusterID: "c", BrokerDefaults: map[string]string{"min.insync.replicas": "1"}}
 	img, err := Empty().Apply(set)
 	if err != nil || img.BrokerConfigs[""]["min.insync.replicas"] != "1" {
 		t.Fatalf("first SetClusterID: %v, broker configs %v", err, img.BrokerConfigs)
 	}
 	broker := ""
-	img, err = img.Apply(Record{Type: RecordAlterTopicConfigs, AlterTopicConfigs: &AlterTopicConfigsRecord{Broker: &broker, Set: map[string]string{"min.insync.replicas": "2"}}})
+	img, err = img.Apply(&AlterTopicConfigsRecord{Broker: &broker, Set: map[string]string{"min.insync.replicas": "2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

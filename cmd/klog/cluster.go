@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -20,6 +21,98 @@ import (
 // runCluster is klog up -n N with N > 1: this process supervises N nodes,
 // each a klog up of the same binary (package supervisor).
 func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]string, start time.Time) error {
+	if err := checkClusterFlags(o, configs); err != nil {
+		return err
+	}
+	dir, err := o.clusterDir(g)
+	if err != nil {
+		return err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	spec := supervisor.Spec{Nodes: o.nodes, Hosts: o.hosts}
+	if cmd.Flags().Changed("listen") || o.anyPort {
+		spec.Listen = o.listen
+	}
+	layout, err := supervisor.Prepare(dir, spec)
+	if err != nil {
+		return err
+	}
+	adminListen, admin, moved, err := clusterAdmin(cmd, o, layout)
+	if err != nil {
+		return err
+	}
+	stateDir, err := defaultStateDir(g.getenv)
+	if err != nil {
+		return err
+	}
+	control, err := supervisor.ListenControl(dir, stateDir, layout.Brokers())
+	if err != nil {
+		return err
+	}
+	defer control.Close()
+
+	ctx := cmd.Context()
+	sup, err := startNodes(cmd, o, configs, dir, layout, admin)
+	if err != nil {
+		return err
+	}
+	defer sup.Shutdown()
+	served := make(chan error, 1)
+	go func() { served <- control.Serve(ctx, sup) }()
+
+	nodes := sup.List()
+	brokers := layout.Brokers()
+	info := readyInfo{Brokers: brokers, Admin: admin, DataDir: dir, Nodes: nodes}
+	if _, err := announce(cmd, g, o, info, func(info readyInfo) (func(), error) {
+		return func() {}, control.Update(info.Admin, info.Log)
+	}); err != nil {
+		return err
+	}
+	diag := cmd.ErrOrStderr()
+	if moved {
+		fmt.Fprintf(diag, "klog: admin API ports from %s are in use; the nodes took free ones\n", adminListen)
+	}
+	printNodes(diag, nodes)
+	joined := strings.Join(brokers, ",")
+	fmt.Fprintf(diag, "klog: %d nodes ready in %s; export KLOG_BROKERS=%s\n", len(nodes), time.Since(start).Round(time.Millisecond), joined)
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-served:
+		return err
+	}
+}
+
+// startNodes starts the supervisor of the cluster in dir, which starts its
+// nodes, each this binary, and returns once all are ready.
+func startNodes(cmd *cobra.Command, o upOptions, configs map[string]string, dir string, layout supervisor.Layout, admin []string) (*supervisor.Supervisor, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the klog binary for the nodes: %w", err)
+	}
+	var level slog.Level
+	level.UnmarshalText([]byte(o.logLevel)) // checked by runUp
+	diag := cmd.ErrOrStderr()
+	return supervisor.Start(cmd.Context(), supervisor.Config{
+		Dir:    dir,
+		Layout: layout,
+		Exe:    exe,
+		Args:   nodeArgs(cmd, o, configs, len(layout.Nodes)),
+		Racks:  o.racks,
+		// Until the controller knows controller.quorum.voters, the nodes
+		// run without it, each a single-node cluster of its own.
+		PassVoters: isBrokerConfig("controller.quorum.voters"),
+		Admin:      admin,
+		Log:        diag,
+		Logger:     slog.New(slog.NewTextHandler(diag, &slog.HandlerOptions{Level: level})),
+	})
+}
+
+// checkClusterFlags refuses the flags and configs klog up -n cannot take,
+// and a config every node would refuse, before any node starts.
+func checkClusterFlags(o upOptions, configs map[string]string) error {
 	switch {
 	case o.nodes < 1 || o.nodes > supervisor.MaxNodes:
 		return usagef("-n %d: want 1 to %d nodes", o.nodes, supervisor.MaxNodes)
@@ -41,38 +134,19 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 			return usagef("--racks %q: a rack name is empty", strings.Join(o.racks, ","))
 		}
 	}
-	// The nodes would each refuse a bad config; refuse it once, before any
-	// starts.
 	if _, err := config.ParseBroker(configs); err != nil {
 		return usagef("%v", err)
 	}
-	dir := o.dataDir
-	if dir == "" {
-		var err error
-		if dir, err = defaultDataDir(g.getenv); err != nil {
-			return err
-		}
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	spec := supervisor.Spec{Nodes: o.nodes, Hosts: o.hosts}
-	if cmd.Flags().Changed("listen") || o.anyPort {
-		spec.Listen = o.listen
-	}
-	layout, err := supervisor.Prepare(dir, spec)
-	if err != nil {
-		return err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find the klog binary for the nodes: %w", err)
-	}
+	return nil
+}
+
+// nodeArgs returns the flags every node of a cluster of n gets: the
+// cluster's defaults (RF 3, min.insync.replicas 2 from three nodes), each
+// unless the user's -X sets it, then the user's -X, log level and memory
+// limit.
+func nodeArgs(cmd *cobra.Command, o upOptions, configs map[string]string, n int) []string {
 	var args []string
-	// The cluster's defaults (RF 3, min.insync.replicas 2 from three
-	// nodes), each unless the user's -X sets it.
-	defaults := supervisor.Defaults(len(layout.Nodes))
+	defaults := supervisor.Defaults(n)
 	for _, k := range slices.Sorted(maps.Keys(defaults)) {
 		if _, set := configs[k]; !set {
 			args = append(args, "-X", k+"="+defaults[k])
@@ -85,60 +159,27 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 	if cmd.Flags().Changed("memory-limit") {
 		args = append(args, "--memory-limit", o.memLimit)
 	}
-	adminListen := o.adminListen
+	return args
+}
+
+// clusterAdmin returns the nodes' admin API addresses from --admin-listen
+// (what it asked for, left at its default a free port when the Kafka
+// listeners' is 0) and whether ports in use moved them.
+func clusterAdmin(cmd *cobra.Command, o upOptions, layout supervisor.Layout) (adminListen string, admin []string, moved bool, err error) {
+	adminListen = o.adminListen
 	if _, port, _ := net.SplitHostPort(o.listen); port == "0" && !cmd.Flags().Changed("admin-listen") && adminListen != supervisor.AdminOff {
 		host, _, _ := net.SplitHostPort(adminListen)
 		adminListen = net.JoinHostPort(host, "0")
 	}
-	admin, moved, err := supervisor.AdminAddresses(adminListen, len(layout.Nodes), cmd.Flags().Changed("admin-listen"), layout.Ports()...)
+	admin, moved, err = supervisor.AdminAddresses(adminListen, len(layout.Nodes), cmd.Flags().Changed("admin-listen"), layout.Ports()...)
 	if err != nil {
-		return usagef("%v", err)
+		return "", nil, false, usagef("%v", err)
 	}
-	stateDir, err := defaultStateDir(g.getenv)
-	if err != nil {
-		return err
-	}
-	control, err := supervisor.ListenControl(dir, stateDir, layout.Brokers())
-	if err != nil {
-		return err
-	}
-	defer control.Close()
+	return adminListen, admin, moved, nil
+}
 
-	var level slog.Level
-	level.UnmarshalText([]byte(o.logLevel)) // checked by runUp
-	diag := cmd.ErrOrStderr()
-	ctx := cmd.Context()
-	sup, err := supervisor.Start(ctx, supervisor.Config{
-		Dir:    dir,
-		Layout: layout,
-		Exe:    exe,
-		Args:   args,
-		Racks:  o.racks,
-		// Until the controller knows controller.quorum.voters, the nodes
-		// run without it, each a single-node cluster of its own.
-		PassVoters: isBrokerConfig("controller.quorum.voters"),
-		Admin:      admin,
-		Log:        diag,
-		Logger:     slog.New(slog.NewTextHandler(diag, &slog.HandlerOptions{Level: level})),
-	})
-	if err != nil {
-		return err
-	}
-	defer sup.Shutdown()
-	served := make(chan error, 1)
-	go func() { served <- control.Serve(ctx, sup) }()
-
-	nodes := sup.List()
-	brokers := layout.Brokers()
-	info := readyInfo{Brokers: brokers, Admin: admin, DataDir: dir, Nodes: nodes}
-	if _, err := announce(cmd, g, o, info, func(info readyInfo) (func(), error) {
-		return func() {}, control.Update(info.Admin, info.Log)
-	}); err != nil {
-		return err
-	}
-	if moved {
-		fmt.Fprintf(diag, "klog: admin API ports from %s are in use; the nodes took free ones\n", adminListen)
-	}
+// printNodes writes a line for each node of a cluster that is ready.
+func printNodes(w io.Writer, nodes []supervisor.NodeStatus) {
 	for _, n := range nodes {
 		controller := ""
 		if n.ControllerAddress != "" {
@@ -148,15 +189,7 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 		if n.Admin != "" {
 			adminAt = ", admin API http://" + n.Admin + "/v1/"
 		}
-		fmt.Fprintf(diag, "klog: node %d %s %s%s pid %d%s\n", n.ID, n.Address, n.Role, controller, n.PID, adminAt)
-	}
-	joined := strings.Join(brokers, ",")
-	fmt.Fprintf(diag, "klog: %d nodes ready in %s; export KLOG_BROKERS=%s\n", len(nodes), time.Since(start).Round(time.Millisecond), joined)
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-served:
-		return err
+		fmt.Fprintf(w, "klog: node %d %s %s%s pid %d%s\n", n.ID, n.Address, n.Role, controller, n.PID, adminAt)
 	}
 }
 

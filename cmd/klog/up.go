@@ -150,9 +150,21 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	if err := setMemoryLimit(o.memLimit, cmd.Flags().Changed("memory-limit"), g.getenv); err != nil {
 		return err
 	}
-	given, err := parseConfigs("-X", o.configs)
+	configs, err := o.brokerConfigs()
 	if err != nil {
 		return err
+	}
+	if o.nodes != 1 {
+		return runCluster(cmd, g, o, configs, start)
+	}
+	return runSingle(cmd, g, o, configs, level, start)
+}
+
+// brokerConfigs returns the broker configs of -X, with --durable's.
+func (o upOptions) brokerConfigs() (map[string]string, error) {
+	given, err := parseConfigs("-X", o.configs)
+	if err != nil {
+		return nil, err
 	}
 	configs := make(map[string]string, len(given))
 	for k, v := range given {
@@ -160,16 +172,20 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	}
 	if o.durable {
 		if o.memory {
-			return usagef("--durable and --memory: memory is never durable; give one")
+			return nil, usagef("--durable and --memory: memory is never durable; give one")
 		}
 		if v, ok := configs["klog.produce.durable"]; ok && v != "true" {
-			return usagef("--durable and -X klog.produce.durable=%s disagree", v)
+			return nil, usagef("--durable and -X klog.produce.durable=%s disagree", v)
 		}
 		configs["klog.produce.durable"] = "true"
 	}
-	if o.nodes != 1 {
-		return runCluster(cmd, g, o, configs, start)
-	}
+	return configs, nil
+}
+
+// runSingle is klog up of one node: alone, or a node of klog up -n under
+// its supervisor. It serves until the command's context ends or the node
+// stops.
+func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]string, level slog.Level, start time.Time) error {
 	if len(o.hosts) > 0 {
 		return usagef("--hosts needs -n 2 or more")
 	}
@@ -179,39 +195,20 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	// A node of a cluster is told its id (-X node.id, by its supervisor);
 	// a node without one is node 0 of a single-node cluster.
 	var nodeID int32
-	if v, ok := configs["node.id"]; ok {
+	v, child := configs["node.id"]
+	if child {
 		id, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || id < 0 {
 			return usagef("-X node.id=%s: want a node id, 0 or more", v)
 		}
 		nodeID = int32(id)
 	}
-	dataDir, rootDir := "", ""
-	_, child := configs["node.id"]
-	if !o.memory {
-		dataDir = o.dataDir
-		if dataDir == "" {
-			if dataDir, err = defaultDataDir(g.getenv); err != nil {
-				return err
-			}
-		}
-		if !child {
-			if err := supervisor.CheckSingle(dataDir); err != nil {
-				return err
-			}
-		}
-		if rootDir, err = filepath.Abs(dataDir); err != nil {
-			return err
-		}
-		dataDir = supervisor.NodeDir(dataDir, nodeID)
-		if err := os.MkdirAll(dataDir, 0o755); err != nil {
-			return fmt.Errorf("create data directory: %w", err)
-		}
+	dataDir, rootDir, err := nodeDataDir(g, o, nodeID, child)
+	if err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-
-	ctx := cmd.Context()
-	node, err := broker.Start(ctx, broker.Config{
+	node, err := broker.Start(cmd.Context(), broker.Config{
 		NodeID:    nodeID,
 		DataDir:   dataDir,
 		Memory:    o.memory,
@@ -235,8 +232,7 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	}
 	brokers := node.Advertised()
 	info := readyInfo{Brokers: []string{brokers}, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory}
-	register := registerSingle(g, child)
-	unregister, err := announce(cmd, g, o, info, register)
+	unregister, err := announce(cmd, g, o, info, registerSingle(g, child))
 	if err != nil {
 		node.Close()
 		return err
@@ -246,11 +242,48 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "klog: admin API on http://%s/v1/\n", admin.Addr())
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "klog: ready in %s; export KLOG_BROKERS=%s\n", time.Since(start).Round(time.Millisecond), brokers)
-
 	if o.faultSignals {
 		stopFaults := handleFaultSignals(node, logger)
 		defer stopFaults()
 	}
+	return serveNode(cmd.Context(), node, logger)
+}
+
+// nodeDataDir makes the directory of node id, a child of klog up -n or
+// not, and returns it with the cluster's directory (both "" with
+// --memory).
+func nodeDataDir(g *globals, o upOptions, id int32, child bool) (dataDir, rootDir string, err error) {
+	if o.memory {
+		return "", "", nil
+	}
+	if dataDir, err = o.clusterDir(g); err != nil {
+		return "", "", err
+	}
+	if !child {
+		if err := supervisor.CheckSingle(dataDir); err != nil {
+			return "", "", err
+		}
+	}
+	if rootDir, err = filepath.Abs(dataDir); err != nil {
+		return "", "", err
+	}
+	dataDir = supervisor.NodeDir(dataDir, id)
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("create data directory: %w", err)
+	}
+	return dataDir, rootDir, nil
+}
+
+// clusterDir is --data-dir, else the default data directory.
+func (o upOptions) clusterDir(g *globals) (string, error) {
+	if o.dataDir != "" {
+		return o.dataDir, nil
+	}
+	return defaultDataDir(g.getenv)
+}
+
+// serveNode serves until ctx ends or the node stops, then closes the node.
+func serveNode(ctx context.Context, node *broker.Node, logger *slog.Logger) error {
 	select {
 	case <-ctx.Done():
 		// SIGTERM or SIGINT: first move leadership and ISR membership to
@@ -268,7 +301,7 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	case <-node.Done():
 	}
 	stopStart := time.Now()
-	err = node.Close()
+	err := node.Close()
 	logger.Info("stopped", "took", time.Since(stopStart).Round(time.Microsecond))
 	return err
 }
