@@ -146,7 +146,7 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 				records = append(records, offsetRecord(g.id, name, rp.Partition, o))
 			}
 		}
-		if err := g.a.append(records); err != nil {
+		if err := g.append(records); err != nil {
 			code := appendErrorCode(err)
 			for _, p := range ok {
 				*p.code = code
@@ -414,7 +414,7 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 			}
 			resp.Topics = append(resp.Topics, t)
 		}
-		if err := g.a.append(records); err != nil {
+		if err := g.append(records); err != nil {
 			resp.ErrorCode = appendErrorCode(err)
 			resp.Topics = nil
 			return
@@ -502,7 +502,7 @@ func (g *group) expireOffsets(now time.Time) {
 	if len(records) == 0 {
 		return
 	}
-	if err := g.a.append(records); err != nil {
+	if err := g.append(records); err != nil {
 		g.c.log.Warn("expire offsets", "group", g.id, "err", err)
 		return
 	}
