@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/coordinator"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
@@ -27,14 +28,16 @@ const txnTopic = "__transaction_state"
 func (n *Node) newTxnStateTopic() *internalTopic {
 	return &internalTopic{
 		name:        txnTopic,
-		coordinator: "transaction",
 		settings:    func(s *config.Settings) config.InternalTopicSettings { return s.TransactionStateTopic },
 		compression: "uncompressed",
-		notLeader:   txn.ErrNotLeader,
 		acksAll:     true,
-		load:        func(ctx context.Context, p, epoch int32) error { return n.txns.LoadPartitionEpoch(ctx, p, epoch) },
-		unload:      func(p int32) { n.txns.UnloadPartition(p) },
-		loaded:      make(map[int32]int32),
+		handoff: &coordinator.Handoff{
+			Topic:       txnTopic,
+			Coordinator: "transaction",
+			Load:        func(ctx context.Context, p, epoch int32) error { return n.txns.LoadPartitionEpoch(ctx, p, epoch) },
+			Unload:      func(p int32) { n.txns.UnloadPartition(p) },
+			Logger:      n.logger,
+		},
 	}
 }
 
@@ -43,19 +46,12 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 	s := n.settings()
 	return txn.New(txn.Config{
 		Logger:         n.logger.With("component", "txn"),
-		Store:          txnStore{internalStore{n, n.txnState}},
+		Store:          n.internalStore(n.txnState),
 		Markers:        txnMarkers{n},
 		ProducerIDs:    n.nextProducerID,
 		Partitions:     s.TransactionStateTopic.Partitions,
 		PartitionCount: func() int32 { return n.txnState.partitions(n.ctrl.Image(), n.settings()) },
-		Topics: func() map[string]txn.TopicInfo {
-			img := n.ctrl.Image()
-			out := make(map[string]txn.TopicInfo, len(img.Topics))
-			for name, t := range img.Topics {
-				out[name] = txn.TopicInfo{Name: name, ID: t.ID, Partitions: int32(len(t.Partitions))}
-			}
-			return out
-		},
+		Topics:         n.topicInfos,
 		GroupPartition: func(g string) txn.TopicPartition {
 			return txn.TopicPartition{Topic: offsetsTopic, Partition: n.offsets.partitionFor(n.ctrl.Image(), n.settings(), g)}
 		},
@@ -63,27 +59,6 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 		AbortTimedOutInterval:     s.Transaction.AbortTimedOutInterval,
 		TransactionalIDExpiration: s.Transaction.TransactionalIDExpiration,
 		Now:                       n.clock.Now,
-	})
-}
-
-// txnStore keeps the transaction coordinator's records in
-// __transaction_state.
-type txnStore struct{ internalStore }
-
-func (s txnStore) Append(ctx context.Context, p int32, records []txn.Record) error {
-	kv := make([]internalRecord, len(records))
-	for i, r := range records {
-		kv[i] = internalRecord{key: r.Key, value: r.Value}
-	}
-	return s.append(ctx, p, kv, -1, -1)
-}
-
-func (s txnStore) Replay(ctx context.Context, p int32, fn func(txn.Record) error) error {
-	return s.replay(ctx, p, func(r internalRecord) error {
-		if r.control {
-			return nil
-		}
-		return fn(txn.Record{Key: r.key, Value: r.value})
 	})
 }
 
@@ -272,7 +247,7 @@ func (n *Node) appendMarker(p *partition.Partition, topic string, index int32, m
 // so a coordinator never completes a transaction whose marker the
 // partition's next leader may not have.
 func markerCommitted(ctx context.Context, p *partition.Partition, end int64) error {
-	if err := waitCommitted(ctx, p, end); err != nil {
+	if err := coordinator.WaitCommitted(ctx, p, end); err != nil {
 		return fmt.Errorf("marker for %s-%d at %d not replicated: %w", p.Topic(), p.Index(), end-1, err)
 	}
 	return nil
