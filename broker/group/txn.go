@@ -95,14 +95,7 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 			setAll(code)
 			return
 		}
-		now := g.now().UnixMilli()
-		type accepted struct {
-			code *int16
-			tp   topicPartition
-			o    offset
-		}
-		var ok []accepted
-		var records []Record
+		oc := g.newOffsetCommits(topics)
 		for i, rt := range req.Topics {
 			name, found := commitTopic(topics, req.Version >= 6, rt.Topic, rt.TopicID)
 			if !found {
@@ -111,39 +104,22 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 				}
 				continue
 			}
-			info, known := topics[name]
 			for j, rp := range rt.Partitions {
-				code := &resp.Topics[i].Partitions[j].ErrorCode
-				switch {
-				case topics != nil && (!known || rp.Partition < 0 || rp.Partition >= info.Partitions):
-					*code = kerr.UnknownTopicOrPartition.Code
-					continue
-				case rp.Metadata != nil && len(*rp.Metadata) > maxMetadataBytes:
-					*code = kerr.OffsetMetadataTooLarge.Code
-					continue
-				}
-				o := offset{Offset: rp.Offset, LeaderEpoch: -1, CommitTimestamp: now}
+				epoch := int32(-1)
 				if req.Version >= 2 {
-					o.LeaderEpoch = rp.LeaderEpoch
+					epoch = rp.LeaderEpoch
 				}
-				if rp.Metadata != nil {
-					o.Metadata = *rp.Metadata
-				}
-				ok = append(ok, accepted{code, topicPartition{name, rp.Partition}, o})
-				records = append(records, offsetRecord(g.id, name, rp.Partition, o))
+				oc.add(&resp.Topics[i].Partitions[j].ErrorCode, name, rp.Partition, rp.Offset, epoch, rp.Metadata)
 			}
 		}
-		if len(records) == 0 {
+		if len(oc.records) == 0 {
 			return
 		}
-		if err := g.appendTxn(ts, req.ProducerID, req.ProducerEpoch, records); err != nil {
-			code := txnAppendErrorCode(err)
-			for _, a := range ok {
-				*a.code = code
-			}
+		if err := g.appendTxn(ts, req.ProducerID, req.ProducerEpoch, oc.records); err != nil {
+			oc.fail(txnAppendErrorCode(err))
 			return
 		}
-		for _, a := range ok {
+		for _, a := range oc.accepted {
 			g.addPending(req.ProducerID, a.tp, a.o, g.nextSeq())
 		}
 		c.noteTxnGroup(req.ProducerID, g.id)
