@@ -18,9 +18,15 @@
 //     their context), runs the state's deadlines (State.Deadline, Tick),
 //     counts the events in flight, and reaps the key once its state is
 //     Reapable and nothing is queued;
-//   - the Store, Record and TopicInfo shapes of an internal topic; the
-//     broker implements Store once, over its partitions, for every
-//     coordinator (InternalStore).
+//   - the Store, Record and TopicInfo shapes of an internal topic, and the
+//     one Store over the partitions of an internal topic this node leads
+//     (PartitionStore: uncompressed batches answered once committed,
+//     replay to the log end, a lost leadership as ErrNotLeader);
+//   - Peers, the node's client of the other nodes for the coordinators'
+//     inter-broker requests (WriteTxnMarkers, AddPartitionsToTxn);
+//   - the handing over of the partitions this node leads, at their leader
+//     epochs, as metadata images arrive (Handoff: a recreated topic or a
+//     new leader epoch reloads).
 //
 // # Writing a coordinator on it
 //
@@ -38,14 +44,18 @@
 //  5. writes through its Store from events, with a context bounded by the
 //     actor's Context, and answers LostLeadership errors NOT_COORDINATOR.
 //
-// The broker hands it the partitions it leads as it hands them to the
-// others: one internal topic description in the broker root names the
-// topic and the coordinator's load and unload.
+// The broker root keeps only what needs the node: one internal topic
+// description per coordinator (its creation settings, a Handoff naming the
+// coordinator's load and unload, a PartitionStore over the node's
+// partitions) and the coordinator's construction from the broker's
+// configs. A share or streams group coordinator is one more such
+// description; nothing of the runtime is copied.
 //
 // # Imports
 //
 // The runtime imports broker/metadata (the key-to-partition hash),
-// broker/partition and store/log (the Store over partitions) only. It never
+// broker/partition and store/log (the Store over partitions) and
+// broker/wire (Peers, the coordinators' client of the other nodes) only. It never
 // imports its users (broker/group, broker/txn), nor the broker root; and
 // broker/partition, broker/replica, broker/metadata and broker/config never
 // import it.
