@@ -80,9 +80,6 @@ const (
 	eventQueue = 64
 	// maxMetadataBytes is offset.metadata.max.bytes.
 	maxMetadataBytes = 4096
-	// minTimerDelay keeps a group's timer from spinning when a deadline is
-	// due but the clock has not reached it.
-	minTimerDelay = time.Millisecond
 )
 
 func (cfg *Config) defaults() {
