@@ -5,54 +5,21 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/klogdev/klog/broker/coordinator"
+	"github.com/klogdev/klog/broker/coordinator/coordinatortest"
 	"github.com/klogdev/klog/internal/testkit"
 )
-
-// memStore is a Store in memory; replay waits on gate when it is set.
-type memStore struct {
-	mu    sync.Mutex
-	parts map[int32][]coordinator.Record
-	gate  chan struct{}
-}
-
-func (s *memStore) Append(_ context.Context, p int32, records []coordinator.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.parts[p] = append(s.parts[p], records...)
-	return nil
-}
-
-func (s *memStore) Replay(ctx context.Context, p int32, fn func(coordinator.Record) error) error {
-	if s.gate != nil {
-		select {
-		case <-s.gate:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	s.mu.Lock()
-	records := append([]coordinator.Record(nil), s.parts[p]...)
-	s.mu.Unlock()
-	for _, r := range records {
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // counters is a toy coordinator on the runtime: each key counts the
 // increments written for it, and forgets itself at zero.
 type counters struct {
 	rt    *coordinator.Runtime[*counter]
-	store *memStore
+	store *coordinatortest.MemStore
 }
 
 // counter is one key's state, owned by its actor.
@@ -68,7 +35,7 @@ func (c *counter) Tick()                       {}
 func (c *counter) Reapable() bool              { return c.n == 0 }
 func (c *counter) Stop()                       { close(c.stopped) }
 
-func newCounters(t *testing.T, store *memStore) *counters {
+func newCounters(t *testing.T, store *coordinatortest.MemStore) *counters {
 	c := &counters{store: store}
 	c.rt = coordinator.New(coordinator.Config[*counter]{
 		Logger:         testkit.Logger(t, slog.LevelDebug),
@@ -126,7 +93,9 @@ func (c *counters) add(ctx context.Context, key string, delta int) (int, error) 
 
 func TestRuntimeToyCoordinator(t *testing.T) {
 	ctx := testkit.Context(t)
-	store := &memStore{parts: map[int32][]coordinator.Record{0: {{Key: []byte("a"), Value: []byte("2")}}}, gate: make(chan struct{})}
+	store := coordinatortest.NewMemStore()
+	store.Write(0, coordinator.Record{Key: []byte("a"), Value: []byte("2")})
+	store.Gate = make(chan struct{})
 	c := newCounters(t, store)
 
 	if _, err := c.add(ctx, "a", 1); coordinator.Code(err) != kerr.NotCoordinator.Code {
@@ -138,7 +107,7 @@ func TestRuntimeToyCoordinator(t *testing.T) {
 		_, err := c.add(ctx, "a", 1)
 		return coordinator.Code(err) == kerr.CoordinatorLoadInProgress.Code, "err " + errString(err)
 	})
-	close(store.gate)
+	close(store.Gate)
 	if err := <-loaded; err != nil {
 		t.Fatalf("load: %v", err)
 	}
