@@ -34,8 +34,13 @@ type Config[S State] struct {
 	// Topic names the internal topic in logs ("__consumer_offsets").
 	Topic string
 	// PartitionCount is the current partition count of the internal
-	// topic, over which keys hash (metadata.CoordinatorPartition).
+	// topic, over which keys hash (metadata.CoordinatorPartition); nil =
+	// Partitions.
 	PartitionCount func() int32
+	// Partitions is the count when PartitionCount is nil; zero = 50, the
+	// default of Kafka's offsets.topic.num.partitions and
+	// transaction.state.log.num.partitions.
+	Partitions int32
 	// Queue is the capacity of each key's event queue (at least 1):
 	// senders wait, bounded by their context, while it is full.
 	Queue int
@@ -93,12 +98,25 @@ func New[S State](cfg Config[S]) *Runtime[S] {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Partitions <= 0 {
+		cfg.Partitions = 50
+	}
+	if cfg.PartitionCount == nil {
+		n := cfg.Partitions
+		cfg.PartitionCount = func() int32 { return n }
+	}
 	cfg.Queue = max(cfg.Queue, 1)
 	r := &Runtime[S]{cfg: cfg, log: cfg.Logger}
 	r.mu.parts = make(map[int32]*partState)
 	r.mu.actors = make(map[string]*Actor[S])
 	return r
 }
+
+// Logger is the runtime's logger (Config.Logger, or one that discards).
+func (r *Runtime[S]) Logger() *slog.Logger { return r.log }
+
+// Now is the clock now (Config.Now).
+func (r *Runtime[S]) Now() time.Time { return r.cfg.Now() }
 
 // Lock takes the runtime's lock; the ...Locked methods need it held.
 func (r *Runtime[S]) Lock() { r.mu.Lock() }

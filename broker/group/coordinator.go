@@ -83,19 +83,6 @@ const (
 )
 
 func (cfg *Config) defaults() {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Partitions <= 0 {
-		cfg.Partitions = 50
-	}
-	if cfg.PartitionCount == nil {
-		n := cfg.Partitions
-		cfg.PartitionCount = func() int32 { return n }
-	}
 	if cfg.MinSessionTimeout <= 0 {
 		cfg.MinSessionTimeout = 6 * time.Second
 	}
@@ -155,13 +142,14 @@ type Coordinator struct {
 // for each __consumer_offsets partition this node leads.
 func New(cfg Config) *Coordinator {
 	cfg.defaults()
-	c := &Coordinator{cfg: cfg, log: cfg.Logger}
+	c := &Coordinator{cfg: cfg}
 	c.txnGroups = make(map[int64]map[string]struct{})
 	c.completions = make(map[int32]map[int64]bool)
 	c.rt = coordinator.New(coordinator.Config[*group]{
 		Logger:         cfg.Logger,
 		Topic:          "__consumer_offsets",
 		PartitionCount: cfg.PartitionCount,
+		Partitions:     cfg.Partitions,
 		Queue:          eventQueue,
 		Now:            cfg.Now,
 		Dropped: func(p int32) {
@@ -169,6 +157,7 @@ func New(cfg Config) *Coordinator {
 			c.forgetTxnGroupsLocked(p)
 		},
 	})
+	c.log = c.rt.Logger()
 	return c
 }
 
@@ -181,7 +170,7 @@ func (c *Coordinator) Close() {
 	c.rt.Unlock()
 }
 
-func (c *Coordinator) now() time.Time { return c.cfg.Now() }
+func (c *Coordinator) now() time.Time { return c.rt.Now() }
 
 // LoadPartition makes this node serve the groups of __consumer_offsets
 // partition p: it replays the partition, rebuilds groups and offsets, then

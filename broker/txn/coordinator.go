@@ -77,19 +77,6 @@ const (
 )
 
 func (cfg *Config) defaults() {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Partitions <= 0 {
-		cfg.Partitions = 50
-	}
-	if cfg.PartitionCount == nil {
-		n := cfg.Partitions
-		cfg.PartitionCount = func() int32 { return n }
-	}
 	if cfg.MaxTimeout <= 0 {
 		cfg.MaxTimeout = 15 * time.Minute
 	}
@@ -134,12 +121,13 @@ type Coordinator struct {
 // ids every AbortTimedOutInterval; Close stops it.
 func New(cfg Config) *Coordinator {
 	cfg.defaults()
-	c := &Coordinator{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), backoff: minRetryBackoff}
+	c := &Coordinator{cfg: cfg, stop: make(chan struct{}), backoff: minRetryBackoff}
 	c.byProducer = make(map[int64]*actor)
 	c.rt = coordinator.New(coordinator.Config[*actor]{
 		Logger:         cfg.Logger,
 		Topic:          "__transaction_state",
 		PartitionCount: cfg.PartitionCount,
+		Partitions:     cfg.Partitions,
 		Queue:          eventQueue,
 		Now:            cfg.Now,
 		Removed: func(ra *coordinator.Actor[*actor]) {
@@ -154,6 +142,7 @@ func New(cfg Config) *Coordinator {
 		// is unknown, or starts afresh, and never served as Dead.
 		Stale: func(ra *coordinator.Actor[*actor]) bool { return ra.State().snap.State == StateDead.String() },
 	})
+	c.log = c.rt.Logger()
 	c.wg.Add(1)
 	go c.ticker()
 	return c
@@ -168,7 +157,7 @@ func (c *Coordinator) Close() {
 	c.wg.Wait()
 }
 
-func (c *Coordinator) now() time.Time { return c.cfg.Now() }
+func (c *Coordinator) now() time.Time { return c.rt.Now() }
 
 // ticker runs Tick every AbortTimedOutInterval until Close.
 func (c *Coordinator) ticker() {
