@@ -248,6 +248,21 @@ type fetchedPartition struct {
 	code      int16 // UNSTABLE_OFFSET_COMMIT, else the topic's code
 }
 
+// answer is the partition's answer in an OffsetFetch response: offset and
+// leader epoch -1 when none is committed, and the partition's code, else
+// the topic's.
+func (p fetchedPartition) answer(topicCode int16) (off int64, leaderEpoch int32, metadata *string, code int16) {
+	off, leaderEpoch, code = -1, -1, topicCode
+	if p.code != 0 {
+		code = p.code
+	}
+	md := p.o.Metadata
+	if p.found {
+		off, leaderEpoch = p.o.Offset, p.o.LeaderEpoch
+	}
+	return off, leaderEpoch, &md, code
+}
+
 // OffsetFetch returns committed offsets, for one group (v0-7) or many (v8+).
 // With RequireStable (v7+), a partition with pending transactional offsets
 // of the group answers UNSTABLE_OFFSET_COMMIT (the client retries until the
@@ -268,15 +283,8 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			rt := kmsg.OffsetFetchResponseTopic{Topic: t.name}
 			for _, p := range t.partitions {
 				rp := kmsg.NewOffsetFetchResponseTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.partition, -1, -1, t.code
-				if p.code != 0 {
-					rp.ErrorCode = p.code
-				}
-				md := p.o.Metadata
-				rp.Metadata = &md
-				if p.found {
-					rp.Offset, rp.LeaderEpoch = p.o.Offset, p.o.LeaderEpoch
-				}
+				rp.Partition = p.partition
+				rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p.answer(t.code)
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
@@ -304,15 +312,8 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.name, TopicID: t.id}
 			for _, p := range t.partitions {
 				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.partition, -1, -1, t.code
-				if p.code != 0 {
-					rp.ErrorCode = p.code
-				}
-				md := p.o.Metadata
-				rp.Metadata = &md
-				if p.found {
-					rp.Offset, rp.LeaderEpoch = p.o.Offset, p.o.LeaderEpoch
-				}
+				rp.Partition = p.partition
+				rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p.answer(t.code)
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			og.Topics = append(og.Topics, rt)
