@@ -20,7 +20,7 @@ func (n *Node) PartitionForTest(topic string, index int32) *partition.Partition 
 
 // PeerRequestsForTest is the number of requests the node sent to other
 // nodes (WriteTxnMarkers, AddPartitionsToTxn).
-func (n *Node) PeerRequestsForTest() int64 { return n.peers.sent.Load() }
+func (n *Node) PeerRequestsForTest() int64 { return n.peers.Sent() }
 
 // RequestsWaitingForTest is the number of large request frames waiting
 // for the request pool (queued.max.request.bytes): it is exhausted.

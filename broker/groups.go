@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/coordinator"
 	"github.com/klogdev/klog/broker/group"
 )
 
@@ -19,15 +20,15 @@ const offsetsTopic = "__consumer_offsets"
 func (n *Node) newOffsetsTopic() *internalTopic {
 	return &internalTopic{
 		name:        offsetsTopic,
-		coordinator: "group",
 		settings:    func(s *config.Settings) config.InternalTopicSettings { return s.OffsetsTopic },
 		compression: "producer",
-		notLeader:   group.ErrNotLeader,
-		load: func(ctx context.Context, p, _ int32) error {
-			return n.groups.LoadPartition(ctx, p)
+		handoff: &coordinator.Handoff{
+			Topic:       offsetsTopic,
+			Coordinator: "group",
+			Load:        func(ctx context.Context, p, _ int32) error { return n.groups.LoadPartition(ctx, p) },
+			Unload:      func(p int32) { n.groups.UnloadPartition(p) },
+			Logger:      n.logger,
 		},
-		unload: func(p int32) { n.groups.UnloadPartition(p) },
-		loaded: make(map[int32]int32),
 	}
 }
 
@@ -52,10 +53,10 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 	s := n.settings()
 	return group.New(group.Config{
 		Logger:                        n.logger.With("component", "group"),
-		Store:                         groupStore{internalStore{n, n.offsets}},
+		Store:                         n.internalStore(n.offsets),
 		Partitions:                    s.OffsetsTopic.Partitions,
 		PartitionCount:                func() int32 { return n.offsets.partitions(n.ctrl.Image(), n.settings()) },
-		Topics:                        n.groupTopics,
+		Topics:                        n.topicInfos,
 		InitialRebalanceDelay:         max(s.Group.InitialRebalanceDelay, minInitialRebalanceDelay),
 		MinSessionTimeout:             s.Group.MinSessionTimeout,
 		MaxSessionTimeout:             s.Group.MaxSessionTimeout,
@@ -70,49 +71,6 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 		OnRebalance:                   n.recordRebalance,
 		Now:                           n.clock.Now,
 	})
-}
-
-// groupTopics lists the current topics for the coordinator.
-func (n *Node) groupTopics() map[string]group.TopicInfo {
-	img := n.ctrl.Image()
-	out := make(map[string]group.TopicInfo, len(img.Topics))
-	for name, t := range img.Topics {
-		out[name] = group.TopicInfo{Name: name, ID: t.ID, Partitions: int32(len(t.Partitions))}
-	}
-	return out
-}
-
-// groupStore keeps the group coordinator's records in __consumer_offsets.
-type groupStore struct{ internalStore }
-
-// Append writes records as one uncompressed batch and returns once it is
-// committed: once the high watermark has passed it.
-func (s groupStore) Append(ctx context.Context, p int32, records []group.Record) error {
-	return s.append(ctx, p, groupRecords(records), -1, -1)
-}
-
-// AppendTransactional writes offsets committed inside a producer's
-// transaction as a transactional batch of that producer.
-func (s groupStore) AppendTransactional(ctx context.Context, p int32, producerID int64, producerEpoch int16, records []group.Record) error {
-	return s.append(ctx, p, groupRecords(records), producerID, producerEpoch)
-}
-
-// Replay reads partition p from its log start to its log end,
-// transactional records and markers included, and returns once they are
-// committed.
-func (s groupStore) Replay(ctx context.Context, p int32, fn func(group.Record) error) error {
-	return s.replay(ctx, p, func(r internalRecord) error {
-		return fn(group.Record{Key: r.key, Value: r.value, ProducerID: r.producerID,
-			Transactional: r.transactional, Control: r.control, Commit: r.commit})
-	})
-}
-
-func groupRecords(records []group.Record) []internalRecord {
-	kv := make([]internalRecord, len(records))
-	for i, r := range records {
-		kv[i] = internalRecord{key: r.Key, value: r.Value}
-	}
-	return kv
 }
 
 // groupContext carries the client id and host a group member is shown

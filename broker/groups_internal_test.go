@@ -20,8 +20,8 @@ func TestInternalStoresReportLostLeadership(t *testing.T) {
 	n.mu.conns = make(map[net.Conn]bool)
 	ctx := context.Background()
 	noop := func(group.Record) error { return nil }
-	groups := groupStore{internalStore{n, n.newOffsetsTopic()}}
-	txns := txnStore{internalStore{n, n.newTxnStateTopic()}}
+	groups := n.internalStore(n.newOffsetsTopic())
+	txns := n.internalStore(n.newTxnStateTopic())
 
 	if err := groups.Append(ctx, 3, []group.Record{{Key: []byte("k")}}); !errors.Is(err, group.ErrNotLeader) {
 		t.Errorf("group append: %v, want group.ErrNotLeader", err)

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/coordinator"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
-	"github.com/klogdev/klog/store/log"
-	"github.com/klogdev/klog/store/log/record"
 )
 
 // internalTopic describes one coordinator's internal topic — the group
@@ -21,36 +18,25 @@ import (
 // __transaction_state: how the topic is created, how many partitions its
 // keys hash over, and how the node hands the partitions it leads to the
 // coordinator. Both coordinators use it the same way: FindCoordinator
-// ensures the topic, reconcile loads and unloads partitions, and the
-// coordinator's Store reads and writes them through internalStore.
+// ensures the topic, reconcile hands partitions over (coordinator.Handoff),
+// and the coordinator's Store reads and writes them
+// (coordinator.PartitionStore).
 type internalTopic struct {
 	name string
-	// coordinator names the coordinator in logs ("group", "transaction").
-	coordinator string
 	// settings picks the topic's creation settings from the broker's.
 	settings func(*config.Settings) config.InternalTopicSettings
 	// compression is the compression.type the topic is created with.
 	compression string
-	// notLeader is the coordinator's sentinel for a partition this node no
-	// longer leads, which the coordinator answers as NOT_COORDINATOR.
-	notLeader error
-	// acksAll makes the coordinator's writes acks=all appends: refused
-	// below the topic's min.insync.replicas before the append and after
-	// it, as Kafka's TransactionStateManager appends with
-	// EnforcedRequiredAcks (-1). Without it a write is Kafka's group
-	// coordinator's acks=1 append. Either way a write is answered only
-	// once the high watermark passes it.
+	// acksAll makes the coordinator's writes acks=all appends
+	// (coordinator.PartitionStore.MinInSync), as Kafka's
+	// TransactionStateManager appends with EnforcedRequiredAcks (-1).
+	// Without it a write is Kafka's group coordinator's acks=1 append.
+	// Either way a write is answered only once the high watermark passes
+	// it.
 	acksAll bool
-	// load hands a partition, at its leader epoch, to the coordinator;
-	// unload takes it back.
-	load   func(ctx context.Context, partition, leaderEpoch int32) error
-	unload func(partition int32)
-
-	// loaded maps each partition handed to the coordinator to the leader
-	// epoch it was loaded at; loadedID is the id of the topic they belong
-	// to. Guarded by Node.reconcileMu.
-	loaded   map[int32]int32
-	loadedID [16]byte
+	// handoff loads and unloads the partitions this node leads; guarded
+	// by Node.reconcileMu.
+	handoff *coordinator.Handoff
 }
 
 // partitions is the number of partitions the topic's keys hash over: the
@@ -150,134 +136,36 @@ func activeBrokers(img *metadata.Image) int {
 // internal topic this node leads, at its leader epoch, and unloads the
 // others. Called from reconcile, which holds reconcileMu.
 func (n *Node) reconcileInternalTopic(img *metadata.Image, it *internalTopic) {
-	if n.ctx.Err() != nil {
-		return // closing: Close unloads everything
+	it.handoff.Reconcile(n.ctx, img, n.cfg.NodeID, &n.wg)
+}
+
+// internalStore is the Store of it's coordinator: the partitions of it
+// this node leads.
+func (n *Node) internalStore(it *internalTopic) *coordinator.PartitionStore {
+	s := &coordinator.PartitionStore{Topic: it.name, Leader: n.internalPartition, Now: n.clock.Now}
+	if it.acksAll {
+		s.MinInSync = func(part *partition.Partition) int { return n.internalMinISR(it.name, part) }
 	}
-	lead := make(map[int32]int32)
-	var id [16]byte
-	if t, ok := img.Topic(it.name); ok {
-		id = t.ID
-		for _, p := range t.Partitions {
-			if p.Leader == n.cfg.NodeID {
-				lead[p.Index] = p.LeaderEpoch
-			}
-		}
+	return s
+}
+
+// topicInfos lists the current topics for the coordinators.
+func (n *Node) topicInfos() map[string]coordinator.TopicInfo {
+	img := n.ctrl.Image()
+	out := make(map[string]coordinator.TopicInfo, len(img.Topics))
+	for name, t := range img.Topics {
+		out[name] = coordinator.TopicInfo{Name: name, ID: t.ID, Partitions: int32(len(t.Partitions))}
 	}
-	// A topic deleted and created again — perhaps with another partition
-	// count, so keys hash elsewhere — between two reconciles shares
-	// partition indexes with the old one but none of its records: unload
-	// everything of the old topic.
-	recreated := id != it.loadedID
-	it.loadedID = id
-	// A leader epoch moves only with the leader: a partition this node
-	// leads again at a newer epoch than it loaded was led elsewhere in an
-	// image this node did not see (Kafka's coordinators see every
-	// resignation), so what it loaded may be stale: it is loaded afresh.
-	// The transaction coordinator's markers also carry the epoch loaded.
-	for p, epoch := range it.loaded {
-		if e, ok := lead[p]; recreated || !ok || e != epoch {
-			delete(it.loaded, p)
-			it.unload(p)
-		}
-	}
-	for p, epoch := range lead {
-		if _, ok := it.loaded[p]; ok {
-			continue
-		}
-		it.loaded[p] = epoch
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			if err := it.load(n.ctx, p, epoch); err != nil && n.ctx.Err() == nil {
-				n.logger.Error("load "+it.coordinator+" partition", "partition", p, "err", err)
-			}
-		}()
-	}
+	return out
 }
 
-// internalStore reads and writes an internal topic's partitions for its
-// coordinator; the coordinators' Stores (groupStore, txnStore) convert
-// their records to and from it.
-type internalStore struct {
-	n     *Node
-	topic *internalTopic
-}
-
-// append writes records as one uncompressed batch (transactional for
-// producerID >= 0) and returns once it is committed: once the partition's
-// high watermark has passed it (with one replica, once appended), bounded
-// by ctx.
-func (s internalStore) append(ctx context.Context, p int32, records []internalRecord, producerID int64, producerEpoch int16) error {
-	return notLeaderAs(s.n.appendInternal(ctx, s.topic, p, records, producerID, producerEpoch), s.topic.notLeader)
-}
-
-// replay calls fn for every record of partition p from its log start to
-// its log end, transactional records and markers included, and returns
-// once the high watermark has reached that end.
-func (s internalStore) replay(ctx context.Context, p int32, fn func(internalRecord) error) error {
-	return notLeaderAs(s.n.replayInternal(ctx, s.topic.name, p, fn), s.topic.notLeader)
-}
-
-// notLeaderAs marks a lost partition leadership with a coordinator's own
-// sentinel, so the coordinator answers NOT_COORDINATOR and clients look for
-// the new one.
-func notLeaderAs(err, sentinel error) error {
-	if errors.Is(err, partition.ErrNotLeader) {
-		return fmt.Errorf("%w: %w", sentinel, err)
-	}
-	return err
-}
-
-// internalRecord is one record of an internal topic as its coordinator
-// sees it.
-type internalRecord struct {
-	key, value    []byte
-	producerID    int64 // -1 unless transactional or a marker
-	transactional bool
-	control       bool // a transaction marker; commit tells which
-	commit        bool
-}
-
+// internalPartition is partition p of topic if this node leads it.
 func (n *Node) internalPartition(topic string, p int32) (*partition.Partition, error) {
 	part := n.partition(topic, p)
 	if part == nil || !part.IsLeader() {
 		return nil, fmt.Errorf("%s-%d is not led here: %w", topic, p, partition.ErrNotLeader)
 	}
 	return part, nil
-}
-
-// appendInternal writes records to an internal topic as one uncompressed
-// batch; with producerID >= 0 the batch is transactional for that producer
-// (no sequence numbers: only its epoch is checked, as for any coordinator
-// write). It returns once the high watermark has passed the batch: a
-// coordinator acts on a write, and answers its client, only once the
-// write would survive the leader's loss, as Kafka's CoordinatorRuntime
-// completes a write when the high watermark reaches it.
-func (n *Node) appendInternal(ctx context.Context, it *internalTopic, p int32, records []internalRecord, producerID int64, producerEpoch int16) error {
-	part, err := n.internalPartition(it.name, p)
-	if err != nil {
-		return err
-	}
-	batch, err := encodeBatch(records, producerID, producerEpoch, n.clock.Now().UnixMilli())
-	if err != nil {
-		return err
-	}
-	var opts partition.AppendOptions
-	if it.acksAll {
-		opts.MinInSyncReplicas = int64(n.internalMinISR(it.name, part))
-	}
-	res, err := part.AppendWith(batch, opts)
-	if err != nil {
-		return err
-	}
-	if err := waitCommitted(ctx, part, res.LastOffset+1); err != nil {
-		return fmt.Errorf("%s-%d at %d: %w", it.name, p, res.LastOffset, err)
-	}
-	if isr := len(part.LeaderState().ISR); int64(isr) < opts.MinInSyncReplicas {
-		// Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND.
-		return fmt.Errorf("%s-%d: ISR of %d after the append: %w", it.name, p, isr, partition.ErrNotEnoughReplicas)
-	}
-	return nil
 }
 
 // internalMinISR is the min.insync.replicas an acks=all write to an
@@ -289,138 +177,4 @@ func (n *Node) internalMinISR(topic string, part *partition.Partition) int {
 		return 0
 	}
 	return min(int(n.topicConfig(t).MinInsyncReplicas), len(part.LeaderState().Replicas))
-}
-
-// waitCommitted waits until the high watermark of part, which this node
-// leads, reaches offset: ErrNotLeader once it no longer leads, ErrClosed
-// once it is closed, ctx's error once ctx ends.
-func waitCommitted(ctx context.Context, part *partition.Partition, offset int64) error {
-	wake := make(chan struct{}, 1)
-	for {
-		if !part.IsLeader() {
-			return partition.ErrNotLeader
-		}
-		if part.HighWatermark() >= offset {
-			return nil
-		}
-		// Wait refuses to register once the watermark has moved past
-		// offset-1 (the check above raced an advance) or the partition
-		// closed.
-		if !part.Wait(wake, offset-1, partition.ReadUncommitted) {
-			if part.HighWatermark() >= offset {
-				return nil
-			}
-			return partition.ErrClosed
-		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			part.Unwait(wake)
-			return ctx.Err()
-		}
-	}
-}
-
-// replayInternal calls fn for every record of an internal topic partition
-// from its log start to its log end, then waits until the high watermark
-// reaches that end. A new leader's high watermark trails the records it
-// holds: Kafka's coordinators load to the log end (FetchIsolation.LOG_END
-// in CoordinatorLoaderImpl and TransactionStateManager), and a record the
-// old leader answered for is among them. The coordinator serves nothing
-// of the partition until its load returns, so it answers only from state
-// that is committed.
-func (n *Node) replayInternal(ctx context.Context, topic string, p int32, fn func(internalRecord) error) error {
-	part, err := n.internalPartition(topic, p)
-	if err != nil {
-		return err
-	}
-	offset := part.LogStartOffset()
-	end := part.LogEndOffset()
-	var buf []byte
-	for offset < end {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if !part.IsLeader() {
-			return fmt.Errorf("replay %s-%d: %w", topic, p, partition.ErrNotLeader)
-		}
-		buf, err = part.Read(buf[:0], offset, 1<<20, partition.ReadReplica, true)
-		if err != nil {
-			return fmt.Errorf("replay %s-%d at %d: %w", topic, p, offset, err)
-		}
-		if len(buf) == 0 {
-			break
-		}
-		next, err := replayBatches(buf, offset, fn)
-		if err != nil {
-			return fmt.Errorf("replay %s-%d: %w", topic, p, err)
-		}
-		offset = next
-	}
-	if err := waitCommitted(ctx, part, end); err != nil {
-		return fmt.Errorf("replay %s-%d: wait for the high watermark to reach %d: %w", topic, p, end, err)
-	}
-	return nil
-}
-
-// replayBatches calls fn for every record at or after from in raw, and
-// returns the offset after the last batch.
-func replayBatches(raw []byte, from int64, fn func(internalRecord) error) (int64, error) {
-	next := from
-	for len(raw) > 0 {
-		b, err := record.Parse(raw)
-		if err != nil {
-			return next, fmt.Errorf("%w: %v", log.ErrCorrupt, err)
-		}
-		raw = raw[b.Size():]
-		next = b.LastOffset() + 1
-		attrs := b.Attributes()
-		if attrs.Compression() != record.None {
-			return next, fmt.Errorf("%w: compressed batch at offset %d of an internal topic", log.ErrCorrupt, b.BaseOffset())
-		}
-		it, err := b.Records(nil)
-		if err != nil {
-			return next, fmt.Errorf("%w: batch %d: %v", log.ErrCorrupt, b.BaseOffset(), err)
-		}
-		for it.Next() {
-			r := it.Record()
-			if b.BaseOffset()+int64(r.OffsetDelta) < from {
-				continue
-			}
-			ir := internalRecord{key: r.Key, value: r.Value, producerID: -1}
-			if attrs.Transactional() {
-				ir.producerID, ir.transactional = b.ProducerID(), true
-			}
-			if attrs.Control() {
-				// Only transaction markers (abort, commit) end a
-				// transaction; other control records carry nothing here.
-				key, err := record.ParseControlKey(r.Key)
-				if err != nil || !record.EndsTxn(key) {
-					continue
-				}
-				ir.control, ir.commit, ir.transactional = true, key.Type == kmsg.ControlRecordKeyTypeCommit, false
-			}
-			if err := fn(ir); err != nil {
-				return next, err
-			}
-		}
-		if err := it.Err(); err != nil {
-			return next, fmt.Errorf("%w: batch %d: %v", log.ErrCorrupt, b.BaseOffset(), err)
-		}
-	}
-	return next, nil
-}
-
-// encodeBatch builds an uncompressed v2 batch of records at base offset 0
-// (the log assigns the real one); producerID >= 0 makes it a transactional
-// batch of that producer, without sequence numbers.
-func encodeBatch(records []internalRecord, producerID int64, producerEpoch int16, now int64) ([]byte, error) {
-	b := record.NewBuilder(now)
-	if producerID >= 0 {
-		b.ProducerID, b.ProducerEpoch, b.Transactional = producerID, producerEpoch, true
-	}
-	for i, rec := range records {
-		b.Append(record.Record{OffsetDelta: int32(i), Key: rec.key, Value: rec.value})
-	}
-	return b.Build()
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/klogdev/klog/broker/clock"
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/coordinator"
 	"github.com/klogdev/klog/broker/events"
 	"github.com/klogdev/klog/broker/group"
 	"github.com/klogdev/klog/broker/metadata"
@@ -173,7 +174,7 @@ type Node struct {
 	txns        *txn.Coordinator
 	producerIDs producerIDs
 	// peers sends the coordinators' inter-broker requests to other nodes.
-	peers *peers
+	peers *coordinator.Peers
 	// cut is the fault switch of Isolate: it tracks the node's
 	// connections to other nodes' listeners (peers, fetchers) and the
 	// other nodes' connections to its own.
@@ -319,7 +320,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.peers = newPeers(cfg.NodeID, func(id int32) (string, bool) { return n.brokerAddr(id, true) }, n.cut)
+	n.peers = coordinator.NewPeers(cfg.NodeID, func(id int32) (string, bool) { return n.brokerAddr(id, true) }, n.cut)
 	rs := brokerCfg.Settings().Replica
 	n.replicas = replica.New(replica.Config{
 		NodeID:           cfg.NodeID,
@@ -476,7 +477,7 @@ func (n *Node) close(halted func()) error {
 		n.replicas.Close()
 		n.txns.Close()
 		n.groups.Close()
-		n.peers.close()
+		n.peers.Close()
 		ctrlErr := n.ctrl.Close()
 		if halted != nil {
 			// A killed node writes no checkpoint: what follows goes to

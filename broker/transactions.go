@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/coordinator"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
@@ -27,14 +25,16 @@ const txnTopic = "__transaction_state"
 func (n *Node) newTxnStateTopic() *internalTopic {
 	return &internalTopic{
 		name:        txnTopic,
-		coordinator: "transaction",
 		settings:    func(s *config.Settings) config.InternalTopicSettings { return s.TransactionStateTopic },
 		compression: "uncompressed",
-		notLeader:   txn.ErrNotLeader,
 		acksAll:     true,
-		load:        func(ctx context.Context, p, epoch int32) error { return n.txns.LoadPartitionEpoch(ctx, p, epoch) },
-		unload:      func(p int32) { n.txns.UnloadPartition(p) },
-		loaded:      make(map[int32]int32),
+		handoff: &coordinator.Handoff{
+			Topic:       txnTopic,
+			Coordinator: "transaction",
+			Load:        func(ctx context.Context, p, epoch int32) error { return n.txns.LoadPartitionEpoch(ctx, p, epoch) },
+			Unload:      func(p int32) { n.txns.UnloadPartition(p) },
+			Logger:      n.logger,
+		},
 	}
 }
 
@@ -43,19 +43,12 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 	s := n.settings()
 	return txn.New(txn.Config{
 		Logger:         n.logger.With("component", "txn"),
-		Store:          txnStore{internalStore{n, n.txnState}},
+		Store:          n.internalStore(n.txnState),
 		Markers:        txnMarkers{n},
 		ProducerIDs:    n.nextProducerID,
 		Partitions:     s.TransactionStateTopic.Partitions,
 		PartitionCount: func() int32 { return n.txnState.partitions(n.ctrl.Image(), n.settings()) },
-		Topics: func() map[string]txn.TopicInfo {
-			img := n.ctrl.Image()
-			out := make(map[string]txn.TopicInfo, len(img.Topics))
-			for name, t := range img.Topics {
-				out[name] = txn.TopicInfo{Name: name, ID: t.ID, Partitions: int32(len(t.Partitions))}
-			}
-			return out
-		},
+		Topics:         n.topicInfos,
 		GroupPartition: func(g string) txn.TopicPartition {
 			return txn.TopicPartition{Topic: offsetsTopic, Partition: n.offsets.partitionFor(n.ctrl.Image(), n.settings(), g)}
 		},
@@ -63,27 +56,6 @@ func (n *Node) newTxnCoordinator() *txn.Coordinator {
 		AbortTimedOutInterval:     s.Transaction.AbortTimedOutInterval,
 		TransactionalIDExpiration: s.Transaction.TransactionalIDExpiration,
 		Now:                       n.clock.Now,
-	})
-}
-
-// txnStore keeps the transaction coordinator's records in
-// __transaction_state.
-type txnStore struct{ internalStore }
-
-func (s txnStore) Append(ctx context.Context, p int32, records []txn.Record) error {
-	kv := make([]internalRecord, len(records))
-	for i, r := range records {
-		kv[i] = internalRecord{key: r.Key, value: r.Value}
-	}
-	return s.append(ctx, p, kv, -1, -1)
-}
-
-func (s txnStore) Replay(ctx context.Context, p int32, fn func(txn.Record) error) error {
-	return s.replay(ctx, p, func(r internalRecord) error {
-		if r.control {
-			return nil
-		}
-		return fn(txn.Record{Key: r.key, Value: r.value})
 	})
 }
 
@@ -155,7 +127,7 @@ func (m txnMarkers) WriteMarkers(ctx context.Context, producerID int64, producer
 	var wg sync.WaitGroup
 	for leader, tps := range remote {
 		wg.Go(func() {
-			for tp, err := range m.n.sendMarkers(ctx, leader, marker, tps) {
+			for tp, err := range txn.SendMarkers(ctx, m.n.peers, leader, producerID, producerEpoch, commit, coordinatorEpoch, txnVersion, tps) {
 				fail(tp, err)
 			}
 		})
@@ -191,64 +163,6 @@ func highestTxnStateEpoch(img *metadata.Image) int32 {
 	return highest
 }
 
-// sendMarkers sends one WriteTxnMarkers with marker for tps to their
-// leader, node leader, and returns the partitions that failed. Kafka's
-// TransactionMarkerRequestCompletionHandler gives up a partition answered
-// INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED, and retries
-// the others (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, timeouts,
-// a coordinator still loading there, an unreachable node).
-func (n *Node) sendMarkers(ctx context.Context, leader int32, marker log.Marker, tps []txn.TopicPartition) map[txn.TopicPartition]error {
-	req := kmsg.NewPtrWriteTxnMarkersRequest()
-	req.SetVersion(2)
-	rm := kmsg.NewWriteTxnMarkersRequestMarker()
-	rm.ProducerID, rm.ProducerEpoch, rm.Committed = marker.ProducerID, marker.ProducerEpoch, marker.Commit
-	rm.CoordinatorEpoch, rm.TransactionVersion = marker.CoordinatorEpoch, marker.TransactionVersion
-	byTopic := make(map[string]int)
-	for _, tp := range tps {
-		i, ok := byTopic[tp.Topic]
-		if !ok {
-			i = len(rm.Topics)
-			byTopic[tp.Topic] = i
-			rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-			rt.Topic = tp.Topic
-			rm.Topics = append(rm.Topics, rt)
-		}
-		rm.Topics[i].Partitions = append(rm.Topics[i].Partitions, tp.Partition)
-	}
-	req.Markers = append(req.Markers, rm)
-	failed := make(map[txn.TopicPartition]error, len(tps))
-	for _, tp := range tps {
-		failed[tp] = fmt.Errorf("marker for %s-%d: no answer from node %d", tp.Topic, tp.Partition, leader)
-	}
-	kresp, err := n.peers.request(ctx, leader, req)
-	if err != nil {
-		for tp := range failed {
-			failed[tp] = fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, err)
-		}
-		return failed
-	}
-	resp := kresp.(*kmsg.WriteTxnMarkersResponse)
-	for _, sm := range resp.Markers {
-		for _, st := range sm.Topics {
-			for _, sp := range st.Partitions {
-				tp := txn.TopicPartition{Topic: st.Topic, Partition: sp.Partition}
-				if _, ok := failed[tp]; !ok || sm.ProducerID != marker.ProducerID {
-					continue
-				}
-				switch code := sp.ErrorCode; code {
-				case 0:
-					delete(failed, tp)
-				case kerr.InvalidProducerEpoch.Code, kerr.TransactionCoordinatorFenced.Code:
-					failed[tp] = fmt.Errorf("marker for %s-%d on node %d: %w: %w", tp.Topic, tp.Partition, leader, txn.ErrMarkerFenced, kerr.ErrorForCode(code))
-				default:
-					failed[tp] = fmt.Errorf("marker for %s-%d on node %d: %w", tp.Topic, tp.Partition, leader, kerr.ErrorForCode(code))
-				}
-			}
-		}
-	}
-	return failed
-}
-
 // appendMarker writes a marker to a partition this node leads; a producer's
 // recorded coordinator epoch above maxCoordinatorEpoch does not fence it
 // (math.MaxInt32: every one does). A marker in __consumer_offsets also
@@ -272,7 +186,7 @@ func (n *Node) appendMarker(p *partition.Partition, topic string, index int32, m
 // so a coordinator never completes a transaction whose marker the
 // partition's next leader may not have.
 func markerCommitted(ctx context.Context, p *partition.Partition, end int64) error {
-	if err := waitCommitted(ctx, p, end); err != nil {
+	if err := coordinator.WaitCommitted(ctx, p, end); err != nil {
 		return fmt.Errorf("marker for %s-%d at %d not replicated: %w", p.Topic(), p.Index(), end-1, err)
 	}
 	return nil
@@ -304,7 +218,7 @@ func (n *Node) verifyTxnPartition(ctx context.Context, id string, producerID int
 	if coordinator == n.cfg.NodeID {
 		return n.txns.VerifyPartition(ctx, id, producerID, producerEpoch, tp)
 	}
-	return n.addPartitionRemote(ctx, coordinator, 4, true, id, producerID, producerEpoch, tp)
+	return txn.AddPartitionRemote(ctx, n.peers, coordinator, 4, true, id, producerID, producerEpoch, tp)
 }
 
 // addTxnPartition is txn.Coordinator.AddPartition (transaction version 2)
@@ -317,62 +231,6 @@ func (n *Node) addTxnPartition(ctx context.Context, id string, producerID int64,
 		return n.txns.AddPartition(ctx, id, producerID, producerEpoch, tp)
 	}
 	return txn.RetryConcurrent(ctx, func() error {
-		return n.addPartitionRemote(ctx, coordinator, 5, false, id, producerID, producerEpoch, tp)
+		return txn.AddPartitionRemote(ctx, n.peers, coordinator, 5, false, id, producerID, producerEpoch, tp)
 	})
-}
-
-// addPartitionRemote sends one AddPartitionsToTxn (v4+) of tp for id to
-// node coordinator and returns its answer as the coordinator's own error,
-// so callers map it as they map a local one. An unreachable coordinator
-// is ErrCoordinatorNotAvailable, which clients retry.
-func (n *Node) addPartitionRemote(ctx context.Context, coordinator int32, version int16, verifyOnly bool, id string, producerID int64, producerEpoch int16, tp txn.TopicPartition) error {
-	req := kmsg.NewPtrAddPartitionsToTxnRequest()
-	req.SetVersion(version)
-	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, producerID, producerEpoch, verifyOnly
-	rtt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
-	rtt.Topic, rtt.Partitions = tp.Topic, []int32{tp.Partition}
-	rt.Topics = append(rt.Topics, rtt)
-	req.Transactions = append(req.Transactions, rt)
-	kresp, err := n.peers.request(ctx, coordinator, req)
-	if err != nil {
-		return fmt.Errorf("%w: %w", txn.ErrCoordinatorNotAvailable, err)
-	}
-	resp := kresp.(*kmsg.AddPartitionsToTxnResponse)
-	if resp.ErrorCode != 0 {
-		return remoteTxnError(resp.ErrorCode)
-	}
-	for _, t := range resp.Transactions {
-		for _, tt := range t.Topics {
-			for _, p := range tt.Partitions {
-				if t.TransactionalID == id && tt.Topic == tp.Topic && p.Partition == tp.Partition {
-					return remoteTxnError(p.ErrorCode)
-				}
-			}
-		}
-	}
-	return fmt.Errorf("AddPartitionsToTxn to node %d: no answer for %s-%d: %w", coordinator, tp.Topic, tp.Partition, txn.ErrCoordinatorNotAvailable)
-}
-
-// remoteTxnError is the transaction coordinator's error for the code
-// another node's coordinator answered, the inverse of txn.Code.
-func remoteTxnError(code int16) error {
-	kind := map[int16]error{
-		kerr.NotCoordinator.Code:            txn.ErrNotCoordinator,
-		kerr.CoordinatorLoadInProgress.Code: txn.ErrLoadInProgress,
-		kerr.CoordinatorNotAvailable.Code:   txn.ErrCoordinatorNotAvailable,
-		kerr.InvalidTxnState.Code:           txn.ErrInvalidTxnState,
-		kerr.ProducerFenced.Code:            txn.ErrProducerFenced,
-		kerr.InvalidProducerEpoch.Code:      txn.ErrInvalidProducerEpoch,
-		kerr.InvalidProducerIDMapping.Code:  txn.ErrInvalidProducerIDMapping,
-		kerr.ConcurrentTransactions.Code:    txn.ErrConcurrentTransactions,
-		kerr.RequestTimedOut.Code:           txn.ErrTimedOut,
-	}
-	if code == 0 {
-		return nil
-	}
-	if err, ok := kind[code]; ok {
-		return fmt.Errorf("remote transaction coordinator: %w: %w", err, kerr.ErrorForCode(code))
-	}
-	return fmt.Errorf("remote transaction coordinator: %w", kerr.ErrorForCode(code))
 }

@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/coordinator"
 )
 
 // GroupSnapshot is a plain copy of one group's state, for inspection.
@@ -54,8 +57,8 @@ func (c *Coordinator) Snapshot() []GroupSnapshot {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var out []GroupSnapshot
-	for _, a := range c.actors() {
-		c.run(ctx, a.id, false, func(g *group) {
+	for _, a := range c.rt.Actors() {
+		c.run(ctx, a.Key(), false, func(g *group) {
 			if g != nil && g.state != stateDead {
 				out = append(out, g.snapshot())
 			}
@@ -171,21 +174,18 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 // (v4+, case-insensitive) and type (v5+: "classic", "consumer").
 func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
-	c.mu.Lock()
-	loading := false
-	for _, ps := range c.mu.parts {
-		loading = loading || ps.loading
-	}
-	c.mu.Unlock()
-	if loading {
+	c.rt.Lock()
+	_, err := c.rt.AllServedLocked()
+	c.rt.Unlock()
+	if errors.Is(err, coordinator.ErrLoadInProgress) {
 		resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 		return resp
 	}
 	match := func(filter []string, v string) bool {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, v) })
 	}
-	for _, a := range c.actors() {
-		c.run(ctx, a.id, false, func(g *group) {
+	for _, a := range c.rt.Actors() {
+		c.run(ctx, a.Key(), false, func(g *group) {
 			if g == nil || g.state == stateDead {
 				return
 			}
@@ -249,7 +249,7 @@ func (g *group) delete() int16 {
 		}
 	}
 	records = append(records, groupTombstone(g.id))
-	if err := g.a.append(records); err != nil {
+	if err := g.append(records); err != nil {
 		return appendErrorCode(err)
 	}
 	clear(g.offsets)

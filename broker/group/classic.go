@@ -468,7 +468,7 @@ func (g *group) replaceStatic(old *member, newID string, req *kmsg.JoinGroupRequ
 			m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 		}
 		m.protocols = toProtocols(req.Protocols)
-		if err := g.a.append([]Record{g.metadataRecord()}); err != nil {
+		if err := g.append([]Record{g.metadataRecord()}); err != nil {
 			// Undo: the old member id stays the member.
 			delete(g.members, newID)
 			*m = prev
@@ -592,7 +592,7 @@ func (g *group) completeJoin() {
 	if len(g.members) == 0 {
 		g.protocol, g.leader = "", ""
 		g.setState(stateEmpty)
-		if err := g.a.append([]Record{g.metadataRecord()}); err != nil {
+		if err := g.append([]Record{g.metadataRecord()}); err != nil {
 			g.c.log.Warn("store empty group", "group", g.id, "err", err)
 		}
 		return
@@ -776,7 +776,7 @@ func (g *group) sync(req *kmsg.SyncGroupRequest) (chan syncResult, *syncResult) 
 	for _, mm := range g.members {
 		mm.assignment = assigned[mm.id]
 	}
-	if err := g.a.append([]Record{g.metadataRecord()}); err != nil {
+	if err := g.append([]Record{g.metadataRecord()}); err != nil {
 		code := appendErrorCode(err)
 		for _, mm := range g.members {
 			mm.assignment = nil

@@ -251,18 +251,18 @@ func (h *classicHarness) cmd(t *testing.T, d *datadriven.TestData, out *strings.
 	case "state":
 		h.printState(out)
 	case "records":
-		recs := h.store.records(0)
+		recs := h.store.Records(0)
 		for _, r := range recs[h.printed:] {
 			out.WriteString(describeRecord(t, r, h.name) + "\n")
 		}
 		h.printed = len(recs)
 	case "fail-appends":
 		h.store.mu.Lock()
-		h.store.fail = errInjected
+		h.store.SetFail(errInjected)
 		h.store.mu.Unlock()
 	case "heal-appends":
 		h.store.mu.Lock()
-		h.store.fail = nil
+		h.store.SetFail(nil)
 		h.store.mu.Unlock()
 	case "commit":
 		req := kmsg.NewPtrOffsetCommitRequest()

@@ -306,15 +306,9 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) string {
 
 func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci clientInfo, topics map[string]TopicInfo) heartbeatResult {
 	if g.typ == typeClassic {
-		if g.state != stateEmpty || len(g.members) > 0 || len(g.pending) > 0 {
-			return heartbeatResult{code: kerr.GroupIDNotFound.Code, msg: "Group " + g.id + " is not a consumer group."}
+		if r, ok := g.becomeConsumer(); !ok {
+			return r
 		}
-		if g.state == stateDead {
-			return heartbeatResult{code: kerr.CoordinatorNotAvailable.Code}
-		}
-		// An empty classic group (offsets only) becomes a consumer group.
-		g.typ, g.cg = typeConsumer, newConsumerGroup(g)
-		g.protocolType, g.protocol, g.leader, g.generation = "", "", "", 0
 	}
 	cg := g.cg
 	now := g.now()
@@ -324,68 +318,142 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 	}
 
 	var m *cmember
+	var r heartbeatResult
 	bump := false // the group epoch advances at most once per heartbeat
 	joined := false
 	if req.MemberEpoch == epochJoin {
-		id := req.MemberID
-		if req.InstanceID != nil {
-			if old := cg.members[cg.statics[*req.InstanceID]]; old != nil {
-				if !old.leftStatic && old.id != id {
-					return heartbeatResult{code: kerr.UnreleasedInstanceID.Code, msg: "Static member " + *req.InstanceID + " is still active."}
-				}
-				m = old
-			}
-		}
-		if m == nil {
-			m = cg.members[id]
-		}
-		if m == nil && len(cg.members) >= g.c.cfg.ConsumerMaxSize {
-			return heartbeatResult{code: kerr.GroupMaxSizeReached.Code}
-		}
-		if id == "" {
-			id = newMemberID("")
-		}
-		switch {
-		case m == nil:
-			m = &cmember{id: id, assigned: make(assignment)}
-			cg.members[id] = m
-			bump, joined = true, true
-		case m.id == id && !m.leftStatic:
-			// A member rejoining under its own id has given up its
-			// partitions: it starts over and reconciles to its target.
-			m.assigned, m.revoking, m.revokeDeadline = make(assignment), nil, time.Time{}
-			m.epoch, m.prevEpoch = 0, 0
-		case m.id != id:
-			// A static member returning under a new member id takes over
-			// the old member's assignment and epoch.
-			delete(cg.members, m.id)
-			cg.target[id] = cg.target[m.id]
-			delete(cg.target, m.id)
-			m.id = id
-			cg.members[id] = m
-		}
-		m.leftStatic = false
-		m.lastSent = nil
-		if req.InstanceID != nil {
-			iid := *req.InstanceID
-			m.instanceID = &iid
-			cg.statics[iid] = id
-		}
-		m.clientID, m.clientHost = ci.id, ci.host
+		m, joined, r = cg.join(req, ci)
+		bump = joined
 	} else {
-		m = cg.members[req.MemberID]
-		if m == nil || m.leftStatic {
-			return heartbeatResult{code: kerr.UnknownMemberID.Code, msg: "Member " + req.MemberID + " is not a member of group " + g.id + "."}
-		}
-		if req.InstanceID != nil && cg.statics[*req.InstanceID] != m.id {
-			return heartbeatResult{code: kerr.FencedInstanceID.Code}
-		}
-		if code := m.checkEpoch(req, topics); code != 0 {
-			return heartbeatResult{code: code}
-		}
+		m, r = cg.heartbeatMember(req, topics)
+	}
+	if m == nil {
+		return r
 	}
 
 	// Membership updates that change the group epoch.
+	changed, r := m.updateSubscription(req)
+	if r.code != 0 {
+		return r
+	}
+	bump = bump || changed
+	m.sessionDeadline = now.Add(g.c.cfg.ConsumerSessionTimeout)
+	if bump || cg.metadataChanged(topics) {
+		reason := "topic metadata changed"
+		switch {
+		case joined:
+			reason = "member joined"
+		case bump:
+			reason = "member subscription changed"
+		}
+		cg.bumpEpoch(reason)
+	}
+	if cg.epoch != cg.assignmentEpoch {
+		cg.computeTarget(topics)
+	}
+
+	// Owned partitions reported by the member acknowledge revocations.
+	var owned assignment
+	if req.Topics != nil {
+		owned = ownedFrom(req.Topics, topics)
+	}
+	cg.reconcile(m, owned, now)
+
+	r = heartbeatResult{memberID: m.id, epoch: m.epoch}
+	if req.MemberEpoch == epochJoin || m.lastSent == nil || !m.lastSent.equal(m.assigned) || owned != nil && !owned.equal(m.assigned) {
+		r.assign = m.assigned.clone()
+		m.lastSent = r.assign.clone()
+	}
+	return r
+}
+
+// becomeConsumer makes an empty classic group (offsets only) a consumer
+// group; a classic group in use is no consumer group (false, and the
+// answer).
+func (g *group) becomeConsumer() (heartbeatResult, bool) {
+	if g.state != stateEmpty || len(g.members) > 0 || len(g.pending) > 0 {
+		return heartbeatResult{code: kerr.GroupIDNotFound.Code, msg: "Group " + g.id + " is not a consumer group."}, false
+	}
+	if g.state == stateDead {
+		return heartbeatResult{code: kerr.CoordinatorNotAvailable.Code}, false
+	}
+	g.typ, g.cg = typeConsumer, newConsumerGroup(g)
+	g.protocolType, g.protocol, g.leader, g.generation = "", "", "", 0
+	return heartbeatResult{}, true
+}
+
+// join admits the member of a joining heartbeat (epoch 0): a new member
+// (joined), a member rejoining under its own id, or a static member
+// returning under a new id. A nil member comes with the refusal.
+func (cg *consumerGroup) join(req *kmsg.ConsumerGroupHeartbeatRequest, ci clientInfo) (m *cmember, joined bool, r heartbeatResult) {
+	id := req.MemberID
+	if req.InstanceID != nil {
+		if old := cg.members[cg.statics[*req.InstanceID]]; old != nil {
+			if !old.leftStatic && old.id != id {
+				return nil, false, heartbeatResult{code: kerr.UnreleasedInstanceID.Code, msg: "Static member " + *req.InstanceID + " is still active."}
+			}
+			m = old
+		}
+	}
+	if m == nil {
+		m = cg.members[id]
+	}
+	if m == nil && len(cg.members) >= cg.g.c.cfg.ConsumerMaxSize {
+		return nil, false, heartbeatResult{code: kerr.GroupMaxSizeReached.Code}
+	}
+	if id == "" {
+		id = newMemberID("")
+	}
+	switch {
+	case m == nil:
+		m = &cmember{id: id, assigned: make(assignment)}
+		cg.members[id] = m
+		joined = true
+	case m.id == id && !m.leftStatic:
+		// A member rejoining under its own id has given up its
+		// partitions: it starts over and reconciles to its target.
+		m.assigned, m.revoking, m.revokeDeadline = make(assignment), nil, time.Time{}
+		m.epoch, m.prevEpoch = 0, 0
+	case m.id != id:
+		// A static member returning under a new member id takes over
+		// the old member's assignment and epoch.
+		delete(cg.members, m.id)
+		cg.target[id] = cg.target[m.id]
+		delete(cg.target, m.id)
+		m.id = id
+		cg.members[id] = m
+	}
+	m.leftStatic = false
+	m.lastSent = nil
+	if req.InstanceID != nil {
+		iid := *req.InstanceID
+		m.instanceID = &iid
+		cg.statics[iid] = id
+	}
+	m.clientID, m.clientHost = ci.id, ci.host
+	return m, joined, heartbeatResult{}
+}
+
+// heartbeatMember finds the member of a heartbeat that is not a join and
+// checks its instance id and epoch. A nil member comes with the refusal.
+func (cg *consumerGroup) heartbeatMember(req *kmsg.ConsumerGroupHeartbeatRequest, topics map[string]TopicInfo) (*cmember, heartbeatResult) {
+	m := cg.members[req.MemberID]
+	if m == nil || m.leftStatic {
+		return nil, heartbeatResult{code: kerr.UnknownMemberID.Code, msg: "Member " + req.MemberID + " is not a member of group " + cg.g.id + "."}
+	}
+	if req.InstanceID != nil && cg.statics[*req.InstanceID] != m.id {
+		return nil, heartbeatResult{code: kerr.FencedInstanceID.Code}
+	}
+	if code := m.checkEpoch(req, topics); code != 0 {
+		return nil, heartbeatResult{code: code}
+	}
+	return m, heartbeatResult{}
+}
+
+// updateSubscription applies what a heartbeat says of the member's
+// subscription, assignor, rack and rebalance timeout, and reports whether
+// the group epoch must advance; an invalid regex is refused.
+func (m *cmember) updateSubscription(req *kmsg.ConsumerGroupHeartbeatRequest) (bump bool, r heartbeatResult) {
 	if req.SubscribedTopicNames != nil {
 		names := slices.Clone(req.SubscribedTopicNames)
 		sort.Strings(names)
@@ -409,7 +477,7 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 		// included, as Kafka resolves it.
 		re, err := regexp.Compile("^(?:" + *req.SubscribedTopicRegex + ")$")
 		if err != nil {
-			return heartbeatResult{code: kerr.InvalidRegularExpression.Code, msg: err.Error()}
+			return false, heartbeatResult{code: kerr.InvalidRegularExpression.Code, msg: err.Error()}
 		}
 		rx := *req.SubscribedTopicRegex
 		m.regex, m.re, bump = &rx, re, true
@@ -424,34 +492,7 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 	if req.RebalanceTimeoutMillis > 0 {
 		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 	}
-	m.sessionDeadline = now.Add(g.c.cfg.ConsumerSessionTimeout)
-	if bump || cg.metadataChanged(topics) {
-		reason := "topic metadata changed"
-		switch {
-		case joined:
-			reason = "member joined"
-		case bump:
-			reason = "member subscription changed"
-		}
-		cg.bumpEpoch(reason)
-	}
-	if cg.epoch != cg.assignmentEpoch {
-		cg.computeTarget(topics)
-	}
-
-	// Owned partitions reported by the member acknowledge revocations.
-	var owned assignment
-	if req.Topics != nil {
-		owned = ownedFrom(req.Topics, topics)
-	}
-	cg.reconcile(m, owned, now)
-
-	r := heartbeatResult{memberID: m.id, epoch: m.epoch}
-	if req.MemberEpoch == epochJoin || m.lastSent == nil || !m.lastSent.equal(m.assigned) || owned != nil && !owned.equal(m.assigned) {
-		r.assign = m.assigned.clone()
-		m.lastSent = r.assign.clone()
-	}
-	return r
+	return bump, heartbeatResult{}
 }
 
 // checkEpoch fences a member whose epoch is not its current one; a member

@@ -8,36 +8,21 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/coordinator"
 )
 
 // Store persists and replays the records of __consumer_offsets partitions
-// (implemented by the broker over its partitions).
-type Store interface {
-	// Append writes records as one batch to partition p and returns once
-	// committed (acks=all).
-	Append(ctx context.Context, partition int32, records []Record) error
-	// Replay calls fn with every record of partition p from log start to
-	// the log end, in order, and returns once they are committed (a new
-	// leader's high watermark trails its log end), including the records of transactional
-	// batches and the COMMIT/ABORT markers of control batches, flagged as
-	// the Record doc says.
-	Replay(ctx context.Context, partition int32, fn func(Record) error) error
-}
+// (implemented by the broker over its partitions): the runtime's Store.
+// Replay delivers the records of transactional batches and the COMMIT and
+// ABORT markers of control batches too, flagged as the Record doc says.
+type Store = coordinator.Store
 
 // TopicInfo is what the coordinator needs to know of a topic.
-type TopicInfo struct {
-	Name       string
-	ID         [16]byte
-	Partitions int32
-}
+type TopicInfo = coordinator.TopicInfo
 
 // Config configures a Coordinator. Zero durations and sizes take Kafka's
 // defaults, except InitialRebalanceDelay (zero means no delay).
@@ -95,25 +80,9 @@ const (
 	eventQueue = 64
 	// maxMetadataBytes is offset.metadata.max.bytes.
 	maxMetadataBytes = 4096
-	// minTimerDelay keeps a group's timer from spinning when a deadline is
-	// due but the clock has not reached it.
-	minTimerDelay = time.Millisecond
 )
 
 func (cfg *Config) defaults() {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Partitions <= 0 {
-		cfg.Partitions = 50
-	}
-	if cfg.PartitionCount == nil {
-		n := cfg.Partitions
-		cfg.PartitionCount = func() int32 { return n }
-	}
 	if cfg.MinSessionTimeout <= 0 {
 		cfg.MinSessionTimeout = 6 * time.Second
 	}
@@ -147,157 +116,158 @@ func (cfg *Config) defaults() {
 }
 
 // Coordinator coordinates the groups whose __consumer_offsets partitions
-// this node leads. It is safe for concurrent use.
+// this node leads, on the coordinator runtime: one actor per group. It is
+// safe for concurrent use.
 //
-// Lock order: Coordinator.mu is a leaf; it is never held while sending to
-// or waiting on a group actor.
+// Lock order: the runtime's lock (rt.Lock) is a leaf; it is never held
+// while sending to or waiting on a group actor.
 type Coordinator struct {
 	cfg Config
 	log *slog.Logger
+	rt  *coordinator.Runtime[*group]
 
-	mu struct {
-		sync.Mutex
-		closed bool
-		parts  map[int32]*partState
-		groups map[string]*actor
-		// txnGroups indexes, by producer id, the groups that may hold
-		// pending transactional offsets of that producer (entries may be
-		// stale; CompleteTransaction finds the groups through it).
-		txnGroups map[int64]map[string]struct{}
-	}
-	wg sync.WaitGroup
-}
-
-// partState is one __consumer_offsets partition this node leads.
-type partState struct {
-	loading bool
-	// completions are the transaction markers CompleteTransaction reported
-	// while the partition was loading, by producer id (true: commit).
-	completions map[int64]bool
+	// Guarded by the runtime's lock:
+	//
+	// txnGroups indexes, by producer id, the groups that may hold
+	// pending transactional offsets of that producer (entries may be
+	// stale; CompleteTransaction finds the groups through it).
+	txnGroups map[int64]map[string]struct{}
+	// completions are the transaction markers CompleteTransaction
+	// reported while a partition was loading, by partition and producer
+	// id (true: commit).
+	completions map[int32]map[int64]bool
 }
 
 // New returns a coordinator that leads no partition yet; call LoadPartition
 // for each __consumer_offsets partition this node leads.
 func New(cfg Config) *Coordinator {
 	cfg.defaults()
-	c := &Coordinator{cfg: cfg, log: cfg.Logger}
-	c.mu.parts = make(map[int32]*partState)
-	c.mu.groups = make(map[string]*actor)
-	c.mu.txnGroups = make(map[int64]map[string]struct{})
+	c := &Coordinator{cfg: cfg}
+	c.txnGroups = make(map[int64]map[string]struct{})
+	c.completions = make(map[int32]map[int64]bool)
+	c.rt = coordinator.New(coordinator.Config[*group]{
+		Logger:         cfg.Logger,
+		Topic:          "__consumer_offsets",
+		PartitionCount: cfg.PartitionCount,
+		Partitions:     cfg.Partitions,
+		Queue:          eventQueue,
+		Now:            cfg.Now,
+		Dropped: func(p int32) {
+			delete(c.completions, p)
+			c.forgetTxnGroupsLocked(p)
+		},
+	})
+	c.log = c.rt.Logger()
 	return c
 }
 
 // Close stops every group actor and timer; it returns when all goroutines
 // have exited. Requests after Close answer COORDINATOR_NOT_AVAILABLE.
 func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.mu.closed = true
-	actors := make([]*actor, 0, len(c.mu.groups))
-	for id, a := range c.mu.groups {
-		actors = append(actors, a)
-		delete(c.mu.groups, id)
-	}
-	clear(c.mu.parts)
-	clear(c.mu.txnGroups)
-	c.mu.Unlock()
-	for _, a := range actors {
-		a.cancel()
-	}
-	c.wg.Wait()
+	c.rt.Close()
+	c.rt.Lock()
+	clear(c.txnGroups)
+	c.rt.Unlock()
 }
 
-func (c *Coordinator) now() time.Time { return c.cfg.Now() }
+func (c *Coordinator) now() time.Time { return c.rt.Now() }
 
 // LoadPartition makes this node serve the groups of __consumer_offsets
 // partition p: it replays the partition, rebuilds groups and offsets, then
 // serves them. While it runs, requests for those groups answer
 // COORDINATOR_LOAD_IN_PROGRESS.
 func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
-		return ErrClosed
+	l, err := c.rt.Begin(p, 0)
+	if err != nil || l == nil {
+		return err
 	}
-	if _, ok := c.mu.parts[p]; ok {
-		c.mu.Unlock()
-		return nil
-	}
-	ps := &partState{loading: true}
-	c.mu.parts[p] = ps
-	c.mu.Unlock()
-
-	groups := make(map[string]*group)
-	get := func(id string) *group {
-		g := groups[id]
-		if g == nil {
-			g = c.newGroup(id, p)
-			groups[id] = g
-		}
-		return g
-	}
-	// open indexes, by producer id, the replayed groups with pending
-	// offsets of that producer.
-	open := make(map[int64]map[string]struct{})
-	var records, skipped, markers int
-	err := c.cfg.Store.Replay(ctx, p, func(r Record) error {
-		records++
-		if r.Control {
-			markers++
-			for id := range open[r.ProducerID] {
-				groups[id].completeTxn(r.ProducerID, r.Commit)
-			}
-			delete(open, r.ProducerID)
-			return nil
-		}
-		d, ok, err := decodeRecord(r)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			skipped++
-			return nil
-		}
-		g := get(d.group)
-		switch {
-		case d.isOffset && r.Transactional:
-			g.replayTxnOffset(r.ProducerID, d.topic, d.part, d.offset)
-			if open[r.ProducerID] == nil {
-				open[r.ProducerID] = make(map[string]struct{})
-			}
-			open[r.ProducerID][g.id] = struct{}{}
-		case d.isOffset:
-			g.replayOffset(d.topic, d.part, d.offset)
-		default:
-			g.replayMetadata(d.meta)
-		}
-		return nil
-	})
-	if err != nil {
-		c.mu.Lock()
-		if c.mu.parts[p] == ps {
-			delete(c.mu.parts, p)
-		}
-		c.mu.Unlock()
+	rp := newReplay(c, p)
+	if err := c.cfg.Store.Replay(ctx, p, rp.apply); err != nil {
+		l.Fail()
 		return fmt.Errorf("load __consumer_offsets-%d: %w", p, err)
 	}
+	var n, pending int
+	err = l.Serve(func() { n, pending = c.serveLocked(p, rp) })
+	if err != nil {
+		return fmt.Errorf("load __consumer_offsets-%d: %w", p, err)
+	}
+	c.log.Info("loaded __consumer_offsets partition", "partition", p, "records", rp.records, "skipped", rp.skipped,
+		"markers", rp.markers, "groups", n, "groups_in_transactions", pending)
+	return nil
+}
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.closed || c.mu.parts[p] != ps {
-		return fmt.Errorf("load __consumer_offsets-%d: %w", p, ErrNotLoaded)
+// replay rebuilds the groups of one partition from its records.
+type replay struct {
+	c      *Coordinator
+	p      int32
+	groups map[string]*group
+	// open indexes, by producer id, the replayed groups with pending
+	// offsets of that producer.
+	open                      map[int64]map[string]struct{}
+	records, skipped, markers int
+}
+
+func newReplay(c *Coordinator, p int32) *replay {
+	return &replay{c: c, p: p, groups: make(map[string]*group), open: make(map[int64]map[string]struct{})}
+}
+
+// apply replays one record.
+func (rp *replay) apply(r Record) error {
+	rp.records++
+	if r.Control {
+		rp.markers++
+		rp.complete(r.ProducerID, r.Commit)
+		return nil
 	}
-	// Markers written while the partition was replayed: a marker the replay
-	// already saw finds nothing left to complete.
-	for pid, commit := range ps.completions {
-		for id := range open[pid] {
-			groups[id].completeTxn(pid, commit)
+	d, ok, err := decodeRecord(r)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		rp.skipped++
+		return nil
+	}
+	g := rp.groups[d.group]
+	if g == nil {
+		g = rp.c.newGroup(d.group, rp.p)
+		rp.groups[d.group] = g
+	}
+	switch {
+	case d.isOffset && r.Transactional:
+		g.replayTxnOffset(r.ProducerID, d.topic, d.part, d.offset)
+		if rp.open[r.ProducerID] == nil {
+			rp.open[r.ProducerID] = make(map[string]struct{})
 		}
-		delete(open, pid)
+		rp.open[r.ProducerID][g.id] = struct{}{}
+	case d.isOffset:
+		g.replayOffset(d.topic, d.part, d.offset)
+	default:
+		g.replayMetadata(d.meta)
 	}
-	ps.completions = nil
+	return nil
+}
+
+// complete applies a marker of producerID to the replayed groups with
+// pending offsets of it.
+func (rp *replay) complete(producerID int64, commit bool) {
+	for id := range rp.open[producerID] {
+		rp.groups[id].completeTxn(producerID, commit)
+	}
+	delete(rp.open, producerID)
+}
+
+// serveLocked starts the actors of the replayed groups of partition p,
+// after the markers written while it was replayed, and returns how many
+// groups it serves and how many of them hold pending transactional
+// offsets. The runtime's lock must be held.
+func (c *Coordinator) serveLocked(p int32, rp *replay) (n, pending int) {
+	// A marker the replay already saw finds nothing left to complete.
+	for pid, commit := range c.completions[p] {
+		rp.complete(pid, commit)
+	}
+	delete(c.completions, p)
 	now := c.now()
-	n, pending := 0, 0
-	for _, g := range groups {
+	for _, g := range rp.groups {
 		if g.isEmptyShell() {
 			continue
 		}
@@ -306,67 +276,27 @@ func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
 			pending++
 		}
 		g.afterLoad(now)
-		c.startLocked(g)
+		c.rt.StartLocked(g.id, p, 0, g.bind)
 		n++
 	}
-	ps.loading = false
-	c.log.Info("loaded __consumer_offsets partition", "partition", p, "records", records, "skipped", skipped,
-		"markers", markers, "groups", n, "groups_in_transactions", pending)
-	return nil
+	return n, pending
 }
 
 // UnloadPartition stops serving the groups of partition p (this node lost
 // its leadership): their actors stop, waiting members get NOT_COORDINATOR
 // and rediscover the coordinator. It returns when those actors have exited.
-func (c *Coordinator) UnloadPartition(p int32) {
-	c.mu.Lock()
-	delete(c.mu.parts, p)
-	c.forgetTxnGroupsLocked(p)
-	var stopped []*actor
-	for id, a := range c.mu.groups {
-		if a.part == p {
-			stopped = append(stopped, a)
-			delete(c.mu.groups, id)
-		}
-	}
-	c.mu.Unlock()
-	for _, a := range stopped {
-		a.cancel()
-	}
-	for _, a := range stopped {
-		<-a.done
-	}
-}
+func (c *Coordinator) UnloadPartition(p int32) { c.rt.Unload(p) }
 
-// startLocked starts the actor of g. c.mu must be held.
-func (c *Coordinator) startLocked(g *group) *actor {
-	ctx, cancel := context.WithCancel(context.Background())
-	a := &actor{
-		c:      c,
-		id:     g.id,
-		part:   g.part,
-		g:      g,
-		events: make(chan func(*group), eventQueue),
-		ctx:    ctx,
-		cancel: cancel,
-		done:   make(chan struct{}),
-	}
+// bind ties g to its actor, before the actor runs.
+func (g *group) bind(a *coordinator.Actor[*group]) *group {
 	g.a = a
-	c.mu.groups[g.id] = a
-	c.wg.Add(1)
-	go a.loop()
-	return a
+	return g
 }
 
 // partitionOf is the __consumer_offsets partition of group id, over the
-// count PartitionCount gives now: the node passes the topic's own count, so
-// the coordinator serves whatever count the topic has (a client may have
-// created it). Kafka reads the count once, at startup
-// (GroupCoordinatorService.startup), and answers NOT_COORDINATOR until a
-// restart when the two differ.
-func (c *Coordinator) partitionOf(id string) int32 {
-	return metadata.CoordinatorPartition(id, c.cfg.PartitionCount())
-}
+// count PartitionCount gives now (coordinator.Runtime.PartitionOf). Kafka
+// reads the count once, at startup (GroupCoordinatorService.startup).
+func (c *Coordinator) partitionOf(id string) int32 { return c.rt.PartitionOf(id) }
 
 // errGroupMissing is the code run reports when create is false and the
 // group does not exist; fn has then been called with a nil group.
@@ -379,187 +309,51 @@ const errGroupMissing int16 = -2
 // COORDINATOR_LOAD_IN_PROGRESS) or the request gave up.
 // The returned channel closes when the group's actor exits.
 func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(g *group)) (<-chan struct{}, int16) {
-	p := c.partitionOf(id)
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
-		return nil, kerr.CoordinatorNotAvailable.Code
+	var newGroup func(*coordinator.Actor[*group]) *group
+	if create {
+		newGroup = func(a *coordinator.Actor[*group]) *group { return c.newGroup(id, a.Partition()).bind(a) }
 	}
-	ps, ok := c.mu.parts[p]
-	a := c.mu.groups[id]
+	done, err := c.rt.Run(ctx, id, newGroup, fn)
 	switch {
-	case !ok:
-		c.mu.Unlock()
-		return nil, kerr.NotCoordinator.Code
-	case ps.loading:
-		c.mu.Unlock()
-		return nil, kerr.CoordinatorLoadInProgress.Code
-	case a != nil && a.part != p:
-		// Loaded from a partition the group no longer hashes to: the
-		// topic was recreated with another count and the node has not
-		// unloaded the old partitions yet.
-		c.mu.Unlock()
-		return nil, kerr.NotCoordinator.Code
+	case errors.Is(err, coordinator.ErrUnknownKey):
+		fn(nil)
+		return nil, errGroupMissing
+	case err != nil:
+		return nil, coordinator.Code(err)
 	}
-	if a == nil {
-		if !create {
-			c.mu.Unlock()
-			fn(nil)
-			return nil, errGroupMissing
-		}
-		a = c.startLocked(c.newGroup(id, p))
-	}
-	a.inflight++
-	c.mu.Unlock()
-
-	// started arbitrates between the actor running fn and the caller giving
-	// up: whoever swaps it first wins, so fn never writes into an answer the
-	// caller has already returned.
-	var started atomic.Int32
-	ran := make(chan struct{})
-	ev := func(g *group) {
-		if started.CompareAndSwap(0, 1) {
-			fn(g)
-		}
-		close(ran)
-	}
-	select {
-	case a.events <- ev:
-	case <-a.done:
-		return nil, kerr.NotCoordinator.Code
-	case <-ctx.Done():
-		c.mu.Lock()
-		a.inflight--
-		c.mu.Unlock()
-		return nil, kerr.RequestTimedOut.Code
-	}
-	select {
-	case <-ran:
-		return a.done, 0
-	case <-a.done:
-		// The actor stopped with the event still queued or running.
-		if started.CompareAndSwap(0, 2) {
-			return nil, kerr.NotCoordinator.Code
-		}
-		<-ran // it ran to the end before the actor exited
-		return a.done, 0
-	case <-ctx.Done():
-		if started.CompareAndSwap(0, 2) {
-			return nil, kerr.RequestTimedOut.Code
-		}
-		// fn is running; it is bounded (appends time out), so wait for it.
-		select {
-		case <-ran:
-			return a.done, 0
-		case <-a.done:
-			<-ran
-			return a.done, 0
-		}
-	}
-}
-
-// actors returns the actor of every group this node serves, by group id.
-func (c *Coordinator) actors() []*actor {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]*actor, 0, len(c.mu.groups))
-	for _, a := range c.mu.groups {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
+	return done, 0
 }
 
 // Tick makes every group check its deadlines against the clock now and
 // waits until they did (bounded by ctx): the node's AdvanceClock, and
 // tests with a fake clock, call it after advancing.
 func (c *Coordinator) Tick(ctx context.Context) {
-	for _, a := range c.actors() {
-		c.run(ctx, a.id, false, func(g *group) {
+	for _, a := range c.rt.Actors() {
+		c.run(ctx, a.Key(), false, func(g *group) {
 			if g != nil {
-				g.tick()
+				g.Tick()
 			}
 		})
 	}
 }
 
-// actor is the goroutine that owns one group.
-type actor struct {
-	c    *Coordinator
-	id   string
-	part int32
-	g    *group // owned by the actor goroutine
-
-	events chan func(*group)
-	ctx    context.Context // canceled to stop the actor
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the goroutine has exited
-
-	inflight int // events sent or being sent and not yet run; guarded by c.mu
-}
-
-func (a *actor) loop() {
-	defer a.c.wg.Done()
-	defer close(a.done)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		timer.Stop()
-		if d, ok := a.g.nextDeadline(); ok {
-			wait := d.Sub(a.c.now())
-			if wait < minTimerDelay {
-				wait = minTimerDelay
-			}
-			timer.Reset(wait)
-		}
-		select {
-		case <-a.ctx.Done():
-			a.g.shutdown()
-			return
-		case ev := <-a.events:
-			ev(a.g)
-			a.c.mu.Lock()
-			a.inflight--
-			a.c.mu.Unlock()
-		case <-timer.C:
-			a.g.tick()
-		}
-		if a.g.reapable() && a.tryReap() {
-			return
-		}
-	}
-}
-
-// tryReap removes the actor from the coordinator when no event is queued
-// or about to be.
-func (a *actor) tryReap() bool {
-	a.c.mu.Lock()
-	defer a.c.mu.Unlock()
-	if a.inflight > 0 || a.c.mu.groups[a.id] != a {
-		return false
-	}
-	delete(a.c.mu.groups, a.id)
-	a.c.log.Debug("group removed", "group", a.id)
-	return true
-}
-
 // append writes records to the group's partition before an answer is given.
-func (a *actor) append(records []Record) error {
+func (g *group) append(records []Record) error {
 	if len(records) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, a.c.cfg.WriteTimeout)
+	ctx, cancel := context.WithTimeout(g.a.Context(), g.c.cfg.WriteTimeout)
 	defer cancel()
-	if err := a.c.cfg.Store.Append(ctx, a.part, records); err != nil {
-		a.c.log.Warn("append to __consumer_offsets failed", "partition", a.part, "group", a.id, "err", err)
-		return fmt.Errorf("append %d records for group %q to __consumer_offsets-%d: %w", len(records), a.id, a.part, err)
+	if err := g.c.cfg.Store.Append(ctx, g.part, records); err != nil {
+		g.c.log.Warn("append to __consumer_offsets failed", "partition", g.part, "group", g.id, "err", err)
+		return fmt.Errorf("append %d records for group %q to __consumer_offsets-%d: %w", len(records), g.id, g.part, err)
 	}
 	return nil
 }
 
 // appendErrorCode maps a failed append to the code clients retry on.
 func appendErrorCode(err error) int16 {
-	if errors.Is(err, context.Canceled) || errors.Is(err, ErrNotLeader) {
+	if coordinator.LostLeadership(err) {
 		return kerr.NotCoordinator.Code
 	}
 	return kerr.CoordinatorNotAvailable.Code

@@ -6,8 +6,9 @@
 //
 // # Actors
 //
-// Each group is one single-threaded actor: a goroutine that owns the group's
-// state and drains a bounded channel of events (requests and its own timer).
+// Each group is one single-threaded actor of the coordinator runtime
+// (broker/coordinator): a goroutine that owns the group's state and drains a
+// bounded channel of events (requests and its own timer).
 // Timers are deadlines kept in the group and checked by the same loop, so a
 // session expiry never races with a heartbeat. Requests for different groups
 // never wait on each other. A request that must wait for a rebalance

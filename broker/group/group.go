@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/coordinator"
 )
 
 // groupType says which protocol a group speaks.
@@ -59,7 +61,7 @@ type offset struct {
 // group is the state of one group, owned by its actor goroutine.
 type group struct {
 	c    *Coordinator
-	a    *actor
+	a    *coordinator.Actor[*group]
 	id   string
 	part int32
 	typ  groupType
@@ -115,9 +117,9 @@ func (g *group) isEmptyShell() bool {
 	return !g.loadedMetadata && len(g.offsets) == 0 && len(g.txnOffsets) == 0
 }
 
-// reapable reports that the group holds nothing worth keeping: its actor may
+// Reapable reports that the group holds nothing worth keeping: its actor may
 // exit and the group be forgotten.
-func (g *group) reapable() bool {
+func (g *group) Reapable() bool {
 	if g.state == stateDead {
 		return true
 	}
@@ -157,8 +159,8 @@ func (g *group) setState(s classicState) {
 	g.stateTime = g.now()
 }
 
-// nextDeadline returns the earliest deadline of the group.
-func (g *group) nextDeadline() (time.Time, bool) {
+// Deadline returns the earliest deadline of the group.
+func (g *group) Deadline() (time.Time, bool) {
 	var next time.Time
 	add := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -182,8 +184,8 @@ func (g *group) nextDeadline() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// tick runs every deadline that is due.
-func (g *group) tick() {
+// Tick runs every deadline that is due.
+func (g *group) Tick() {
 	now := g.now()
 	if g.state == stateDead {
 		return
@@ -215,8 +217,8 @@ func (g *group) tick() {
 	}
 }
 
-// shutdown answers every waiting request: the coordinator moved.
-func (g *group) shutdown() {
+// Stop answers every waiting request: the coordinator moved.
+func (g *group) Stop() {
 	for _, m := range g.members {
 		m.answerJoin(joinResult{code: kerr.NotCoordinator.Code})
 		m.answerSync(syncResult{code: kerr.NotCoordinator.Code})

@@ -83,7 +83,7 @@ func newTestGroup() *group {
 
 // seedOffset appends an offset record to partition 0 as another coordinator would.
 func seedOffset(s *memStore, group, topic string, part int32, off int64, ts time.Time) {
-	s.parts[0] = append(s.parts[0], offsetRecord(group, topic, part, offset{Offset: off, LeaderEpoch: 1, CommitTimestamp: ts.UnixMilli()}))
+	s.Write(0, offsetRecord(group, topic, part, offset{Offset: off, LeaderEpoch: 1, CommitTimestamp: ts.UnixMilli()}))
 }
 
 func TestLoadPartition(t *testing.T) {
@@ -93,9 +93,9 @@ func TestLoadPartition(t *testing.T) {
 	seedOffset(store, "g1", "t", 0, 10, now)
 	seedOffset(store, "g1", "t", 1, 11, now)
 	seedOffset(store, "g1", "t", 0, 12, now) // latest wins
-	store.parts[0] = append(store.parts[0], offsetTombstone("g1", "t", 1))
+	store.Write(0, offsetTombstone("g1", "t", 1))
 	seedOffset(store, "gone", "t", 0, 1, now)
-	store.parts[0] = append(store.parts[0], offsetTombstone("gone", "t", 0), groupTombstone("gone"))
+	store.Write(0, offsetTombstone("gone", "t", 0), groupTombstone("gone"))
 
 	// A stable classic group with two members.
 	src := newTestGroup()
@@ -105,12 +105,12 @@ func TestLoadPartition(t *testing.T) {
 		src.members[id] = &member{id: id, sessionTimeout: 10 * time.Second, rebalanceTimeout: 20 * time.Second,
 			protocols: []protocol{{"range", []byte("sub-" + id)}}, assignment: []byte("asg-" + id)}
 	}
-	store.parts[0] = append(store.parts[0], src.metadataRecord())
+	store.Write(0, src.metadataRecord())
 	// An empty group that once had members, then a deleted group.
 	empty := newTestGroup()
 	empty.id, empty.protocolType, empty.generation = "g3", "consumer", 5
-	store.parts[0] = append(store.parts[0], empty.metadataRecord())
-	store.parts[0] = append(store.parts[0], Record{Key: []byte{0, 7}, Value: []byte{1}}) // unknown, skipped
+	store.Write(0, empty.metadataRecord())
+	store.Write(0, Record{Key: []byte{0, 7}, Value: []byte{1}}) // unknown, skipped
 
 	c := New(Config{Logger: testkit.Logger(t, slog.LevelDebug), Store: store, Partitions: 1, Now: clock.Now})
 	defer c.Close()
@@ -255,7 +255,7 @@ func TestOffsetRetention(t *testing.T) {
 		t.Fatalf("group should be gone: %+v", snaps)
 	}
 	var got []string
-	for _, r := range store.records(0) {
+	for _, r := range store.Records(0) {
 		got = append(got, describeRecord(t, r, func(s string) string { return s }))
 	}
 	want := []string{"offset g t/0=1", "offset g t/1=2", "offset g t/0 tombstone", "offset g t/1 tombstone", "group g tombstone"}
@@ -498,7 +498,7 @@ func TestAppendFailureKeepsState(t *testing.T) {
 	c, store, _ := newTestCoordinator(t, nil)
 	commitSimple(t, c, "g", "t", 0, 1)
 	store.mu.Lock()
-	store.fail = fmt.Errorf("append: %w", ErrNotLeader)
+	store.SetFail(fmt.Errorf("append: %w", ErrNotLeader))
 	store.mu.Unlock()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = 8

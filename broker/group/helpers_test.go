@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/coordinator/coordinatortest"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -24,21 +25,20 @@ func newFakeClock() *testkit.Clock {
 // checked against the highest epoch seen of their producer, as a
 // partition's producer state would.
 type memStore struct {
+	*coordinatortest.MemStore
 	mu     sync.Mutex
-	parts  map[int32][]Record
-	fail   error           // returned by Append when set
 	epochs map[int64]int16 // highest epoch of each transactional producer
 }
 
 func newMemStore() *memStore {
-	return &memStore{parts: make(map[int32][]Record), epochs: make(map[int64]int16)}
+	return &memStore{MemStore: coordinatortest.NewMemStore(), epochs: make(map[int64]int16)}
 }
 
 func (s *memStore) AppendTransactional(ctx context.Context, p int32, producerID int64, producerEpoch int16, records []Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
+	if err := s.Failure(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -48,7 +48,7 @@ func (s *memStore) AppendTransactional(ctx context.Context, p int32, producerID 
 	}
 	s.epochs[producerID] = producerEpoch
 	for _, r := range records {
-		s.parts[p] = append(s.parts[p], Record{Key: r.Key, Value: r.Value, ProducerID: producerID, Transactional: true})
+		s.Write(p, Record{Key: r.Key, Value: r.Value, ProducerID: producerID, Transactional: true})
 	}
 	return nil
 }
@@ -56,9 +56,7 @@ func (s *memStore) AppendTransactional(ctx context.Context, p int32, producerID 
 // marker appends a COMMIT or ABORT marker of producerID, as the broker
 // does before it calls CompleteTransaction.
 func (s *memStore) marker(p int32, producerID int64, commit bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.parts[p] = append(s.parts[p], Record{ProducerID: producerID, Control: true, Commit: commit})
+	s.Write(p, Record{ProducerID: producerID, Control: true, Commit: commit})
 }
 
 // bumpEpoch fences every epoch of producerID below epoch.
@@ -66,37 +64,6 @@ func (s *memStore) bumpEpoch(producerID int64, epoch int16) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.epochs[producerID] = epoch
-}
-
-func (s *memStore) Append(ctx context.Context, p int32, records []Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.parts[p] = append(s.parts[p], records...)
-	return nil
-}
-
-func (s *memStore) Replay(ctx context.Context, p int32, fn func(Record) error) error {
-	s.mu.Lock()
-	records := append([]Record(nil), s.parts[p]...)
-	s.mu.Unlock()
-	for _, r := range records {
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *memStore) records(p int32) []Record {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Record(nil), s.parts[p]...)
 }
 
 var errInjected = errors.New("injected append failure")

@@ -20,12 +20,12 @@ type CommittedOffset struct {
 // offsets out. Each group's are copied on its own actor; ctx bounds the
 // whole.
 func (c *Coordinator) CommittedOffsets(ctx context.Context, limit int) (out []CommittedOffset, truncated bool) {
-	for _, a := range c.actors() {
+	for _, a := range c.rt.Actors() {
 		if len(out) >= limit || ctx.Err() != nil {
 			return out, true
 		}
 		var offs []CommittedOffset
-		c.run(ctx, a.id, false, func(g *group) {
+		c.run(ctx, a.Key(), false, func(g *group) {
 			if g == nil || g.state == stateDead {
 				return
 			}

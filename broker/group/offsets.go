@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -16,7 +17,6 @@ func (c *Coordinator) topics() map[string]TopicInfo {
 	return c.cfg.Topics()
 }
 
-// topicByID finds a topic by its id.
 // commitTopic is the name of a committed topic: name, or, for a request
 // version naming topics by id (byID), the name of the topic with id;
 // false when no topic has it (UNKNOWN_TOPIC_ID).
@@ -28,6 +28,7 @@ func commitTopic(topics map[string]TopicInfo, byID bool, name string, id [16]byt
 	return t.Name, ok
 }
 
+// topicByID finds a topic by its id.
 func topicByID(topics map[string]TopicInfo, id [16]byte) (TopicInfo, bool) {
 	for _, t := range topics {
 		if t.ID == id {
@@ -48,36 +49,9 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		}
 		resp.Topics = append(resp.Topics, t)
 	}
-	// Topics that do not exist are answered first, before the group is
-	// looked at, as Kafka's KafkaApis.handleOffsetCommitRequest answers
-	// them before it asks the coordinator; the group's errors go to the
-	// other topics only.
 	topics := c.topics()
-	names := make([]string, len(req.Topics))
-	answered := make([]bool, len(req.Topics))
-	left := 0
-	for i, rt := range req.Topics {
-		names[i] = rt.Topic
-		code := int16(0)
-		if req.Version >= 10 {
-			if t, found := topicByID(topics, rt.TopicID); found {
-				names[i] = t.Name
-			} else {
-				code = kerr.UnknownTopicID.Code
-			}
-		} else if _, known := topics[rt.Topic]; topics != nil && !known {
-			code = kerr.UnknownTopicOrPartition.Code
-		}
-		if code == 0 {
-			left++
-			continue
-		}
-		answered[i] = true
-		for j := range resp.Topics[i].Partitions {
-			resp.Topics[i].Partitions[j].ErrorCode = code
-		}
-	}
-	if left == 0 {
+	names, answered := answerUnknownCommitTopics(req, resp, topics)
+	if !slices.Contains(answered, false) {
 		return resp
 	}
 	setAll := func(code int16) {
@@ -110,57 +84,114 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 			setAll(code)
 			return
 		}
-		now := g.now().UnixMilli()
-		type pending struct {
-			code  *int16
-			topic string
-			part  int32
-			o     offset
-		}
-		var ok []pending
-		var records []Record
+		oc := g.newOffsetCommits(topics)
 		for i, rt := range req.Topics {
 			if answered[i] {
 				continue
 			}
-			name := names[i]
-			info, known := topics[name]
 			for j, rp := range rt.Partitions {
-				code := &resp.Topics[i].Partitions[j].ErrorCode
-				switch {
-				case topics != nil && (!known || rp.Partition < 0 || rp.Partition >= info.Partitions):
-					*code = kerr.UnknownTopicOrPartition.Code
-					continue
-				case rp.Metadata != nil && len(*rp.Metadata) > maxMetadataBytes:
-					*code = kerr.OffsetMetadataTooLarge.Code
-					continue
-				}
-				o := offset{Offset: rp.Offset, LeaderEpoch: -1, CommitTimestamp: now}
+				epoch := int32(-1)
 				if req.Version >= 6 {
-					o.LeaderEpoch = rp.LeaderEpoch
+					epoch = rp.LeaderEpoch
 				}
-				if rp.Metadata != nil {
-					o.Metadata = *rp.Metadata
-				}
-				ok = append(ok, pending{code, name, rp.Partition, o})
-				records = append(records, offsetRecord(g.id, name, rp.Partition, o))
+				oc.add(&resp.Topics[i].Partitions[j].ErrorCode, names[i], rp.Partition, rp.Offset, epoch, rp.Metadata)
 			}
 		}
-		if err := g.a.append(records); err != nil {
-			code := appendErrorCode(err)
-			for _, p := range ok {
-				*p.code = code
-			}
+		if err := g.append(oc.records); err != nil {
+			oc.fail(appendErrorCode(err))
 			return
 		}
-		for _, p := range ok {
-			g.setOffset(p.topic, p.part, p.o)
+		for _, a := range oc.accepted {
+			g.setOffset(a.tp.topic, a.tp.part, a.o)
 		}
 	})
 	if code != 0 && code != errGroupMissing {
 		setAll(code)
 	}
 	return resp
+}
+
+// answerUnknownCommitTopics answers the topics of an OffsetCommit that do
+// not exist before the group is looked at, as Kafka's
+// KafkaApis.handleOffsetCommitRequest answers them before it asks the
+// coordinator; the group's errors go to the other topics only. It returns
+// the name of each topic (v10 names topics by id) and which it answered.
+func answerUnknownCommitTopics(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, topics map[string]TopicInfo) ([]string, []bool) {
+	names := make([]string, len(req.Topics))
+	answered := make([]bool, len(req.Topics))
+	for i, rt := range req.Topics {
+		names[i] = rt.Topic
+		code := int16(0)
+		if req.Version >= 10 {
+			if t, found := topicByID(topics, rt.TopicID); found {
+				names[i] = t.Name
+			} else {
+				code = kerr.UnknownTopicID.Code
+			}
+		} else if _, known := topics[rt.Topic]; topics != nil && !known {
+			code = kerr.UnknownTopicOrPartition.Code
+		}
+		if code == 0 {
+			continue
+		}
+		answered[i] = true
+		for j := range resp.Topics[i].Partitions {
+			resp.Topics[i].Partitions[j].ErrorCode = code
+		}
+	}
+	return names, answered
+}
+
+// offsetCommits gathers the partitions of one commit, plain or
+// transactional, that pass the checks every commit makes, and their
+// records.
+type offsetCommits struct {
+	g        *group
+	topics   map[string]TopicInfo
+	now      int64
+	accepted []acceptedOffset
+	records  []Record
+}
+
+// acceptedOffset is one partition of a commit to be written; code is
+// where its answer goes.
+type acceptedOffset struct {
+	code *int16
+	tp   topicPartition
+	o    offset
+}
+
+func (g *group) newOffsetCommits(topics map[string]TopicInfo) *offsetCommits {
+	return &offsetCommits{g: g, topics: topics, now: g.now().UnixMilli()}
+}
+
+// add checks one partition of the commit, answering it in *code
+// (UNKNOWN_TOPIC_OR_PARTITION for a partition the topic does not have,
+// OFFSET_METADATA_TOO_LARGE), or accepts it. leaderEpoch is -1 from
+// versions without one.
+func (oc *offsetCommits) add(code *int16, topic string, part int32, off int64, leaderEpoch int32, metadata *string) {
+	info, known := oc.topics[topic]
+	switch {
+	case oc.topics != nil && (!known || part < 0 || part >= info.Partitions):
+		*code = kerr.UnknownTopicOrPartition.Code
+		return
+	case metadata != nil && len(*metadata) > maxMetadataBytes:
+		*code = kerr.OffsetMetadataTooLarge.Code
+		return
+	}
+	o := offset{Offset: off, LeaderEpoch: leaderEpoch, CommitTimestamp: oc.now}
+	if metadata != nil {
+		o.Metadata = *metadata
+	}
+	oc.accepted = append(oc.accepted, acceptedOffset{code, topicPartition{topic, part}, o})
+	oc.records = append(oc.records, offsetRecord(oc.g.id, topic, part, o))
+}
+
+// fail answers every accepted partition with code: their write failed.
+func (oc *offsetCommits) fail(code int16) {
+	for _, a := range oc.accepted {
+		*a.code = code
+	}
 }
 
 // validateCommit checks who may commit: members of the current generation
@@ -217,6 +248,21 @@ type fetchedPartition struct {
 	code      int16 // UNSTABLE_OFFSET_COMMIT, else the topic's code
 }
 
+// answer is the partition's answer in an OffsetFetch response: offset and
+// leader epoch -1 when none is committed, and the partition's code, else
+// the topic's.
+func (p fetchedPartition) answer(topicCode int16) (off int64, leaderEpoch int32, metadata *string, code int16) {
+	off, leaderEpoch, code = -1, -1, topicCode
+	if p.code != 0 {
+		code = p.code
+	}
+	md := p.o.Metadata
+	if p.found {
+		off, leaderEpoch = p.o.Offset, p.o.LeaderEpoch
+	}
+	return off, leaderEpoch, &md, code
+}
+
 // OffsetFetch returns committed offsets, for one group (v0-7) or many (v8+).
 // With RequireStable (v7+), a partition with pending transactional offsets
 // of the group answers UNSTABLE_OFFSET_COMMIT (the client retries until the
@@ -237,15 +283,8 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			rt := kmsg.OffsetFetchResponseTopic{Topic: t.name}
 			for _, p := range t.partitions {
 				rp := kmsg.NewOffsetFetchResponseTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.partition, -1, -1, t.code
-				if p.code != 0 {
-					rp.ErrorCode = p.code
-				}
-				md := p.o.Metadata
-				rp.Metadata = &md
-				if p.found {
-					rp.Offset, rp.LeaderEpoch = p.o.Offset, p.o.LeaderEpoch
-				}
+				rp.Partition = p.partition
+				rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p.answer(t.code)
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
@@ -273,15 +312,8 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.name, TopicID: t.id}
 			for _, p := range t.partitions {
 				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.partition, -1, -1, t.code
-				if p.code != 0 {
-					rp.ErrorCode = p.code
-				}
-				md := p.o.Metadata
-				rp.Metadata = &md
-				if p.found {
-					rp.Offset, rp.LeaderEpoch = p.o.Offset, p.o.LeaderEpoch
-				}
+				rp.Partition = p.partition
+				rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p.answer(t.code)
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			og.Topics = append(og.Topics, rt)
@@ -414,7 +446,7 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 			}
 			resp.Topics = append(resp.Topics, t)
 		}
-		if err := g.a.append(records); err != nil {
+		if err := g.append(records); err != nil {
 			resp.ErrorCode = appendErrorCode(err)
 			resp.Topics = nil
 			return
@@ -502,7 +534,7 @@ func (g *group) expireOffsets(now time.Time) {
 	if len(records) == 0 {
 		return
 	}
-	if err := g.a.append(records); err != nil {
+	if err := g.append(records); err != nil {
 		g.c.log.Warn("expire offsets", "group", g.id, "err", err)
 		return
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/coordinator"
 )
 
 // Record is one __consumer_offsets record; a nil Value is a tombstone.
@@ -27,14 +29,7 @@ import (
 //
 // Records are delivered in log order, from the log start offset to the high
 // watermark; markers must come at their place in that order.
-type Record struct {
-	Key, Value []byte
-
-	ProducerID    int64 // producer of a transactional record or marker
-	Transactional bool  // the record is part of ProducerID's transaction
-	Control       bool  // a transaction marker of ProducerID (Key/Value informational)
-	Commit        bool  // with Control: COMMIT (true) or ABORT (false)
-}
+type Record = coordinator.Record
 
 // Versions klog writes; replay reads every version kmsg knows.
 const (

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/coordinator"
 )
 
 // TxnStore is the extension of Store that transactional offset commits
@@ -93,14 +95,7 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 			setAll(code)
 			return
 		}
-		now := g.now().UnixMilli()
-		type accepted struct {
-			code *int16
-			tp   topicPartition
-			o    offset
-		}
-		var ok []accepted
-		var records []Record
+		oc := g.newOffsetCommits(topics)
 		for i, rt := range req.Topics {
 			name, found := commitTopic(topics, req.Version >= 6, rt.Topic, rt.TopicID)
 			if !found {
@@ -109,39 +104,22 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 				}
 				continue
 			}
-			info, known := topics[name]
 			for j, rp := range rt.Partitions {
-				code := &resp.Topics[i].Partitions[j].ErrorCode
-				switch {
-				case topics != nil && (!known || rp.Partition < 0 || rp.Partition >= info.Partitions):
-					*code = kerr.UnknownTopicOrPartition.Code
-					continue
-				case rp.Metadata != nil && len(*rp.Metadata) > maxMetadataBytes:
-					*code = kerr.OffsetMetadataTooLarge.Code
-					continue
-				}
-				o := offset{Offset: rp.Offset, LeaderEpoch: -1, CommitTimestamp: now}
+				epoch := int32(-1)
 				if req.Version >= 2 {
-					o.LeaderEpoch = rp.LeaderEpoch
+					epoch = rp.LeaderEpoch
 				}
-				if rp.Metadata != nil {
-					o.Metadata = *rp.Metadata
-				}
-				ok = append(ok, accepted{code, topicPartition{name, rp.Partition}, o})
-				records = append(records, offsetRecord(g.id, name, rp.Partition, o))
+				oc.add(&resp.Topics[i].Partitions[j].ErrorCode, name, rp.Partition, rp.Offset, epoch, rp.Metadata)
 			}
 		}
-		if len(records) == 0 {
+		if len(oc.records) == 0 {
 			return
 		}
-		if err := g.a.appendTxn(ts, req.ProducerID, req.ProducerEpoch, records); err != nil {
-			code := txnAppendErrorCode(err)
-			for _, a := range ok {
-				*a.code = code
-			}
+		if err := g.appendTxn(ts, req.ProducerID, req.ProducerEpoch, oc.records); err != nil {
+			oc.fail(txnAppendErrorCode(err))
 			return
 		}
-		for _, a := range ok {
+		for _, a := range oc.accepted {
 			g.addPending(req.ProducerID, a.tp, a.o, g.nextSeq())
 		}
 		c.noteTxnGroup(req.ProducerID, g.id)
@@ -186,14 +164,14 @@ func (g *group) validateTxnCommit(memberID string, instanceID *string, generatio
 
 // appendTxn writes records as a transactional batch of the producer before
 // an answer is given.
-func (a *actor) appendTxn(ts TxnStore, producerID int64, producerEpoch int16, records []Record) error {
-	ctx, cancel := context.WithTimeout(a.ctx, a.c.cfg.WriteTimeout)
+func (g *group) appendTxn(ts TxnStore, producerID int64, producerEpoch int16, records []Record) error {
+	ctx, cancel := context.WithTimeout(g.a.Context(), g.c.cfg.WriteTimeout)
 	defer cancel()
-	if err := ts.AppendTransactional(ctx, a.part, producerID, producerEpoch, records); err != nil {
-		a.c.log.Warn("transactional append to __consumer_offsets failed", "partition", a.part, "group", a.id,
+	if err := ts.AppendTransactional(ctx, g.part, producerID, producerEpoch, records); err != nil {
+		g.c.log.Warn("transactional append to __consumer_offsets failed", "partition", g.part, "group", g.id,
 			"producer_id", producerID, "producer_epoch", producerEpoch, "err", err)
 		return fmt.Errorf("append %d transactional records of producer %d for group %q to __consumer_offsets-%d: %w",
-			len(records), producerID, a.id, a.part, err)
+			len(records), producerID, g.id, g.part, err)
 	}
 	return nil
 }
@@ -202,7 +180,7 @@ func (a *actor) appendTxn(ts TxnStore, producerID int64, producerEpoch int16, re
 // Kafka code a store wrapped, translated where the partition's error means
 // something else to a group client, else what appendErrorCode says.
 func txnAppendErrorCode(err error) int16 {
-	if errors.Is(err, context.Canceled) || errors.Is(err, ErrNotLeader) {
+	if coordinator.LostLeadership(err) {
 		return kerr.NotCoordinator.Code
 	}
 	var ke *kerr.Error
@@ -283,41 +261,41 @@ func (g *group) replayTxnOffset(producerID int64, topic string, part int32, v *k
 // noteTxnGroup remembers that group id holds pending offsets of producerID,
 // so CompleteTransaction reaches it.
 func (c *Coordinator) noteTxnGroup(producerID int64, id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.rt.Lock()
+	defer c.rt.Unlock()
 	c.noteTxnGroupLocked(producerID, id)
 }
 
-// noteTxnGroupLocked is noteTxnGroup with c.mu held.
+// noteTxnGroupLocked is noteTxnGroup with the runtime's lock held.
 func (c *Coordinator) noteTxnGroupLocked(producerID int64, id string) {
-	ids := c.mu.txnGroups[producerID]
+	ids := c.txnGroups[producerID]
 	if ids == nil {
 		ids = make(map[string]struct{})
-		c.mu.txnGroups[producerID] = ids
+		c.txnGroups[producerID] = ids
 	}
 	ids[id] = struct{}{}
 }
 
 // groupPartitionLocked is the partition group id was loaded from, or,
-// without an actor, the one it hashes to. c.mu must be held.
+// without an actor, the one it hashes to. The runtime's lock must be held.
 func (c *Coordinator) groupPartitionLocked(id string) int32 {
-	if a := c.mu.groups[id]; a != nil {
-		return a.part
+	if a := c.rt.ActorLocked(id); a != nil {
+		return a.Partition()
 	}
 	return c.partitionOf(id)
 }
 
 // forgetTxnGroupsLocked drops the index entries of the groups of partition
-// p. c.mu must be held.
+// p. The runtime's lock must be held.
 func (c *Coordinator) forgetTxnGroupsLocked(p int32) {
-	for pid, ids := range c.mu.txnGroups {
+	for pid, ids := range c.txnGroups {
 		for id := range ids {
 			if c.groupPartitionLocked(id) == p {
 				delete(ids, id)
 			}
 		}
 		if len(ids) == 0 {
-			delete(c.mu.txnGroups, pid)
+			delete(c.txnGroups, pid)
 		}
 	}
 }
@@ -331,32 +309,10 @@ func (c *Coordinator) forgetTxnGroupsLocked(p int32) {
 // is loading is applied when the load ends; on a partition this node does
 // not serve it does nothing (the next load replays the marker).
 func (c *Coordinator) CompleteTransaction(p int32, producerID int64, commit bool) {
-	c.mu.Lock()
-	ps, ok := c.mu.parts[p]
-	if c.mu.closed || !ok {
-		c.mu.Unlock()
+	ids, ok := c.txnGroupsOf(p, producerID, commit)
+	if !ok {
 		return
 	}
-	if ps.loading {
-		if ps.completions == nil {
-			ps.completions = make(map[int64]bool)
-		}
-		ps.completions[producerID] = commit
-		c.mu.Unlock()
-		return
-	}
-	var ids []string
-	for id := range c.mu.txnGroups[producerID] {
-		if c.groupPartitionLocked(id) == p {
-			ids = append(ids, id)
-			delete(c.mu.txnGroups[producerID], id)
-		}
-	}
-	if len(c.mu.txnGroups[producerID]) == 0 {
-		delete(c.mu.txnGroups, producerID)
-	}
-	c.mu.Unlock()
-
 	sort.Strings(ids)
 	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
 	defer cancel()
@@ -373,6 +329,34 @@ func (c *Coordinator) CompleteTransaction(p int32, producerID int64, commit bool
 				"commit", commit, "err", kerr.ErrorForCode(code))
 		}
 	}
+}
+
+// txnGroupsOf takes from the index the groups of partition p that may hold
+// pending offsets of producerID. While p loads it keeps the marker for the
+// end of the load and returns false, as it does for a partition not served.
+func (c *Coordinator) txnGroupsOf(p int32, producerID int64, commit bool) ([]string, bool) {
+	c.rt.Lock()
+	defer c.rt.Unlock()
+	if _, err := c.rt.ServedLocked(p); err != nil {
+		if errors.Is(err, coordinator.ErrLoadInProgress) {
+			if c.completions[p] == nil {
+				c.completions[p] = make(map[int64]bool)
+			}
+			c.completions[p][producerID] = commit
+		}
+		return nil, false
+	}
+	var ids []string
+	for id := range c.txnGroups[producerID] {
+		if c.groupPartitionLocked(id) == p {
+			ids = append(ids, id)
+			delete(c.txnGroups[producerID], id)
+		}
+	}
+	if len(c.txnGroups[producerID]) == 0 {
+		delete(c.txnGroups, producerID)
+	}
+	return ids, true
 }
 
 // PendingOffsetSnapshot is one transactional offset waiting for its

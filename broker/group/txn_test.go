@@ -107,7 +107,7 @@ func TestTxnNewGroupGeneration(t *testing.T) {
 	if got := txnCommit(t, c, "g", 1, "m", 3, map[int32]int64{0: 1})[0]; got != kerr.IllegalGeneration.Code {
 		t.Fatalf("commit with generation to a missing group: %s", errName(got))
 	}
-	if n := len(store.records(0)); n != 0 {
+	if n := len(store.Records(0)); n != 0 {
 		t.Fatalf("records written: %d", n)
 	}
 	if got := txnCommit(t, c, "g", 1, "", -1, map[int32]int64{0: 1})[0]; got != 0 {
@@ -198,7 +198,7 @@ func TestTxnDeleteDropsPending(t *testing.T) {
 		t.Fatalf("delete group: %s", errName(code))
 	}
 	var got []string
-	for _, r := range store.records(0) {
+	for _, r := range store.Records(0) {
 		got = append(got, describeRecord(t, r, func(s string) string { return s }))
 	}
 	want := []string{

@@ -56,12 +56,12 @@ func (a *actor) snapshot() TxnSnapshot {
 // Snapshot returns the state of every transactional id this node
 // coordinates, sorted by id.
 func (c *Coordinator) Snapshot() []TxnSnapshot {
-	actors := c.actors()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]TxnSnapshot, 0, len(actors))
-	for _, a := range actors {
-		if a.snap.persisted {
+	c.rt.Lock()
+	defer c.rt.Unlock()
+	ras := c.rt.ActorsLocked()
+	out := make([]TxnSnapshot, 0, len(ras))
+	for _, ra := range ras {
+		if a := ra.State(); a.snap.persisted {
 			s := a.snap
 			s.Markers = a.markersLocked()
 			out = append(out, s)
@@ -725,23 +725,16 @@ func (c *Coordinator) describe(id string) (*TxnSnapshot, error) {
 		return nil, fmt.Errorf("empty transactional id: %w", errInvalidRequest)
 	}
 	p := c.partitionOf(id)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.closed {
-		return nil, ErrCoordinatorNotAvailable
+	c.rt.Lock()
+	defer c.rt.Unlock()
+	if _, err := c.rt.ServedLocked(p); err != nil {
+		return nil, err
 	}
-	ps, ok := c.mu.parts[p]
-	switch {
-	case !ok:
-		return nil, ErrNotCoordinator
-	case ps.loading:
-		return nil, ErrLoadInProgress
-	}
-	a := c.mu.txns[id]
-	if a == nil || !a.snap.persisted {
+	ra := c.rt.ActorLocked(id)
+	if ra == nil || !ra.State().snap.persisted {
 		return nil, nil
 	}
-	s := a.snap
+	s := ra.State().snap
 	return &s, nil
 }
 
@@ -780,20 +773,14 @@ func (c *Coordinator) ListTransactions(ctx context.Context, req *kmsg.ListTransa
 	}
 	now := c.now().UnixMilli()
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.closed {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+	c.rt.Lock()
+	defer c.rt.Unlock()
+	if _, err := c.rt.AllServedLocked(); err != nil {
+		resp.ErrorCode = Code(err)
 		return resp
 	}
-	for _, ps := range c.mu.parts {
-		if ps.loading {
-			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
-			return resp
-		}
-	}
-	for _, a := range c.mu.txns {
-		s := a.snap
+	for _, ra := range c.rt.ActorsLocked() {
+		s := ra.State().snap
 		start := int64(-1)
 		if !s.StartTime.IsZero() {
 			start = s.StartTime.UnixMilli()

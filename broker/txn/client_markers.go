@@ -61,21 +61,18 @@ func (a *actor) retryMarkers(pid int64, epoch int16, commit bool, tps []TopicPar
 //
 // While a __transaction_state partition loads it answers ErrLoadInProgress.
 func (c *Coordinator) ClientMarker(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch, clusterEpoch int32, write func()) error {
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
-		return ErrCoordinatorNotAvailable
-	}
-	highest := clusterEpoch
-	for _, ps := range c.mu.parts {
-		if ps.loading {
-			c.mu.Unlock()
-			return fmt.Errorf("marker for producer %d: %w", producerID, ErrLoadInProgress)
+	c.rt.Lock()
+	highest, err := c.rt.AllServedLocked()
+	if err != nil {
+		c.rt.Unlock()
+		if errors.Is(err, ErrLoadInProgress) {
+			return fmt.Errorf("marker for producer %d: %w", producerID, err)
 		}
-		highest = max(highest, ps.epoch)
+		return err
 	}
-	a := c.mu.byProducer[producerID]
-	c.mu.Unlock()
+	highest = max(highest, clusterEpoch)
+	a := c.byProducer[producerID]
+	c.rt.Unlock()
 	if a == nil {
 		if coordinatorEpoch > highest {
 			return fmt.Errorf("marker for producer %d at coordinator epoch %d, above %d: %w", producerID, coordinatorEpoch, highest, ErrClusterAuthorizationFailed)
@@ -83,8 +80,7 @@ func (c *Coordinator) ClientMarker(ctx context.Context, producerID int64, produc
 		write()
 		return nil
 	}
-	var err error
-	if serr := c.send(ctx, a, func(a *actor) {
+	if serr := a.send(ctx, func(a *actor) {
 		err = a.clientMarker(producerID, producerEpoch, commit, coordinatorEpoch, write)
 	}); serr != nil {
 		return serr

@@ -5,25 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/klogdev/klog/broker/coordinator"
 	"github.com/klogdev/klog/broker/metadata"
 )
 
 // Store persists and replays the records of __transaction_state partitions
-// (implemented by the broker over its partitions).
-type Store interface {
-	// Append writes records as one batch to partition p and returns once
-	// committed (acks=all).
-	Append(ctx context.Context, partition int32, records []Record) error
-	// Replay calls fn with every record of partition p from log start to
-	// the log end, in order, and returns once they are committed (a new
-	// leader's high watermark trails its log end).
-	Replay(ctx context.Context, partition int32, fn func(Record) error) error
-}
+// (implemented by the broker over its partitions): the runtime's Store.
+// The coordinator skips the markers of control batches Replay delivers.
+type Store = coordinator.Store
 
 // TopicPartition names one partition of a topic.
 type TopicPartition struct {
@@ -47,11 +39,7 @@ type Markers interface {
 }
 
 // TopicInfo is what the coordinator needs to know of a topic.
-type TopicInfo struct {
-	Name       string
-	ID         [16]byte
-	Partitions int32
-}
+type TopicInfo = coordinator.TopicInfo
 
 // Config configures a Coordinator. Zero durations and sizes take Kafka's
 // defaults.
@@ -89,19 +77,6 @@ const (
 )
 
 func (cfg *Config) defaults() {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Partitions <= 0 {
-		cfg.Partitions = 50
-	}
-	if cfg.PartitionCount == nil {
-		n := cfg.Partitions
-		cfg.PartitionCount = func() int32 { return n }
-	}
 	if cfg.MaxTimeout <= 0 {
 		cfg.MaxTimeout = 15 * time.Minute
 	}
@@ -119,32 +94,25 @@ func (cfg *Config) defaults() {
 }
 
 // Coordinator coordinates the transactional ids whose __transaction_state
-// partitions this node leads. It is safe for concurrent use.
+// partitions this node leads, on the coordinator runtime: one actor per
+// transactional id. It is safe for concurrent use.
 //
-// Lock order: Coordinator.mu is a leaf; it is never held while sending to
-// or waiting on an actor, nor during I/O.
+// Lock order: the runtime's lock (rt.Lock) is a leaf; it is never held
+// while sending to or waiting on an actor, nor during I/O.
 type Coordinator struct {
 	cfg Config
 	log *slog.Logger
+	rt  *coordinator.Runtime[*actor]
 
-	mu struct {
-		sync.Mutex
-		closed bool
-		parts  map[int32]*partState
-		txns   map[string]*actor
-		// byProducer indexes txns by the producer id each last published
-		// (ClientMarker looks markers up by producer id).
-		byProducer map[int64]*actor
-	}
-	wg      sync.WaitGroup
-	stop    chan struct{} // closed by Close: stops the abort ticker
-	backoff time.Duration // first retry backoff; tests shorten it
-}
+	// byProducer indexes the actors by the producer id each last
+	// published (ClientMarker looks markers up by producer id). Guarded
+	// by the runtime's lock.
+	byProducer map[int64]*actor
 
-// partState is one __transaction_state partition this node leads.
-type partState struct {
-	loading bool
-	epoch   int32 // coordinator epoch: the partition's leader epoch
+	wg        sync.WaitGroup
+	stop      chan struct{} // closed by Close: stops the abort ticker
+	closeOnce sync.Once
+	backoff   time.Duration // first retry backoff; tests shorten it
 }
 
 // New returns a coordinator that leads no partition yet; call LoadPartition
@@ -153,10 +121,28 @@ type partState struct {
 // ids every AbortTimedOutInterval; Close stops it.
 func New(cfg Config) *Coordinator {
 	cfg.defaults()
-	c := &Coordinator{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), backoff: minRetryBackoff}
-	c.mu.parts = make(map[int32]*partState)
-	c.mu.txns = make(map[string]*actor)
-	c.mu.byProducer = make(map[int64]*actor)
+	c := &Coordinator{cfg: cfg, stop: make(chan struct{}), backoff: minRetryBackoff}
+	c.byProducer = make(map[int64]*actor)
+	c.rt = coordinator.New(coordinator.Config[*actor]{
+		Logger:         cfg.Logger,
+		Topic:          "__transaction_state",
+		PartitionCount: cfg.PartitionCount,
+		Partitions:     cfg.Partitions,
+		Queue:          eventQueue,
+		Now:            cfg.Now,
+		Removed: func(ra *coordinator.Actor[*actor]) {
+			a := ra.State()
+			a.removed = true
+			if c.byProducer[a.snap.ProducerID] == a {
+				delete(c.byProducer, a.snap.ProducerID)
+			}
+		},
+		// An expired id's actor reaps itself after its current event,
+		// but a request may come first: it is detached then, so the id
+		// is unknown, or starts afresh, and never served as Dead.
+		Stale: func(ra *coordinator.Actor[*actor]) bool { return ra.State().snap.State == StateDead.String() },
+	})
+	c.log = c.rt.Logger()
 	c.wg.Add(1)
 	go c.ticker()
 	return c
@@ -166,28 +152,12 @@ func New(cfg Config) *Coordinator {
 // goroutines have exited. Requests after Close answer
 // COORDINATOR_NOT_AVAILABLE.
 func (c *Coordinator) Close() {
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
-		c.wg.Wait()
-		return
-	}
-	c.mu.closed = true
-	close(c.stop)
-	actors := make([]*actor, 0, len(c.mu.txns))
-	for _, a := range c.mu.txns {
-		actors = append(actors, a)
-		c.forgetLocked(a)
-	}
-	clear(c.mu.parts)
-	c.mu.Unlock()
-	for _, a := range actors {
-		a.cancel()
-	}
+	c.closeOnce.Do(func() { close(c.stop) })
+	c.rt.Close()
 	c.wg.Wait()
 }
 
-func (c *Coordinator) now() time.Time { return c.cfg.Now() }
+func (c *Coordinator) now() time.Time { return c.rt.Now() }
 
 // ticker runs Tick every AbortTimedOutInterval until Close.
 func (c *Coordinator) ticker() {
@@ -212,7 +182,7 @@ func (c *Coordinator) ticker() {
 // advancing.
 func (c *Coordinator) Tick(ctx context.Context) {
 	for _, a := range c.actors() {
-		_ = c.send(ctx, a, func(a *actor) { a.tick() })
+		_ = a.send(ctx, func(a *actor) { a.tick() })
 	}
 }
 
@@ -229,30 +199,16 @@ func (c *Coordinator) LoadPartition(ctx context.Context, p int32) error {
 // markers written again), Ongoing ones keep their timeout. While it runs,
 // requests for those ids answer COORDINATOR_LOAD_IN_PROGRESS.
 func (c *Coordinator) LoadPartitionEpoch(ctx context.Context, p int32, coordinatorEpoch int32) error {
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
-		return ErrClosed
+	l, err := c.rt.Begin(p, coordinatorEpoch)
+	if err != nil || l == nil {
+		return err
 	}
-	if ps, ok := c.mu.parts[p]; ok && ps.epoch >= coordinatorEpoch {
-		c.mu.Unlock()
-		return nil
-	}
-	c.mu.Unlock()
-	c.UnloadPartition(p) // a newer epoch: start over
-
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
-		return ErrClosed
-	}
-	ps := &partState{loading: true, epoch: coordinatorEpoch}
-	c.mu.parts[p] = ps
-	c.mu.Unlock()
-
 	metas := make(map[string]*meta)
 	var records, skipped int
-	err := c.cfg.Store.Replay(ctx, p, func(r Record) error {
+	err = c.cfg.Store.Replay(ctx, p, func(r Record) error {
+		if r.Control {
+			return nil // __transaction_state holds no transaction
+		}
 		records++
 		id, m, ok, err := decodeRecord(r)
 		if err != nil {
@@ -270,36 +226,29 @@ func (c *Coordinator) LoadPartitionEpoch(ctx context.Context, p int32, coordinat
 		return nil
 	})
 	if err != nil {
-		c.mu.Lock()
-		if c.mu.parts[p] == ps {
-			delete(c.mu.parts, p)
-		}
-		c.mu.Unlock()
+		l.Fail()
 		return fmt.Errorf("load __transaction_state-%d: %w", p, err)
 	}
-
-	c.mu.Lock()
-	if c.mu.closed || c.mu.parts[p] != ps {
-		c.mu.Unlock()
-		return fmt.Errorf("load __transaction_state-%d: %w", p, ErrNotLoaded)
-	}
 	var resume []*actor
-	for _, m := range metas {
-		if m.state == StateDead {
-			continue
+	err = l.Serve(func() {
+		for _, m := range metas {
+			if m.state == StateDead {
+				continue
+			}
+			a := c.startLocked(m, p, coordinatorEpoch)
+			if m.state == StatePrepareCommit || m.state == StatePrepareAbort {
+				resume = append(resume, a)
+			}
 		}
-		a := c.startLocked(m, p, coordinatorEpoch)
-		if m.state == StatePrepareCommit || m.state == StatePrepareAbort {
-			resume = append(resume, a)
-		}
+	})
+	if err != nil {
+		return fmt.Errorf("load __transaction_state-%d: %w", p, err)
 	}
-	ps.loading = false
-	c.mu.Unlock()
 	c.log.Info("loaded __transaction_state partition", "partition", p, "records", records, "skipped", skipped,
 		"transactional_ids", len(metas), "completing", len(resume))
 	for _, a := range resume {
 		// The actor has not run yet; sending cannot fail but for an unload.
-		_ = c.send(ctx, a, func(a *actor) {
+		_ = a.send(ctx, func(a *actor) {
 			if a.m.state == StatePrepareCommit || a.m.state == StatePrepareAbort {
 				a.startMarkers()
 			}
@@ -311,240 +260,103 @@ func (c *Coordinator) LoadPartitionEpoch(ctx context.Context, p int32, coordinat
 // UnloadPartition stops serving the transactional ids of partition p (this
 // node lost its leadership): their actors and marker writers stop and
 // waiting requests get NOT_COORDINATOR. It returns when they have exited.
-func (c *Coordinator) UnloadPartition(p int32) {
-	c.mu.Lock()
-	delete(c.mu.parts, p)
-	var stopped []*actor
-	for _, a := range c.mu.txns {
-		if a.part == p {
-			stopped = append(stopped, a)
-			c.forgetLocked(a)
-		}
-	}
-	c.mu.Unlock()
-	for _, a := range stopped {
-		a.cancel()
-	}
-	for _, a := range stopped {
-		<-a.done
-	}
-}
+func (c *Coordinator) UnloadPartition(p int32) { c.rt.Unload(p) }
 
-// startLocked starts the actor of m. c.mu must be held.
+// startLocked starts the actor of m. The runtime's lock must be held.
 func (c *Coordinator) startLocked(m *meta, part, coordinatorEpoch int32) *actor {
-	ctx, cancel := context.WithCancel(context.Background())
-	a := &actor{
-		c:      c,
-		id:     m.id,
-		part:   part,
-		epoch:  coordinatorEpoch,
-		m:      m,
-		events: make(chan func(*actor), eventQueue),
-		ctx:    ctx,
-		cancel: cancel,
-		done:   make(chan struct{}),
-	}
-	a.snap = a.snapshot()
-	c.mu.txns[m.id] = a
+	a := c.rt.StartLocked(m.id, part, coordinatorEpoch, c.newActor(m)).State()
 	a.indexLocked(-1)
-	c.wg.Add(1)
-	go a.loop()
 	return a
 }
 
-// forgetLocked removes a from the coordinator's maps. c.mu must be held.
-func (c *Coordinator) forgetLocked(a *actor) {
-	if c.mu.txns[a.id] == a {
-		delete(c.mu.txns, a.id)
-	}
-	if c.mu.byProducer[a.snap.ProducerID] == a {
-		delete(c.mu.byProducer, a.snap.ProducerID)
+// newActor returns the constructor of the actor of m, for the runtime.
+func (c *Coordinator) newActor(m *meta) func(*coordinator.Actor[*actor]) *actor {
+	return func(ra *coordinator.Actor[*actor]) *actor {
+		a := &actor{c: c, ra: ra, id: m.id, part: ra.Partition(), epoch: ra.Epoch(), m: m, ctx: ra.Context()}
+		a.snap = a.snapshot()
+		return a
 	}
 }
 
 // partitionOf is the __transaction_state partition of transactional id,
-// over the count PartitionCount gives now: the node passes the topic's own
-// count, so the coordinator serves whatever count the topic has (a client
-// may have created it). Kafka reads the count once, at startup
-// (TransactionStateManager.startup), and answers NOT_COORDINATOR until a
-// restart when the two differ.
-func (c *Coordinator) partitionOf(id string) int32 {
-	return metadata.CoordinatorPartition(id, c.cfg.PartitionCount())
-}
+// over the count PartitionCount gives now (coordinator.Runtime.PartitionOf).
+// Kafka reads the count once, at startup (TransactionStateManager.startup).
+func (c *Coordinator) partitionOf(id string) int32 { return c.rt.PartitionOf(id) }
 
-// lookup returns the actor of id, creating one with an unpersisted Empty
-// state when create is set. A nil actor and nil error means the id is
-// unknown.
-func (c *Coordinator) lookup(id string, create bool) (*actor, error) {
-	p := c.partitionOf(id)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mu.closed {
-		return nil, ErrCoordinatorNotAvailable
-	}
-	ps, ok := c.mu.parts[p]
-	switch {
-	case !ok:
-		return nil, ErrNotCoordinator
-	case ps.loading:
-		return nil, ErrLoadInProgress
-	}
-	a := c.mu.txns[id]
-	if a != nil && a.part != p {
-		// Loaded from a partition the id no longer hashes to: the
-		// topic was recreated with another count and the node has not
-		// unloaded the old partitions yet.
-		return nil, ErrNotCoordinator
-	}
-	if a != nil && a.snap.State == StateDead.String() {
-		// Expired: the actor reaps itself after its current event, but a
-		// request may come first. Detach it now, as its reaping would, so
-		// the id is unknown, or starts afresh, and never served as Dead.
-		c.forgetLocked(a)
-		a.cancel()
-		a = nil
-	}
-	if a == nil && create {
-		a = c.startLocked(newMeta(id, -1, 0, c.now()), p, ps.epoch)
-	}
-	if a != nil {
-		a.inflight++
-	}
-	return a, nil
-}
-
-// run routes fn to the actor of id and waits until it ran. With create
+// run routes fn to the actor of id and waits until it ran, creating an
+// actor with an unpersisted Empty state when create is set. With create
 // unset and an unknown id, fn does not run and run returns (false, nil).
 func (c *Coordinator) run(ctx context.Context, id string, create bool, fn func(a *actor)) (bool, error) {
-	a, err := c.lookup(id, create)
-	if err != nil || a == nil {
+	var newActor func(*coordinator.Actor[*actor]) *actor
+	if create {
+		newActor = func(ra *coordinator.Actor[*actor]) *actor { return c.newActor(newMeta(id, -1, 0, c.now()))(ra) }
+	}
+	ra, err := c.rt.Acquire(id, newActor)
+	if errors.Is(err, coordinator.ErrUnknownKey) {
+		return false, nil
+	}
+	if err != nil {
 		return false, err
 	}
-	return true, c.sendCounted(ctx, a, fn)
+	_, err = ra.SendCounted(ctx, publishing(fn))
+	return true, err
 }
 
 // send runs fn on a's goroutine and waits for it.
-func (c *Coordinator) send(ctx context.Context, a *actor, fn func(a *actor)) error {
-	c.mu.Lock()
-	a.inflight++
-	c.mu.Unlock()
-	return c.sendCounted(ctx, a, fn)
+func (a *actor) send(ctx context.Context, fn func(a *actor)) error {
+	_, err := a.ra.Send(ctx, publishing(fn))
+	return err
 }
 
-// sendCounted is send for an event already counted in a.inflight.
-func (c *Coordinator) sendCounted(ctx context.Context, a *actor, fn func(a *actor)) error {
-	// started arbitrates between the actor running fn and the caller giving
-	// up: whoever swaps it first wins, so fn never writes into an answer the
-	// caller has already returned.
-	var started atomic.Int32
-	ran := make(chan struct{})
-	ev := func(a *actor) {
-		if started.CompareAndSwap(0, 1) {
-			fn(a)
-			a.publish()
-		}
-		close(ran)
+// publishing is fn followed by the publication of its effect, which every
+// event makes before it is answered.
+func publishing(fn func(a *actor)) func(a *actor) {
+	return func(a *actor) {
+		fn(a)
+		a.publish()
 	}
-	select {
-	case a.events <- ev:
-	case <-a.done:
-		c.uncount(a)
-		return ErrNotCoordinator
-	case <-ctx.Done():
-		c.uncount(a)
-		return ErrTimedOut
-	}
-	select {
-	case <-ran:
-		return nil
-	case <-a.done:
-		if started.CompareAndSwap(0, 2) {
-			return ErrNotCoordinator
-		}
-		<-ran
-		return nil
-	case <-ctx.Done():
-		if started.CompareAndSwap(0, 2) {
-			return ErrTimedOut
-		}
-		// fn is running; it is bounded (appends time out), so wait for it.
-		<-ran
-		return nil
-	}
-}
-
-func (c *Coordinator) uncount(a *actor) {
-	c.mu.Lock()
-	a.inflight--
-	c.mu.Unlock()
 }
 
 // actors returns every actor, by transactional id.
 func (c *Coordinator) actors() []*actor {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]*actor, 0, len(c.mu.txns))
-	for _, a := range c.mu.txns {
-		out = append(out, a)
+	ras := c.rt.Actors()
+	out := make([]*actor, len(ras))
+	for i, ra := range ras {
+		out[i] = ra.State()
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
 }
 
-// actor is the goroutine that owns one transactional id.
+// actor is the state of one transactional id, owned by its runtime actor.
 type actor struct {
 	c     *Coordinator
+	ra    *coordinator.Actor[*actor]
 	id    string
 	part  int32
-	epoch int32 // coordinator epoch
-	m     *meta // owned by the actor goroutine
+	epoch int32           // coordinator epoch
+	ctx   context.Context // the runtime actor's: canceled when it stops
+	m     *meta           // owned by the actor goroutine
 
-	events  chan func(*actor)
-	ctx     context.Context // canceled to stop the actor and its marker writer
-	cancel  context.CancelFunc
-	done    chan struct{} // closed when the goroutine and its marker writer have exited
-	writers sync.WaitGroup
+	writers sync.WaitGroup // the marker writer, which the actor waits for when it stops
 
-	inflight    int         // events sent or being sent and not yet run; guarded by c.mu
-	snap        TxnSnapshot // the state after the last event; guarded by c.mu
-	lastMarkers *markerRun  // the markers of the last or current end; guarded by c.mu
+	snap        TxnSnapshot // the state after the last event; guarded by the runtime's lock
+	lastMarkers *markerRun  // the markers of the last or current end; guarded by the runtime's lock
+	removed     bool        // the runtime forgot the actor; guarded by the runtime's lock
 }
 
-func (a *actor) loop() {
-	defer a.c.wg.Done()
-	defer close(a.done)
-	defer a.writers.Wait()
-	for {
-		select {
-		case <-a.ctx.Done():
-			return
-		case ev := <-a.events:
-			ev(a) // publishes its effect before it answers
-			a.c.uncount(a)
-		}
-		if a.reapable() && a.tryReap() {
-			return
-		}
-	}
-}
+// Deadline is none: the coordinator's ticker checks timeouts (Tick).
+func (a *actor) Deadline() (time.Time, bool) { return time.Time{}, false }
 
-// reapable reports an id with nothing worth keeping: expired, or created by
-// an InitProducerID whose first record was never written.
-func (a *actor) reapable() bool {
+// Tick does nothing: the coordinator's ticker sends a.tick.
+func (a *actor) Tick() {}
+
+// Stop waits for the marker writer, which the actor's context stops.
+func (a *actor) Stop() { a.writers.Wait() }
+
+// Reapable reports an id with nothing worth keeping: expired, or created
+// by an InitProducerID whose first record was never written.
+func (a *actor) Reapable() bool {
 	return a.m.state == StateDead || (!a.m.persisted && !a.m.markers)
-}
-
-// tryReap removes the actor from the coordinator when no event is queued
-// or about to be.
-func (a *actor) tryReap() bool {
-	a.c.mu.Lock()
-	defer a.c.mu.Unlock()
-	if a.inflight > 0 || a.c.mu.txns[a.id] != a {
-		return false
-	}
-	a.c.forgetLocked(a)
-	a.cancel()
-	return true
 }
 
 func (a *actor) now() time.Time { return a.c.now() }
@@ -553,21 +365,22 @@ func (a *actor) now() time.Time { return a.c.now() }
 // and DescribeTransactions. Every event calls it before it is answered.
 func (a *actor) publish() {
 	snap := a.snapshot()
-	a.c.mu.Lock()
+	a.c.rt.Lock()
 	old := a.snap.ProducerID
 	a.snap = snap
 	a.indexLocked(old)
-	a.c.mu.Unlock()
+	a.c.rt.Unlock()
 }
 
 // indexLocked moves a in the producer id index from old to the producer id
-// of its snapshot, while a is the id's actor. c.mu must be held.
+// of its snapshot, while a is the id's actor. The runtime's lock must be
+// held.
 func (a *actor) indexLocked(old int64) {
-	idx := a.c.mu.byProducer
+	idx := a.c.byProducer
 	if old != a.snap.ProducerID && idx[old] == a {
 		delete(idx, old)
 	}
-	if a.snap.ProducerID >= 0 && a.c.mu.txns[a.id] == a {
+	if a.snap.ProducerID >= 0 && !a.removed {
 		idx[a.snap.ProducerID] = a
 	}
 }
@@ -589,7 +402,7 @@ func (a *actor) append(r Record) error {
 	defer cancel()
 	if err := a.c.cfg.Store.Append(ctx, a.part, []Record{r}); err != nil {
 		a.c.log.Warn("append to __transaction_state failed", "partition", a.part, "transactional_id", a.id, "err", err)
-		if errors.Is(err, ErrNotLeader) || errors.Is(err, context.Canceled) {
+		if coordinator.LostLeadership(err) {
 			return fmt.Errorf("append for %q to __transaction_state-%d: %w: %w", a.id, a.part, ErrNotCoordinator, err)
 		}
 		return fmt.Errorf("append for %q to __transaction_state-%d: %w: %w", a.id, a.part, ErrCoordinatorNotAvailable, err)
@@ -645,9 +458,9 @@ func (a *actor) startMarkers() {
 	commit := m.state == StatePrepareCommit
 	pid, epoch, tps := m.producerID, m.epoch, m.sortedPartitions()
 	run := newMarkerRun(commit, tps)
-	a.c.mu.Lock()
+	a.c.rt.Lock()
 	a.lastMarkers = run
-	a.c.mu.Unlock()
+	a.c.rt.Unlock()
 	a.writers.Add(1)
 	go a.writeMarkers(run, pid, epoch, commit, m.txnVersion, tps)
 }
@@ -685,10 +498,7 @@ func (a *actor) writeMarkers(run *markerRun, pid int64, epoch int16, commit bool
 	backoff = a.c.backoff
 	for {
 		var done bool
-		ran := make(chan struct{})
-		ev := func(a *actor) {
-			defer close(ran)
-			defer a.publish()
+		err := a.send(a.ctx, func(a *actor) {
 			m := a.m
 			if m.producerID != pid || m.epoch != epoch || (m.state != StatePrepareCommit && m.state != StatePrepareAbort) {
 				done = true // nothing to complete any more
@@ -701,22 +511,8 @@ func (a *actor) writeMarkers(run *markerRun, pid int64, epoch int16, commit bool
 			}
 			a.m.markers = false
 			done = true
-		}
-		a.c.mu.Lock()
-		a.inflight++
-		a.c.mu.Unlock()
-		select {
-		case a.events <- ev:
-		case <-a.ctx.Done():
-			a.c.uncount(a)
-			return
-		}
-		select {
-		case <-ran:
-		case <-a.ctx.Done():
-			return
-		}
-		if done || !wait() {
+		})
+		if err != nil || done || !wait() {
 			return
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/coordinator/coordinatortest"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
@@ -30,7 +31,7 @@ func TestEpochExhaustionRotatesProducerID(t *testing.T) {
 	m := newMeta("t1", 500, 60000, e.clock.Now())
 	m.epoch = math.MaxInt16 - 1
 	m.state = StateCompleteCommit
-	e.store.parts[0] = append(e.store.parts[0], metaRecord(m))
+	e.store.Write(0, metaRecord(m))
 	e.restart()
 	ctx := testkit.Context(t)
 
@@ -43,7 +44,7 @@ func TestEpochExhaustionRotatesProducerID(t *testing.T) {
 	if resp.ErrorCode != 0 || resp.ProducerID != 1000 || resp.ProducerEpoch != 0 {
 		t.Fatalf("retry = %s pid=%d epoch=%d", errName(resp.ErrorCode), resp.ProducerID, resp.ProducerEpoch)
 	}
-	recs := e.store.records(0)
+	recs := e.store.Records(0)
 	if got := recordString(recs[len(recs)-1]); got != "record t1: pid=1000 epoch=0 Empty timeout=60000 prev-pid=500" {
 		t.Fatalf("last record = %s", got)
 	}
@@ -61,7 +62,7 @@ func TestNotCoordinatorAndLoading(t *testing.T) {
 	}
 
 	// A replay that blocks: requests answer COORDINATOR_LOAD_IN_PROGRESS.
-	blocked := &blockingStore{memStore: e.store, started: make(chan struct{}), release: make(chan struct{})}
+	blocked := &blockingStore{MemStore: e.store, started: make(chan struct{}), release: make(chan struct{})}
 	cfg := e.cfg
 	cfg.Store = blocked
 	c := New(cfg)
@@ -89,14 +90,14 @@ func TestNotCoordinatorAndLoading(t *testing.T) {
 }
 
 type blockingStore struct {
-	*memStore
+	*coordinatortest.MemStore
 	started, release chan struct{}
 }
 
 func (s *blockingStore) Replay(ctx context.Context, p int32, fn func(Record) error) error {
 	close(s.started)
 	<-s.release
-	return s.memStore.Replay(ctx, p, fn)
+	return s.MemStore.Replay(ctx, p, fn)
 }
 
 // TestConcurrentProducers runs many producers on a few partitions at once,

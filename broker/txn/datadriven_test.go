@@ -201,9 +201,9 @@ func (h *harness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder
 			h.e.markers.mu.Unlock()
 		}
 	case "store-fail":
-		h.e.store.setFail(errInjected)
+		h.e.store.SetFail(errInjected)
 	case "store-ok":
-		h.e.store.setFail(nil)
+		h.e.store.SetFail(nil)
 	case "wait":
 		want, _ := arg(d, "state")
 		testkit.WaitFor(t, id+" "+want, func() (bool, string) {
@@ -224,7 +224,7 @@ func (h *harness) cmd(t *testing.T, d *datadriven.TestData, out *strings.Builder
 		for _, m := range h.e.markers.takeCalls() {
 			fmt.Fprintln(out, m)
 		}
-		records := h.e.store.records(0)
+		records := h.e.store.Records(0)
 		for _, r := range records[h.printed:] {
 			fmt.Fprintln(out, recordString(r))
 		}

@@ -5,8 +5,9 @@
 //
 // # Actors
 //
-// Each transactional id is one single-threaded actor: a goroutine that owns
-// the id's state and drains a bounded channel of events (requests, the
+// Each transactional id is one single-threaded actor of the coordinator
+// runtime (broker/coordinator): a goroutine that owns the id's state and
+// drains a bounded channel of events (requests, the
 // periodic timeout check, the completion of its markers). A transaction's
 // markers are written by a second goroutine owned by the actor, so requests
 // for the id keep being answered (CONCURRENT_TRANSACTIONS) while markers are

@@ -1,13 +1,18 @@
 package txn
 
-import "errors"
+import (
+	"errors"
 
-// ErrClosed is returned when the coordinator has been closed.
-var ErrClosed = errors.New("txn: coordinator closed")
+	"github.com/klogdev/klog/broker/coordinator"
+)
+
+// ErrClosed is returned by LoadPartition when the coordinator has been
+// closed.
+var ErrClosed = coordinator.ErrClosed
 
 // ErrNotLoaded is returned by LoadPartition when the partition was unloaded
 // while it was being replayed.
-var ErrNotLoaded = errors.New("txn: partition unloaded during load")
+var ErrNotLoaded = coordinator.ErrNotLoaded
 
 // ErrBadRecord is returned when a __transaction_state record cannot be
 // decoded.
@@ -17,19 +22,19 @@ var ErrBadRecord = errors.New("txn: undecodable __transaction_state record")
 // __transaction_state partition it was asked to append to; requests then
 // answer NOT_COORDINATOR. Other append errors answer
 // COORDINATOR_NOT_AVAILABLE (retriable).
-var ErrNotLeader = errors.New("txn: not the leader of the __transaction_state partition")
+var ErrNotLeader = coordinator.ErrNotLeader
 
 // ErrNotCoordinator means this node does not serve the transactional id's
 // __transaction_state partition (NOT_COORDINATOR).
-var ErrNotCoordinator = errors.New("txn: not the coordinator of the transactional id")
+var ErrNotCoordinator = coordinator.ErrNotCoordinator
 
 // ErrLoadInProgress means the transactional id's partition is still being
 // replayed (COORDINATOR_LOAD_IN_PROGRESS).
-var ErrLoadInProgress = errors.New("txn: coordinator load in progress")
+var ErrLoadInProgress = coordinator.ErrLoadInProgress
 
 // ErrCoordinatorNotAvailable means the coordinator is closed or could not
 // persist a change (COORDINATOR_NOT_AVAILABLE).
-var ErrCoordinatorNotAvailable = errors.New("txn: coordinator not available")
+var ErrCoordinatorNotAvailable = coordinator.ErrNotAvailable
 
 // ErrInvalidTxnState means the transaction is not in a state that allows the
 // operation, e.g. a produce to a partition that is not part of the ongoing
@@ -55,7 +60,7 @@ var ErrConcurrentTransactions = errors.New("txn: concurrent transactions")
 
 // ErrTimedOut means the request gave up waiting for the transactional id's
 // actor (REQUEST_TIMED_OUT).
-var ErrTimedOut = errors.New("txn: request timed out")
+var ErrTimedOut = coordinator.ErrTimedOut
 
 // ErrClusterAuthorizationFailed means a client sent a transaction marker
 // only a coordinator may send: one at a coordinator epoch above that of

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klogdev/klog/broker/coordinator/coordinatortest"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
@@ -17,52 +18,6 @@ import (
 // newFakeClock is the clock coordinator tests start from.
 func newFakeClock() *testkit.Clock {
 	return testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-}
-
-// memStore is an in-memory Store.
-type memStore struct {
-	mu    sync.Mutex
-	parts map[int32][]Record
-	fail  error // returned by Append when set
-}
-
-func newMemStore() *memStore { return &memStore{parts: make(map[int32][]Record)} }
-
-func (s *memStore) Append(ctx context.Context, p int32, records []Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.parts[p] = append(s.parts[p], records...)
-	return nil
-}
-
-func (s *memStore) Replay(ctx context.Context, p int32, fn func(Record) error) error {
-	s.mu.Lock()
-	records := append([]Record(nil), s.parts[p]...)
-	s.mu.Unlock()
-	for _, r := range records {
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *memStore) records(p int32) []Record {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Record(nil), s.parts[p]...)
-}
-
-func (s *memStore) setFail(err error) {
-	s.mu.Lock()
-	s.fail = err
-	s.mu.Unlock()
 }
 
 var errInjected = errors.New("injected failure")
@@ -164,7 +119,7 @@ type testEnv struct {
 	t       *testing.T
 	c       *Coordinator
 	cfg     Config
-	store   *memStore
+	store   *coordinatortest.MemStore
 	markers *fakeMarkers
 	clock   *testkit.Clock
 	nextPID int64
@@ -174,7 +129,7 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, mod func(*Config)) *testEnv {
 	t.Helper()
-	e := &testEnv{t: t, store: newMemStore(), markers: &fakeMarkers{}, clock: newFakeClock(), nextPID: 1000}
+	e := &testEnv{t: t, store: coordinatortest.NewMemStore(), markers: &fakeMarkers{}, clock: newFakeClock(), nextPID: 1000}
 	e.cfg = Config{
 		Logger:     testkit.Logger(t, slog.LevelDebug),
 		Store:      e.store,

@@ -59,8 +59,8 @@ func (c *Coordinator) recordMarkers(run *markerRun, tps []TopicPartition, failed
 	for _, tp := range tps {
 		tried[tp] = true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.rt.Lock()
+	defer c.rt.Unlock()
 	parts := make([]MarkerOutcome, len(run.parts))
 	copy(parts, run.parts)
 	for i := range parts {
@@ -83,7 +83,7 @@ func (c *Coordinator) recordMarkers(run *markerRun, tps []TopicPartition, failed
 }
 
 // markersLocked is the outcome of a's last or current end; nil before its
-// first. c.mu must be held.
+// first. the runtime's lock must be held.
 func (a *actor) markersLocked() []MarkerOutcome {
 	if a.lastMarkers == nil {
 		return nil

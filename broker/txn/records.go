@@ -6,10 +6,13 @@ import (
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/coordinator"
 )
 
 // Record is one __transaction_state record; a nil Value is a tombstone.
-type Record struct{ Key, Value []byte }
+// Only Key and Value are written; Replay's markers are skipped.
+type Record = coordinator.Record
 
 // Versions klog writes; replay reads every version kmsg knows.
 const (

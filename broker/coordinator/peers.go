@@ -1,4 +1,4 @@
-package broker
+package coordinator
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-// peers is the node's client of the other nodes' Kafka listeners, for the
+// Peers is the node's client of the other nodes' Kafka listeners, for the
 // inter-broker requests of the coordinators: WriteTxnMarkers from the
 // transaction coordinator to partition leaders (Kafka's
 // TransactionMarkerChannelManager) and AddPartitionsToTxn from partition
@@ -29,12 +29,11 @@ import (
 // is the caller's choice (the transaction coordinator retries markers with
 // backoff, as Kafka's does). A single node never uses it: every partition
 // and coordinator is local.
-type peers struct {
+type Peers struct {
 	// resolve gives the Kafka address of a live node, false for none.
 	resolve func(id int32) (string, bool)
 	dial    wire.DialConfig
-	// sent counts the requests sent, for tests that check a single node
-	// sends none.
+	// sent counts the requests sent (Sent).
 	sent atomic.Int64
 
 	mu struct {
@@ -50,9 +49,13 @@ const (
 	peerMaxResponseBytes = 8 << 20
 )
 
-// errPeerUnavailable is a request that could not reach its destination:
+// ErrPeerUnavailable is a request that could not reach its destination:
 // no such live node in the metadata image, a failed dial or exchange.
-var errPeerUnavailable = errors.New("broker: peer node unavailable")
+var ErrPeerUnavailable = errors.New("coordinator: peer node unavailable")
+
+// Sent counts the requests sent, for tests that check a single node
+// sends none.
+func (p *Peers) Sent() int64 { return p.sent.Load() }
 
 // peerConn is the connection to one destination node. sem holds its one
 // slot: whoever holds it owns conn.
@@ -63,17 +66,18 @@ type peerConn struct {
 	addr string
 }
 
-// newPeers returns the client of node self, which finds the other nodes
-// through resolve; cut, if set, is the node's fault switch (Node.Isolate).
-func newPeers(self int32, resolve func(id int32) (string, bool), cut *wire.Switch) *peers {
-	p := &peers{resolve: resolve, dial: wire.DialConfig{ClientID: wire.PeerClientID(self), Timeout: peerDialTimeout,
+// NewPeers returns the client of node self, which finds the other nodes
+// through resolve; cut, if set, is the node's fault switch (the node's
+// Isolate).
+func NewPeers(self int32, resolve func(id int32) (string, bool), cut *wire.Switch) *Peers {
+	p := &Peers{resolve: resolve, dial: wire.DialConfig{ClientID: wire.PeerClientID(self), Timeout: peerDialTimeout,
 		MaxFrame: peerMaxResponseBytes, Switch: cut}}
 	p.mu.conns = make(map[int32]*peerConn)
 	return p
 }
 
-// close closes every connection; requests after it fail.
-func (p *peers) close() {
+// Close closes every connection; requests after it fail.
+func (p *Peers) Close() {
 	p.mu.Lock()
 	p.mu.closed = true
 	conns := p.mu.conns
@@ -87,17 +91,17 @@ func (p *peers) close() {
 	}
 }
 
-// request sends req to node id and returns its response. req must have its
+// Request sends req to node id and returns its response. req must have its
 // version set.
-func (p *peers) request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+func (p *Peers) Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
 	addr, ok := p.resolve(id)
 	if !ok {
-		return nil, fmt.Errorf("node %d is not a live broker: %w", id, errPeerUnavailable)
+		return nil, fmt.Errorf("node %d is not a live broker: %w", id, ErrPeerUnavailable)
 	}
 	p.mu.Lock()
 	if p.mu.closed {
 		p.mu.Unlock()
-		return nil, fmt.Errorf("node closing: %w", errPeerUnavailable)
+		return nil, fmt.Errorf("node closing: %w", ErrPeerUnavailable)
 	}
 	c := p.mu.conns[id]
 	if c == nil {
@@ -119,7 +123,7 @@ func (p *peers) request(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 			c.conn.Close()
 			c.conn = nil
 		}
-		return nil, fmt.Errorf("%s to node %d at %s: %w: %w", kmsg.NameForKey(req.Key()), id, addr, errPeerUnavailable, err)
+		return nil, fmt.Errorf("%s to node %d at %s: %w: %w", kmsg.NameForKey(req.Key()), id, addr, ErrPeerUnavailable, err)
 	}
 	return resp, nil
 }

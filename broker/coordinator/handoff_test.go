@@ -1,4 +1,4 @@
-package broker
+package coordinator_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/klogdev/klog/broker/coordinator"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/internal/testkit"
 )
@@ -21,7 +22,6 @@ import (
 // this node missed), is loaded afresh; a new partition epoch alone (an
 // ISR change) changes nothing.
 func TestReconcileReloadsRecreatedInternalTopic(t *testing.T) {
-	n := &Node{logger: testkit.Logger(t, slog.LevelDebug), ctx: context.Background()}
 	var mu sync.Mutex
 	var events []string
 	record := func(e string) {
@@ -29,19 +29,19 @@ func TestReconcileReloadsRecreatedInternalTopic(t *testing.T) {
 		defer mu.Unlock()
 		events = append(events, e)
 	}
-	it := &internalTopic{
-		name:        "__transaction_state",
-		coordinator: "test",
-		load: func(_ context.Context, p, _ int32) error {
+	h := &coordinator.Handoff{
+		Topic:       "__transaction_state",
+		Coordinator: "test",
+		Load: func(_ context.Context, p, _ int32) error {
 			record(fmt.Sprintf("load %d", p))
 			return nil
 		},
-		unload: func(p int32) { record(fmt.Sprintf("unload %d", p)) },
-		loaded: make(map[int32]int32),
+		Unload: func(p int32) { record(fmt.Sprintf("unload %d", p)) },
+		Logger: testkit.Logger(t, slog.LevelDebug),
 	}
 	image := func(id byte, partitions int, epochs ...int32) *metadata.Image {
 		img := metadata.Empty()
-		t := &metadata.Topic{Name: it.name, ID: [16]byte{id}, Internal: true}
+		t := &metadata.Topic{Name: h.Topic, ID: [16]byte{id}, Internal: true}
 		for i := range partitions {
 			p := metadata.Partition{Index: int32(i), Leader: 0, Replicas: []int32{0}, ISR: []int32{0}}
 			if i < len(epochs) {
@@ -49,14 +49,15 @@ func TestReconcileReloadsRecreatedInternalTopic(t *testing.T) {
 			}
 			t.Partitions = append(t.Partitions, p)
 		}
-		img.Topics[it.name] = t
+		img.Topics[h.Topic] = t
 		return img
 	}
+	var wg sync.WaitGroup
 	step := func(img *metadata.Image, want ...string) {
 		t.Helper()
 		events = nil
-		n.reconcileInternalTopic(img, it)
-		n.wg.Wait()
+		h.Reconcile(context.Background(), img, 0, &wg)
+		wg.Wait()
 		slices.Sort(events)
 		if !slices.Equal(events, want) {
 			t.Errorf("events %q, want %q", events, want)
@@ -67,7 +68,7 @@ func TestReconcileReloadsRecreatedInternalTopic(t *testing.T) {
 	step(image(2, 3), "load 0", "load 1", "load 2", "unload 0")
 	step(image(2, 3, 0, 2), "load 1", "unload 1")
 	partitionEpoch := image(2, 3, 0, 2)
-	partitionEpoch.Topics[it.name].Partitions[1].PartitionEpoch = 5
+	partitionEpoch.Topics[h.Topic].Partitions[1].PartitionEpoch = 5
 	step(partitionEpoch)
 	step(metadata.Empty(), "unload 0", "unload 1", "unload 2")
 }

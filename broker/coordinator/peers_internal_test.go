@@ -1,4 +1,4 @@
-package broker
+package coordinator
 
 import (
 	"context"
@@ -46,12 +46,12 @@ func TestPeersRequest(t *testing.T) {
 		b = append(b, 1, 5, 2, 0xaa, 0xbb) // one header tag: 5, two bytes
 		return resp.AppendTo(b)
 	})
-	p := newPeers(0, func(id int32) (string, bool) { return f.Addr, id == 1 }, nil)
-	defer p.close()
+	p := NewPeers(0, func(id int32) (string, bool) { return f.Addr, id == 1 }, nil)
+	defer p.Close()
 	ctx := testkit.Context(t)
 
 	for range 2 {
-		resp, err := p.request(ctx, 1, addPartitionsRequest())
+		resp, err := p.Request(ctx, 1, addPartitionsRequest())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,27 +64,27 @@ func TestPeersRequest(t *testing.T) {
 	}
 
 	wrongCorrelation.Store(true)
-	if _, err := p.request(ctx, 1, addPartitionsRequest()); !errors.Is(err, errPeerUnavailable) {
-		t.Fatalf("a wrong correlation id: %v, want errPeerUnavailable", err)
+	if _, err := p.Request(ctx, 1, addPartitionsRequest()); !errors.Is(err, ErrPeerUnavailable) {
+		t.Fatalf("a wrong correlation id: %v, want ErrPeerUnavailable", err)
 	}
 	wrongCorrelation.Store(false)
-	if _, err := p.request(ctx, 1, addPartitionsRequest()); err != nil {
+	if _, err := p.Request(ctx, 1, addPartitionsRequest()); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.Accepts.Load(); got != 2 {
 		t.Fatalf("%d connections after a failed exchange, want 2 (a new dial)", got)
 	}
 
-	if _, err := p.request(ctx, 2, addPartitionsRequest()); !errors.Is(err, errPeerUnavailable) {
-		t.Fatalf("an unknown node: %v, want errPeerUnavailable", err)
+	if _, err := p.Request(ctx, 2, addPartitionsRequest()); !errors.Is(err, ErrPeerUnavailable) {
+		t.Fatalf("an unknown node: %v, want ErrPeerUnavailable", err)
 	}
 
 	stall.Store(true)
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := p.request(cctx, 1, addPartitionsRequest()); !errors.Is(err, errPeerUnavailable) {
-		t.Fatalf("a stalled node: %v, want errPeerUnavailable", err)
+	if _, err := p.Request(cctx, 1, addPartitionsRequest()); !errors.Is(err, ErrPeerUnavailable) {
+		t.Fatalf("a stalled node: %v, want ErrPeerUnavailable", err)
 	}
 	if d := time.Since(start); d > testkit.HangBound {
 		t.Fatalf("a stalled request took %v after its context ended", d)
@@ -100,27 +100,27 @@ func TestPeersIsolated(t *testing.T) {
 		return resp.AppendTo(append(binary.BigEndian.AppendUint32(nil, uint32(h.CorrelationID)), 0))
 	})
 	cut := &wire.Switch{}
-	p := newPeers(0, func(int32) (string, bool) { return f.Addr, true }, cut)
-	defer p.close()
+	p := NewPeers(0, func(int32) (string, bool) { return f.Addr, true }, cut)
+	defer p.Close()
 	ctx := testkit.Context(t)
-	if _, err := p.request(ctx, 1, addPartitionsRequest()); err != nil {
+	if _, err := p.Request(ctx, 1, addPartitionsRequest()); err != nil {
 		t.Fatal(err)
 	}
 	if n := cut.Isolate(); n != 1 {
 		t.Fatalf("Isolate cut %d connections, want the peers' one", n)
 	}
 	// The first request finds its connection closed, the next cannot dial.
-	if _, err := p.request(ctx, 1, addPartitionsRequest()); !errors.Is(err, errPeerUnavailable) {
-		t.Fatalf("a request on the cut connection: %v, want errPeerUnavailable", err)
+	if _, err := p.Request(ctx, 1, addPartitionsRequest()); !errors.Is(err, ErrPeerUnavailable) {
+		t.Fatalf("a request on the cut connection: %v, want ErrPeerUnavailable", err)
 	}
-	if _, err := p.request(ctx, 1, addPartitionsRequest()); !errors.Is(err, errPeerUnavailable) || !errors.Is(err, wire.ErrIsolated) {
-		t.Fatalf("a request while isolated: %v, want errPeerUnavailable and wire.ErrIsolated", err)
+	if _, err := p.Request(ctx, 1, addPartitionsRequest()); !errors.Is(err, ErrPeerUnavailable) || !errors.Is(err, wire.ErrIsolated) {
+		t.Fatalf("a request while isolated: %v, want ErrPeerUnavailable and wire.ErrIsolated", err)
 	}
 	if got := f.Accepts.Load(); got != 1 {
 		t.Fatalf("%d connections accepted while isolated, want the first only", got)
 	}
 	cut.Heal()
-	if _, err := p.request(ctx, 1, addPartitionsRequest()); err != nil {
+	if _, err := p.Request(ctx, 1, addPartitionsRequest()); err != nil {
 		t.Fatalf("a request once healed: %v", err)
 	}
 }
