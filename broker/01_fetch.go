@@ -89,7 +89,7 @@ const (
 	isolationReadCommitted   int8 = 1
 )
 
-func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleFetch(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (reply wire.Reply, _ error) {
 	req := kreq.(*kmsg.FetchRequest)
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 
@@ -97,46 +97,69 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	fc := n.newFetchContext(req)
 	if fc.errCode != 0 {
 		n.respond(fc, resp, follower)
-		return resp, nil
+		return wire.Reply{Response: resp}, nil
 	}
 	// What is read: for an incremental fetch, every partition of its
 	// session. respond then keeps what the client is told.
-	req = fc.req
-	iso := partition.ReadUncommitted
+	f := &fetch{req: fc.req, resp: resp, iso: partition.ReadUncommitted}
 	switch {
 	case follower:
 		// A follower reads up to the log end (checked per partition
 		// to be a follower's fetch before anything is read).
-		iso = partition.ReadReplica
-	case req.IsolationLevel == isolationReadCommitted:
-		iso = partition.ReadCommitted
+		f.iso = partition.ReadReplica
+	case f.req.IsolationLevel == isolationReadCommitted:
+		f.iso = partition.ReadCommitted
 	}
-	maxBytes := int(req.MaxBytes)
-	if limit := int(n.settings().FetchMaxBytes); maxBytes <= 0 || maxBytes > limit {
-		maxBytes = limit
+	f.maxBytes = int(f.req.MaxBytes)
+	if limit := int(n.settings().FetchMaxBytes); f.maxBytes <= 0 || f.maxBytes > limit {
+		f.maxBytes = limit
 	}
-	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
-	if wait > maxFetchWait {
-		wait = maxFetchWait
+	f.buf = wire.GetBuffer()
+	f.budget = &fetchBudget{pool: n.responseBytes}
+	release := func() { wire.PutBuffer(f.buf); f.budget.keep(nil) }
+	defer func() {
+		if reply.Release == nil {
+			release() // a panic: there is no answer to hand the buffer to
+		}
+	}()
+	n.longPoll(ctx, rc, f)
+	n.respond(fc, resp, follower)
+	if f.iso != partition.ReadReplica {
+		n.countBytesOut(f.req, resp)
 	}
+	return wire.Reply{Response: resp, Release: release, SizeHint: fetchResponseSize(resp), Reserved: f.budget.handOver(len(*f.buf))}, nil
+}
+
+// fetch is one fetch being served: what it reads and where it reads it
+// to.
+type fetch struct {
+	req      *kmsg.FetchRequest
+	resp     *kmsg.FetchResponse
+	iso      partition.Isolation
+	maxBytes int
+	// buf holds the record data read; budget is the room it takes in the
+	// node's response budget.
+	buf    *[]byte
+	budget *fetchBudget
+}
+
+// fill (re)builds f's response from the partitions' current state
+// (fillFetch).
+func (n *Node) fill(f *fetch) (total int, stop, starved bool) {
+	*f.buf = (*f.buf)[:0]
+	f.budget.keep(*f.buf)
+	return n.fillFetch(f.req, f.resp, f.iso, f.maxBytes, f.buf, f.budget)
+}
+
+// longPoll fills f's response, waiting up to the request's MaxWaitMillis
+// (at most maxFetchWait) for MinBytes of data: any append to a fetched
+// partition, or room freed in the response budget for data it had no room
+// for, wakes it. The wait ends early when the client goes away.
+func (n *Node) longPoll(ctx context.Context, rc *wire.RequestContext, f *fetch) {
+	req, iso := f.req, f.iso
+	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, maxFetchWait)
 	var timer *time.Timer
 	var wake chan struct{}
-	buf := getBuf()
-	fb := &fetchBudget{pool: n.responseBytes}
-	cc.release = func() { putBuf(buf); fb.keep(nil) }
-	defer func() {
-		n.respond(fc, resp, follower)
-		if iso != partition.ReadReplica {
-			n.countBytesOut(req, resp)
-		}
-		cc.sizeHint = fetchResponseSize(resp)
-		cc.reserved = fb.handOver(len(*buf))
-	}()
-	fill := func() (total int, stop, starved bool) {
-		*buf = (*buf)[:0]
-		fb.keep(*buf)
-		return n.fillFetch(req, resp, iso, maxBytes, buf, fb)
-	}
 	// seen holds, once the fetch has parked, each fetched partition's
 	// readable bound as it was before the last read: the fetch waits for
 	// a bound to move past it. Waiting past the fetch offset instead would
@@ -149,9 +172,9 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 		if timer != nil {
 			seen = n.fetchBounds(req, iso, seen[:0])
 		}
-		total, stop, starved := fill()
+		total, stop, starved := n.fill(f)
 		if stop || total >= int(req.MinBytes) || wait <= 0 {
-			return resp, nil
+			return
 		}
 		if timer == nil {
 			// Park: the wait ends early when the client goes away.
@@ -159,50 +182,75 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 			defer timer.Stop()
 			wake = make(chan struct{}, 1)
 			var stopWatch func()
-			ctx, stopWatch = cc.untilHangup(ctx)
+			ctx, stopWatch = rc.UntilHangup(ctx)
 			defer stopWatch()
 			n.parkedFetches.Add(1)
 			defer n.parkedFetches.Add(-1)
 		}
-		if starved {
+		var again bool
+		switch {
+		case starved:
 			// Data waits that the response budget has no room for:
 			// read again when responses elsewhere are written.
-			select {
-			case <-freed:
-				continue
-			case <-timer.C:
-				fill()
-				return resp, nil
-			case <-ctx.Done():
-				return resp, nil
-			}
-		}
-		if !n.waitFetch(req, iso, wake, seen) {
+			again = n.awaitRoom(ctx, f, freed, timer)
+		case !n.waitFetch(req, iso, wake, seen):
 			// Data arrived while we looked (on the first pass, data
 			// below MinBytes may have been there all along: seen is
 			// empty and the fetch offsets stand in for it). The timer
 			// and the client still end the wait.
-			select {
-			case <-timer.C:
-				fill()
-				return resp, nil
-			case <-ctx.Done():
-				return resp, nil
-			default:
-				continue
-			}
+			again = n.recheck(ctx, f, timer)
+		default:
+			again = n.awaitData(ctx, f, wake, timer)
 		}
-		select {
-		case <-wake:
-			n.unwaitFetch(req, wake)
-		case <-timer.C:
-			n.unwaitFetch(req, wake)
-			fill()
-			return resp, nil
-		case <-ctx.Done():
-			n.unwaitFetch(req, wake)
-			return resp, nil
+		if !again {
+			return
 		}
+	}
+}
+
+// awaitRoom waits for room freed in the response budget; false ends the
+// fetch, filled one last time when its wait is over.
+func (n *Node) awaitRoom(ctx context.Context, f *fetch, freed <-chan struct{}, timer *time.Timer) bool {
+	select {
+	case <-freed:
+		return true
+	case <-timer.C:
+		n.fill(f)
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// recheck reads again at once, unless the fetch's wait is over (filled
+// one last time) or its client went away; false ends the fetch.
+func (n *Node) recheck(ctx context.Context, f *fetch, timer *time.Timer) bool {
+	select {
+	case <-timer.C:
+		n.fill(f)
+		return false
+	case <-ctx.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// awaitData waits for an append to a fetched partition (wake, registered
+// by waitFetch); false ends the fetch, filled one last time when its wait
+// is over.
+func (n *Node) awaitData(ctx context.Context, f *fetch, wake chan struct{}, timer *time.Timer) bool {
+	select {
+	case <-wake:
+		n.unwaitFetch(f.req, wake)
+		return true
+	case <-timer.C:
+		n.unwaitFetch(f.req, wake)
+		n.fill(f)
+		return false
+	case <-ctx.Done():
+		n.unwaitFetch(f.req, wake)
+		return false
 	}
 }
 

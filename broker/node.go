@@ -117,20 +117,16 @@ type Node struct {
 	ln       net.Listener
 	self     metadata.Broker
 
-	maxRequestBytes int32
+	// srv serves the Kafka listener's connections with the handlers of
+	// apiTable (dispatcher).
+	srv *wire.Server
 	// requestPool holds the bytes of requests being read or handled
 	// (queued.max.request.bytes), all connections together.
 	requestPool *wire.Pool
 	// responseBytes counts the bytes of responses waiting to be written
 	// (klog.queued.max.response.bytes), all connections together.
 	responseBytes *wire.Pool
-	// pausedConns counts the connections not read because their
-	// responses are not being taken; parkedFetches the fetches waiting
-	// for data.
-	pausedConns atomic.Int64
-	// draining is set once Close has begun: client connections read no
-	// further request (drainClients).
-	draining      atomic.Bool
+	// parkedFetches counts the fetches waiting for data.
 	parkedFetches atomic.Int64
 	// fetchSessions holds the incremental fetch sessions (fetch_session.go).
 	fetchSessions *fetchSessions
@@ -146,13 +142,6 @@ type Node struct {
 	mu struct {
 		sync.RWMutex
 		parts map[partitionKey]*partition.Partition
-		// conns are the open connections; true for another node's.
-		conns map[net.Conn]bool
-		// connGone is closed, and replaced, when a connection ends
-		// while the node drains them (drainClients).
-		connGone chan struct{}
-		// connsPerIP counts conns by remote IP (max.connections.per.ip).
-		connsPerIP map[string]int
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
 	// deleted are the topics deleted since the last Metadata that could
@@ -220,13 +209,18 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.static = brokerCfg
 	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
-	n.mu.conns = make(map[net.Conn]bool)
-	n.mu.connGone = make(chan struct{})
-	n.mu.connsPerIP = make(map[string]int)
-	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
 	n.responseBytes = wire.NewPool(brokerCfg.Settings().QueuedMaxResponseBytes)
 	n.fetchSessions = newFetchSessions()
+	n.srv = wire.NewServer(wire.ServerConfig{
+		Listener:        listenerName,
+		Logger:          logger,
+		MaxRequestBytes: brokerCfg.Settings().SocketRequestMaxBytes,
+		Requests:        n.requestPool,
+		Responses:       n.responseBytes,
+		Limits:          n.connLimits,
+		Switch:          n.cut,
+	}, dispatcher{n})
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -344,7 +338,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 
 	n.wg.Add(6)
 	go n.maintainISR()
-	go n.acceptLoop()
+	go func() {
+		defer n.wg.Done()
+		n.srv.Serve(n.ctx, ln)
+	}()
 	go n.watchMetadata()
 	go n.maintainLogs()
 	go n.runCleaner()
@@ -406,7 +403,7 @@ func (n *Node) QueuedResponseBytes() int64 { return n.responseBytes.Reserved() }
 
 // PausedConnections returns how many connections are not being read
 // because their responses are not being taken.
-func (n *Node) PausedConnections() int64 { return n.pausedConns.Load() }
+func (n *Node) PausedConnections() int64 { return n.srv.PausedConnections() }
 
 // ParkedFetches returns how many fetches are waiting for data (a long
 // poll: less than MinBytes available, MaxWait not over).
@@ -447,7 +444,7 @@ func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Close stops the node: it stops accepting, lets each client connection
 // finish the request it is handling and write every answer it owes
-// (drainClients, for at most drainTimeout), closes the connections, waits
+// (wire.Server.Drain, for at most drainTimeout), closes the connections, waits
 // for every goroutine it started, then flushes and closes the logs and the
 // controller. It is safe to call more than once.
 func (n *Node) Close() error { return n.close(nil) }
@@ -464,14 +461,10 @@ func (n *Node) close(halted func()) error {
 	n.closeOnce.Do(func() {
 		n.ln.Close()
 		if halted == nil {
-			n.drainClients(drainTimeout)
+			n.srv.Drain(drainTimeout)
 		}
+		// Serve closes the connections left and returns once they ended.
 		n.cancel()
-		n.mu.Lock()
-		for c := range n.mu.conns {
-			c.Close()
-		}
-		n.mu.Unlock()
 		n.wg.Wait()
 		n.replicas.Close()
 		n.txns.Close()
@@ -488,6 +481,28 @@ func (n *Node) close(halted func()) error {
 		close(n.done)
 	})
 	return n.closeErr
+}
+
+// drainTimeout bounds how long Close waits for client connections to
+// finish their requests and write their answers.
+const drainTimeout = 2 * time.Second
+
+// listenerName names the node's one Kafka listener, as Kafka's default
+// listeners config does (wire.RequestContext.Listener).
+const listenerName = "PLAINTEXT"
+
+// connLimits are the bounds of the listener's connections, from the
+// current broker settings.
+func (n *Node) connLimits() wire.Limits {
+	s := n.settings()
+	return wire.Limits{
+		ProgressTimeout:        s.RequestProgressTimeout,
+		MaxIdle:                s.ConnectionsMaxIdle,
+		MaxInflight:            int(s.MaxInflightRequests),
+		MaxQueuedResponseBytes: s.QueuedMaxResponseBytesPerConnection,
+		MaxConnections:         int(s.MaxConnections),
+		MaxConnectionsPerIP:    int(s.MaxConnectionsPerIP),
+	}
 }
 
 // partition returns the local replica of topic/partition, or nil.
