@@ -61,14 +61,15 @@ import (
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
+	"github.com/klogdev/klog/broker/wire"
 	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/log/record"
 )
 
-func handleProduce(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (wire.Reply, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	if req.Version < 3 {
-		return nil, fmt.Errorf("%w: Produce v%d is listed, not served", errUnsupported, req.Version)
+		return wire.Reply{}, fmt.Errorf("%w: Produce v%d is listed, not served", errUnsupported, req.Version)
 	}
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	img := n.ctrl.Image()
@@ -120,7 +121,7 @@ func handleProduce(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Reque
 	}
 	if acks == 0 {
 		syncAppends(resp, synced)
-		return nil, nil
+		return wire.Reply{}, nil
 	}
 	// Most appends are done at once (one replica, or followers quick):
 	// answer those now.
@@ -137,14 +138,14 @@ func handleProduce(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Reque
 		return resp
 	}
 	if len(pending) == 0 && len(synced) == 0 {
-		return finish(ctx), nil
+		return wire.Reply{Response: finish(ctx)}, nil
 	}
 	// The appends are done in the connection's order; the wait for the
 	// followers and the disk overlaps the connection's next produces.
 	// finish holds no part of the request's frame, which the connection
 	// reuses: the response's names are copies, and the leader hints read
 	// only req's version.
-	return cc.answerLater(ctx, finish), nil
+	return wire.Reply{Later: finish}, nil
 }
 
 // maxSyncers bounds the partitions of one produce fsynced at once.

@@ -89,7 +89,7 @@ const (
 	isolationReadCommitted   int8 = 1
 )
 
-func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleFetch(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (reply wire.Reply, _ error) {
 	req := kreq.(*kmsg.FetchRequest)
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 
@@ -97,46 +97,61 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 	fc := n.newFetchContext(req)
 	if fc.errCode != 0 {
 		n.respond(fc, resp, follower)
-		return resp, nil
+		return wire.Reply{Response: resp}, nil
 	}
 	// What is read: for an incremental fetch, every partition of its
 	// session. respond then keeps what the client is told.
-	req = fc.req
-	iso := partition.ReadUncommitted
+	f := &fetch{req: fc.req, resp: resp, iso: partition.ReadUncommitted}
 	switch {
 	case follower:
 		// A follower reads up to the log end (checked per partition
 		// to be a follower's fetch before anything is read).
-		iso = partition.ReadReplica
-	case req.IsolationLevel == isolationReadCommitted:
-		iso = partition.ReadCommitted
+		f.iso = partition.ReadReplica
+	case f.req.IsolationLevel == isolationReadCommitted:
+		f.iso = partition.ReadCommitted
 	}
-	maxBytes := int(req.MaxBytes)
-	if limit := int(n.settings().FetchMaxBytes); maxBytes <= 0 || maxBytes > limit {
-		maxBytes = limit
+	f.maxBytes = int(f.req.MaxBytes)
+	if limit := int(n.settings().FetchMaxBytes); f.maxBytes <= 0 || f.maxBytes > limit {
+		f.maxBytes = limit
 	}
-	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
-	if wait > maxFetchWait {
-		wait = maxFetchWait
+	f.buf = wire.GetBuffer()
+	f.budget = &fetchBudget{pool: n.responseBytes}
+	release := func() { wire.PutBuffer(f.buf); f.budget.keep(nil) }
+	defer func() {
+		if reply.Release == nil {
+			release() // a panic: there is no answer to hand the buffer to
+		}
+	}()
+	n.longPoll(ctx, rc, f)
+	n.respond(fc, resp, follower)
+	if f.iso != partition.ReadReplica {
+		n.countBytesOut(f.req, resp)
 	}
+	return wire.Reply{Response: resp, Release: release, SizeHint: fetchResponseSize(resp), Reserved: f.budget.handOver(len(*f.buf))}, nil
+}
+
+// fetch is one fetch being served: what it reads and where it reads it
+// to.
+type fetch struct {
+	req      *kmsg.FetchRequest
+	resp     *kmsg.FetchResponse
+	iso      partition.Isolation
+	maxBytes int
+	// buf holds the record data read; budget is the room it takes in the
+	// node's response budget.
+	buf    *[]byte
+	budget *fetchBudget
+}
+
+// longPoll fills f's response, waiting up to the request's MaxWaitMillis
+// (at most maxFetchWait) for MinBytes of data: any append to a fetched
+// partition, or room freed in the response budget for data it had no room
+// for, wakes it. The wait ends early when the client goes away.
+func (n *Node) longPoll(ctx context.Context, rc *wire.RequestContext, f *fetch) {
+	req, iso := f.req, f.iso
+	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, maxFetchWait)
 	var timer *time.Timer
 	var wake chan struct{}
-	buf := getBuf()
-	fb := &fetchBudget{pool: n.responseBytes}
-	cc.release = func() { putBuf(buf); fb.keep(nil) }
-	defer func() {
-		n.respond(fc, resp, follower)
-		if iso != partition.ReadReplica {
-			n.countBytesOut(req, resp)
-		}
-		cc.sizeHint = fetchResponseSize(resp)
-		cc.reserved = fb.handOver(len(*buf))
-	}()
-	fill := func() (total int, stop, starved bool) {
-		*buf = (*buf)[:0]
-		fb.keep(*buf)
-		return n.fillFetch(req, resp, iso, maxBytes, buf, fb)
-	}
 	// seen holds, once the fetch has parked, each fetched partition's
 	// readable bound as it was before the last read: the fetch waits for
 	// a bound to move past it. Waiting past the fetch offset instead would
@@ -149,9 +164,9 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 		if timer != nil {
 			seen = n.fetchBounds(req, iso, seen[:0])
 		}
-		total, stop, starved := fill()
+		total, stop, starved := n.fillFetch(f)
 		if stop || total >= int(req.MinBytes) || wait <= 0 {
-			return resp, nil
+			return
 		}
 		if timer == nil {
 			// Park: the wait ends early when the client goes away.
@@ -159,50 +174,75 @@ func handleFetch(n *Node, ctx context.Context, cc *clientConn, kreq kmsg.Request
 			defer timer.Stop()
 			wake = make(chan struct{}, 1)
 			var stopWatch func()
-			ctx, stopWatch = cc.untilHangup(ctx)
+			ctx, stopWatch = rc.UntilHangup(ctx)
 			defer stopWatch()
 			n.parkedFetches.Add(1)
 			defer n.parkedFetches.Add(-1)
 		}
-		if starved {
+		var again bool
+		switch {
+		case starved:
 			// Data waits that the response budget has no room for:
 			// read again when responses elsewhere are written.
-			select {
-			case <-freed:
-				continue
-			case <-timer.C:
-				fill()
-				return resp, nil
-			case <-ctx.Done():
-				return resp, nil
-			}
-		}
-		if !n.waitFetch(req, iso, wake, seen) {
+			again = n.awaitRoom(ctx, f, freed, timer)
+		case !n.waitFetch(req, iso, wake, seen):
 			// Data arrived while we looked (on the first pass, data
 			// below MinBytes may have been there all along: seen is
 			// empty and the fetch offsets stand in for it). The timer
 			// and the client still end the wait.
-			select {
-			case <-timer.C:
-				fill()
-				return resp, nil
-			case <-ctx.Done():
-				return resp, nil
-			default:
-				continue
-			}
+			again = n.recheck(ctx, f, timer)
+		default:
+			again = n.awaitData(ctx, f, wake, timer)
 		}
-		select {
-		case <-wake:
-			n.unwaitFetch(req, wake)
-		case <-timer.C:
-			n.unwaitFetch(req, wake)
-			fill()
-			return resp, nil
-		case <-ctx.Done():
-			n.unwaitFetch(req, wake)
-			return resp, nil
+		if !again {
+			return
 		}
+	}
+}
+
+// awaitRoom waits for room freed in the response budget; false ends the
+// fetch, filled one last time when its wait is over.
+func (n *Node) awaitRoom(ctx context.Context, f *fetch, freed <-chan struct{}, timer *time.Timer) bool {
+	select {
+	case <-freed:
+		return true
+	case <-timer.C:
+		n.fillFetch(f)
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// recheck reads again at once, unless the fetch's wait is over (filled
+// one last time) or its client went away; false ends the fetch.
+func (n *Node) recheck(ctx context.Context, f *fetch, timer *time.Timer) bool {
+	select {
+	case <-timer.C:
+		n.fillFetch(f)
+		return false
+	case <-ctx.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// awaitData waits for an append to a fetched partition (wake, registered
+// by waitFetch); false ends the fetch, filled one last time when its wait
+// is over.
+func (n *Node) awaitData(ctx context.Context, f *fetch, wake chan struct{}, timer *time.Timer) bool {
+	select {
+	case <-wake:
+		n.unwaitFetch(f.req, wake)
+		return true
+	case <-timer.C:
+		n.unwaitFetch(f.req, wake)
+		n.fillFetch(f)
+		return false
+	case <-ctx.Done():
+		n.unwaitFetch(f.req, wake)
+		return false
 	}
 }
 
@@ -283,12 +323,16 @@ func fetchResponseSize(resp *kmsg.FetchResponse) int {
 	return size
 }
 
-// fillFetch (re)builds resp from the current state of every requested
-// partition, reading record data into buf within the room fb takes. It
-// returns the bytes of record data gathered, whether the fetch must answer
-// now (an error to report), and whether it gathered nothing because the
-// budget had no room for the first batch.
-func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso partition.Isolation, maxBytes int, buf *[]byte, fb *fetchBudget) (total int, stop, starved bool) {
+// fillFetch (re)builds f's response from the current state of every
+// requested partition, reading record data into f.buf, emptied first,
+// within the room f.budget takes. It returns the bytes of record data
+// gathered, whether the fetch must answer now (an error to report), and
+// whether it gathered nothing because the budget had no room for the
+// first batch.
+func (n *Node) fillFetch(f *fetch) (total int, stop, starved bool) {
+	req, resp, buf := f.req, f.resp, f.buf
+	*buf = (*buf)[:0]
+	f.budget.keep(*buf)
 	img := n.ctrl.Image()
 	type span struct{ t, p, start, end int }
 	var spans []span
@@ -326,109 +370,13 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			p := n.partition(name, rp.Partition)
-			switch {
-			case p == nil:
-				if t, _ := img.Topic(name); t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions) {
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code
-				} else {
-					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-					sp.AbortedTransactions = noAbortedTransactions()
-				}
-			default:
-				// Kafka's fetchOnlyLeader: a consumer with client
-				// metadata (v11+) may read from a follower.
-				anyReplica := fetchReplicaID(req) < 0 && req.Version >= 11
-				check := p.CheckLeader
-				if anyReplica {
-					check = p.CheckReplica
-				}
-				if err := check(rp.CurrentLeaderEpoch); err != nil {
-					sp.ErrorCode = errorCode(err)
-					break
-				}
-				if id := fetchReplicaID(req); id >= 0 && !n.isFollower(img, name, rp.Partition, id) {
-					// Kafka's Partition.followerReplicaOrThrow: with
-					// an epoch that matched, the replica set is what
-					// is not known yet.
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code
-					if rp.CurrentLeaderEpoch >= 0 {
-						sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-					}
-					break
-				}
-				if anyReplica {
-					if id := n.preferredReadReplica(img, name, p, req.Rack, rp.FetchOffset); id >= 0 {
-						// Sent elsewhere: no records, the offsets, and
-						// an answer at once.
-						sp.PreferredReadReplica = id
-						hw := p.HighWatermark()
-						sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, p.LastStableOffset(), p.LogStartOffset()
-						stop = true
-						break
-					}
-				}
-				if id := fetchReplicaID(req); id >= 0 {
-					if diverged := n.followerFetched(req, p, rp, id, &sp); diverged || sp.ErrorCode != 0 {
-						// A diverging epoch is answered at once, as
-						// Kafka's ReplicaManager.fetchMessages does.
-						stop = true
-						break
-					}
-				}
-				limit := int(rp.PartitionMaxBytes)
-				if remaining := maxBytes - len(*buf); remaining < limit {
-					limit = remaining
-				}
-				// With no room left the partition reports its offsets
-				// only. Room comes from the response budget first.
-				start := len(*buf)
-				room, first := 0, false
-				var sizeErr error
-				if start == 0 {
-					// The first batch is returned whatever the limits,
-					// when the budget can hold it. A fetch refused
-					// takes and gives back nothing, so that it does
-					// not wake the others waiting for the budget.
-					var size int
-					size, sizeErr = p.FirstBatchSize(rp.FetchOffset, iso)
-					switch {
-					case sizeErr != nil || size == 0:
-					case fb.takeFirst(size):
-						room, first = size+fb.take(limit-size), true
-					default:
-						starved = true
-					}
-				} else {
-					room = fb.take(limit)
-				}
-				res, err := p.Fetch(*buf, rp.FetchOffset, room, iso, first)
-				if err == nil {
-					err = sizeErr
-				}
-				if err != nil {
-					// A failed read reports no offsets (-1), as
-					// Kafka's ReplicaManager does, OFFSET_OUT_OF_RANGE
-					// included.
-					sp.ErrorCode = errorCode(err)
-					if !errors.Is(err, log.ErrOffsetOutOfRange) {
-						n.logger.Warn("fetch read", "topic", name, "partition", rp.Partition, "err", err)
-					}
-					break
-				}
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
-				*buf = res.Records
-				if len(res.Records) > start {
-					spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, len(res.Records)})
-				}
-				if iso == partition.ReadCommitted {
-					// read_committed reads always list the aborted
-					// transactions, empty when none overlap (Kafka's
-					// LocalLog.read).
-					sp.AbortedTransactions = abortedTransactions(res.AbortedTransactions)
-				}
+			start := len(*buf)
+			now, noRoom := n.fetchPartition(f, img, name, rp, &sp)
+			stop, starved = stop || now, starved || noRoom
+			if len(*buf) > start {
+				spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, len(*buf)})
 			}
-			fb.keep(*buf)
+			f.budget.keep(*buf)
 			if sp.ErrorCode != 0 {
 				stop = true
 			}
@@ -442,6 +390,114 @@ func (n *Node) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, iso p
 	}
 	n.addFetchLeaderHints(req, resp)
 	return len(*buf), stop, starved && len(*buf) == 0
+}
+
+// fetchPartition answers one partition of f into sp, reading its records
+// into f.buf (readPartition) once the fetch may read it. It returns
+// whether the fetch must answer now without an error (sent to another
+// replica, or a follower's diverging epoch), and whether the budget had
+// no room for the partition's first batch.
+func (n *Node) fetchPartition(f *fetch, img *metadata.Image, name string, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition) (stop, starved bool) {
+	req := f.req
+	p := n.partition(name, rp.Partition)
+	if p == nil {
+		if t, _ := img.Topic(name); t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions) {
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		} else {
+			sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			sp.AbortedTransactions = noAbortedTransactions()
+		}
+		return false, false
+	}
+	// Kafka's fetchOnlyLeader: a consumer with client metadata (v11+)
+	// may read from a follower.
+	anyReplica := fetchReplicaID(req) < 0 && req.Version >= 11
+	check := p.CheckLeader
+	if anyReplica {
+		check = p.CheckReplica
+	}
+	if err := check(rp.CurrentLeaderEpoch); err != nil {
+		sp.ErrorCode = errorCode(err)
+		return false, false
+	}
+	if id := fetchReplicaID(req); id >= 0 && !n.isFollower(img, name, rp.Partition, id) {
+		// Kafka's Partition.followerReplicaOrThrow: with an epoch that
+		// matched, the replica set is what is not known yet.
+		sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		if rp.CurrentLeaderEpoch >= 0 {
+			sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+		}
+		return false, false
+	}
+	if anyReplica {
+		if id := n.preferredReadReplica(img, name, p, req.Rack, rp.FetchOffset); id >= 0 {
+			// Sent elsewhere: no records, the offsets, and an answer at
+			// once.
+			sp.PreferredReadReplica = id
+			hw := p.HighWatermark()
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, p.LastStableOffset(), p.LogStartOffset()
+			return true, false
+		}
+	}
+	if id := fetchReplicaID(req); id >= 0 {
+		if diverged := n.followerFetched(req, p, rp, id, sp); diverged || sp.ErrorCode != 0 {
+			// A diverging epoch is answered at once, as Kafka's
+			// ReplicaManager.fetchMessages does.
+			return true, false
+		}
+	}
+	return false, n.readPartition(f, name, p, rp, sp)
+}
+
+// readPartition reads p's records from the fetch offset into f.buf,
+// within the partition's and the fetch's max bytes and the room the
+// response budget has, and answers sp with them and p's offsets. It
+// reports whether the budget had no room for the first batch.
+func (n *Node) readPartition(f *fetch, name string, p *partition.Partition, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition) (starved bool) {
+	buf, fb := f.buf, f.budget
+	limit := min(int(rp.PartitionMaxBytes), f.maxBytes-len(*buf))
+	// With no room left the partition reports its offsets only. Room
+	// comes from the response budget first.
+	room, first := 0, false
+	var sizeErr error
+	if len(*buf) == 0 {
+		// The first batch is returned whatever the limits, when the
+		// budget can hold it. A fetch refused takes and gives back
+		// nothing, so that it does not wake the others waiting for the
+		// budget.
+		var size int
+		size, sizeErr = p.FirstBatchSize(rp.FetchOffset, f.iso)
+		switch {
+		case sizeErr != nil || size == 0:
+		case fb.takeFirst(size):
+			room, first = size+fb.take(limit-size), true
+		default:
+			starved = true
+		}
+	} else {
+		room = fb.take(limit)
+	}
+	res, err := p.Fetch(*buf, rp.FetchOffset, room, f.iso, first)
+	if err == nil {
+		err = sizeErr
+	}
+	if err != nil {
+		// A failed read reports no offsets (-1), as Kafka's
+		// ReplicaManager does, OFFSET_OUT_OF_RANGE included.
+		sp.ErrorCode = errorCode(err)
+		if !errors.Is(err, log.ErrOffsetOutOfRange) {
+			n.logger.Warn("fetch read", "topic", name, "partition", rp.Partition, "err", err)
+		}
+		return starved
+	}
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+	*buf = res.Records
+	if f.iso == partition.ReadCommitted {
+		// read_committed reads always list the aborted transactions,
+		// empty when none overlap (Kafka's LocalLog.read).
+		sp.AbortedTransactions = abortedTransactions(res.AbortedTransactions)
+	}
+	return starved
 }
 
 // waitFetch registers wake with every fetched partition. It reports false

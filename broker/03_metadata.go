@@ -38,6 +38,7 @@ import (
 
 	"github.com/klogdev/klog/broker/controller"
 	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/wire"
 )
 
 // autoCreateTimeout bounds the wait for a topic auto-created by Metadata.
@@ -47,7 +48,7 @@ const autoCreateTimeout = 10 * time.Second
 // for the voters of a cluster still forming to register.
 const formingWait = 5 * time.Second
 
-func handleMetadata(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleMetadata(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	img := n.ctrl.Image()

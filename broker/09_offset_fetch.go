@@ -11,9 +11,11 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleOffsetFetch(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleOffsetFetch(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetFetchRequest)
 	req.Topics = mergeTopics(req.Topics, func(t *kmsg.OffsetFetchRequestTopic) string { return t.Topic },
 		func(t *kmsg.OffsetFetchRequestTopic) *[]int32 { return &t.Partitions }, identity[int32])

@@ -11,8 +11,10 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleJoinGroup(n *Node, ctx context.Context, cc *clientConn, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.JoinGroup(cc.groupContext(ctx), req.(*kmsg.JoinGroupRequest)), nil
+func handleJoinGroup(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
+	return n.groups.JoinGroup(groupContext(ctx, rc), req.(*kmsg.JoinGroupRequest)), nil
 }

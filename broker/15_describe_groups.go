@@ -12,9 +12,11 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDescribeGroups(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+func handleDescribeGroups(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.DescribeGroupsRequest)
 	r.Groups = distinct(r.Groups, identity[string])
 	return n.groups.DescribeGroups(ctx, r), nil

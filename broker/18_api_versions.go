@@ -21,12 +21,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleApiVersions(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleApiVersions(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ApiVersionsRequest)
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-	if req.Version >= 3 && (!validSoftwareField(req.ClientSoftwareName) || !validSoftwareField(req.ClientSoftwareVersion)) {
+	if req.Version >= 3 && (!wire.ValidClientSoftware(req.ClientSoftwareName) || !wire.ValidClientSoftware(req.ClientSoftwareVersion)) {
 		// As Kafka's ApiVersionsRequest.isValid: the error alone, no keys.
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
@@ -54,23 +56,6 @@ func handleApiVersions(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Requ
 		resp.FinalizedFeaturesEpoch = featuresEpoch
 	}
 	return resp, nil
-}
-
-// validSoftwareField reports whether s may be a client software name or
-// version (KIP-511): letters, digits, '-' and '.', beginning and ending
-// with a letter or digit.
-func validSoftwareField(s string) bool {
-	if s == "" {
-		return false
-	}
-	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !alnum(c) && ((c != '-' && c != '.') || i == 0 || i == len(s)-1) {
-			return false
-		}
-	}
-	return true
 }
 
 func (n *Node) apiVersionsUnsupported() kmsg.Response {

@@ -11,8 +11,10 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleAddPartitionsToTxn(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+func handleAddPartitionsToTxn(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	return n.txns.AddPartitionsToTxn(ctx, req.(*kmsg.AddPartitionsToTxnRequest)), nil
 }

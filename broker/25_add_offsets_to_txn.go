@@ -10,8 +10,10 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleAddOffsetsToTxn(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+func handleAddOffsetsToTxn(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	return n.txns.AddOffsetsToTxn(ctx, req.(*kmsg.AddOffsetsToTxnRequest)), nil
 }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
+	"github.com/klogdev/klog/broker/wire"
 	"github.com/klogdev/klog/store/log"
 )
 
@@ -46,7 +47,7 @@ import (
 // retries.
 const markerReplicationWait = 5 * time.Second
 
-func handleWriteTxnMarkers(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleWriteTxnMarkers(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.WriteTxnMarkersRequest)
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	img := n.ctrl.Image()

@@ -39,9 +39,10 @@ import (
 
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/txn"
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleTxnOffsetCommit(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleTxnOffsetCommit(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.TxnOffsetCommitRequest)
 	known, unknown := splitUnknownTopics(n.ctrl.Image(), req)
 	if len(known.Topics) == 0 {

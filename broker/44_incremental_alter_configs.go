@@ -24,9 +24,10 @@ import (
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/errmsg"
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	resp.Resources = changeEach(n, ctx, 30000, req.ValidateOnly, req.Resources,

@@ -24,12 +24,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/wire"
 )
 
 // clusterMetadataLog is the topic name of Kafka's metadata log.
 const clusterMetadataLog = "__cluster_metadata"
 
-func handleDescribeQuorum(n *Node, ctx context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeQuorum(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeQuorumRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
 	if len(req.Topics) != 1 || req.Topics[0].Topic != clusterMetadataLog || len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != 0 {

@@ -10,9 +10,11 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDescribeTransactions(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+func handleDescribeTransactions(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.DescribeTransactionsRequest)
 	r.TransactionalIDs = distinct(r.TransactionalIDs, identity[string])
 	return n.txns.DescribeTransactions(ctx, r), nil

@@ -14,8 +14,10 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleConsumerGroupHeartbeat(n *Node, ctx context.Context, cc *clientConn, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.ConsumerGroupHeartbeat(cc.groupContext(ctx), req.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
+func handleConsumerGroupHeartbeat(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
+	return n.groups.ConsumerGroupHeartbeat(groupContext(ctx, rc), req.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
 }

@@ -9,9 +9,11 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleConsumerGroupDescribe(n *Node, ctx context.Context, _ *clientConn, req kmsg.Request) (kmsg.Response, error) {
+func handleConsumerGroupDescribe(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ConsumerGroupDescribeRequest)
 	r.Groups = distinct(r.Groups, identity[string])
 	return n.groups.ConsumerGroupDescribe(ctx, r), nil

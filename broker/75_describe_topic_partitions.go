@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/wire"
 )
 
 // maxResponsePartitions caps ResponsePartitionLimit, as Kafka's
@@ -49,7 +50,7 @@ var topicOperations = func() int32 {
 	return bits
 }()
 
-func handleDescribeTopicPartitions(n *Node, _ context.Context, _ *clientConn, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeTopicPartitions(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeTopicPartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
 	img := n.ctrl.Image()

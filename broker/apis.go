@@ -2,14 +2,34 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
-// handlerFunc serves one decoded request. A nil response sends nothing back;
-// an error closes the connection.
-type handlerFunc func(n *Node, ctx context.Context, cc *clientConn, req kmsg.Request) (kmsg.Response, error)
+// handlerFunc serves one decoded request; rc is its context (the
+// connection's listener, address, client, principal). Its reply is the
+// answer as a value: the response (nil sends nothing back), what to
+// release once it is encoded, its size, or an answer deferred
+// (wire.Reply). An error closes the connection.
+type handlerFunc func(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (wire.Reply, error)
+
+// responder is the handler of most APIs: its answer is a response alone,
+// with nothing to release or defer.
+type responder func(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error)
+
+// simple makes a responder a handlerFunc.
+func simple(h responder) handlerFunc {
+	return func(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (wire.Reply, error) {
+		resp, err := h(n, ctx, rc, req)
+		return wire.Reply{Response: resp}, err
+	}
+}
 
 // api is one row of the registration table.
 type api struct {
@@ -28,46 +48,46 @@ func apiTable() []api {
 	return []api{
 		{kmsg.Produce, 0, 13, handleProduce},
 		{kmsg.Fetch, 4, 18, handleFetch},
-		{kmsg.ListOffsets, 0, 11, handleListOffsets},
-		{kmsg.Metadata, 0, 13, handleMetadata},
-		{kmsg.OffsetCommit, 2, 10, handleOffsetCommit},
-		{kmsg.OffsetFetch, 1, 10, handleOffsetFetch},
-		{kmsg.FindCoordinator, 0, 6, handleFindCoordinator},
-		{kmsg.JoinGroup, 0, 9, handleJoinGroup},
-		{kmsg.Heartbeat, 0, 4, handleHeartbeat},
-		{kmsg.LeaveGroup, 0, 5, handleLeaveGroup},
-		{kmsg.SyncGroup, 0, 5, handleSyncGroup},
-		{kmsg.DescribeGroups, 0, 6, handleDescribeGroups},
-		{kmsg.ListGroups, 0, 5, handleListGroups},
-		{kmsg.ApiVersions, 0, 5, handleApiVersions},
-		{kmsg.CreateTopics, 2, 7, handleCreateTopics},
-		{kmsg.DeleteTopics, 1, 6, handleDeleteTopics},
-		{kmsg.DeleteRecords, 0, 2, handleDeleteRecords},
-		{kmsg.InitProducerID, 0, 5, handleInitProducerID},
-		{kmsg.OffsetForLeaderEpoch, 2, 4, handleOffsetForLeaderEpoch},
-		{kmsg.AddPartitionsToTxn, 0, 5, handleAddPartitionsToTxn},
-		{kmsg.AddOffsetsToTxn, 0, 4, handleAddOffsetsToTxn},
-		{kmsg.EndTxn, 0, 5, handleEndTxn},
-		{kmsg.WriteTxnMarkers, 1, 2, handleWriteTxnMarkers},
-		{kmsg.TxnOffsetCommit, 0, 6, handleTxnOffsetCommit},
-		{kmsg.DescribeConfigs, 1, 4, handleDescribeConfigs},
-		{kmsg.AlterConfigs, 0, 2, handleAlterConfigs},
-		{kmsg.DescribeLogDirs, 1, 5, handleDescribeLogDirs},
-		{kmsg.CreatePartitions, 0, 3, handleCreatePartitions},
-		{kmsg.DeleteGroups, 0, 3, handleDeleteGroups},
-		{kmsg.ElectLeaders, 0, 2, handleElectLeaders},
-		{kmsg.IncrementalAlterConfigs, 0, 1, handleIncrementalAlterConfigs},
-		{kmsg.AlterPartitionAssignments, 0, 1, handleAlterPartitionReassignments},
-		{kmsg.ListPartitionReassignments, 0, 0, handleListPartitionReassignments},
-		{kmsg.OffsetDelete, 0, 0, handleOffsetDelete},
-		{kmsg.DescribeQuorum, 0, 2, handleDescribeQuorum},
-		{kmsg.DescribeCluster, 0, 2, handleDescribeCluster},
-		{kmsg.DescribeProducers, 0, 0, handleDescribeProducers},
-		{kmsg.DescribeTransactions, 0, 0, handleDescribeTransactions},
-		{kmsg.ListTransactions, 0, 2, handleListTransactions},
-		{kmsg.ConsumerGroupHeartbeat, 0, 1, handleConsumerGroupHeartbeat},
-		{kmsg.ConsumerGroupDescribe, 0, 1, handleConsumerGroupDescribe},
-		{kmsg.DescribeTopicPartitions, 0, 0, handleDescribeTopicPartitions},
+		{kmsg.ListOffsets, 0, 11, simple(handleListOffsets)},
+		{kmsg.Metadata, 0, 13, simple(handleMetadata)},
+		{kmsg.OffsetCommit, 2, 10, simple(handleOffsetCommit)},
+		{kmsg.OffsetFetch, 1, 10, simple(handleOffsetFetch)},
+		{kmsg.FindCoordinator, 0, 6, simple(handleFindCoordinator)},
+		{kmsg.JoinGroup, 0, 9, simple(handleJoinGroup)},
+		{kmsg.Heartbeat, 0, 4, simple(handleHeartbeat)},
+		{kmsg.LeaveGroup, 0, 5, simple(handleLeaveGroup)},
+		{kmsg.SyncGroup, 0, 5, simple(handleSyncGroup)},
+		{kmsg.DescribeGroups, 0, 6, simple(handleDescribeGroups)},
+		{kmsg.ListGroups, 0, 5, simple(handleListGroups)},
+		{kmsg.ApiVersions, 0, 5, simple(handleApiVersions)},
+		{kmsg.CreateTopics, 2, 7, simple(handleCreateTopics)},
+		{kmsg.DeleteTopics, 1, 6, simple(handleDeleteTopics)},
+		{kmsg.DeleteRecords, 0, 2, simple(handleDeleteRecords)},
+		{kmsg.InitProducerID, 0, 5, simple(handleInitProducerID)},
+		{kmsg.OffsetForLeaderEpoch, 2, 4, simple(handleOffsetForLeaderEpoch)},
+		{kmsg.AddPartitionsToTxn, 0, 5, simple(handleAddPartitionsToTxn)},
+		{kmsg.AddOffsetsToTxn, 0, 4, simple(handleAddOffsetsToTxn)},
+		{kmsg.EndTxn, 0, 5, simple(handleEndTxn)},
+		{kmsg.WriteTxnMarkers, 1, 2, simple(handleWriteTxnMarkers)},
+		{kmsg.TxnOffsetCommit, 0, 6, simple(handleTxnOffsetCommit)},
+		{kmsg.DescribeConfigs, 1, 4, simple(handleDescribeConfigs)},
+		{kmsg.AlterConfigs, 0, 2, simple(handleAlterConfigs)},
+		{kmsg.DescribeLogDirs, 1, 5, simple(handleDescribeLogDirs)},
+		{kmsg.CreatePartitions, 0, 3, simple(handleCreatePartitions)},
+		{kmsg.DeleteGroups, 0, 3, simple(handleDeleteGroups)},
+		{kmsg.ElectLeaders, 0, 2, simple(handleElectLeaders)},
+		{kmsg.IncrementalAlterConfigs, 0, 1, simple(handleIncrementalAlterConfigs)},
+		{kmsg.AlterPartitionAssignments, 0, 1, simple(handleAlterPartitionReassignments)},
+		{kmsg.ListPartitionReassignments, 0, 0, simple(handleListPartitionReassignments)},
+		{kmsg.OffsetDelete, 0, 0, simple(handleOffsetDelete)},
+		{kmsg.DescribeQuorum, 0, 2, simple(handleDescribeQuorum)},
+		{kmsg.DescribeCluster, 0, 2, simple(handleDescribeCluster)},
+		{kmsg.DescribeProducers, 0, 0, simple(handleDescribeProducers)},
+		{kmsg.DescribeTransactions, 0, 0, simple(handleDescribeTransactions)},
+		{kmsg.ListTransactions, 0, 2, simple(handleListTransactions)},
+		{kmsg.ConsumerGroupHeartbeat, 0, 1, simple(handleConsumerGroupHeartbeat)},
+		{kmsg.ConsumerGroupDescribe, 0, 1, simple(handleConsumerGroupDescribe)},
+		{kmsg.DescribeTopicPartitions, 0, 0, simple(handleDescribeTopicPartitions)},
 	}
 }
 
@@ -154,4 +174,53 @@ func Features() []Feature {
 		out = append(out, Feature{Name: f.name, Min: f.min, Max: f.max, Finalized: f.finalized, Enables: f.enables})
 	}
 	return out
+}
+
+// errUnsupported closes the connection: Kafka disconnects clients that send
+// an API key or version it does not serve (other than ApiVersions, which
+// gets an answer in version 0).
+var errUnsupported = errors.New("unsupported API key or version")
+
+// dispatcher serves the node's connections (wire.Handler) from apiTable.
+type dispatcher struct{ n *Node }
+
+// Serves reports whether apiTable lists key at version.
+func (d dispatcher) Serves(key, version int16) bool {
+	api, ok := lookupAPI(key)
+	return ok && version >= api.min && version <= api.max
+}
+
+// Unserved answers an ApiVersions at a version klog does not serve in
+// version 0 (18_api_versions.go) and closes the connection of any other
+// request it does not serve.
+func (d dispatcher) Unserved(rc *wire.RequestContext) (kmsg.Response, error) {
+	if rc.Header.Key == kmsg.ApiVersions.Int16() {
+		return d.n.apiVersionsUnsupported(), nil
+	}
+	return nil, fmt.Errorf("%w: key %d version %d", errUnsupported, rc.Header.Key, rc.Header.Version)
+}
+
+// Handle runs req's handler, after the node's RequestHook. Every request
+// is timed here, from its decoding (rc.Start) to its handler's return, or
+// to the end of its deferred answer (nodeStats.requestDone).
+func (d dispatcher) Handle(ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (reply wire.Reply, err error) {
+	n := d.n
+	defer func() {
+		later := reply.Later
+		if later == nil {
+			n.stats.requestDone(req.Key(), req, time.Since(rc.Start))
+			return
+		}
+		reply.Later = func(ctx context.Context) kmsg.Response {
+			defer func() { n.stats.requestDone(req.Key(), req, time.Since(rc.Start)) }()
+			return later(ctx)
+		}
+	}()
+	if hook := n.cfg.RequestHook; hook != nil {
+		if resp, handled, err := hook(ctx, req); handled {
+			return wire.Reply{Response: resp}, err
+		}
+	}
+	api, _ := lookupAPI(req.Key())
+	return api.handle(n, ctx, rc, req)
 }

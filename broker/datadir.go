@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -71,4 +72,18 @@ func topicIDs(img *metadata.Image) func(string) ([16]byte, bool) {
 		}
 		return t.ID, true
 	}
+}
+
+// uncleanShutdown reports whether the data directory dir holds data left
+// without the clean-shutdown marker its logs' Close writes: the node's
+// last run was killed or crashed, and recovery may cut its logs short.
+// It is read before the logs open (and remove the marker), for the
+// node's registration. An empty or new directory is not unclean.
+func uncleanShutdown(fs vfs.FS, dir string) bool {
+	names, err := fs.List(dir)
+	if err != nil || len(names) == 0 {
+		return false
+	}
+	_, err = fs.Stat(path.Join(dir, log.CleanShutdownFile))
+	return err != nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/coordinator"
 	"github.com/klogdev/klog/broker/group"
+	"github.com/klogdev/klog/broker/wire"
 )
 
 // offsetsTopic is the internal topic holding committed offsets and group
@@ -75,10 +76,10 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 
 // groupContext carries the client id and host a group member is shown
 // with (DescribeGroups), in Kafka's "/address" form.
-func (cc *clientConn) groupContext(ctx context.Context) context.Context {
-	host := cc.remote
-	if h, _, err := net.SplitHostPort(cc.remote); err == nil {
+func groupContext(ctx context.Context, rc *wire.RequestContext) context.Context {
+	host := rc.Remote
+	if h, _, err := net.SplitHostPort(rc.Remote); err == nil {
 		host = h
 	}
-	return group.WithClient(ctx, cc.clientID, "/"+host)
+	return group.WithClient(ctx, rc.ClientID, "/"+host)
 }

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 
 	"github.com/klogdev/klog/broker/group"
@@ -17,7 +16,6 @@ import (
 func TestInternalStoresReportLostLeadership(t *testing.T) {
 	n := &Node{}
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
-	n.mu.conns = make(map[net.Conn]bool)
 	ctx := context.Background()
 	noop := func(group.Record) error { return nil }
 	groups := n.internalStore(n.newOffsetsTopic())

@@ -1,12 +1,15 @@
-// Package broker is one klog node: the Kafka-facing server and the
-// composition root that wires the controller (cluster metadata through Raft),
-// the partition logs (store/log) and the Kafka API handlers together.
+// Package broker is one klog node: the composition root that wires the
+// Kafka transport (broker/wire's Server, which owns connections, framing,
+// memory bounds and answer order), the controller (cluster metadata
+// through Raft), the partition logs (store/log) and the Kafka API
+// handlers together.
 //
 // Each Kafka API lives in its own file named by key (00_produce.go,
 // 01_fetch.go, ...), opening with the versions it serves, its behaviour and
 // what it does not implement. apis.go holds the one registration table that
 // drives both dispatch and ApiVersions, so klog never advertises a version it
-// does not serve.
+// does not serve. A handler takes the request's wire.RequestContext and
+// returns its answer as a wire.Reply.
 //
 // Lock order: Node.mu (partition registry) before partition.Partition locks
 // (then store/log's); nothing holds Node.mu while calling into the
@@ -19,9 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
-	"path"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -118,20 +119,16 @@ type Node struct {
 	ln       net.Listener
 	self     metadata.Broker
 
-	maxRequestBytes int32
+	// srv serves the Kafka listener's connections with the handlers of
+	// apiTable (dispatcher).
+	srv *wire.Server
 	// requestPool holds the bytes of requests being read or handled
 	// (queued.max.request.bytes), all connections together.
 	requestPool *wire.Pool
 	// responseBytes counts the bytes of responses waiting to be written
 	// (klog.queued.max.response.bytes), all connections together.
 	responseBytes *wire.Pool
-	// pausedConns counts the connections not read because their
-	// responses are not being taken; parkedFetches the fetches waiting
-	// for data.
-	pausedConns atomic.Int64
-	// draining is set once Close has begun: client connections read no
-	// further request (drainClients).
-	draining      atomic.Bool
+	// parkedFetches counts the fetches waiting for data.
 	parkedFetches atomic.Int64
 	// fetchSessions holds the incremental fetch sessions (fetch_session.go).
 	fetchSessions *fetchSessions
@@ -147,13 +144,6 @@ type Node struct {
 	mu struct {
 		sync.RWMutex
 		parts map[partitionKey]*partition.Partition
-		// conns are the open connections; true for another node's.
-		conns map[net.Conn]bool
-		// connGone is closed, and replaced, when a connection ends
-		// while the node drains them (drainClients).
-		connGone chan struct{}
-		// connsPerIP counts conns by remote IP (max.connections.per.ip).
-		connsPerIP map[string]int
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
 	// deleted are the topics deleted since the last Metadata that could
@@ -192,6 +182,28 @@ type partitionKey struct {
 // controller is ready and starts serving Kafka clients. The node runs until
 // Close.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
+	n, err := newNode(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", n.cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", n.cfg.Listen, err)
+	}
+	n.ln = ln
+	if err := n.open(ctx); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	n.run()
+	_, maxOpen := n.logs.OpenFiles()
+	n.logger.Info("node ready", "node", n.cfg.NodeID, "listen", ln.Addr().String(), "advertise", n.Advertised(), "max_open_log_files", maxOpen)
+	return n, nil
+}
+
+// newNode makes the node of cfg, with its broker configs, its pools and
+// the server of its listener, before anything is opened or started.
+func newNode(cfg Config) (*Node, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -221,25 +233,31 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.static = brokerCfg
 	n.broker.Store(brokerCfg)
 	n.mu.parts = make(map[partitionKey]*partition.Partition)
-	n.mu.conns = make(map[net.Conn]bool)
-	n.mu.connGone = make(chan struct{})
-	n.mu.connsPerIP = make(map[string]int)
-	n.maxRequestBytes = brokerCfg.Settings().SocketRequestMaxBytes
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
 	n.responseBytes = wire.NewPool(brokerCfg.Settings().QueuedMaxResponseBytes)
 	n.fetchSessions = newFetchSessions()
+	n.srv = wire.NewServer(wire.ServerConfig{
+		Listener:        listenerName,
+		Logger:          logger,
+		MaxRequestBytes: brokerCfg.Settings().SocketRequestMaxBytes,
+		Requests:        n.requestPool,
+		Responses:       n.responseBytes,
+		Limits:          n.connLimits,
+		Switch:          n.cut,
+	}, dispatcher{n})
+	return n, nil
+}
 
-	ln, err := net.Listen("tcp", cfg.Listen)
+// open opens the node's storage: its data directory, the controller
+// (waiting until it is ready) and the partition logs. On error it closes
+// what it opened.
+func (n *Node) open(ctx context.Context) error {
+	cfg := n.cfg
+	host, port, err := advertised(cfg.Advertise, n.ln.Addr())
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		return err
 	}
-	n.ln = ln
-	host, port, err := advertised(cfg.Advertise, ln.Addr())
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	n.self = metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: brokerCfg.Settings().Rack}
+	n.self = metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: n.static.Settings().Rack}
 
 	fs := vfs.OS()
 	dataDir := cfg.DataDir
@@ -256,15 +274,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		ctrlDir = ""
 	}
 	if dataDir == "" {
-		ln.Close()
-		return nil, errors.New("broker: a data directory is required unless Memory is set")
+		return errors.New("broker: a data directory is required unless Memory is set")
 	}
 
 	n.dataDir = dataDir
 	if !cfg.Memory {
 		if err := checkRaftStoreKept(fs, dataDir); err != nil {
-			ln.Close()
-			return nil, err
+			return err
 		}
 	}
 	n.self.UncleanShutdown = uncleanShutdown(fs, dataDir)
@@ -272,66 +288,73 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		NodeID:  cfg.NodeID,
 		DataDir: ctrlDir,
 		Memory:  ctrlMem,
-		Logger:  logger.With("component", "controller"),
-		Broker:  brokerCfg,
+		Logger:  n.logger.With("component", "controller"),
+		Broker:  n.static,
 		Self:    n.self,
-		Voters:  brokerCfg.Settings().QuorumVoters,
+		Voters:  n.static.Settings().QuorumVoters,
 	})
 	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("start controller: %w", err)
+		return fmt.Errorf("start controller: %w", err)
 	}
-	if err := n.ctrl.WaitReady(ctx); err != nil {
+	if err := n.openLogs(ctx, fs); err != nil {
 		n.ctrl.Close()
-		ln.Close()
-		return nil, fmt.Errorf("wait for controller: %w", err)
+		return err
 	}
-	if !cfg.Memory {
-		if err := log.CheckMetaProperties(fs, dataDir, n.ctrl.Image().ClusterID, cfg.NodeID); err != nil {
-			n.ctrl.Close()
-			ln.Close()
-			return nil, err
+	return nil
+}
+
+// openLogs waits for the controller and opens the partition logs of fs.
+// On error it closes the logs it opened, not the controller.
+func (n *Node) openLogs(ctx context.Context, fs vfs.FS) error {
+	if err := n.ctrl.WaitReady(ctx); err != nil {
+		return fmt.Errorf("wait for controller: %w", err)
+	}
+	if !n.cfg.Memory {
+		if err := log.CheckMetaProperties(fs, n.dataDir, n.ctrl.Image().ClusterID, n.cfg.NodeID); err != nil {
+			return err
 		}
 	}
 	// The logs open once the metadata image names the topics, so that
 	// each is opened, and recovered, with its topic's configs
 	// (index.interval.bytes, max.message.bytes, cleanup.policy, ...), as
 	// Kafka's KRaft broker loads its logs once it has the metadata.
-	n.logs, err = log.OpenManager(fs, dataDir, log.ManagerOptions{
-		Logger:       logger.With("component", "log"),
+	var err error
+	n.logs, err = log.OpenManager(fs, n.dataDir, log.ManagerOptions{
+		Logger:       n.logger.With("component", "log"),
 		Now:          n.clock.Now,
 		ConfigFor:    n.topicLogConfig,
-		MaxOpenFiles: int(brokerCfg.Settings().LogMaxOpenFiles),
+		MaxOpenFiles: int(n.static.Settings().LogMaxOpenFiles),
 		OnRoll:       n.recordRoll,
 		TopicID:      topicIDs(n.ctrl.Image()),
 	})
 	if err != nil {
-		n.ctrl.Close()
-		ln.Close()
-		return nil, fmt.Errorf("open logs in %s: %w", dataDir, err)
+		return fmt.Errorf("open logs in %s: %w", n.dataDir, err)
 	}
-	if cfg.Clock == nil {
+	if n.cfg.Clock == nil {
 		if err := n.loadClockOffset(); err != nil {
 			n.logs.Close()
-			n.ctrl.Close()
-			ln.Close()
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
+// run starts the node's fetchers, coordinators and background loops, and
+// serves its listener.
+func (n *Node) run() {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.peers = coordinator.NewPeers(cfg.NodeID, func(id int32) (string, bool) { return n.brokerAddr(id, true) }, n.cut)
-	rs := brokerCfg.Settings().Replica
+	n.peers = coordinator.NewPeers(n.cfg.NodeID, func(id int32) (string, bool) { return n.brokerAddr(id, true) }, n.cut)
+	rs := n.static.Settings().Replica
 	n.replicas = replica.New(replica.Config{
-		NodeID:           cfg.NodeID,
+		NodeID:           n.cfg.NodeID,
 		Addr:             func(id int32) (string, bool) { return n.brokerAddr(id, false) },
-		Logger:           logger.With("component", "replica"),
+		Logger:           n.logger.With("component", "replica"),
 		FetchMaxBytes:    rs.FetchMaxBytes,
 		ResponseMaxBytes: rs.FetchResponseMaxBytes,
 		MaxWait:          rs.FetchWaitMax,
 		Backoff:          rs.FetchBackoff,
 		Timeout:          rs.SocketTimeout,
-		MaxFrame:         brokerCfg.Settings().SocketRequestMaxBytes,
+		MaxFrame:         n.static.Settings().SocketRequestMaxBytes,
 		Switch:           n.cut,
 	})
 	n.isr = controllerISR{n.ctrl, n.self.ID}
@@ -345,28 +368,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 
 	n.wg.Add(6)
 	go n.maintainISR()
-	go n.acceptLoop()
+	go func() {
+		defer n.wg.Done()
+		n.srv.Serve(n.ctx, n.ln)
+	}()
 	go n.watchMetadata()
 	go n.maintainLogs()
 	go n.runCleaner()
 	go n.prefetchProducerIDs()
-	_, maxOpen := n.logs.OpenFiles()
-	logger.Info("node ready", "node", cfg.NodeID, "listen", ln.Addr().String(), "advertise", n.Advertised(), "max_open_log_files", maxOpen)
-	return n, nil
-}
-
-// uncleanShutdown reports whether the data directory dir holds data left
-// without the clean-shutdown marker its logs' Close writes: the node's
-// last run was killed or crashed, and recovery may cut its logs short.
-// It is read before the logs open (and remove the marker), for the
-// node's registration. An empty or new directory is not unclean.
-func uncleanShutdown(fs vfs.FS, dir string) bool {
-	names, err := fs.List(dir)
-	if err != nil || len(names) == 0 {
-		return false
-	}
-	_, err = fs.Stat(path.Join(dir, log.CleanShutdownFile))
-	return err != nil
 }
 
 func advertised(adv string, addr net.Addr) (string, int32, error) {
@@ -407,7 +416,7 @@ func (n *Node) QueuedResponseBytes() int64 { return n.responseBytes.Reserved() }
 
 // PausedConnections returns how many connections are not being read
 // because their responses are not being taken.
-func (n *Node) PausedConnections() int64 { return n.pausedConns.Load() }
+func (n *Node) PausedConnections() int64 { return n.srv.PausedConnections() }
 
 // ParkedFetches returns how many fetches are waiting for data (a long
 // poll: less than MinBytes available, MaxWait not over).
@@ -448,7 +457,7 @@ func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Close stops the node: it stops accepting, lets each client connection
 // finish the request it is handling and write every answer it owes
-// (drainClients, for at most drainTimeout), closes the connections, waits
+// (wire.Server.Drain, for at most drainTimeout), closes the connections, waits
 // for every goroutine it started, then flushes and closes the logs and the
 // controller. It is safe to call more than once.
 func (n *Node) Close() error { return n.close(nil) }
@@ -465,14 +474,10 @@ func (n *Node) close(halted func()) error {
 	n.closeOnce.Do(func() {
 		n.ln.Close()
 		if halted == nil {
-			n.drainClients(drainTimeout)
+			n.srv.Drain(drainTimeout)
 		}
+		// Serve closes the connections left and returns once they ended.
 		n.cancel()
-		n.mu.Lock()
-		for c := range n.mu.conns {
-			c.Close()
-		}
-		n.mu.Unlock()
 		n.wg.Wait()
 		n.replicas.Close()
 		n.txns.Close()
@@ -491,283 +496,27 @@ func (n *Node) close(halted func()) error {
 	return n.closeErr
 }
 
-// partition returns the local replica of topic/partition, or nil.
-func (n *Node) partition(topic string, index int32) *partition.Partition {
-	n.mu.RLock()
-	p := n.mu.parts[partitionKey{topic, index}]
-	n.mu.RUnlock()
-	return p
-}
+// drainTimeout bounds how long Close waits for client connections to
+// finish their requests and write their answers.
+const drainTimeout = 2 * time.Second
 
-// partitions returns the node's local replicas, in no order.
-func (n *Node) partitions() []*partition.Partition {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	parts := make([]*partition.Partition, 0, len(n.mu.parts))
-	for _, p := range n.mu.parts {
-		parts = append(parts, p)
+// listenerName names the node's one Kafka listener, as Kafka's default
+// listeners config does (wire.RequestContext.Listener).
+const listenerName = "PLAINTEXT"
+
+// connLimits are the bounds of the listener's connections, from the
+// current broker settings.
+func (n *Node) connLimits() wire.Limits {
+	s := n.settings()
+	return wire.Limits{
+		ProgressTimeout:        s.RequestProgressTimeout,
+		MaxIdle:                s.ConnectionsMaxIdle,
+		MaxInflight:            int(s.MaxInflightRequests),
+		MaxQueuedResponseBytes: s.QueuedMaxResponseBytesPerConnection,
+		MaxConnections:         int(s.MaxConnections),
+		MaxConnectionsPerIP:    int(s.MaxConnectionsPerIP),
 	}
-	return parts
 }
 
 // settings returns the node's typed broker settings.
 func (n *Node) settings() *config.Settings { return n.broker.Load().Settings() }
-
-// watchMetadata reconciles local partitions with each new metadata image.
-func (n *Node) watchMetadata() {
-	defer n.wg.Done()
-	for {
-		ch := n.ctrl.Changed()
-		n.reconcile()
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-ch:
-		}
-	}
-}
-
-// reconcile makes the local partition registry match the metadata image:
-// creates logs for partitions this node replicates, removes those of
-// deleted topics, and applies leader state and config changes. It is
-// idempotent.
-func (n *Node) reconcile() {
-	n.reconcileMu.Lock()
-	defer n.reconcileMu.Unlock()
-	img := n.ctrl.Image()
-	n.applyBrokerConfigs(img)
-
-	want := make(map[partitionKey]struct{})
-	resolved := make(topicConfigs, len(img.Topics))
-	for _, name := range img.SortedTopicNames() {
-		t, _ := img.Topic(name)
-		tc := n.resolveTopicConfig(t.Configs)
-		resolved[name] = resolvedTopic{meta: t, cfg: tc}
-		cfg := n.logConfig(tc)
-		for _, p := range t.Partitions {
-			if !contains(p.Replicas, n.cfg.NodeID) {
-				continue
-			}
-			key := partitionKey{name, p.Index}
-			want[key] = struct{}{}
-			if existing := n.partition(name, p.Index); existing != nil {
-				if existing.TopicID() == t.ID {
-					n.setLeaderState(existing, img, p)
-					existing.SetConfig(cfg)
-					continue
-				}
-				// Same name, new topic: the old one was deleted and
-				// recreated while we were not looking.
-				n.dropPartition(key)
-			}
-			l, err := n.logs.Create(name, p.Index, t.ID, cfg)
-			if err != nil {
-				n.logger.Error("create partition log", "topic", name, "partition", p.Index, "err", err)
-				continue
-			}
-			hw, _ := n.logs.CheckpointedHighWatermark(name, p.Index)
-			part := partition.New(name, p.Index, t.ID, l, partition.Options{
-				ReplicaID:           n.cfg.NodeID,
-				Logger:              n.logger.With("topic", name, "partition", p.Index),
-				ReplicaLagTimeMaxMs: n.settings().Replica.LagTimeMax.Milliseconds(),
-				HighWatermark:       hw,
-				Durable:             n.settings().ProduceDurable,
-			})
-			n.mu.Lock()
-			n.mu.parts[key] = part
-			n.mu.Unlock()
-			n.setLeaderState(part, img, p)
-		}
-	}
-	if prev := n.topics.Swap(&resolved); prev != nil {
-		n.deleted.update(*prev, resolved)
-	}
-	n.stats.dropDeletedTopics(img)
-	n.mu.RLock()
-	var stale []partitionKey
-	for key := range n.mu.parts {
-		if _, ok := want[key]; !ok {
-			stale = append(stale, key)
-		}
-	}
-	n.mu.RUnlock()
-	for _, key := range stale {
-		n.dropPartition(key)
-	}
-	n.reconcileInternalTopic(img, n.offsets)
-	n.reconcileInternalTopic(img, n.txnState)
-}
-
-// applyBrokerConfigs puts img's dynamic broker configs (the cluster-wide
-// defaults and this node's) over the static ones, when they changed.
-// reconcile then resolves every topic's configs again with them and gives
-// the logs their new settings: a topic without its own override picks up
-// a new log.retention.ms or log.segment.bytes at once.
-func (n *Node) applyBrokerConfigs(img *metadata.Image) {
-	if b := n.brokerConfig(img); b != n.broker.Load() {
-		n.broker.Store(b)
-	}
-}
-
-// brokerConfig is the node's broker configs with img's dynamic ones over
-// the static ones: those reconcile applied when they are img's, else
-// resolved now, so that an answer right after a change (DescribeConfigs
-// on the node that committed it) already shows it.
-func (n *Node) brokerConfig(img *metadata.Image) *config.Broker {
-	clusterDefault, own := img.BrokerConfigs[""], img.BrokerConfigs[strconv.Itoa(int(n.cfg.NodeID))]
-	cur := n.broker.Load()
-	if cur.DynamicEqual(clusterDefault, own) {
-		return cur
-	}
-	b, err := n.static.WithDynamic(clusterDefault, own)
-	if err != nil {
-		n.logger.Warn("dynamic broker configs", "err", err)
-	}
-	return b
-}
-
-// setLeaderState gives part its leader state from the image's p and its
-// role with it: as leader it is fetched by nobody here (its follower
-// states are kept or reset by SetLeaderState); as follower its leader's
-// fetcher fetches it, truncating first at a new leader or epoch; with no
-// leader it is fetched by nobody.
-func (n *Node) setLeaderState(part *partition.Partition, img *metadata.Image, p metadata.Partition) {
-	prev := part.LeaderState()
-	defer func() { n.recordLeaderState(part, prev, part.LeaderState()) }()
-	if p.Leader == n.cfg.NodeID || p.Leader < 0 {
-		// Fetching stops before the replica leads, as Kafka's
-		// makeLeader removes the fetcher first: no replicated append
-		// races the first append as leader.
-		n.replicas.Unfollow(part)
-		part.SetLeaderState(leaderState(img, p))
-	} else {
-		part.SetLeaderState(leaderState(img, p))
-		n.replicas.Follow(part, p.Leader)
-	}
-	n.stats.isrChanged(n.cfg.NodeID, prev, part.LeaderState())
-	if prev.Leader != p.Leader || prev.Epoch != p.LeaderEpoch {
-		n.logger.Debug("replica role", "topic", part.Topic(), "partition", part.Index(),
-			"leader", p.Leader, "leader_epoch", p.LeaderEpoch, "is_leader", p.Leader == n.cfg.NodeID)
-	}
-}
-
-// brokerAddr is broker id's host:port as the current metadata image has
-// it; false if the image has no such broker, or if unfenced is set and it
-// is fenced. The coordinators' peers ask for unfenced brokers only (a
-// fenced node is not sent markers or verifications); the fetchers for any
-// broker the image has: a follower fetches from the leader it names.
-func (n *Node) brokerAddr(id int32, unfenced bool) (string, bool) {
-	b, ok := n.ctrl.Image().Brokers[id]
-	if !ok || unfenced && b.Fenced {
-		return "", false
-	}
-	return b.Addr(), true
-}
-
-// leaderState is a partition's leader state as the metadata image img
-// has it.
-func leaderState(img *metadata.Image, p metadata.Partition) partition.LeaderState {
-	var ineligible []int32
-	for _, id := range p.Replicas {
-		if b, ok := img.Brokers[id]; !ok || !b.Active() {
-			ineligible = append(ineligible, id)
-		}
-	}
-	return partition.LeaderState{
-		Leader:         p.Leader,
-		Epoch:          p.LeaderEpoch,
-		PartitionEpoch: p.PartitionEpoch,
-		Replicas:       p.Replicas,
-		ISR:            p.ISR,
-		Ineligible:     ineligible,
-	}
-}
-
-func (n *Node) dropPartition(key partitionKey) {
-	n.mu.Lock()
-	p := n.mu.parts[key]
-	delete(n.mu.parts, key)
-	n.mu.Unlock()
-	if p != nil {
-		n.replicas.Unfollow(p)
-		p.Close()
-	}
-	if err := n.logs.Delete(key.topic, key.partition); err != nil {
-		n.logger.Error("delete partition log", "topic", key.topic, "partition", key.partition, "err", err)
-	}
-}
-
-// maintainLogs runs time-based rolls and timed flushes every tick,
-// retention every log.retention.check.interval.ms (Kafka's
-// kafka-log-retention task), and drops expired producer ids every
-// producer.id.expiration.check.interval.ms (Kafka's
-// PeriodicProducerExpirationCheck): a pass visits every producer of every
-// partition under the partition's lock, too much work for every tick.
-func (n *Node) maintainLogs() {
-	defer n.wg.Done()
-	interval := n.settings().LogRetentionCheckInterval
-	// Rolls and flushes by time need a finer tick than retention; one
-	// second matches Kafka's scheduler granularity for flush.ms closely
-	// enough for a development broker.
-	tick := time.Second
-	if interval > 0 && interval < tick {
-		tick = interval
-	}
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	retention := time.NewTicker(interval)
-	defer retention.Stop()
-	expiry := time.NewTicker(n.settings().ProducerIDExpiryCheck)
-	defer expiry.Stop()
-	hws := time.NewTicker(n.settings().Replica.HighWatermarkCheckpointInterval)
-	defer hws.Stop()
-	for {
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-t.C:
-			n.logs.Maintain(n.clock.Now())
-		case <-retention.C:
-			n.logs.ApplyRetention(n.clock.Now())
-		case <-expiry.C:
-			n.logs.ExpireProducers(n.clock.Now())
-		case <-hws.C:
-			if err := n.checkpointHighWatermarks(); err != nil && !errors.Is(err, log.ErrClosed) {
-				n.logger.Warn("high watermark checkpoint failed", "err", err)
-			}
-		}
-	}
-}
-
-// checkpointHighWatermarks writes every local replica's high watermark to
-// replication-offset-checkpoint, every
-// replica.high.watermark.checkpoint.interval.ms and at Close, as Kafka's
-// ReplicaManager does; a replica opened at the next start takes its high
-// watermark from it. Nothing is written when no high watermark moved.
-func (n *Node) checkpointHighWatermarks() error {
-	n.mu.RLock()
-	hws := make(map[log.TopicPartition]int64, len(n.mu.parts))
-	for key, p := range n.mu.parts {
-		hws[log.TopicPartition{Topic: key.topic, Partition: key.partition}] = p.HighWatermark()
-	}
-	n.mu.RUnlock()
-	n.hwMu.Lock()
-	defer n.hwMu.Unlock()
-	if n.hwMu.written != nil && maps.Equal(hws, n.hwMu.written) {
-		return nil
-	}
-	if err := n.logs.CheckpointHighWatermarks(hws); err != nil {
-		return err
-	}
-	n.hwMu.written = hws
-	return nil
-}
-
-func contains(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}

@@ -1,7 +1,19 @@
-// Package wire reads and writes Kafka protocol frames: the 4-byte size
-// prefix, the request header and the response header. Request and response
-// bodies are decoded and encoded by franz-go's kmsg; this package only knows
-// the envelope around them.
+// Package wire is klog's Kafka transport: it reads and writes Kafka
+// protocol frames (the 4-byte size prefix, the request header and the
+// response header), serves a listener's connections (Server: framing, the
+// request and response memory bounds, answers written in request order,
+// deferred answers, idle and progress timeouts, the drain) and is the
+// client side of the node-to-node connections (Conn). Request and response
+// bodies are decoded and encoded by franz-go's kmsg; this package only
+// knows the envelope around them and what a connection holds.
+//
+// The server lives here, beside the frame codec and the memory pools it
+// is built on, rather than in a package of its own: the frame reader, the
+// pools and the decode bounds exist for it, and one package keeps the
+// transport's invariants (what a connection may hold, when it is read) in
+// one place. A Handler, defined here, serves the decoded requests; wire
+// never imports the broker's handlers (package broker imports wire), and
+// imports nothing of klog's.
 //
 // Request frame:
 //
