@@ -266,7 +266,8 @@ func (n *Node) appendInternal(ctx context.Context, it *internalTopic, p int32, r
 	if it.acksAll {
 		opts.MinInSyncReplicas = int64(n.internalMinISR(it.name, part))
 	}
-	res, err := part.AppendWith(batch, opts)
+	bs := record.ParseBatches(batch)
+	res, err := part.AppendWith(&bs, opts)
 	if err != nil {
 		return err
 	}
