@@ -309,12 +309,13 @@ func produceBatches(req *kmsg.ProduceRequest) (views []record.Batches, transacti
 	for i := range req.Topics {
 		count += len(req.Topics[i].Partitions)
 	}
-	views = make([]record.Batches, 0, count)
+	views = make([]record.Batches, count)
+	k := 0
 	for i := range req.Topics {
 		for j := range req.Topics[i].Partitions {
-			bs := record.ParseBatches(req.Topics[i].Partitions[j].Records)
-			transactional = transactional || bs.Transactional()
-			views = append(views, bs)
+			views[k].Parse(req.Topics[i].Partitions[j].Records)
+			transactional = transactional || views[k].Transactional()
+			k++
 		}
 	}
 	return views, transactional

@@ -29,7 +29,8 @@ type AppendResult struct {
 // the last known one starts a new leader-epoch-checkpoint entry; -1 leaves
 // the epoch cache alone.
 func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
-	bs := record.ParseBatches(batches)
+	var bs record.Batches
+	bs.Parse(batches)
 	return l.AppendBatches(&bs, leaderEpoch)
 }
 

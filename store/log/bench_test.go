@@ -351,10 +351,11 @@ func BenchmarkAppendProduce(b *testing.B) {
 	b.SetBytes(int64(len(batch)))
 	b.ReportAllocs()
 	seq := int32(0)
+	var bs record.Batches
 	for b.Loop() {
 		record.Batch(batch).SetBaseSequence(seq)
 		logtest.Reseal(batch)
-		bs := record.ParseBatches(batch)
+		bs.Parse(batch)
 		if bs.Transactional() {
 			b.Fatal("transactional")
 		}

@@ -36,7 +36,15 @@ type Batches struct {
 // far as they parse, and frames the first two as Kafka does. It checks
 // neither CRCs nor records, and never fails: the view says what is wrong.
 func ParseBatches(raw []byte) Batches {
-	v := Batches{raw: raw}
+	var v Batches
+	v.Parse(raw)
+	return v
+}
+
+// Parse is ParseBatches into v, which it resets: a view kept in place
+// (a slice of views, one per partition) is parsed without a copy.
+func (v *Batches) Parse(raw []byte) {
+	*v = Batches{raw: raw}
 	for v.parsed < len(raw) {
 		b, err := Parse(raw[v.parsed:])
 		if err != nil {
@@ -50,7 +58,6 @@ func ParseBatches(raw []byte) Batches {
 	if v.frames[0] > 0 {
 		v.frames[1] = frame(raw[v.frames[0]:])
 	}
-	return v
 }
 
 // frame is the size of the batch at the start of b as Kafka frames it: 0

@@ -8,6 +8,19 @@ import (
 	"testing"
 )
 
+// batchesCase is what the view of raw should say.
+type batchesCase struct {
+	name          string
+	raw           []byte
+	sizes         []int // of the batches that parse
+	err           error // Err
+	firstErr      error // First
+	frameErr      error // FirstFrame
+	codec         Compression
+	nextErr       error // NextFrame
+	transactional bool
+}
+
 // TestParseBatches: the view holds the batches Parse accepts and why the
 // rest is none, and frames the first two batches as Kafka does.
 func TestParseBatches(t *testing.T) {
@@ -29,17 +42,8 @@ func TestParseBatches(t *testing.T) {
 	// A frame Kafka takes whole that is shorter than a header.
 	short := withLength(one[:frameHeaderSize+9], frameHeaderSize+9-lengthOverhead)
 
-	for _, c := range []struct {
-		name          string
-		raw           []byte
-		sizes         []int // of the batches that parse
-		err           error // Err
-		firstErr      error // First
-		frameErr      error // FirstFrame
-		codec         Compression
-		nextErr       error // NextFrame
-		transactional bool
-	}{
+	var reused Batches // Parse resets a view that held the case before
+	for _, c := range []batchesCase{
 		{name: "empty", firstErr: ErrCorruptMessage, frameErr: ErrInvalidRecord},
 		{name: "one", raw: one, sizes: []int{len(one)}},
 		{name: "trailing bytes", raw: join(one, []byte{1, 2, 3}), sizes: []int{len(one)}, err: ErrCorruptMessage},
@@ -53,38 +57,45 @@ func TestParseBatches(t *testing.T) {
 		{name: "transactional", raw: txn, sizes: []int{len(txn)}, transactional: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			v := ParseBatches(c.raw)
-			var sizes []int
-			next := 0
-			for pos, b := range v.All() {
-				if pos != next {
-					t.Fatalf("batch at %d, want %d", pos, next)
-				}
-				sizes = append(sizes, len(b))
-				next += len(b)
-			}
-			if !slices.Equal(sizes, c.sizes) {
-				t.Fatalf("batch sizes %v, want %v", sizes, c.sizes)
-			}
-			checkClass(t, "Err", v.Err(), c.err)
-			first, err := v.First()
-			checkClass(t, "First", err, c.firstErr)
-			if want, werr := Parse(c.raw); !bytes.Equal(first, want) || (err == nil) != (werr == nil) {
-				t.Fatalf("First %d bytes, %v; Parse %d bytes, %v", len(first), err, len(want), werr)
-			}
-			codec, err := v.FirstFrame()
-			checkClass(t, "FirstFrame", err, c.frameErr)
-			if codec != c.codec {
-				t.Fatalf("FirstFrame codec %v, want %v", codec, c.codec)
-			}
-			checkClass(t, "NextFrame", v.NextFrame(), c.nextErr)
-			if v.Transactional() != c.transactional {
-				t.Fatalf("Transactional %v, want %v", v.Transactional(), c.transactional)
-			}
-			if !bytes.Equal(v.Bytes(), c.raw) {
-				t.Fatal("Bytes differ from the parsed bytes")
-			}
+			fresh := ParseBatches(c.raw)
+			c.check(t, &fresh)
+			reused.Parse(c.raw)
+			c.check(t, &reused)
 		})
+	}
+}
+
+func (c batchesCase) check(t *testing.T, v *Batches) {
+	t.Helper()
+	var sizes []int
+	next := 0
+	for pos, b := range v.All() {
+		if pos != next {
+			t.Fatalf("batch at %d, want %d", pos, next)
+		}
+		sizes = append(sizes, len(b))
+		next += len(b)
+	}
+	if !slices.Equal(sizes, c.sizes) {
+		t.Fatalf("batch sizes %v, want %v", sizes, c.sizes)
+	}
+	checkClass(t, "Err", v.Err(), c.err)
+	first, err := v.First()
+	checkClass(t, "First", err, c.firstErr)
+	if want, werr := Parse(c.raw); !bytes.Equal(first, want) || (err == nil) != (werr == nil) {
+		t.Fatalf("First %d bytes, %v; Parse %d bytes, %v", len(first), err, len(want), werr)
+	}
+	codec, err := v.FirstFrame()
+	checkClass(t, "FirstFrame", err, c.frameErr)
+	if codec != c.codec {
+		t.Fatalf("FirstFrame codec %v, want %v", codec, c.codec)
+	}
+	checkClass(t, "NextFrame", v.NextFrame(), c.nextErr)
+	if v.Transactional() != c.transactional {
+		t.Fatalf("Transactional %v, want %v", v.Transactional(), c.transactional)
+	}
+	if !bytes.Equal(v.Bytes(), c.raw) {
+		t.Fatal("Bytes differ from the parsed bytes")
 	}
 }
 
@@ -101,8 +112,9 @@ func checkClass(t *testing.T, what string, err, want error) {
 func TestParseBatchesDoesNotAllocate(t *testing.T) {
 	one := mustBuild(t, NewBuilder(testTs), Record{Value: []byte("v")})
 	raw := bytes.Join([][]byte{one, one}, nil)
+	var v Batches
 	allocs := testing.AllocsPerRun(100, func() {
-		v := ParseBatches(raw)
+		v.Parse(raw)
 		for range v.All() {
 		}
 		if _, err := v.FirstFrame(); err != nil {
@@ -112,4 +124,67 @@ func TestParseBatchesDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations", allocs)
 	}
+}
+
+// BenchmarkProduceHeaders is the header work of one produce partition of
+// one small batch: "once" parses it into the view and reads the view as
+// the produce checks and the log's validation do; "per-check" parses the
+// header at each of those steps (the transactional scan, the framing, the
+// transactional verification, the log's walk), as klog did before the view.
+func BenchmarkProduceHeaders(b *testing.B) {
+	bb := NewBuilder(testTs)
+	bb.ProducerID, bb.ProducerEpoch, bb.BaseSequence = 1, 0, 0
+	raw := mustBuild(b, bb, Record{Value: []byte("value")})
+	b.Run("once", func(b *testing.B) {
+		var v Batches
+		for b.Loop() {
+			v.Parse(raw)
+			if v.Transactional() {
+				b.Fatal("transactional")
+			}
+			if _, err := v.FirstFrame(); err != nil {
+				b.Fatal(err)
+			}
+			if err := v.NextFrame(); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := v.First(); err != nil {
+				b.Fatal(err)
+			}
+			for _, batch := range v.All() {
+				if batch.RecordCount() != 1 {
+					b.Fatal("count")
+				}
+			}
+			if v.Err() != nil {
+				b.Fatal(v.Err())
+			}
+		}
+	})
+	b.Run("per-check", func(b *testing.B) {
+		walk := func() bool {
+			transactional := false
+			for rest := raw; len(rest) > 0; {
+				batch, err := Parse(rest)
+				if err != nil {
+					break
+				}
+				transactional = transactional || batch.Attributes().Transactional()
+				rest = rest[len(batch):]
+			}
+			return transactional
+		}
+		for b.Loop() {
+			if walk() {
+				b.Fatal("transactional")
+			}
+			if h, err := ParseHeader(raw); err != nil || h.Size() != len(raw) {
+				b.Fatal(err)
+			}
+			if _, err := Parse(raw); err != nil {
+				b.Fatal(err)
+			}
+			walk()
+		}
+	})
 }
