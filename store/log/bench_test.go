@@ -106,6 +106,15 @@ func BenchmarkRead(b *testing.B) {
 // BenchmarkAppendIdempotent appends batches of one idempotent producer:
 // the steady state must not allocate.
 func BenchmarkAppendIdempotent(b *testing.B) {
+	benchAppendIdempotent(b, 16, func(l *Log, batch []byte) error {
+		_, err := l.Append(batch, 0)
+		return err
+	})
+}
+
+// benchAppendIdempotent appends batches of n records of one idempotent
+// producer with appendBatch, each with the next sequence.
+func benchAppendIdempotent(b *testing.B, n int, appendBatch func(l *Log, batch []byte) error) {
 	clk := newClock()
 	cfg := DefaultConfig()
 	cfg.SegmentBytes = 64 << 20
@@ -114,17 +123,17 @@ func BenchmarkAppendIdempotent(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	batch := logtest.ProducerBatch(clk.UnixMilli(), 1, 0, 0, 16, false)
+	batch := logtest.ProducerBatch(clk.UnixMilli(), 1, 0, 0, n, false)
 	b.SetBytes(int64(len(batch)))
 	b.ReportAllocs()
 	seq := int32(0)
 	for b.Loop() {
 		record.Batch(batch).SetBaseSequence(seq)
 		logtest.Reseal(batch)
-		if _, err := l.Append(batch, 0); err != nil {
+		if err := appendBatch(l, batch); err != nil {
 			b.Fatal(err)
 		}
-		seq = incrementSequence(seq, 16)
+		seq = incrementSequence(seq, int32(n))
 		if l.EndOffset()%(1<<16) == 0 {
 			if _, err := l.ApplyRetention(clk.Now()); err != nil {
 				b.Fatal(err)
@@ -335,44 +344,15 @@ func BenchmarkIndexLookup(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendProduce is one produce partition's batch handling: a
-// small idempotent batch parsed once into the view, which the produce
-// checks read, and appended from the view.
+// BenchmarkAppendProduce appends a produce partition's batch as the
+// produce path does: one small idempotent batch, parsed once into the
+// view the produce checks read (BenchmarkProduceHeaders in
+// store/log/record), and appended from that view.
 func BenchmarkAppendProduce(b *testing.B) {
-	clk := newClock()
-	cfg := DefaultConfig()
-	cfg.SegmentBytes = 64 << 20
-	l, err := Open(vfs.NewMem(), "/bench", cfg, Options{Now: clk.Now})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	batch := logtest.ProducerBatch(clk.UnixMilli(), 1, 0, 0, 1, false)
-	b.SetBytes(int64(len(batch)))
-	b.ReportAllocs()
-	seq := int32(0)
 	var bs record.Batches
-	for b.Loop() {
-		record.Batch(batch).SetBaseSequence(seq)
-		logtest.Reseal(batch)
+	benchAppendIdempotent(b, 1, func(l *Log, batch []byte) error {
 		bs.Parse(batch)
-		if bs.Transactional() {
-			b.Fatal("transactional")
-		}
-		if _, err := bs.FirstFrame(); err != nil {
-			b.Fatal(err)
-		}
-		if err := bs.NextFrame(); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := l.AppendBatches(&bs, 0); err != nil {
-			b.Fatal(err)
-		}
-		seq = incrementSequence(seq, 1)
-		if l.EndOffset()%(1<<16) == 0 {
-			if _, err := l.ApplyRetention(clk.Now()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+		_, err := l.AppendBatches(&bs, 0)
+		return err
+	})
 }
