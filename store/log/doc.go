@@ -73,8 +73,9 @@
 //
 //	record.Parse(b) (Batch, error)             header checks, whole batch present
 //	record.ParseHeader(b) (Batch, error)       the same on the first ScanHeaderSize bytes
-//	record.ParseBatches(b) Batches             the view of batches appended together, parsed once:
-//	                                           All, Err, First, Transactional, FirstFrame/NextFrame (Kafka's framing)
+//	record.ParseBatches(b) Batches             the view of batches appended together, parsed once
+//	                                           (Batches.Parse in place): All, Err, First, Transactional,
+//	                                           FirstFrame/NextFrame (Kafka's framing of a produce)
 //	Batch.BaseOffset, Size, LastOffset, MaxTimestamp, ProducerID, ... (accessors)
 //	Batch.Attributes() Attributes              Compression, TimestampType, Transactional, Control
 //	Batch.CheckCRC() error, Batch.Seal()       verify, recompute after patching
