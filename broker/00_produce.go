@@ -47,7 +47,6 @@ package broker
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -75,8 +74,11 @@ func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq km
 	img := n.ctrl.Image()
 	acks := req.Acks
 	validAcks := acks == 0 || acks == 1 || acks == -1
+	// Each partition's batches are parsed here, once: the checks below
+	// and the log's append read the views.
+	views, transactional := produceBatches(req)
 	var requestErr *kerr.Error
-	if req.TransactionID == nil && hasTransactionalBatch(req) {
+	if req.TransactionID == nil && transactional {
 		requestErr = kerr.TransactionalIDAuthorizationFailed
 	}
 
@@ -92,6 +94,8 @@ func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq km
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
+			batches := &views[0]
+			views = views[1:]
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset = -1
@@ -105,7 +109,7 @@ func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq km
 			case topicErr != nil:
 				sp.ErrorCode = topicErr.Code
 			default:
-				if w, ok := n.produceOne(ctx, img, req, topic, rp, &sp); ok {
+				if w, ok := n.produceOne(ctx, img, req, topic, rp, batches, &sp); ok {
 					w.topic, w.partition = len(resp.Topics), len(st.Partitions)
 					if n.settings().ProduceDurable {
 						synced = append(synced, w)
@@ -297,25 +301,25 @@ func (w ackWait) check() (int16, bool) {
 	return 0, true
 }
 
-// hasTransactionalBatch reports whether any partition of a produce request
-// carries a batch with the transactional bit. Batches are read as far as
-// their headers parse; what does not parse is the log's to refuse.
-func hasTransactionalBatch(req *kmsg.ProduceRequest) bool {
+// produceBatches parses the batches of each partition of a produce
+// request, in the request's order, and reports whether any batch that
+// parses has the transactional bit; what does not parse is the log's to
+// refuse.
+func produceBatches(req *kmsg.ProduceRequest) (views []record.Batches, transactional bool) {
+	count := 0
+	for i := range req.Topics {
+		count += len(req.Topics[i].Partitions)
+	}
+	views = make([]record.Batches, count)
+	k := 0
 	for i := range req.Topics {
 		for j := range req.Topics[i].Partitions {
-			for rest := req.Topics[i].Partitions[j].Records; len(rest) > 0; {
-				b, err := record.Parse(rest)
-				if err != nil {
-					break
-				}
-				if b.Attributes().Transactional() {
-					return true
-				}
-				rest = rest[len(b):]
-			}
+			views[k].Parse(req.Topics[i].Partitions[j].Records)
+			transactional = transactional || views[k].Transactional()
+			k++
 		}
 	}
-	return false
+	return views, transactional
 }
 
 // produceTopic resolves a produce request's topic by name, or by id from
@@ -335,17 +339,18 @@ func produceTopic(img *metadata.Image, version int16, rt *kmsg.ProduceRequestTop
 	return t, nil
 }
 
-// produceOne appends one partition's batches; t is the request's topic as
-// resolved in img. An acks=-1 append is returned to wait for (ok).
-func (n *Node) produceOne(ctx context.Context, img *metadata.Image, req *kmsg.ProduceRequest, t *metadata.Topic, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) (w ackWait, ok bool) {
+// produceOne appends one partition's batches, rp's records as parsed in
+// batches; t is the request's topic as resolved in img. An acks=-1 append
+// is returned to wait for (ok).
+func (n *Node) produceOne(ctx context.Context, img *metadata.Image, req *kmsg.ProduceRequest, t *metadata.Topic, rp *kmsg.ProduceRequestTopicPartition, batches *record.Batches, sp *kmsg.ProduceResponseTopicPartition) (w ackWait, ok bool) {
 	txnID, acks := req.TransactionID, req.Acks
 	p, perr := n.leaderPartition(img, t.Name, rp.Partition)
 	if perr == kerr.UnknownTopicOrPartition {
 		sp.ErrorCode = perr.Code
 		return w, false
 	}
-	if rerr := produceRecordsError(req.Version, rp.Records); rerr != nil {
-		sp.ErrorCode = rerr.Code
+	if code := produceRecordsError(req.Version, batches); code != 0 {
+		sp.ErrorCode = code
 		return w, false
 	}
 	if t.Internal {
@@ -373,12 +378,12 @@ func (n *Node) produceOne(ctx context.Context, img *metadata.Image, req *kmsg.Pr
 		opts.MinInSyncReplicas = int64(minISR)
 	}
 	if txnID != nil {
-		if code := n.verifyTransactional(ctx, p, req.Version, *txnID, t.Name, rp); code != 0 {
+		if code := n.verifyTransactional(ctx, p, req.Version, *txnID, t.Name, rp.Partition, batches); code != 0 {
 			sp.ErrorCode = code
 			return w, false
 		}
 	}
-	res, err := p.AppendWith(rp.Records, opts)
+	res, err := p.AppendWith(batches, opts)
 	if err != nil {
 		appendError(p, err, sp)
 		return w, false
@@ -454,44 +459,20 @@ func recordErrorsMessage(refused *log.RecordErrors) string {
 // answers as it does (no message, no log start offset): the records must
 // hold a whole first batch (INVALID_RECORD: "at least one record batch"),
 // of magic 2, not zstd-compressed before v7 (UNSUPPORTED_COMPRESSION_TYPE),
-// and no second whole batch. Batches are found as Kafka's
-// ByteBufferLogInputStream finds them: a batch that is not all there is
-// not one; a length below 14 is CORRUPT_MESSAGE. What follows the first
-// batch and is no whole batch is the log's to refuse.
-func produceRecordsError(version int16, records []byte) *kerr.Error {
-	const headerUpToMagic, lengthOverhead, minLength = 17, 12, 14
-	size := func(b []byte) (int, *kerr.Error) {
-		if len(b) < headerUpToMagic {
-			return 0, nil
-		}
-		length := int32(binary.BigEndian.Uint32(b[8:]))
-		if length < minLength {
-			return 0, kerr.CorruptMessage
-		}
-		if n := int64(length) + lengthOverhead; n <= int64(len(b)) {
-			return int(n), nil
-		}
-		return 0, nil
-	}
-	first, err := size(records)
+// and no second whole batch. Batches are framed as Kafka's
+// ByteBufferLogInputStream frames them (record.Batches.FirstFrame): a
+// batch that is not all there is not one; a length below 14 is
+// CORRUPT_MESSAGE. What follows the first batch and is no whole batch is
+// the log's to refuse.
+func produceRecordsError(version int16, batches *record.Batches) int16 {
+	codec, err := batches.FirstFrame()
 	switch {
 	case err != nil:
-		return err
-	case first == 0:
-		return kerr.InvalidRecord
-	case records[16] != 2:
-		return kerr.InvalidRecord
-	case version < 7 && first >= record.HeaderSize && record.Batch(records).Attributes().Compression() == record.Zstd:
-		return kerr.UnsupportedCompressionType
+		return errorCode(err)
+	case version < 7 && codec == record.Zstd:
+		return kerr.UnsupportedCompressionType.Code
 	}
-	second, err := size(records[first:])
-	switch {
-	case err != nil:
-		return err
-	case second > 0:
-		return kerr.InvalidRecord // exactly one batch per partition
-	}
-	return nil
+	return errorCode(batches.NextFrame())
 }
 
 // verifyTransactional asks the transaction coordinator whether the
@@ -503,8 +484,8 @@ func produceRecordsError(version int16, records []byte) *kerr.Error {
 // INVALID_PRODUCER_EPOCH at every version, as AddPartitionsToTxnManager
 // answers it: producers (librdkafka's at v10 among them) take that as
 // fatal, where PRODUCER_FENCED on a produce would be abortable to them.
-func (n *Node) verifyTransactional(ctx context.Context, p *partition.Partition, version int16, txnID, topic string, rp *kmsg.ProduceRequestTopicPartition) int16 {
-	b, err := record.Parse(rp.Records)
+func (n *Node) verifyTransactional(ctx context.Context, p *partition.Partition, version int16, txnID, topic string, index int32, batches *record.Batches) int16 {
+	b, err := batches.First()
 	if err != nil {
 		return errorCode(err)
 	}
@@ -514,7 +495,7 @@ func (n *Node) verifyTransactional(ctx context.Context, p *partition.Partition, 
 	// A later batch of the producer must not overtake this one while it
 	// is verified (and perhaps refused and retried).
 	p.StartVerification(b.ProducerID(), b.ProducerEpoch(), b.BaseSequence())
-	tp := txn.TopicPartition{Topic: topic, Partition: rp.Partition}
+	tp := txn.TopicPartition{Topic: topic, Partition: index}
 	if version < 12 {
 		err = n.verifyTxnPartition(ctx, txnID, b.ProducerID(), b.ProducerEpoch(), tp)
 	} else {

@@ -349,7 +349,7 @@ func TestProduceRejectsInvalidBatches(t *testing.T) {
 	badCRC := rawBatch("c")
 	badCRC[len(badCRC)-1] ^= 0xff
 	badMagic := rawBatch("d")
-	badMagic[16] = 1
+	record.Batch(badMagic).SetMagic(1)
 	big := rawBatch(string(make([]byte, 4000)))
 	now := time.Now().UnixMilli()
 	future := logtest.BatchWith(logtest.Options{BaseTimestamp: now + 2*3600*1000}, logtest.Record{Value: []byte("f")})

@@ -79,7 +79,8 @@ func (s *PartitionStore) append(ctx context.Context, p int32, records []Record, 
 	if s.MinInSync != nil {
 		opts.MinInSyncReplicas = int64(s.MinInSync(part))
 	}
-	res, err := part.AppendWith(batch, opts)
+	bs := record.ParseBatches(batch)
+	res, err := part.AppendWith(&bs, opts)
 	if err != nil {
 		return err
 	}

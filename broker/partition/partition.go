@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/store/log"
+	"github.com/klogdev/klog/store/log/record"
 )
 
 // Options configures a partition.
@@ -228,16 +229,17 @@ type AppendOptions struct {
 // Append validates and appends batches as leader, stamped with the leader
 // epoch, advances the high watermark and wakes waiting fetches.
 func (p *Partition) Append(batches []byte) (log.AppendResult, error) {
-	return p.AppendWith(batches, AppendOptions{})
+	bs := record.ParseBatches(batches)
+	return p.AppendWith(&bs, AppendOptions{})
 }
 
-// AppendWith is Append refused, with nothing written, unless the leader
-// state meets opts.
-func (p *Partition) AppendWith(batches []byte, opts AppendOptions) (log.AppendResult, error) {
+// AppendWith is Append of batches whose headers are parsed already,
+// refused, with nothing written, unless the leader state meets opts.
+func (p *Partition) AppendWith(batches *record.Batches, opts AppendOptions) (log.AppendResult, error) {
 	var res log.AppendResult
 	err := p.writeAsLeader(opts, func(epoch int32) error {
 		var err error
-		res, err = p.log.Append(batches, epoch)
+		res, err = p.log.AppendBatches(batches, epoch)
 		return err
 	})
 	return res, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/klogdev/klog/store/log"
 	"github.com/klogdev/klog/store/log/logtest"
+	"github.com/klogdev/klog/store/log/record"
 	"github.com/klogdev/klog/store/vfs"
 )
 
@@ -267,19 +268,19 @@ func TestAppendRefusals(t *testing.T) {
 		t.Fatalf("append before any leader state: %v", err)
 	}
 	p.SetLeaderState(leaderAt(1))
-	if _, err := p.AppendWith(batch(), AppendOptions{MinInSyncReplicas: 2}); !errors.Is(err, ErrNotEnoughReplicas) {
+	if _, err := p.AppendWith(parsed(batch()), AppendOptions{MinInSyncReplicas: 2}); !errors.Is(err, ErrNotEnoughReplicas) {
 		t.Fatalf("append needing 2 in-sync replicas of 1: %v", err)
 	}
 	if p.LogEndOffset() != 0 {
 		t.Fatalf("refused append wrote: log end %d", p.LogEndOffset())
 	}
-	if _, err := p.AppendWith(batch(), AppendOptions{MinInSyncReplicas: 1}); err != nil {
+	if _, err := p.AppendWith(parsed(batch()), AppendOptions{MinInSyncReplicas: 1}); err != nil {
 		t.Fatalf("append needing 1 in-sync replica: %v", err)
 	}
 	st := leaderAt(1)
 	st.ISR = []int32{self, 2}
 	p.SetLeaderState(st)
-	if _, err := p.AppendWith(batch(), AppendOptions{MinInSyncReplicas: 2}); err != nil {
+	if _, err := p.AppendWith(parsed(batch()), AppendOptions{MinInSyncReplicas: 2}); err != nil {
 		t.Fatalf("append needing 2 in-sync replicas of 2: %v", err)
 	}
 	// The high watermark waits for the follower in the ISR.
@@ -329,4 +330,10 @@ func TestNewHighWatermark(t *testing.T) {
 			}
 		}
 	}
+}
+
+// parsed is the view AppendWith takes of batches.
+func parsed(batches []byte) *record.Batches {
+	bs := record.ParseBatches(batches)
+	return &bs
 }

@@ -146,7 +146,7 @@ func TestLeaderTracksFollowers(t *testing.T) {
 	st := LeaderState{Leader: 1, Epoch: 3, PartitionEpoch: 7, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}}
 	p.SetLeaderState(st)
 	for range 4 {
-		if _, err := p.AppendWith(batchAt(clk, 1), AppendOptions{MinInSyncReplicas: 2}); err != nil {
+		if _, err := p.AppendWith(parsed(batchAt(clk, 1)), AppendOptions{MinInSyncReplicas: 2}); err != nil {
 			t.Fatal(err)
 		}
 	}

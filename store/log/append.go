@@ -29,9 +29,17 @@ type AppendResult struct {
 // the last known one starts a new leader-epoch-checkpoint entry; -1 leaves
 // the epoch cache alone.
 func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendResult, error) {
+	var bs record.Batches
+	bs.Parse(batches)
+	return l.AppendBatches(&bs, leaderEpoch)
+}
+
+// AppendBatches is Append of batches whose headers are parsed already: the
+// log reads the view, not the headers again.
+func (l *Log) AppendBatches(bs *record.Batches, leaderEpoch int32) (AppendResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.appendLocked(batches, leaderEpoch, markerCheck{maxCoordinatorEpoch: math.MaxInt32})
+	return l.appendLocked(bs, leaderEpoch, markerCheck{maxCoordinatorEpoch: math.MaxInt32})
 }
 
 // markerCheck is how a marker appended by appendMarker is checked: a
@@ -43,18 +51,19 @@ type markerCheck struct {
 }
 
 // appendLocked is Append, with markers checked per mc. l.mu must be held.
-func (l *Log) appendLocked(batches []byte, leaderEpoch int32, mc markerCheck) (AppendResult, error) {
+func (l *Log) appendLocked(bs *record.Batches, leaderEpoch int32, mc markerCheck) (AppendResult, error) {
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
 	cfg := l.mu.cfg
 	now := l.now()
 	v := validator{cfg: cfg, now: max(now.UnixMilli(), 0), dec: &l.dec, name: path.Base(l.dir)}
-	infos, err := v.validate(batches, l.mu.infos[:0])
+	infos, err := v.validate(bs, l.mu.infos[:0])
 	l.mu.infos = infos[:0]
 	if err != nil {
 		return AppendResult{}, err
 	}
+	batches := bs.Bytes()
 	total := len(batches)
 	if total > math.MaxInt32 {
 		return AppendResult{}, fmt.Errorf("%w: append of %d bytes", ErrMessageTooLarge, total)

@@ -57,17 +57,14 @@ func (v *validator) decompressBudget() int {
 	return max(minDecompressBudget, int(v.cfg.MaxMessageBytes))
 }
 
-// validate checks every batch in b and appends one batchInfo per batch to
-// infos. It never modifies b.
-func (v *validator) validate(b []byte, infos []batchInfo) ([]batchInfo, error) {
-	if len(b) == 0 {
+// validate checks every batch of bs, whose headers ParseBatches checked,
+// and appends one batchInfo per batch to infos. It never modifies the
+// batches.
+func (v *validator) validate(bs *record.Batches, infos []batchInfo) ([]batchInfo, error) {
+	if len(bs.Bytes()) == 0 {
 		return infos, fmt.Errorf("%w: no batches", ErrInvalidRecord)
 	}
-	for pos := 0; pos < len(b); {
-		batch, err := record.Parse(b[pos:])
-		if err != nil {
-			return infos, err
-		}
+	for pos, batch := range bs.All() {
 		if batch.Size() > int(v.cfg.MaxMessageBytes) {
 			return infos, fmt.Errorf("%w: batch of %d bytes, max.message.bytes is %d", ErrMessageTooLarge, batch.Size(), v.cfg.MaxMessageBytes)
 		}
@@ -80,9 +77,8 @@ func (v *validator) validate(b []byte, infos []batchInfo) ([]batchInfo, error) {
 		}
 		info.pos = pos
 		infos = append(infos, info)
-		pos += batch.Size()
 	}
-	return infos, nil
+	return infos, bs.Err()
 }
 
 func (v *validator) validateBatch(batch record.Batch) (batchInfo, error) {

@@ -106,6 +106,15 @@ func BenchmarkRead(b *testing.B) {
 // BenchmarkAppendIdempotent appends batches of one idempotent producer:
 // the steady state must not allocate.
 func BenchmarkAppendIdempotent(b *testing.B) {
+	benchAppendIdempotent(b, 16, func(l *Log, batch []byte) error {
+		_, err := l.Append(batch, 0)
+		return err
+	})
+}
+
+// benchAppendIdempotent appends batches of n records of one idempotent
+// producer with appendBatch, each with the next sequence.
+func benchAppendIdempotent(b *testing.B, n int, appendBatch func(l *Log, batch []byte) error) {
 	clk := newClock()
 	cfg := DefaultConfig()
 	cfg.SegmentBytes = 64 << 20
@@ -114,17 +123,17 @@ func BenchmarkAppendIdempotent(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	batch := logtest.ProducerBatch(clk.UnixMilli(), 1, 0, 0, 16, false)
+	batch := logtest.ProducerBatch(clk.UnixMilli(), 1, 0, 0, n, false)
 	b.SetBytes(int64(len(batch)))
 	b.ReportAllocs()
 	seq := int32(0)
 	for b.Loop() {
 		record.Batch(batch).SetBaseSequence(seq)
 		logtest.Reseal(batch)
-		if _, err := l.Append(batch, 0); err != nil {
+		if err := appendBatch(l, batch); err != nil {
 			b.Fatal(err)
 		}
-		seq = incrementSequence(seq, 16)
+		seq = incrementSequence(seq, int32(n))
 		if l.EndOffset()%(1<<16) == 0 {
 			if _, err := l.ApplyRetention(clk.Now()); err != nil {
 				b.Fatal(err)
@@ -151,7 +160,8 @@ func BenchmarkValidate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error
-				if infos, err = v.validate(batch, infos[:0]); err != nil {
+				bs := record.ParseBatches(batch)
+				if infos, err = v.validate(&bs, infos[:0]); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -189,7 +199,8 @@ func BenchmarkValidateCompressed(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error
-				if infos, err = v.validate(batch, infos[:0]); err != nil {
+				bs := record.ParseBatches(batch)
+				if infos, err = v.validate(&bs, infos[:0]); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -331,4 +342,17 @@ func BenchmarkIndexLookup(b *testing.B) {
 			b.Fatalf("read %d bytes: %v", len(out), err)
 		}
 	}
+}
+
+// BenchmarkAppendProduce appends a produce partition's batch as the
+// produce path does: one small idempotent batch, parsed once into the
+// view the produce checks read (BenchmarkProduceHeaders in
+// store/log/record), and appended from that view.
+func BenchmarkAppendProduce(b *testing.B) {
+	var bs record.Batches
+	benchAppendIdempotent(b, 1, func(l *Log, batch []byte) error {
+		bs.Parse(batch)
+		_, err := l.AppendBatches(&bs, 0)
+		return err
+	})
 }

@@ -73,6 +73,9 @@
 //
 //	record.Parse(b) (Batch, error)             header checks, whole batch present
 //	record.ParseHeader(b) (Batch, error)       the same on the first ScanHeaderSize bytes
+//	record.ParseBatches(b) Batches             the view of batches appended together, parsed once
+//	                                           (Batches.Parse in place): All, Err, First, Transactional,
+//	                                           FirstFrame/NextFrame (Kafka's framing of a produce)
 //	Batch.BaseOffset, Size, LastOffset, MaxTimestamp, ProducerID, ... (accessors)
 //	Batch.Attributes() Attributes              Compression, TimestampType, Transactional, Control
 //	Batch.CheckCRC() error, Batch.Seal()       verify, recompute after patching
@@ -201,7 +204,9 @@
 //
 // # Appending
 //
-// Append validates every batch of the call before changing anything: length
+// Append validates every batch of the call before changing anything
+// (AppendBatches takes them parsed, as the produce path parsed them once
+// for its own checks, and reads the headers no more): length
 // within the bytes given and <= max.message.bytes (else ErrMessageTooLarge),
 // magic 2 (else ErrInvalidRecord), CRC, recordCount > 0 and lastOffsetDelta == recordCount-1. Then
 // each record is parsed: in place and without allocation when the batch is

@@ -27,14 +27,16 @@ func FuzzValidate(f *testing.F) {
 		clk := newClock()
 		cfg := DefaultConfig()
 		v := validator{cfg: cfg.sanitized(), now: clk.UnixMilli()}
-		infos, err := v.validate(b, nil)
+		bs := record.ParseBatches(b)
+		infos, err := v.validate(&bs, nil)
 		if err != nil {
 			return
 		}
 		total := 0
 		for _, in := range infos {
 			one := b[in.pos : in.pos+in.size]
-			if _, err := v.validate(one, nil); err != nil {
+			oneView := record.ParseBatches(one)
+			if _, err := v.validate(&oneView, nil); err != nil {
 				t.Fatalf("accepted batch fails alone: %v", err)
 			}
 			total += in.size

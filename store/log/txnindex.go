@@ -136,8 +136,9 @@ func (l *Log) appendMarker(m Marker, leaderEpoch, maxCoordinatorEpoch int32) (in
 		ts = l.now().UnixMilli()
 	}
 	tm := record.TxnMarker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Commit, CoordinatorEpoch: m.CoordinatorEpoch}
+	bs := record.ParseBatches(tm.AppendBatch(nil, ts))
 	l.mu.Lock()
-	res, err := l.appendLocked(tm.AppendBatch(nil, ts), leaderEpoch, markerCheck{maxCoordinatorEpoch, m.TransactionVersion})
+	res, err := l.appendLocked(&bs, leaderEpoch, markerCheck{maxCoordinatorEpoch, m.TransactionVersion})
 	l.mu.Unlock()
 	if err != nil {
 		return 0, fmt.Errorf("append marker for producer %d: %w", m.ProducerID, err)

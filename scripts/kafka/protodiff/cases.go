@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/store/log/record"
 )
 
 // one wraps a case that sends a single request after its setup.
@@ -433,7 +435,7 @@ func basicCases() []testCase {
 		})},
 		{"produce-magic-1", withTopic("magic-1", func(_ *side, t string) kmsg.Request {
 			b := plainBatch(1)
-			b[16] = 1
+			record.Batch(b).SetMagic(1)
 			return produceReq(t, 0, nil, b)
 		})},
 		{"produce-trailing-bytes", withTopic("trailing", func(_ *side, t string) kmsg.Request {

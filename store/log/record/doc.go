@@ -17,6 +17,12 @@
 //	err = it.Err()
 //	m, ok, err := b.TxnMarker()     // the commit or abort of a control batch
 //
+// ParseBatches parses the headers of a run of batches once — a produce
+// request's records for one partition — into a view that the produce
+// checks and the log's append read instead of the bytes; it also frames
+// the first two batches as Kafka's produce path does (FirstFrame,
+// NextFrame).
+//
 // ParseHeader checks just the first ScanHeaderSize bytes, for walking a
 // segment file header by header. Walking uncompressed records does not
 // allocate: records alias the batch and headers stay encoded (Headers).
