@@ -97,7 +97,7 @@ type feature struct {
 	name      string
 	min, max  int16
 	finalized int16
-	enables   string // what the finalized level turns on, for the README
+	enables   string // what the finalized level turns on, for docs/compatibility.md
 }
 
 // featureTable is the features ApiVersions v3+ advertises, with the levels
@@ -140,7 +140,7 @@ func lookupAPI(key int16) (*api, bool) {
 }
 
 // APIVersion is one API key and the versions klog serves, for docs and the
-// README's compatibility table.
+// compatibility table of docs/compatibility.md.
 type APIVersion struct {
 	Key      int16
 	Name     string
@@ -158,7 +158,7 @@ func APIVersions() []APIVersion {
 	return out
 }
 
-// Feature is one feature flag klog advertises, for docs and the README.
+// Feature is one feature flag klog advertises, for docs/compatibility.md.
 type Feature struct {
 	Name      string
 	Min, Max  int16
