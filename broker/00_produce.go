@@ -71,6 +71,21 @@ func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq km
 		return wire.Reply{}, fmt.Errorf("%w: Produce v%d is listed, not served", errUnsupported, req.Version)
 	}
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	pending, synced := n.appendProduce(ctx, req, resp)
+	if req.Acks == 0 {
+		syncAppends(resp, synced)
+		return wire.Reply{}, nil
+	}
+	return n.produceReply(ctx, req, resp, pending, synced), nil
+}
+
+// appendProduce appends each partition's batches of req and answers each
+// partition in resp, refusing the request's partitions whole when it
+// carries transactional batches without a transactional id, or an acks
+// Kafka does not know. It returns the acks=-1 appends that wait for the
+// high watermark (pending) and the appends of a durable node, to be
+// fsynced first (synced).
+func (n *Node) appendProduce(ctx context.Context, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) (pending, synced []ackWait) {
 	img := n.ctrl.Image()
 	acks := req.Acks
 	validAcks := acks == 0 || acks == 1 || acks == -1
@@ -82,9 +97,6 @@ func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq km
 		requestErr = kerr.TransactionalIDAuthorizationFailed
 	}
 
-	// pending are the acks=-1 appends waiting for the high watermark;
-	// synced the appends of a durable node, to be fsynced first.
-	var pending, synced []ackWait
 	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -123,10 +135,14 @@ func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq km
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	if acks == 0 {
-		syncAppends(resp, synced)
-		return wire.Reply{}, nil
-	}
+	return pending, synced
+}
+
+// produceReply answers a produce of acks 1 or -1 whose appends are done:
+// at once when none waits for followers or the disk, else later, once
+// the synced appends are fsynced and the pending ones replicated or
+// timed out.
+func (n *Node) produceReply(ctx context.Context, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, pending, synced []ackWait) wire.Reply {
 	// Most appends are done at once (one replica, or followers quick):
 	// answer those now.
 	pending = settleAcks(resp, pending)
@@ -142,14 +158,14 @@ func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq km
 		return resp
 	}
 	if len(pending) == 0 && len(synced) == 0 {
-		return wire.Reply{Response: finish(ctx)}, nil
+		return wire.Reply{Response: finish(ctx)}
 	}
 	// The appends are done in the connection's order; the wait for the
 	// followers and the disk overlaps the connection's next produces.
 	// finish holds no part of the request's frame, which the connection
 	// reuses: the response's names are copies, and the leader hints read
 	// only req's version.
-	return wire.Reply{Later: finish}, nil
+	return wire.Reply{Later: finish}
 }
 
 // maxSyncers bounds the partitions of one produce fsynced at once.

@@ -58,23 +58,7 @@ func handleMetadata(n *Node, ctx context.Context, _ *wire.RequestContext, kreq k
 	requested := distinct(req.Topics, metadataTopicKey)
 
 	if !allTopics && allowAuto {
-		created := false
-		for _, rt := range requested {
-			if rt.Topic == nil || *rt.Topic == "" {
-				continue
-			}
-			name := *rt.Topic
-			if _, ok := img.Topic(name); ok || strings.HasPrefix(name, "__") || n.deleted.take(name) {
-				continue
-			}
-			if err := n.autoCreate(ctx, name); err == nil {
-				created = true
-			}
-		}
-		if created {
-			n.reconcile()
-			img = n.ctrl.Image()
-		}
+		img = n.autoCreateRequested(ctx, img, requested)
 	}
 
 	if !allTopics && n.lagsFor(img, requested) {
@@ -103,30 +87,60 @@ func handleMetadata(n *Node, ctx context.Context, _ *wire.RequestContext, kreq k
 		return resp, nil
 	}
 	for _, rt := range requested {
-		var t *metadata.Topic
-		var ok bool
-		if rt.Topic != nil {
-			t, ok = img.Topic(*rt.Topic)
-		} else {
-			t, ok = img.TopicByID(rt.TopicID)
-		}
-		if ok {
-			resp.Topics = append(resp.Topics, metadataTopic(img, t))
-			continue
-		}
-		st := kmsg.NewMetadataResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		switch {
-		case rt.Topic == nil:
-			st.ErrorCode = kerr.UnknownTopicID.Code
-		case metadata.ValidateTopicName(*rt.Topic) != nil:
-			st.ErrorCode = kerr.InvalidTopicException.Code
-		default:
-			st.ErrorCode = kerr.UnknownTopicOrPartition.Code
-		}
-		resp.Topics = append(resp.Topics, st)
+		resp.Topics = append(resp.Topics, requestedMetadataTopic(img, rt))
 	}
 	return resp, nil
+}
+
+// autoCreateRequested creates the topics a Metadata request names that
+// img lacks, except internal names ("__" prefix) and topics this node
+// deleted a moment ago, and returns the image to answer from: img, or,
+// once a topic was created, the image after it.
+func (n *Node) autoCreateRequested(ctx context.Context, img *metadata.Image, requested []kmsg.MetadataRequestTopic) *metadata.Image {
+	created := false
+	for _, rt := range requested {
+		if rt.Topic == nil || *rt.Topic == "" {
+			continue
+		}
+		name := *rt.Topic
+		if _, ok := img.Topic(name); ok || strings.HasPrefix(name, "__") || n.deleted.take(name) {
+			continue
+		}
+		if err := n.autoCreate(ctx, name); err == nil {
+			created = true
+		}
+	}
+	if !created {
+		return img
+	}
+	n.reconcile()
+	return n.ctrl.Image()
+}
+
+// requestedMetadataTopic answers one topic a Metadata request names, by
+// name or by id: its partitions, or why img does not hold it.
+func requestedMetadataTopic(img *metadata.Image, rt kmsg.MetadataRequestTopic) kmsg.MetadataResponseTopic {
+	var t *metadata.Topic
+	var ok bool
+	if rt.Topic != nil {
+		t, ok = img.Topic(*rt.Topic)
+	} else {
+		t, ok = img.TopicByID(rt.TopicID)
+	}
+	if ok {
+		return metadataTopic(img, t)
+	}
+	st := kmsg.NewMetadataResponseTopic()
+	st.Topic, st.TopicID = rt.Topic, rt.TopicID
+	switch {
+	case rt.Topic == nil:
+		st.ErrorCode = kerr.UnknownTopicID.Code
+	case metadata.ValidateTopicName(*rt.Topic) != nil:
+		st.ErrorCode = kerr.InvalidTopicException.Code
+	default:
+		st.ErrorCode = kerr.UnknownTopicOrPartition.Code
+	}
+	return st
 }
 
 // metadataCatchUpTimeout bounds the wait of a Metadata request for a topic

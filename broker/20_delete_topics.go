@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -29,32 +30,8 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 	ctx, cancel := requestContext(ctx, req.TimeoutMillis)
 	defer cancel()
 
-	type target struct {
-		name *string
-		id   [16]byte
-	}
-	// One per item, allocated once: growing it would allocate several
-	// times its size, for a request of many items.
-	targets := make([]target, 0, len(req.Topics)+len(req.TopicNames))
-	if req.Version >= 6 {
-		for _, t := range req.Topics {
-			targets = append(targets, target{t.Topic, t.TopicID})
-		}
-	} else {
-		for i := range req.TopicNames {
-			targets = append(targets, target{name: &req.TopicNames[i]})
-		}
-	}
-	// Sized as it grows: a request may name one topic a million times.
-	names := make(occurrences[string])
-	ids := make(occurrences[[16]byte])
-	for _, tg := range targets {
-		if tg.name != nil {
-			names.add(*tg.name)
-		} else {
-			ids.add(tg.id)
-		}
-	}
+	targets := deleteTargets(req)
+	counts := countDeleteTargets(targets)
 	// Topic ids resolved as the active controller has them; without a
 	// controller to catch up with, each DeleteTopic below answers so.
 	_ = n.ctrl.CatchUp(ctx)
@@ -63,14 +40,7 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 	for _, tg := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = tg.name, tg.id
-		var seen occurrence
-		var dup error
-		if tg.name != nil {
-			seen, dup = names.next(*tg.name), errDuplicateTopic
-		} else {
-			seen, dup = ids.next(tg.id), errDuplicateTopicID
-		}
-		switch seen {
+		switch seen, dup := counts.next(tg); seen {
 		case repeated:
 			continue
 		case firstOfMany:
@@ -78,31 +48,7 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		name := ""
-		if tg.name != nil {
-			name = *tg.name
-			if t, ok := img.Topic(name); ok {
-				st.TopicID = t.ID
-			}
-		} else if t, ok := img.TopicByID(tg.id); ok {
-			name = t.Name
-			st.Topic = &t.Name
-		} else {
-			st.ErrorCode, st.ErrorMessage = kerr.UnknownTopicID.Code, errorMessage(kerr.UnknownTopicID)
-			resp.Topics = append(resp.Topics, st)
-			continue
-		}
-		var err error
-		switch {
-		case !n.settings().DeleteTopicEnable:
-			err = kerr.TopicDeletionDisabled
-		default:
-			err = n.ctrl.DeleteTopic(ctx, name)
-		}
-		if err != nil {
-			st.ErrorCode = errorCode(err)
-			st.ErrorMessage = errorMessage(err)
-		} else {
+		if n.deleteTopic(ctx, img, tg, &st) {
 			deleted = true
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -111,4 +57,90 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 		n.reconcile()
 	}
 	return resp, nil
+}
+
+// deleteTarget is one topic a DeleteTopics request names: by name, or,
+// with name nil, by id.
+type deleteTarget struct {
+	name *string
+	id   [16]byte
+}
+
+// deleteTargets lists the topics req names, in request order: its Topics
+// from v6, its TopicNames before.
+func deleteTargets(req *kmsg.DeleteTopicsRequest) []deleteTarget {
+	// One per item, allocated once: growing it would allocate several
+	// times its size, for a request of many items.
+	targets := make([]deleteTarget, 0, len(req.Topics)+len(req.TopicNames))
+	if req.Version >= 6 {
+		for _, t := range req.Topics {
+			targets = append(targets, deleteTarget{t.Topic, t.TopicID})
+		}
+	} else {
+		for i := range req.TopicNames {
+			targets = append(targets, deleteTarget{name: &req.TopicNames[i]})
+		}
+	}
+	return targets
+}
+
+// deleteCounts counts how often a DeleteTopics request names each topic
+// name and each topic id.
+type deleteCounts struct {
+	names occurrences[string]
+	ids   occurrences[[16]byte]
+}
+
+// countDeleteTargets counts the names and ids of targets.
+func countDeleteTargets(targets []deleteTarget) deleteCounts {
+	// Sized as it grows: a request may name one topic a million times.
+	c := deleteCounts{names: make(occurrences[string]), ids: make(occurrences[[16]byte])}
+	for _, tg := range targets {
+		if tg.name != nil {
+			c.names.add(*tg.name)
+		} else {
+			c.ids.add(tg.id)
+		}
+	}
+	return c
+}
+
+// next says how this appearance of tg's name or id stands among its
+// repeats, and the error that answers a repeated one.
+func (c deleteCounts) next(tg deleteTarget) (occurrence, error) {
+	if tg.name != nil {
+		return c.names.next(*tg.name), errDuplicateTopic
+	}
+	return c.ids.next(tg.id), errDuplicateTopicID
+}
+
+// deleteTopic deletes the topic tg names, as img resolves its name or
+// id, and answers it in st; it reports whether the topic was deleted.
+func (n *Node) deleteTopic(ctx context.Context, img *metadata.Image, tg deleteTarget, st *kmsg.DeleteTopicsResponseTopic) bool {
+	name := ""
+	if tg.name != nil {
+		name = *tg.name
+		if t, ok := img.Topic(name); ok {
+			st.TopicID = t.ID
+		}
+	} else if t, ok := img.TopicByID(tg.id); ok {
+		name = t.Name
+		st.Topic = &t.Name
+	} else {
+		st.ErrorCode, st.ErrorMessage = kerr.UnknownTopicID.Code, errorMessage(kerr.UnknownTopicID)
+		return false
+	}
+	var err error
+	switch {
+	case !n.settings().DeleteTopicEnable:
+		err = kerr.TopicDeletionDisabled
+	default:
+		err = n.ctrl.DeleteTopic(ctx, name)
+	}
+	if err != nil {
+		st.ErrorCode = errorCode(err)
+		st.ErrorMessage = errorMessage(err)
+		return false
+	}
+	return true
 }

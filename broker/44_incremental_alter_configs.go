@@ -24,6 +24,7 @@ import (
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/errmsg"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -82,85 +83,116 @@ func (n *Node) incrementalAlter(ctx context.Context, rr *kmsg.IncrementalAlterCo
 	if err := n.ctrl.CatchUp(ctx); err != nil {
 		return err
 	}
-	img := n.ctrl.Image()
+	current, err := n.currentConfig(n.ctrl.Image(), rr)
+	if err != nil {
+		return err
+	}
 	isBroker := rr.ResourceType == kmsg.ConfigResourceTypeBroker
-	var current func(name string) (string, config.Def, bool)
+	set, err := incrementalChanges(rr.Configs, current, isBroker)
+	if err != nil {
+		return err
+	}
 	if isBroker {
+		return n.ctrl.AlterBrokerConfigs(ctx, rr.ResourceName, set, true, validateOnly)
+	}
+	return n.ctrl.AlterTopicConfigs(ctx, rr.ResourceName, set, true, validateOnly)
+}
+
+// currentConfigFunc looks up a config of one resource: its current value,
+// its definition, and whether klog knows it.
+type currentConfigFunc func(name string) (string, config.Def, bool)
+
+// currentConfig looks up the configs of the topic or broker resource rr
+// names, as img has them; a topic img lacks is UNKNOWN_TOPIC_OR_PARTITION.
+func (n *Node) currentConfig(img *metadata.Image, rr *kmsg.IncrementalAlterConfigsRequestResource) (currentConfigFunc, error) {
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
 		b := n.brokerConfig(img)
 		if rr.ResourceName == "" {
 			// The default resource's list as the cluster default
 			// makes it, not as this node's own values do.
 			b, _ = n.static.WithDynamic(img.BrokerConfigs[""], nil)
 		}
-		current = func(name string) (string, config.Def, bool) {
+		return func(name string) (string, config.Def, bool) {
 			v, ok := b.BrokerValue(name)
 			d, _ := config.LookupBroker(name)
 			return v.Value, d, ok
-		}
-	} else {
-		t, ok := img.Topic(rr.ResourceName)
-		if !ok {
-			return errmsg.Withf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", rr.ResourceName)
-		}
-		b := n.brokerConfig(img)
-		current = func(name string) (string, config.Def, bool) {
-			v, ok := b.TopicValue(t.Configs, name)
-			d, _ := config.LookupTopic(name)
-			return v, d, ok
-		}
+		}, nil
 	}
-	set := make(map[string]*string, len(rr.Configs))
-	for _, c := range rr.Configs {
+	t, ok := img.Topic(rr.ResourceName)
+	if !ok {
+		return nil, errmsg.Withf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", rr.ResourceName)
+	}
+	b := n.brokerConfig(img)
+	return func(name string) (string, config.Def, bool) {
+		v, ok := b.TopicValue(t.Configs, name)
+		d, _ := config.LookupTopic(name)
+		return v, d, ok
+	}, nil
+}
+
+// incrementalChanges turns a resource's config operations into the values
+// to set (nil: delete), each named once; append and subtract start from
+// the current value of a list config.
+func incrementalChanges(configs []kmsg.IncrementalAlterConfigsRequestResourceConfig, current currentConfigFunc, isBroker bool) (map[string]*string, error) {
+	set := make(map[string]*string, len(configs))
+	for _, c := range configs {
 		if _, dup := set[c.Name]; dup {
-			return fmt.Errorf("%w: config %s appears more than once", kerr.InvalidRequest, c.Name)
+			return nil, fmt.Errorf("%w: config %s appears more than once", kerr.InvalidRequest, c.Name)
 		}
 		switch c.Op {
 		case kmsg.IncrementalAlterConfigOpSet:
 			if c.Value == nil {
-				return nullValue(c.Name)
+				return nil, nullValue(c.Name)
 			}
 			v := *c.Value
 			set[c.Name] = &v
 		case kmsg.IncrementalAlterConfigOpDelete:
 			set[c.Name] = nil
-		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract: // on list configs
-			cur, d, known := current(c.Name)
-			if known && d.Type != config.TypeList {
-				op := "APPEND"
-				if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
-					op = "SUBTRACT"
-				}
-				err := fmt.Errorf("%w: %s is a %s config, not a list", kerr.InvalidConfig, c.Name, d.Type)
-				if isBroker {
-					// Kafka words it differently for a broker.
-					return errmsg.Withf(err, "Config value %s is not allowed for config key: %s", strings.ToLower(op), c.Name)
-				}
-				return errmsg.Withf(err, "Can't %s to key %s because its type is not LIST.", op, c.Name)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			v, err := appendOrSubtract(c, current, isBroker)
+			if err != nil {
+				return nil, err
 			}
-			items := splitList(cur)
-			var arg []string
-			if c.Value != nil {
-				arg = splitList(*c.Value)
-			}
-			if c.Op == kmsg.IncrementalAlterConfigOpAppend {
-				for _, a := range arg {
-					if !slices.Contains(items, a) {
-						items = append(items, a)
-					}
-				}
-			} else {
-				items = slices.DeleteFunc(items, func(it string) bool { return slices.Contains(arg, it) })
-			}
-			v := strings.Join(items, ",")
 			set[c.Name] = &v
 		default:
-			return fmt.Errorf("%w: unknown config operation %d", kerr.InvalidRequest, c.Op)
+			return nil, fmt.Errorf("%w: unknown config operation %d", kerr.InvalidRequest, c.Op)
 		}
 	}
-	if isBroker {
-		return n.ctrl.AlterBrokerConfigs(ctx, rr.ResourceName, set, true, validateOnly)
+	return set, nil
+}
+
+// appendOrSubtract applies an APPEND or SUBTRACT operation to the current
+// value of a list config and returns the new value; a config klog knows
+// that is not a list is INVALID_CONFIG, in Kafka's words.
+func appendOrSubtract(c kmsg.IncrementalAlterConfigsRequestResourceConfig, current currentConfigFunc, isBroker bool) (string, error) {
+	cur, d, known := current(c.Name)
+	if known && d.Type != config.TypeList {
+		op := "APPEND"
+		if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
+			op = "SUBTRACT"
+		}
+		err := fmt.Errorf("%w: %s is a %s config, not a list", kerr.InvalidConfig, c.Name, d.Type)
+		if isBroker {
+			// Kafka words it differently for a broker.
+			return "", errmsg.Withf(err, "Config value %s is not allowed for config key: %s", strings.ToLower(op), c.Name)
+		}
+		return "", errmsg.Withf(err, "Can't %s to key %s because its type is not LIST.", op, c.Name)
 	}
-	return n.ctrl.AlterTopicConfigs(ctx, rr.ResourceName, set, true, validateOnly)
+	items := splitList(cur)
+	var arg []string
+	if c.Value != nil {
+		arg = splitList(*c.Value)
+	}
+	if c.Op == kmsg.IncrementalAlterConfigOpAppend {
+		for _, a := range arg {
+			if !slices.Contains(items, a) {
+				items = append(items, a)
+			}
+		}
+	} else {
+		items = slices.DeleteFunc(items, func(it string) bool { return slices.Contains(arg, it) })
+	}
+	return strings.Join(items, ","), nil
 }
 
 // nullValue refuses a config set to null, in Kafka's code and words

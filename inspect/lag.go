@@ -86,26 +86,7 @@ func GroupOffsets(ctx context.Context, adm *kadm.Client, newClient ClientFunc, i
 		d.Error = fmt.Sprintf("fetch committed offsets: %v", err)
 		return d
 	}
-	// The partitions shown: those with a committed offset, and those
-	// assigned to a member (which may not have committed yet).
-	owner := make(map[string]map[int32]string)
-	parts := make(kadm.TopicsSet)
-	committed.Each(func(o kadm.OffsetResponse) {
-		if o.Err == nil && o.At >= 0 {
-			parts.Add(o.Topic, o.Partition)
-		}
-	})
-	for _, m := range info.Members {
-		for _, a := range m.Assigned {
-			parts.Add(a.Topic, a.Partitions...)
-			if owner[a.Topic] == nil {
-				owner[a.Topic] = make(map[int32]string)
-			}
-			for _, p := range a.Partitions {
-				owner[a.Topic][p] = m.MemberID
-			}
-		}
-	}
+	parts, owner := shownPartitions(committed, info.Members)
 	if info.NotFound && len(parts) == 0 {
 		d.Error = ErrGroupNotFound.Error()
 		return d
@@ -120,31 +101,67 @@ func GroupOffsets(ctx context.Context, adm *kadm.Client, newClient ClientFunc, i
 	}
 	for _, tp := range parts.Sorted() {
 		for _, p := range slices.Sorted(slices.Values(tp.Partitions)) {
-			gp := GroupPartition{Topic: tp.Topic, Partition: p, MemberID: owner[tp.Topic][p], LogStartOffset: -1, HighWatermark: -1, LastStableOffset: -1}
-			if c, ok := committed.Lookup(tp.Topic, p); ok && c.Err == nil && c.At >= 0 {
-				at := c.At
-				gp.Committed = &at
-			}
-			o, err := lists.Lookup(tp.Topic, p)
-			if err != nil {
-				gp.Error = err.Error()
-			} else {
-				gp.LogStartOffset, gp.HighWatermark, gp.LastStableOffset = o.LogStart, o.HighWatermark, o.LastStableOffset
-				lag := partitionLag(gp.Committed, o.LogStart, o.LastStableOffset)
-				if lag > 0 && lag <= exactLagLimit {
-					// Count records, not offsets: transaction markers
-					// and aborted records are nothing to consume.
-					if n, err := countRecords(ctx, newClient, tp.Topic, p, o.LastStableOffset-lag, o.LastStableOffset); err == nil {
-						lag = n
-					}
-				}
-				gp.Lag = &lag
-				d.TotalLag += lag
+			gp := groupPartition(ctx, newClient, committed, lists, tp.Topic, p)
+			gp.MemberID = owner[tp.Topic][p]
+			if gp.Lag != nil {
+				d.TotalLag += *gp.Lag
 			}
 			d.Partitions = append(d.Partitions, gp)
 		}
 	}
 	return d
+}
+
+// shownPartitions are the partitions GroupOffsets shows: those with a
+// committed offset, and those assigned to a member (which may not have
+// committed yet); owner names the member each assigned one is assigned to.
+func shownPartitions(committed kadm.OffsetResponses, members []GroupMember) (parts kadm.TopicsSet, owner map[string]map[int32]string) {
+	owner = make(map[string]map[int32]string)
+	parts = make(kadm.TopicsSet)
+	committed.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			parts.Add(o.Topic, o.Partition)
+		}
+	})
+	for _, m := range members {
+		for _, a := range m.Assigned {
+			parts.Add(a.Topic, a.Partitions...)
+			if owner[a.Topic] == nil {
+				owner[a.Topic] = make(map[int32]string)
+			}
+			for _, p := range a.Partitions {
+				owner[a.Topic][p] = m.MemberID
+			}
+		}
+	}
+	return parts, owner
+}
+
+// groupPartition describes one partition of a group: its committed offset
+// and its offsets from lists, and its lag, counted in records when it is
+// at most exactLagLimit offsets (see GroupOffsets).
+func groupPartition(ctx context.Context, newClient ClientFunc, committed kadm.OffsetResponses, lists Offsets, topic string, p int32) GroupPartition {
+	gp := GroupPartition{Topic: topic, Partition: p, LogStartOffset: -1, HighWatermark: -1, LastStableOffset: -1}
+	if c, ok := committed.Lookup(topic, p); ok && c.Err == nil && c.At >= 0 {
+		at := c.At
+		gp.Committed = &at
+	}
+	o, err := lists.Lookup(topic, p)
+	if err != nil {
+		gp.Error = err.Error()
+		return gp
+	}
+	gp.LogStartOffset, gp.HighWatermark, gp.LastStableOffset = o.LogStart, o.HighWatermark, o.LastStableOffset
+	lag := partitionLag(gp.Committed, o.LogStart, o.LastStableOffset)
+	if lag > 0 && lag <= exactLagLimit {
+		// Count records, not offsets: transaction markers and aborted
+		// records are nothing to consume.
+		if n, err := countRecords(ctx, newClient, topic, p, o.LastStableOffset-lag, o.LastStableOffset); err == nil {
+			lag = n
+		}
+	}
+	gp.Lag = &lag
+	return gp
 }
 
 // partitionLag is the offset distance a read_committed consumer of the

@@ -118,17 +118,10 @@ func DescribeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]To
 			found = append(found, n)
 		}
 	}
-	var starts, ends kadm.ListedOffsets
-	var configs kadm.ResourceConfigs
+	var x topicExtras
 	if len(found) > 0 {
-		if starts, err = adm.ListStartOffsets(ctx, found...); err != nil {
-			return nil, fmt.Errorf("list start offsets: %w", err)
-		}
-		if ends, err = adm.ListEndOffsets(ctx, found...); err != nil {
-			return nil, fmt.Errorf("list end offsets: %w", err)
-		}
-		if configs, err = adm.DescribeTopicConfigs(ctx, found...); err != nil {
-			return nil, fmt.Errorf("describe configs: %w", err)
+		if x, err = listTopicExtras(ctx, adm, found); err != nil {
+			return nil, err
 		}
 	}
 	descs := make([]TopicDescription, 0, len(names))
@@ -141,55 +134,85 @@ func DescribeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]To
 		case d.Err != nil:
 			desc.Error = d.Err.Error()
 		}
-		if desc.Error != "" {
-			descs = append(descs, desc)
-			continue
-		}
-		if d.ID != (kadm.TopicID{}) {
-			desc.ID = base64.RawURLEncoding.EncodeToString(d.ID[:])
-		}
-		desc.Internal = d.IsInternal
-		desc.ReplicationFactor = d.Partitions.NumReplicas()
-		for _, p := range d.Partitions.Sorted() {
-			pd := PartitionDescription{
-				Partition:       p.Partition,
-				Leader:          p.Leader,
-				LeaderEpoch:     p.LeaderEpoch,
-				Replicas:        nonNil(p.Replicas),
-				ISR:             nonNil(p.ISR),
-				OfflineReplicas: nonNil(p.OfflineReplicas),
-				LogStartOffset:  -1,
-				HighWatermark:   -1,
-			}
-			if p.Err != nil {
-				pd.Error = p.Err.Error()
-			}
-			if s, ok := starts.Lookup(n, p.Partition); ok && s.Err == nil {
-				pd.LogStartOffset = s.Offset
-			}
-			if e, ok := ends.Lookup(n, p.Partition); ok && e.Err == nil {
-				pd.HighWatermark = e.Offset
-			}
-			desc.Partitions = append(desc.Partitions, pd)
-		}
-		if rc, err := configs.On(n, nil); err == nil {
-			if rc.Err != nil {
-				desc.Error = "describe configs: " + ErrorText(rc.Err, rc.ErrMessage)
-			}
-			var own []kadm.Config
-			for _, c := range rc.Configs {
-				switch c.Source {
-				case kmsg.ConfigSourceDefaultConfig, kmsg.ConfigSourceStaticBrokerConfig,
-					kmsg.ConfigSourceDynamicDefaultBrokerConfig, kmsg.ConfigSourceDynamicBrokerConfig:
-					continue // the broker's or the default
-				}
-				own = append(own, c)
-			}
-			desc.Configs = configDescriptions(own)
+		if desc.Error == "" {
+			x.describe(&desc, d)
 		}
 		descs = append(descs, desc)
 	}
 	return descs, nil
+}
+
+// topicExtras is what DescribeTopics asks about existing topics beyond
+// their metadata: their offsets and configs.
+type topicExtras struct {
+	starts, ends kadm.ListedOffsets
+	configs      kadm.ResourceConfigs
+}
+
+// listTopicExtras lists the start and end offsets and the configs of the
+// topics found.
+func listTopicExtras(ctx context.Context, adm *kadm.Client, found []string) (topicExtras, error) {
+	var x topicExtras
+	var err error
+	if x.starts, err = adm.ListStartOffsets(ctx, found...); err != nil {
+		return topicExtras{}, fmt.Errorf("list start offsets: %w", err)
+	}
+	if x.ends, err = adm.ListEndOffsets(ctx, found...); err != nil {
+		return topicExtras{}, fmt.Errorf("list end offsets: %w", err)
+	}
+	if x.configs, err = adm.DescribeTopicConfigs(ctx, found...); err != nil {
+		return topicExtras{}, fmt.Errorf("describe configs: %w", err)
+	}
+	return x, nil
+}
+
+// describe fills desc, of a topic that exists, from its metadata d and
+// x: its id, partitions with their offsets, and the configs set on the
+// topic itself (not the broker's or the defaults).
+func (x topicExtras) describe(desc *TopicDescription, d kadm.TopicDetail) {
+	n := desc.Name
+	if d.ID != (kadm.TopicID{}) {
+		desc.ID = base64.RawURLEncoding.EncodeToString(d.ID[:])
+	}
+	desc.Internal = d.IsInternal
+	desc.ReplicationFactor = d.Partitions.NumReplicas()
+	for _, p := range d.Partitions.Sorted() {
+		pd := PartitionDescription{
+			Partition:       p.Partition,
+			Leader:          p.Leader,
+			LeaderEpoch:     p.LeaderEpoch,
+			Replicas:        nonNil(p.Replicas),
+			ISR:             nonNil(p.ISR),
+			OfflineReplicas: nonNil(p.OfflineReplicas),
+			LogStartOffset:  -1,
+			HighWatermark:   -1,
+		}
+		if p.Err != nil {
+			pd.Error = p.Err.Error()
+		}
+		if s, ok := x.starts.Lookup(n, p.Partition); ok && s.Err == nil {
+			pd.LogStartOffset = s.Offset
+		}
+		if e, ok := x.ends.Lookup(n, p.Partition); ok && e.Err == nil {
+			pd.HighWatermark = e.Offset
+		}
+		desc.Partitions = append(desc.Partitions, pd)
+	}
+	if rc, err := x.configs.On(n, nil); err == nil {
+		if rc.Err != nil {
+			desc.Error = "describe configs: " + ErrorText(rc.Err, rc.ErrMessage)
+		}
+		var own []kadm.Config
+		for _, c := range rc.Configs {
+			switch c.Source {
+			case kmsg.ConfigSourceDefaultConfig, kmsg.ConfigSourceStaticBrokerConfig,
+				kmsg.ConfigSourceDynamicDefaultBrokerConfig, kmsg.ConfigSourceDynamicBrokerConfig:
+				continue // the broker's or the default
+			}
+			own = append(own, c)
+		}
+		desc.Configs = configDescriptions(own)
+	}
 }
 
 func nonNil(s []int32) []int32 {

@@ -42,9 +42,42 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 	if err := warmUp(ctx, prod, &c); err != nil {
 		return nil, err
 	}
-	// The consumer starts at the end offsets after the warm-up, so that it
-	// reads exactly the records of this run, from every partition.
-	ends, err := endOffsets(ctx, &c, false)
+	cons, err := e2eConsumer(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
+	defer cons.Close()
+
+	var t e2eTally
+	consumed := make(chan error, 1)
+	go func() { consumed <- t.consume(ctx, cons, total) }()
+	stopProgress := progress(&c, t.got.Load)
+	defer stopProgress()
+	w := startWindow(c.BrokerPIDs)
+	if err := produceE2E(ctx, prod, w.start, c.Rate, total, size); err != nil {
+		return nil, err
+	}
+	produced := time.Since(w.start).Seconds()
+	if err := <-consumed; err != nil {
+		return nil, err
+	}
+	r.Records = total
+	r.Bytes = total * int64(size)
+	if err := w.stop(r, r.Bytes); err != nil {
+		return r, fmt.Errorf("broker sample: %w", err)
+	}
+	r.rates()
+	r.AchievedRate = float64(total) / produced
+	r.Latency = t.fromSend.percentiles()
+	r.FromSchedule = t.fromSchedule.percentiles()
+	return r, nil
+}
+
+// e2eConsumer starts the consumer of an e2e run at the end offsets after
+// the warm-up, so that it reads exactly the records of this run, from
+// every partition.
+func e2eConsumer(ctx context.Context, c *Config) (*kgo.Client, error) {
+	ends, err := endOffsets(ctx, c, false)
 	if err != nil {
 		return nil, err
 	}
@@ -59,37 +92,48 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
-	defer cons.Close()
+	return cons, nil
+}
 
-	var fromSend, fromSchedule histogram
-	var got atomic.Int64
-	consumed := make(chan error, 1)
-	go func() {
-		for got.Load() < total {
-			fetches := cons.PollFetches(ctx)
-			if err := ctx.Err(); err != nil {
-				consumed <- fmt.Errorf("consumed %d of %d records: %w", got.Load(), total, err)
-				return
-			}
-			if err := fetchErr(fetches); err != nil {
-				consumed <- err
-				return
-			}
-			now := time.Now()
-			fetches.EachRecord(func(rec *kgo.Record) {
-				if len(rec.Value) < e2eStamp {
-					return
-				}
-				due := int64(binary.BigEndian.Uint64(rec.Value))
-				sent := int64(binary.BigEndian.Uint64(rec.Value[8:]))
-				fromSchedule.add(now.Sub(time.Unix(0, due)))
-				fromSend.add(now.Sub(time.Unix(0, sent)))
-				got.Add(1)
-			})
+// e2eTally is what the consumer of an e2e run measures: each record's
+// latency from when it was handed to the producer and from when it was
+// due, and the records consumed so far.
+type e2eTally struct {
+	fromSend, fromSchedule histogram
+	got                    atomic.Int64
+}
+
+// consume reads total records from cons and adds their latencies to t;
+// it returns once it has them all, or with why it stopped short.
+func (t *e2eTally) consume(ctx context.Context, cons *kgo.Client, total int64) error {
+	for t.got.Load() < total {
+		fetches := cons.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("consumed %d of %d records: %w", t.got.Load(), total, err)
 		}
-		consumed <- nil
-	}()
+		if err := fetchErr(fetches); err != nil {
+			return err
+		}
+		now := time.Now()
+		fetches.EachRecord(func(rec *kgo.Record) {
+			if len(rec.Value) < e2eStamp {
+				return
+			}
+			due := int64(binary.BigEndian.Uint64(rec.Value))
+			sent := int64(binary.BigEndian.Uint64(rec.Value[8:]))
+			t.fromSchedule.add(now.Sub(time.Unix(0, due)))
+			t.fromSend.add(now.Sub(time.Unix(0, sent)))
+			t.got.Add(1)
+		})
+	}
+	return nil
+}
 
+// produceE2E sends total records of size bytes through prod, rate a
+// second from start, each value stamped with when it was due and when it
+// was handed to the producer, and waits until all are acknowledged; it
+// fails with the first record that failed.
+func produceE2E(ctx context.Context, prod *kgo.Client, start time.Time, rate int, total int64, size int) error {
 	var failed atomic.Int64
 	var mu sync.Mutex
 	var firstErr error
@@ -100,12 +144,9 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 			mu.Unlock()
 		}
 	}
-	stopProgress := progress(&c, got.Load)
-	defer stopProgress()
-	w := startWindow(c.BrokerPIDs)
-	interval := time.Second / time.Duration(c.Rate)
+	interval := time.Second / time.Duration(rate)
 	for i := range total {
-		due := w.start.Add(time.Duration(i) * interval)
+		due := start.Add(time.Duration(i) * interval)
 		if d := time.Until(due); d > 0 {
 			time.Sleep(d)
 		}
@@ -115,26 +156,13 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 		prod.Produce(ctx, &kgo.Record{Value: v}, promise)
 	}
 	if err := prod.Flush(ctx); err != nil {
-		return nil, fmt.Errorf("flush: %w", err)
+		return fmt.Errorf("flush: %w", err)
 	}
-	produced := time.Since(w.start).Seconds()
 	mu.Lock()
 	ferr := firstErr
 	mu.Unlock()
 	if ferr != nil {
-		return nil, fmt.Errorf("%d of %d records failed, first: %w", failed.Load(), total, ferr)
+		return fmt.Errorf("%d of %d records failed, first: %w", failed.Load(), total, ferr)
 	}
-	if err := <-consumed; err != nil {
-		return nil, err
-	}
-	r.Records = total
-	r.Bytes = total * int64(size)
-	if err := w.stop(r, r.Bytes); err != nil {
-		return r, fmt.Errorf("broker sample: %w", err)
-	}
-	r.rates()
-	r.AchievedRate = float64(total) / produced
-	r.Latency = fromSend.percentiles()
-	r.FromSchedule = fromSchedule.percentiles()
-	return r, nil
+	return nil
 }

@@ -45,39 +45,74 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	for i := range value {
 		value[i] = byte(i*131 + 7)
 	}
-	var acked, failed atomic.Int64
-	var mu sync.Mutex
-	var firstErr error
-	var lat histogram
-	promise := func(rec *kgo.Record, err error) {
-		now := time.Now()
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			if failed.Add(1) == 1 {
-				firstErr = err
-			}
-			return
-		}
-		acked.Add(1)
-		lat.add(now.Sub(rec.Context.(*sendStamp).at))
-	}
-	stopProgress := progress(&c, acked.Load)
+	var t produceTally
+	stopProgress := progress(&c, t.acked.Load)
 	w := startWindow(c.BrokerPIDs)
+	sendRecords(ctx, cl, &c, w.start, value, t.promise)
+	err = cl.Flush(ctx)
+	stopProgress()
+	r.Records, r.Errors, r.Batches, r.Requests = t.acked.Load(), t.failed.Load(), batches.batches.Load(), batches.requests.Load()
+	r.Bytes = r.Records * int64(c.Size)
+	if werr := w.stop(r, r.Bytes); werr != nil {
+		return r, fmt.Errorf("broker sample: %w", werr)
+	}
+	r.rates()
+	t.mu.Lock()
+	r.Latency = t.lat.percentiles()
+	t.mu.Unlock()
+	if err != nil {
+		return r, fmt.Errorf("flush: %w", err)
+	}
+	if t.firstErr != nil {
+		return r, fmt.Errorf("%d of %d records failed, first: %w", r.Errors, r.Errors+r.Records, t.firstErr)
+	}
+	return r, nil
+}
+
+// produceTally counts a produce run's acknowledged and failed records,
+// keeps the first failure, and the latency of each acknowledgement.
+type produceTally struct {
+	acked, failed atomic.Int64
+	mu            sync.Mutex
+	firstErr      error
+	lat           histogram
+}
+
+// promise is the producer's callback for one record sent by sendRecords.
+func (t *produceTally) promise(rec *kgo.Record, err error) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		if t.failed.Add(1) == 1 {
+			t.firstErr = err
+		}
+		return
+	}
+	t.acked.Add(1)
+	t.lat.add(now.Sub(rec.Context.(*sendStamp).at))
+}
+
+// sendRecords hands the records of a produce run, each of value, to cl,
+// from start: all c.Records of them, or as many as c.Duration allows (at
+// most c.Records when both are set), at most c.Rate a second when it is
+// set, until ctx ends. Each record carries when it was handed over, in a
+// sendStamp.
+func sendRecords(ctx context.Context, cl *kgo.Client, c *Config, start time.Time, value []byte, promise func(*kgo.Record, error)) {
 	var interval time.Duration
 	if c.Rate > 0 {
 		interval = time.Second / time.Duration(c.Rate)
 	}
 	var end time.Time
 	if c.Duration > 0 {
-		end = w.start.Add(c.Duration)
+		end = start.Add(c.Duration)
 	}
 	for i := 0; ; i++ {
 		if end.IsZero() && i >= c.Records || !end.IsZero() && (i&63 == 0 && time.Now().After(end) || c.Records > 0 && i >= c.Records) {
 			break
 		}
 		if interval > 0 {
-			if d := time.Until(w.start.Add(time.Duration(i) * interval)); d > 0 {
+			if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
 				time.Sleep(d)
 			}
 		}
@@ -90,24 +125,6 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 		}
 		cl.Produce(ctx, rec, promise)
 	}
-	err = cl.Flush(ctx)
-	stopProgress()
-	r.Records, r.Errors, r.Batches, r.Requests = acked.Load(), failed.Load(), batches.batches.Load(), batches.requests.Load()
-	r.Bytes = r.Records * int64(c.Size)
-	if werr := w.stop(r, r.Bytes); werr != nil {
-		return r, fmt.Errorf("broker sample: %w", werr)
-	}
-	r.rates()
-	mu.Lock()
-	r.Latency = lat.percentiles()
-	mu.Unlock()
-	if err != nil {
-		return r, fmt.Errorf("flush: %w", err)
-	}
-	if firstErr != nil {
-		return r, fmt.Errorf("%d of %d records failed, first: %w", r.Errors, r.Errors+r.Records, firstErr)
-	}
-	return r, nil
 }
 
 // batchCounter counts the record batches a producer writes, and the

@@ -243,48 +243,10 @@ func planConsume(ctx context.Context, adm *kadm.Client, o consumeOptions, spec o
 			}
 		}
 	}
-	starts, err := adm.ListStartOffsets(ctx, o.topics...)
-	if err == nil {
-		err = starts.Error()
-	}
+	x, err := listConsumeOffsets(ctx, adm, o, spec)
 	if err != nil {
-		return nil, fmt.Errorf("list start offsets: %w", err)
+		return nil, err
 	}
-	var ends kadm.ListedOffsets
-	if o.readUncommitted {
-		ends, err = adm.ListEndOffsets(ctx, o.topics...)
-	} else {
-		ends, err = adm.ListCommittedOffsets(ctx, o.topics...)
-	}
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list end offsets: %w", err)
-	}
-	times := make(map[int64]kadm.ListedOffsets)
-	for _, ms := range spec.timestamps() {
-		l, err := adm.ListOffsetsAfterMilli(ctx, ms, o.topics...)
-		if err == nil {
-			err = l.Error()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list offsets after %s: %w", time.UnixMilli(ms).UTC().Format(time.RFC3339), err)
-		}
-		times[ms] = l
-	}
-	var committed kadm.OffsetResponses
-	if o.group != "" {
-		inspect.WaitCoordinators(ctx, adm, inspect.GroupCoordinator, o.group)
-		committed, err = adm.FetchOffsetsForTopics(ctx, o.group, o.topics...)
-		if errors.Is(err, kerr.GroupIDNotFound) {
-			committed, err = nil, nil // a new group has no commits
-		}
-		if err != nil {
-			return nil, fmt.Errorf("fetch committed offsets of group %q: %w", o.group, err)
-		}
-	}
-
 	plan := make(consumePlan)
 	for _, t := range o.topics {
 		plan[t] = make(map[int32]partitionRange)
@@ -292,28 +254,91 @@ func planConsume(ctx context.Context, adm *kadm.Client, o consumeOptions, spec o
 			if len(o.partitions) > 0 && !slices.Contains(o.partitions, p) {
 				continue
 			}
-			s, _ := starts.Lookup(t, p)
-			e, _ := ends.Lookup(t, p)
-			po := partitionOffsets{start: s.Offset, end: e.Offset, times: make(map[int64]int64)}
-			for ms, l := range times {
-				if lo, ok := l.Lookup(t, p); ok && lo.Offset >= 0 {
-					po.times[ms] = lo.Offset
-				}
-			}
-			r := partitionRange{start: spec.start.resolve(po), stop: -1}
-			if spec.stop != nil {
-				r.stop = spec.stop.resolve(po)
-			}
-			if o.exitAtEnd && (r.stop < 0 || r.stop > po.end) {
-				r.stop = po.end
-			}
-			if c, ok := committed.Lookup(t, p); ok && c.Err == nil && c.At >= 0 {
-				r.start = c.At
-			}
-			plan[t][p] = r
+			plan[t][p] = x.partitionRange(t, p, o, spec)
 		}
 	}
 	return plan, nil
+}
+
+// consumeOffsets are the offsets of o.topics, as they are now, that
+// planConsume resolves the offset spec against.
+type consumeOffsets struct {
+	starts, ends kadm.ListedOffsets
+	times        map[int64]kadm.ListedOffsets // the first at or after each timestamp of the spec
+	committed    kadm.OffsetResponses         // o.group's commits, if any
+}
+
+// listConsumeOffsets lists the start offsets of o.topics, their end
+// offsets (last stable, unless o.readUncommitted), the offsets at each
+// timestamp spec names, and o.group's committed offsets.
+func listConsumeOffsets(ctx context.Context, adm *kadm.Client, o consumeOptions, spec offsetSpec) (consumeOffsets, error) {
+	var x consumeOffsets
+	var err error
+	x.starts, err = adm.ListStartOffsets(ctx, o.topics...)
+	if err == nil {
+		err = x.starts.Error()
+	}
+	if err != nil {
+		return x, fmt.Errorf("list start offsets: %w", err)
+	}
+	if o.readUncommitted {
+		x.ends, err = adm.ListEndOffsets(ctx, o.topics...)
+	} else {
+		x.ends, err = adm.ListCommittedOffsets(ctx, o.topics...)
+	}
+	if err == nil {
+		err = x.ends.Error()
+	}
+	if err != nil {
+		return x, fmt.Errorf("list end offsets: %w", err)
+	}
+	x.times = make(map[int64]kadm.ListedOffsets)
+	for _, ms := range spec.timestamps() {
+		l, err := adm.ListOffsetsAfterMilli(ctx, ms, o.topics...)
+		if err == nil {
+			err = l.Error()
+		}
+		if err != nil {
+			return x, fmt.Errorf("list offsets after %s: %w", time.UnixMilli(ms).UTC().Format(time.RFC3339), err)
+		}
+		x.times[ms] = l
+	}
+	if o.group != "" {
+		inspect.WaitCoordinators(ctx, adm, inspect.GroupCoordinator, o.group)
+		x.committed, err = adm.FetchOffsetsForTopics(ctx, o.group, o.topics...)
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			x.committed, err = nil, nil // a new group has no commits
+		}
+		if err != nil {
+			return x, fmt.Errorf("fetch committed offsets of group %q: %w", o.group, err)
+		}
+	}
+	return x, nil
+}
+
+// partitionRange resolves spec in partition p of topic t: where reading
+// starts (the group's commit, when it has one) and stops (at the end
+// offset with o.exitAtEnd).
+func (x consumeOffsets) partitionRange(t string, p int32, o consumeOptions, spec offsetSpec) partitionRange {
+	s, _ := x.starts.Lookup(t, p)
+	e, _ := x.ends.Lookup(t, p)
+	po := partitionOffsets{start: s.Offset, end: e.Offset, times: make(map[int64]int64)}
+	for ms, l := range x.times {
+		if lo, ok := l.Lookup(t, p); ok && lo.Offset >= 0 {
+			po.times[ms] = lo.Offset
+		}
+	}
+	r := partitionRange{start: spec.start.resolve(po), stop: -1}
+	if spec.stop != nil {
+		r.stop = spec.stop.resolve(po)
+	}
+	if o.exitAtEnd && (r.stop < 0 || r.stop > po.end) {
+		r.stop = po.end
+	}
+	if c, ok := x.committed.Lookup(t, p); ok && c.Err == nil && c.At >= 0 {
+		r.start = c.At
+	}
+	return r
 }
 
 // consumer runs the poll loop of one klog consume.

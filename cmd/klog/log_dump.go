@@ -274,6 +274,8 @@ func (d *dumper) typedLine(typ, file string, v any) error {
 	return nil
 }
 
+// dumpFile dumps one file of any kind: a segment through dumpLog, any
+// other as a table of its entries, or in JSON mode one line each.
 func (d *dumper) dumpFile(path string) error {
 	kind := dump.KindOf(path)
 	if kind == dump.KindLog {
@@ -284,62 +286,62 @@ func (d *dumper) dumpFile(path string) error {
 		d.header(path, kind)
 		t = newTable(d.w)
 	}
+	if err := d.dumpEntriesOf(path, kind, t); err != nil {
+		return err
+	}
+	if d.json() {
+		return nil
+	}
+	return t.flush()
+}
+
+// dumpEntriesOf reads the file at path, of kind, and writes its entries
+// to t and, in JSON mode, as lines.
+func (d *dumper) dumpEntriesOf(path string, kind dump.Kind, t *table) error {
 	var err error
 	switch kind {
 	case dump.KindOffsetIndex:
 		var es []dump.IndexEntry
 		if es, err = dump.ReadOffsetIndex(path); err == nil {
-			t.row("OFFSET\tPOSITION\n")
-			for _, e := range es {
+			err = dumpEntries(d, t, path, "index_entry", "OFFSET\tPOSITION\n", es, func(e dump.IndexEntry) {
 				t.row("%d\t%d\n", e.Offset, e.Position)
-				err = d.entryLine("index_entry", path, e)
-			}
+			})
 		}
 	case dump.KindTimeIndex:
 		var es []dump.TimeEntry
 		if es, err = dump.ReadTimeIndex(path); err == nil {
-			t.row("TIMESTAMP\tTIME\tOFFSET\n")
-			for _, e := range es {
+			err = dumpEntries(d, t, path, "time_index_entry", "TIMESTAMP\tTIME\tOFFSET\n", es, func(e dump.TimeEntry) {
 				t.row("%d\t%s\t%d\n", e.Timestamp, millisCell(e.Timestamp), e.Offset)
-				err = d.entryLine("time_index_entry", path, e)
-			}
+			})
 		}
 	case dump.KindTxnIndex:
 		var es []dump.AbortedTxn
 		if es, err = dump.ReadTxnIndex(path); err == nil {
-			t.row("PRODUCER\tFIRST_OFFSET\tLAST_OFFSET\tLAST_STABLE_OFFSET\n")
-			for _, e := range es {
+			err = dumpEntries(d, t, path, "aborted_txn", "PRODUCER\tFIRST_OFFSET\tLAST_OFFSET\tLAST_STABLE_OFFSET\n", es, func(e dump.AbortedTxn) {
 				t.row("%d\t%d\t%d\t%d\n", e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
-				err = d.entryLine("aborted_txn", path, e)
-			}
+			})
 		}
 	case dump.KindSnapshot:
 		var es []log.SnapshotEntry
 		if es, err = dump.ReadSnapshot(path); err == nil {
-			t.row("PRODUCER\tEPOCH\tLAST_SEQUENCE\tLAST_OFFSET\tOFFSET_DELTA\tTIMESTAMP\tCOORDINATOR_EPOCH\tTXN_FIRST_OFFSET\n")
-			for _, e := range es {
+			err = dumpEntries(d, t, path, "producer", "PRODUCER\tEPOCH\tLAST_SEQUENCE\tLAST_OFFSET\tOFFSET_DELTA\tTIMESTAMP\tCOORDINATOR_EPOCH\tTXN_FIRST_OFFSET\n", es, func(e log.SnapshotEntry) {
 				t.row("%d\t%d\t%d\t%s\t%d\t%s\t%d\t%s\n", e.ProducerID, e.ProducerEpoch, e.LastSequence, offsetOrDash(e.LastOffset),
 					e.OffsetDelta, millisCell(e.Timestamp), e.CoordinatorEpoch, offsetOrDash(e.CurrentTxnFirstOffset))
-				err = d.entryLine("producer", path, e)
-			}
+			})
 		}
 	case dump.KindLeaderEpochs:
 		var es []dump.EpochEntry
 		if es, err = dump.ReadLeaderEpochs(path); err == nil {
-			t.row("EPOCH\tSTART_OFFSET\n")
-			for _, e := range es {
+			err = dumpEntries(d, t, path, "leader_epoch", "EPOCH\tSTART_OFFSET\n", es, func(e dump.EpochEntry) {
 				t.row("%d\t%d\n", e.Epoch, e.StartOffset)
-				err = d.entryLine("leader_epoch", path, e)
-			}
+			})
 		}
 	case dump.KindOffsetCheckpoint:
 		var es []dump.CheckpointEntry
 		if es, err = dump.ReadOffsetCheckpoint(path); err == nil {
-			t.row("TOPIC\tPARTITION\tOFFSET\n")
-			for _, e := range es {
+			err = dumpEntries(d, t, path, "checkpoint_entry", "TOPIC\tPARTITION\tOFFSET\n", es, func(e dump.CheckpointEntry) {
 				t.row("%s\t%d\t%d\n", e.Topic, e.Partition, e.Offset)
-				err = d.entryLine("checkpoint_entry", path, e)
-			}
+			})
 		}
 	case dump.KindPartitionMetadata:
 		var id string
@@ -350,13 +352,20 @@ func (d *dumper) dumpFile(path string) error {
 			}{id})
 		}
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// dumpEntries writes the entries es of the file at path: to t, the head
+// row and a row each (by row); in JSON mode, a line each of type typ. It
+// returns the error of the last entry's line.
+func dumpEntries[E any](d *dumper, t *table, path, typ, head string, es []E, row func(E)) error {
+	t.row("%s", head)
+	var err error
+	for _, e := range es {
+		row(e)
+		err = d.entryLine(typ, path, e)
 	}
-	if d.json() {
-		return nil
-	}
-	return t.flush()
+	return err
 }
 
 // entryLine writes an entry's JSON line in JSON mode.

@@ -25,7 +25,15 @@ stopped while the copy is taken; a single node must not be running (klog
 down first), and is named by --data-dir.`,
 	}
 	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: found from the brokers)")
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(newSnapshotSaveCmd(g, &dataDir), newSnapshotRestoreCmd(g, &dataDir),
+		newSnapshotListCmd(g), newSnapshotDeleteCmd(g))
+	return cmd
+}
+
+// newSnapshotSaveCmd is klog snapshot save; dataDir is the parent's
+// --data-dir.
+func newSnapshotSaveCmd(g *globals, dataDir *string) *cobra.Command {
+	return &cobra.Command{
 		Use:   "save NAME",
 		Short: "Save the cluster's data as NAME",
 		Long: `Save the cluster's data directory as snapshot NAME. The nodes of a running
@@ -34,10 +42,15 @@ copy is what a cluster killed at that instant leaves: every node recovers
 from it on restore. NAME must not exist yet.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSnapshot(cmd, g, dataDir, args[0], true)
+			return runSnapshot(cmd, g, *dataDir, args[0], true)
 		},
-	})
-	cmd.AddCommand(&cobra.Command{
+	}
+}
+
+// newSnapshotRestoreCmd is klog snapshot restore; dataDir is the parent's
+// --data-dir.
+func newSnapshotRestoreCmd(g *globals, dataDir *string) *cobra.Command {
+	return &cobra.Command{
 		Use:   "restore NAME",
 		Short: "Replace the cluster's data with snapshot NAME",
 		Long: `Replace the cluster's data directory with snapshot NAME, saved from this
@@ -46,10 +59,14 @@ every node launched again (a node dead before too); klog snapshot restore
 returns once every node is ready. The snapshot stays, for the next restore.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSnapshot(cmd, g, dataDir, args[0], false)
+			return runSnapshot(cmd, g, *dataDir, args[0], false)
 		},
-	})
-	cmd.AddCommand(&cobra.Command{
+	}
+}
+
+// newSnapshotListCmd is klog snapshot list.
+func newSnapshotListCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "List the saved snapshots",
 		Long: `List the snapshots saved in $XDG_STATE_HOME/klog/snapshots: each one's name,
@@ -74,8 +91,12 @@ when its save completed, and its files and bytes.`,
 				}
 			})
 		},
-	})
-	cmd.AddCommand(&cobra.Command{
+	}
+}
+
+// newSnapshotDeleteCmd is klog snapshot delete.
+func newSnapshotDeleteCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete snapshot NAME",
 		Args:  usageArgs(cobra.ExactArgs(1)),
@@ -94,8 +115,7 @@ when its save completed, and its files and bytes.`,
 			fmt.Fprintf(cmd.ErrOrStderr(), "klog: deleted snapshot %s\n", args[0])
 			return nil
 		},
-	})
-	return cmd
+	}
 }
 
 // snapshotRoot is klog's snapshot directory: $XDG_STATE_HOME/klog/snapshots,
