@@ -224,7 +224,7 @@ func (l *Log) completeSwaps() (map[int64]bool, error) {
 		if err := l.removeSegmentFiles(replaced); err != nil {
 			return nil, err
 		}
-		for _, ext := range []string{".index", ".timeindex", ".txnindex", ".log"} {
+		for _, ext := range swapExts {
 			from := path.Join(l.dir, segmentName(sb, ext+swapSuffix))
 			if err := l.fs.Rename(from, path.Join(l.dir, segmentName(sb, ext))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("complete swap of segment %d: %w", sb, err)
