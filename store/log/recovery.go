@@ -14,8 +14,9 @@ import (
 	"github.com/klogdev/klog/store/vfs"
 )
 
-// load reads the directory, recovers segments and the epoch cache. It runs
-// from Open before the log is shared, so it and its steps take no lock.
+// load reads the directory, recovers segments and the epoch cache. Open
+// calls it before the log is shared: it does not take l.mu, and the
+// ...Locked steps it calls use the fields l.mu guards as if it were held.
 func (l *Log) load(opts Options) error {
 	rescan, err := l.completeSwaps()
 	if err != nil {
