@@ -48,6 +48,21 @@ func (a assignment) add(topic string, p int32) {
 	a[topic] = ps
 }
 
+// remove takes partition p of topic out of a, and the topic too when it
+// was its last partition.
+func (a assignment) remove(topic string, p int32) {
+	ps := a[topic]
+	for i, q := range ps {
+		if q == p {
+			a[topic] = append(ps[:i:i], ps[i+1:]...)
+			break
+		}
+	}
+	if len(a[topic]) == 0 {
+		delete(a, topic)
+	}
+}
+
 func (a assignment) count() int {
 	n := 0
 	for _, ps := range a {
@@ -145,104 +160,128 @@ func assignRange(in assignInput) map[string]assignment {
 // them, keeping each partition with its previous owner where balance
 // allows.
 func assignUniform(in assignInput) map[string]assignment {
-	out := make(map[string]assignment, len(in.members))
+	u := newUniformAssigner(in)
+	u.keepCurrent()
+	u.assignFree()
+	u.evenOut()
+	return u.out
+}
+
+// uniformAssigner is the state of assignUniform.
+type uniformAssigner struct {
+	in    assignInput
+	all   []tp                  // every partition, by topic name then number
+	out   map[string]assignment // by member id
+	owner map[tp]string         // the member each assigned partition went to
+}
+
+// newUniformAssigner lists the partitions of in and starts every member
+// with an empty assignment.
+func newUniformAssigner(in assignInput) *uniformAssigner {
+	u := &uniformAssigner{in: in, out: make(map[string]assignment, len(in.members)), owner: make(map[tp]string)}
 	for _, m := range in.members {
-		out[m.id] = make(assignment)
+		u.out[m.id] = make(assignment)
 	}
-	var all []tp
 	for _, name := range sortedTopics(in.topics) {
 		for p := int32(0); p < in.topics[name].Partitions; p++ {
-			all = append(all, tp{name, p})
+			u.all = append(u.all, tp{name, p})
 		}
 	}
-	eligible := func(t tp) []string {
-		var ids []string
-		for _, m := range in.members {
-			if m.subscribed[t.topic] {
-				ids = append(ids, m.id)
-			}
+	return u
+}
+
+// eligible returns the ids of the members subscribed to t's topic.
+func (u *uniformAssigner) eligible(t tp) []string {
+	var ids []string
+	for _, m := range u.in.members {
+		if m.subscribed[t.topic] {
+			ids = append(ids, m.id)
 		}
-		return ids
 	}
-	// Quota for stickiness: no member keeps more than the even share of
-	// what it could own.
+	return ids
+}
+
+// fewest returns the one of ids with the fewest partitions so far, the
+// first of them on a tie.
+func (u *uniformAssigner) fewest(ids []string) string {
+	best := ""
+	for _, id := range ids {
+		if best == "" || u.out[id].count() < u.out[best].count() {
+			best = id
+		}
+	}
+	return best
+}
+
+// keepCurrent gives each member back the partitions it owned that it is
+// still subscribed to and that still exist, up to a quota: no member keeps
+// more than the even share of the partitions some member can own.
+func (u *uniformAssigner) keepCurrent() {
 	total := 0
-	for _, t := range all {
-		if len(eligible(t)) > 0 {
+	for _, t := range u.all {
+		if len(u.eligible(t)) > 0 {
 			total++
 		}
 	}
 	limit := 0
-	if len(in.members) > 0 {
-		limit = (total + len(in.members) - 1) / len(in.members)
+	if len(u.in.members) > 0 {
+		limit = (total + len(u.in.members) - 1) / len(u.in.members)
 	}
-	owner := make(map[tp]string)
-	for _, m := range in.members {
+	for _, m := range u.in.members {
 		for topic, ps := range m.current {
 			for _, p := range ps {
 				t := tp{topic, p}
-				if _, taken := owner[t]; taken || !m.subscribed[topic] || in.topics[topic].Partitions <= p {
+				if _, taken := u.owner[t]; taken || !m.subscribed[topic] || u.in.topics[topic].Partitions <= p {
 					continue
 				}
-				if out[m.id].count() < limit {
-					owner[t] = m.id
-					out[m.id].add(topic, p)
+				if u.out[m.id].count() < limit {
+					u.owner[t] = m.id
+					u.out[m.id].add(topic, p)
 				}
 			}
 		}
 	}
-	fewest := func(ids []string) string {
-		best := ""
-		for _, id := range ids {
-			if best == "" || out[id].count() < out[best].count() {
-				best = id
-			}
-		}
-		return best
-	}
-	for _, t := range all {
-		if _, ok := owner[t]; ok {
+}
+
+// assignFree gives each partition without an owner to the eligible member
+// with the fewest partitions.
+func (u *uniformAssigner) assignFree() {
+	for _, t := range u.all {
+		if _, ok := u.owner[t]; ok {
 			continue
 		}
-		ids := eligible(t)
+		ids := u.eligible(t)
 		if len(ids) == 0 {
 			continue
 		}
-		id := fewest(ids)
-		owner[t] = id
-		out[id].add(t.topic, t.part)
+		id := u.fewest(ids)
+		u.owner[t] = id
+		u.out[id].add(t.topic, t.part)
 	}
-	// Even out heterogeneous subscriptions: move partitions from a member
-	// with two or more over an eligible one. Each move lowers the spread,
-	// and the loop is bounded by the partition count.
-	for range all {
+}
+
+// evenOut evens out heterogeneous subscriptions: it moves partitions from
+// a member with two or more over an eligible one. Each move lowers the
+// spread, and the loop is bounded by the partition count.
+func (u *uniformAssigner) evenOut() {
+	for range u.all {
 		moved := false
-		for _, t := range all {
-			from, ok := owner[t]
+		for _, t := range u.all {
+			from, ok := u.owner[t]
 			if !ok {
 				continue
 			}
-			to := fewest(eligible(t))
-			if out[from].count()-out[to].count() < 2 {
+			to := u.fewest(u.eligible(t))
+			if u.out[from].count()-u.out[to].count() < 2 {
 				continue
 			}
-			ps := out[from][t.topic]
-			for i, p := range ps {
-				if p == t.part {
-					out[from][t.topic] = append(ps[:i:i], ps[i+1:]...)
-					break
-				}
-			}
-			if len(out[from][t.topic]) == 0 {
-				delete(out[from], t.topic)
-			}
-			owner[t] = to
-			out[to].add(t.topic, t.part)
+			u.out[from].remove(t.topic, t.part)
+			u.owner[t] = to
+			u.out[to].add(t.topic, t.part)
 			moved = true
 		}
 		if !moved {
 			break
 		}
 	}
-	return out
 }

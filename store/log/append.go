@@ -80,33 +80,11 @@ func (l *Log) appendLocked(bs *record.Batches, leaderEpoch int32, mc markerCheck
 	}
 	seg := l.active()
 	first := seg.next
-	// Patch offsets, epochs and timestamps (all before or outside the CRC
-	// except the timestamp fixes, which recompute it).
-	off := first
-	res := AppendResult{FirstOffset: first, LogAppendTime: -1, MaxTimestamp: -1, Bytes: total, Records: int(records)}
+	res := AppendResult{FirstOffset: first, LogAppendTime: -1, Bytes: total, Records: int(records)}
 	if cfg.LogAppendTime {
 		res.LogAppendTime = v.now
 	}
-	for i := range infos {
-		b := record.Batch(batches[infos[i].pos : infos[i].pos+infos[i].size])
-		b.SetBaseOffset(off)
-		if leaderEpoch >= 0 {
-			b.SetPartitionLeaderEpoch(leaderEpoch)
-		}
-		if cfg.LogAppendTime {
-			b.SetAttributes(b.Attributes().WithTimestampType(record.LogAppendTime))
-			b.SetMaxTimestamp(v.now)
-			b.Seal()
-		} else if infos[i].fixMaxTs {
-			b.SetMaxTimestamp(infos[i].maxTimestamp)
-			b.Seal()
-		}
-		if infos[i].maxTimestamp > res.MaxTimestamp {
-			res.MaxTimestamp = infos[i].maxTimestamp
-		}
-		off += int64(infos[i].records)
-	}
-	res.LastOffset = off - 1
+	res.LastOffset, res.MaxTimestamp = patchBatches(batches, infos, first, leaderEpoch, cfg.LogAppendTime, v.now)
 	if leaderEpoch >= 0 {
 		if err := l.assignEpochLocked(leaderEpoch, first); err != nil {
 			return AppendResult{}, err
@@ -118,12 +96,7 @@ func (l *Log) appendLocked(bs *record.Batches, leaderEpoch int32, mc markerCheck
 		// from ever being acknowledged or extended, and recovery cuts it.
 		return AppendResult{}, l.failLocked("write", fmt.Errorf("append to segment %d: %w", seg.base, err))
 	}
-	interval := int64(cfg.IndexIntervalBytes)
-	off = first
-	for i := range infos {
-		seg.appendIndexesLocked(pos+int64(infos[i].pos), &infos[i], off, interval)
-		off += int64(infos[i].records)
-	}
+	seg.indexBatchesLocked(pos, infos, first, int64(cfg.IndexIntervalBytes))
 	seg.dirty = true
 	seg.size.Store(pos + int64(total))
 	l.end.Store(seg.next)
@@ -135,4 +108,36 @@ func (l *Log) appendLocked(bs *record.Batches, leaderEpoch int32, mc markerCheck
 		}
 	}
 	return res, nil
+}
+
+// patchBatches assigns the validated batches infos of batches the offsets
+// from first and patches their headers in place: the base offset, the
+// partition leader epoch (unless leaderEpoch is -1) and, with
+// logAppendTime, the timestamp type and a max timestamp of now; a batch
+// whose max timestamp the validator corrected gets the correct one. All of
+// it lies before or outside the CRC except the timestamp changes, which
+// reseal the batch. It returns the last offset assigned and the largest
+// max timestamp of the batches as validated (-1 when there is none).
+func patchBatches(batches []byte, infos []batchInfo, first int64, leaderEpoch int32, logAppendTime bool, now int64) (last, maxTimestamp int64) {
+	off, maxTimestamp := first, int64(-1)
+	for i := range infos {
+		b := record.Batch(batches[infos[i].pos : infos[i].pos+infos[i].size])
+		b.SetBaseOffset(off)
+		if leaderEpoch >= 0 {
+			b.SetPartitionLeaderEpoch(leaderEpoch)
+		}
+		if logAppendTime {
+			b.SetAttributes(b.Attributes().WithTimestampType(record.LogAppendTime))
+			b.SetMaxTimestamp(now)
+			b.Seal()
+		} else if infos[i].fixMaxTs {
+			b.SetMaxTimestamp(infos[i].maxTimestamp)
+			b.Seal()
+		}
+		if infos[i].maxTimestamp > maxTimestamp {
+			maxTimestamp = infos[i].maxTimestamp
+		}
+		off += int64(infos[i].records)
+	}
+	return off - 1, maxTimestamp
 }

@@ -147,6 +147,10 @@ const (
 	deletedSuffix = ".deleted"
 )
 
+// swapExts are a segment's file extensions in the order a swap renames
+// them: the .log goes last, so that a .log.swap means every file is there.
+var swapExts = []string{".index", ".timeindex", ".txnindex", ".log"}
+
 // truncatedLocked notes a truncation to offset: the cleaner checkpoint
 // comes down to it (Kafka's LogCleanerManager.maybeTruncateCheckpoint)
 // and a running pass will not swap its segments in.
@@ -293,30 +297,9 @@ func (l *Log) Clean(opts CleanOptions) (CleanResult, error) {
 		return CleanResult{}, nil
 	}
 	c := l.cleanableLocked(opts.Now, opts.UpperBound)
-	l.cleaner.Lock()
-	truncations := l.cleaner.truncations
-	l.cleaner.Unlock()
 	segs := l.segments()
-	var pinned []*segment
-	for _, s := range segs[:len(segs)-1] {
-		if s.base >= c.uncleanable {
-			break
-		}
-		if s.acquire() {
-			pinned = append(pinned, s)
-		}
-	}
-	p := &cleanPass{l: l, cfg: cfg, truncations: truncations, dec: &l.dec, nowMs: opts.Now.UnixMilli(), lastData: map[int64]int64{}, epochs: map[int64]int16{}, uncleanable: c.uncleanable, txnSeen: map[int64]bool{}, buf: l.mu.buf[:0:0]}
-	if opts.DryRun {
-		p.plan, p.perKey = &CleanPlan{}, map[string]int64{}
-	}
-	p.stop = opts.Stop
-	for id, e := range l.mu.producers.byID {
-		p.lastData[id], p.epochs[id] = -1, e.epoch
-		if m, ok := e.last(); ok {
-			p.lastData[id] = m.lastOffset
-		}
-	}
+	pinned := pinCleanable(segs, c.uncleanable)
+	p := l.newCleanPassLocked(opts, cfg, c.uncleanable)
 	l.mu.Unlock()
 	defer func() {
 		for _, s := range pinned {
@@ -348,14 +331,7 @@ func (l *Log) Clean(opts CleanOptions) (CleanResult, error) {
 	p.res.End = p.end
 	groups := groupSegmentsBySize(clean, cfg)
 	if p.plan != nil {
-		for _, g := range groups {
-			if err := p.planGroup(g); err != nil {
-				return p.res, err
-			}
-		}
-		p.res.SegmentsAfter = len(segs) - len(clean) + len(groups)
-		p.finishPlan()
-		return p.res, nil
+		return p.planGroups(groups, len(segs)-len(clean))
 	}
 	for _, g := range groups {
 		if err := p.cleanGroup(g); err != nil {
@@ -368,20 +344,78 @@ func (l *Log) Clean(opts CleanOptions) (CleanResult, error) {
 	}
 	p.res.Cleaned = true
 	p.res.SegmentsAfter = len(l.segments())
+	l.recordCleanRun(p, opts.Now, time.Since(started))
+	l.logger.Info("cleaned log", "first_dirty", c.firstDirty, "end", p.end, "segments_before", p.res.SegmentsBefore,
+		"segments_after", p.res.SegmentsAfter, "bytes_removed", p.res.BytesRemoved, "records_removed", p.res.RecordsRemoved)
+	return p.res, nil
+}
+
+// pinCleanable acquires the segments of segs, short of the active one,
+// that lie below uncleanable, so that they stay open while a pass reads
+// them, and returns those it acquired.
+func pinCleanable(segs []*segment, uncleanable int64) []*segment {
+	var pinned []*segment
+	for _, s := range segs[:len(segs)-1] {
+		if s.base >= uncleanable {
+			break
+		}
+		if s.acquire() {
+			pinned = append(pinned, s)
+		}
+	}
+	return pinned
+}
+
+// newCleanPassLocked starts a pass under the log's configuration cfg: it
+// notes the log's truncation count and, for every producer the log knows,
+// the last offset of its last data batch and its epoch. A dry run
+// (opts.DryRun) gets an empty plan.
+func (l *Log) newCleanPassLocked(opts CleanOptions, cfg Config, uncleanable int64) *cleanPass {
 	l.cleaner.Lock()
+	truncations := l.cleaner.truncations
+	l.cleaner.Unlock()
+	p := &cleanPass{l: l, cfg: cfg, truncations: truncations, dec: &l.dec, nowMs: opts.Now.UnixMilli(), lastData: map[int64]int64{}, epochs: map[int64]int16{}, uncleanable: uncleanable, txnSeen: map[int64]bool{}, buf: l.mu.buf[:0:0]}
+	if opts.DryRun {
+		p.plan, p.perKey = &CleanPlan{}, map[string]int64{}
+	}
+	p.stop = opts.Stop
+	for id, e := range l.mu.producers.byID {
+		p.lastData[id], p.epochs[id] = -1, e.epoch
+		if m, ok := e.last(); ok {
+			p.lastData[id] = m.lastOffset
+		}
+	}
+	return p
+}
+
+// planGroups runs the dry run over the segment groups and returns its
+// result; kept counts the log's segments outside every group.
+func (p *cleanPass) planGroups(groups [][]*segment, kept int) (CleanResult, error) {
+	for _, g := range groups {
+		if err := p.planGroup(g); err != nil {
+			return p.res, err
+		}
+	}
+	p.res.SegmentsAfter = kept + len(groups)
+	p.finishPlan()
+	return p.res, nil
+}
+
+// recordCleanRun adds the finished pass p, run at now for took, to the
+// cleaner's state. The cleaner checkpoint moves to the pass's end unless
+// the log was truncated during the pass.
+func (l *Log) recordCleanRun(p *cleanPass, now time.Time, took time.Duration) {
+	l.cleaner.Lock()
+	defer l.cleaner.Unlock()
 	st := &l.cleaner.state
 	if l.cleaner.truncations == p.truncations {
 		st.FirstDirtyOffset = p.end
 	}
-	st.LastRun, st.LastDuration = opts.Now, time.Since(started)
+	st.LastRun, st.LastDuration = now, took
 	st.LastBytesRemoved, st.LastRecordsRemoved = p.res.BytesRemoved, p.res.RecordsRemoved
 	st.BytesRemoved += p.res.BytesRemoved
 	st.RecordsRemoved += p.res.RecordsRemoved
 	st.Runs++
-	l.cleaner.Unlock()
-	l.logger.Info("cleaned log", "first_dirty", c.firstDirty, "end", p.end, "segments_before", p.res.SegmentsBefore,
-		"segments_after", p.res.SegmentsAfter, "bytes_removed", p.res.BytesRemoved, "records_removed", p.res.RecordsRemoved)
-	return p.res, nil
 }
 
 // forEachBatch reads the batches of s in order, each whole into p.buf.
@@ -525,37 +559,8 @@ func (p *cleanPass) cleanGroup(g []*segment) error {
 	if err != nil {
 		return err
 	}
-	keptMarkers := map[int64]bool{}
+	w := &cleanedWriter{ns: ns, indexInterval: int64(p.cfg.IndexIntervalBytes), keptMarkers: map[int64]bool{}}
 	var oldBytes int64
-	pos := int64(0)
-	// Batches are written in chunks of up to cleanWriteChunk bytes.
-	var chunk []byte
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		if _, err := ns.log.Write(chunk); err != nil {
-			return fmt.Errorf("write cleaned segment %d: %w", ns.base, err)
-		}
-		chunk = chunk[:0]
-		return nil
-	}
-	write := func(b record.Batch) error {
-		chunk = append(chunk, b...)
-		info := batchInfo{size: b.Size(), records: b.LastOffsetDelta() + 1, maxTimestamp: b.MaxTimestamp(), maxTsDelta: b.LastOffsetDelta()}
-		if b.Attributes().TimestampType() == record.LogAppendTime {
-			info.maxTsDelta = 0
-		}
-		ns.appendIndexesLocked(pos, &info, b.BaseOffset(), int64(p.cfg.IndexIntervalBytes))
-		pos += int64(b.Size())
-		if b.Attributes().Control() {
-			keptMarkers[b.BaseOffset()] = true
-		}
-		if len(chunk) >= cleanWriteChunk {
-			return flush()
-		}
-		return nil
-	}
 	for _, s := range g {
 		oldBytes += s.size.Load()
 		err := p.forEachBatch(s, func(b record.Batch, _ int64) (bool, error) {
@@ -564,22 +569,82 @@ func (p *cleanPass) cleanGroup(g []*segment) error {
 				return false, fmt.Errorf("segment %d, batch %d: %w", s.base, b.BaseOffset(), err)
 			}
 			if out != nil {
-				return true, write(out)
+				return true, w.write(out)
 			}
 			return true, nil
 		})
 		if err != nil {
-			p.discard(ns)
+			l.discardCleaned(ns)
 			return err
 		}
 	}
-	if err := flush(); err != nil {
-		p.discard(ns)
+	if err := w.flush(); err != nil {
+		l.discardCleaned(ns)
 		return err
 	}
-	ns.size.Store(pos)
+	ns.size.Store(w.pos)
 	ns.imu.Lock()
 	ns.maybeAppendTimeLocked()
+	keepAbortedTxnsLocked(ns, g, w.keptMarkers)
+	ns.imu.Unlock()
+	if p.out, err = ns.flushLocked(p.out); err != nil {
+		l.discardCleaned(ns)
+		return err
+	}
+	if err := l.swapIn(g, ns, p.truncations); err != nil {
+		return err
+	}
+	p.res.BytesRemoved += oldBytes - w.pos
+	return nil
+}
+
+// cleanedWriter writes the batches a pass keeps to the cleaned segment ns,
+// in chunks of up to cleanWriteChunk bytes, and indexes them. ns is not
+// yet part of the log, so it takes none of its locks.
+type cleanedWriter struct {
+	ns            *segment
+	indexInterval int64
+	pos           int64 // the segment's size with the chunk written
+	chunk         []byte
+	// keptMarkers holds the base offsets of the control batches written.
+	keptMarkers map[int64]bool
+}
+
+// write appends b to the chunk and indexes it, and writes the chunk out
+// once it is full.
+func (w *cleanedWriter) write(b record.Batch) error {
+	w.chunk = append(w.chunk, b...)
+	info := batchInfo{size: b.Size(), records: b.LastOffsetDelta() + 1, maxTimestamp: b.MaxTimestamp(), maxTsDelta: b.LastOffsetDelta()}
+	if b.Attributes().TimestampType() == record.LogAppendTime {
+		info.maxTsDelta = 0
+	}
+	w.ns.appendIndexesLocked(w.pos, &info, b.BaseOffset(), w.indexInterval)
+	w.pos += int64(b.Size())
+	if b.Attributes().Control() {
+		w.keptMarkers[b.BaseOffset()] = true
+	}
+	if len(w.chunk) >= cleanWriteChunk {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush writes the chunk to the segment's log file.
+func (w *cleanedWriter) flush() error {
+	if len(w.chunk) == 0 {
+		return nil
+	}
+	if _, err := w.ns.log.Write(w.chunk); err != nil {
+		return fmt.Errorf("write cleaned segment %d: %w", w.ns.base, err)
+	}
+	w.chunk = w.chunk[:0]
+	return nil
+}
+
+// keepAbortedTxnsLocked gives the cleaned segment ns the aborted
+// transactions of the segments g whose markers it kept (keptMarkers, by
+// offset). ns.imu is held.
+func keepAbortedTxnsLocked(ns *segment, g []*segment, keptMarkers map[int64]bool) {
 	for _, s := range g {
 		s.imu.RLock()
 		for _, a := range s.imu.aborted {
@@ -589,16 +654,6 @@ func (p *cleanPass) cleanGroup(g []*segment) error {
 		}
 		s.imu.RUnlock()
 	}
-	ns.imu.Unlock()
-	if p.out, err = ns.flushLocked(p.out); err != nil {
-		p.discard(ns)
-		return err
-	}
-	if err := l.swapIn(g, ns, p.truncations); err != nil {
-		return err
-	}
-	p.res.BytesRemoved += oldBytes - pos
-	return nil
 }
 
 // planGroup is cleanGroup for a dry run: each batch is filtered as
@@ -674,11 +729,12 @@ func (p *cleanPass) finishPlan() {
 	p.plan.Keys = keys[:min(len(keys), maxPlanKeys)]
 }
 
-// discard closes and removes the files of a cleaned segment not swapped in.
-func (p *cleanPass) discard(ns *segment) {
+// discardCleaned closes and removes the files of a cleaned segment not
+// swapped in.
+func (l *Log) discardCleaned(ns *segment) {
 	ns.closeFiles()
 	for _, ext := range segmentExts {
-		_ = p.l.fs.Remove(ns.path(ext + cleanedSuffix))
+		_ = l.fs.Remove(ns.path(ext + cleanedSuffix))
 	}
 }
 
@@ -850,15 +906,35 @@ func (p *cleanPass) rebuild(b record.Batch, keep func(*record.Record) bool, setH
 func (l *Log) swapIn(g []*segment, ns *segment, truncations int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fail := func(ns *segment) {
-		ns.closeFiles()
-		for _, ext := range segmentExts {
-			_ = l.fs.Remove(ns.path(ext + cleanedSuffix))
-		}
+	segs, i, err := l.swapSlotLocked(g, truncations)
+	if err != nil {
+		l.discardCleaned(ns)
+		return err
 	}
+	if err := l.renameSwapLocked(g, ns); err != nil {
+		return err
+	}
+	next := append(append(append([]*segment(nil), segs[:i]...), ns), segs[i+len(g):]...)
+	l.publish(next)
+	for _, s := range g {
+		for _, ext := range swapExts {
+			if err := l.fs.Remove(s.path(ext + deletedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return l.failLocked("remove", fmt.Errorf("remove cleaned-away segment %d: %w", s.base, err))
+			}
+		}
+		s.release()
+	}
+	return l.syncSwapLocked(ns)
+}
+
+// swapSlotLocked checks that the segments g can still be swapped out: the
+// log is writable, was not truncated since the pass began (its count was
+// truncations), and g are still consecutive segments of the log, short of
+// the active one. It returns the log's segments and the index of g[0] in
+// them, or an error wrapping errCleanAborted.
+func (l *Log) swapSlotLocked(g []*segment, truncations int64) ([]*segment, int, error) {
 	if err := l.writableLocked(); err != nil {
-		fail(ns)
-		return fmt.Errorf("%w: %w", errCleanAborted, err)
+		return nil, 0, fmt.Errorf("%w: %w", errCleanAborted, err)
 	}
 	l.cleaner.Lock()
 	truncated := l.cleaner.truncations != truncations
@@ -866,64 +942,61 @@ func (l *Log) swapIn(g []*segment, ns *segment, truncations int64) error {
 	segs := l.segments()
 	i := segmentFor(segs, g[0].base)
 	if truncated || i+len(g) >= len(segs) {
-		fail(ns)
-		return errCleanAborted
+		return nil, 0, errCleanAborted
 	}
 	for k, s := range g {
 		if segs[i+k] != s {
-			fail(ns)
-			return errCleanAborted
+			return nil, 0, errCleanAborted
 		}
 	}
-	rename := func(from, to string) error {
-		if err := l.fs.Rename(from, to); err != nil {
-			return l.failLocked("rename", fmt.Errorf("swap cleaned segment %d: %w", ns.base, err))
-		}
-		return nil
-	}
-	syncDir := func() error {
-		if err := l.fs.SyncDir(l.dir); err != nil {
-			return l.failLocked("sync", fmt.Errorf("swap cleaned segment %d: %w", ns.base, err))
-		}
-		return nil
-	}
-	// The .log goes last, so that a .log.swap means every file is there.
-	exts := []string{".index", ".timeindex", ".txnindex", ".log"}
-	for _, ext := range exts {
-		if err := rename(ns.path(ext+cleanedSuffix), ns.path(ext+swapSuffix)); err != nil {
+	return segs, i, nil
+}
+
+// renameSwapLocked does the renames of a swap of ns for the segments g,
+// syncing the directory after each step: ns's ".cleaned" files to
+// ".swap", g's files to ".deleted", ns's ".swap" files to their final
+// names. An error fails the log.
+func (l *Log) renameSwapLocked(g []*segment, ns *segment) error {
+	for _, ext := range swapExts {
+		if err := l.swapRenameLocked(ns, ns.path(ext+cleanedSuffix), ns.path(ext+swapSuffix)); err != nil {
 			return err
 		}
 	}
-	if err := syncDir(); err != nil {
+	if err := l.syncSwapLocked(ns); err != nil {
 		return err
 	}
 	for _, s := range g {
-		for _, ext := range exts {
-			if err := rename(s.path(ext), s.path(ext+deletedSuffix)); err != nil {
+		for _, ext := range swapExts {
+			if err := l.swapRenameLocked(ns, s.path(ext), s.path(ext+deletedSuffix)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := syncDir(); err != nil {
+	if err := l.syncSwapLocked(ns); err != nil {
 		return err
 	}
-	for _, ext := range exts {
-		if err := rename(ns.path(ext+swapSuffix), ns.path(ext)); err != nil {
+	for _, ext := range swapExts {
+		if err := l.swapRenameLocked(ns, ns.path(ext+swapSuffix), ns.path(ext)); err != nil {
 			return err
 		}
 	}
-	if err := syncDir(); err != nil {
-		return err
+	return l.syncSwapLocked(ns)
+}
+
+// swapRenameLocked renames from to to for the swap of ns; an error fails
+// the log.
+func (l *Log) swapRenameLocked(ns *segment, from, to string) error {
+	if err := l.fs.Rename(from, to); err != nil {
+		return l.failLocked("rename", fmt.Errorf("swap cleaned segment %d: %w", ns.base, err))
 	}
-	next := append(append(append([]*segment(nil), segs[:i]...), ns), segs[i+len(g):]...)
-	l.publish(next)
-	for _, s := range g {
-		for _, ext := range exts {
-			if err := l.fs.Remove(s.path(ext + deletedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return l.failLocked("remove", fmt.Errorf("remove cleaned-away segment %d: %w", s.base, err))
-			}
-		}
-		s.release()
+	return nil
+}
+
+// syncSwapLocked fsyncs the log directory for the swap of ns; an error
+// fails the log.
+func (l *Log) syncSwapLocked(ns *segment) error {
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return l.failLocked("sync", fmt.Errorf("swap cleaned segment %d: %w", ns.base, err))
 	}
-	return syncDir()
+	return nil
 }

@@ -103,13 +103,47 @@ const (
 // point. Unrelated files and directories are ignored. Files are opened
 // through a vfs.LimitFS of opts.MaxOpenFiles.
 func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error) {
+	m := newManager(fsys, dir, opts)
+	if err := m.fs.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("open data dir %s: %w", dir, err)
+	}
+	var cps recoveryCheckpoints
+	cps.recoveryPoints = m.readCheckpoint(RecoveryPointCheckpoint, "recovery point checkpoint unreadable, recovering every log fully")
+	cps.starts = m.readCheckpoint(LogStartOffsetCheckpoint, "log start checkpoint unreadable, using segment bases")
+	m.mu.hws = m.readCheckpoint(ReplicationOffsetCheckpoint, "replication offset checkpoint unreadable, high watermarks start at the log start")
+	cps.cleaned = m.readCheckpoint(CleanerOffsetCheckpoint, "cleaner offset checkpoint unreadable, compacted logs are cleaned again from their start")
+	clean := false
+	if _, err := m.fs.Stat(path.Join(dir, CleanShutdownFile)); err == nil {
+		clean = true
+	}
+	names, err := PartitionDirs(m.fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if err := m.openPartitionDir(n, opts.TopicID, cps, clean); err != nil {
+			_ = m.closeLogs()
+			return nil, err
+		}
+	}
+	if clean {
+		if err := m.removeCleanShutdownMarker(); err != nil {
+			_ = m.closeLogs()
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// newManager returns a manager of dir with no logs open, its files opened
+// through a vfs.LimitFS over fsys and the options' defaults filled in.
+func newManager(fsys vfs.FS, dir string, opts ManagerOptions) *Manager {
 	maxOpen := opts.MaxOpenFiles
 	if maxOpen <= 0 {
 		maxOpen = DefaultMaxOpenFiles()
 	}
 	files := vfs.LimitOpen(fsys, maxOpen)
-	fsys = files
-	m := &Manager{fs: fsys, files: files, dir: dir, logger: opts.Logger, now: opts.Now, configFor: opts.ConfigFor, onRoll: opts.OnRoll}
+	m := &Manager{fs: files, files: files, dir: dir, logger: opts.Logger, now: opts.Now, configFor: opts.ConfigFor, onRoll: opts.OnRoll}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}
@@ -121,78 +155,67 @@ func OpenManager(fsys vfs.FS, dir string, opts ManagerOptions) (*Manager, error)
 	}
 	m.mu.logs = map[TopicPartition]*Log{}
 	m.mu.ids = map[TopicPartition][16]byte{}
-	if err := fsys.MkdirAll(dir); err != nil {
-		return nil, fmt.Errorf("open data dir %s: %w", dir, err)
-	}
-	rps, err := readOffsetCheckpoint(fsys, path.Join(dir, RecoveryPointCheckpoint))
+	return m
+}
+
+// recoveryCheckpoints are the per-partition checkpoints OpenManager hands
+// to each log it opens.
+type recoveryCheckpoints struct {
+	recoveryPoints, starts, cleaned map[TopicPartition]int64
+}
+
+// readCheckpoint reads the offset checkpoint file name of the data
+// directory. An unreadable one is logged with warning and read as empty.
+func (m *Manager) readCheckpoint(name, warning string) map[TopicPartition]int64 {
+	offsets, err := readOffsetCheckpoint(m.fs, path.Join(m.dir, name))
 	if err != nil {
-		m.logger.Warn("recovery point checkpoint unreadable, recovering every log fully", "err", err)
-		rps = map[TopicPartition]int64{}
+		m.logger.Warn(warning, "err", err)
+		return map[TopicPartition]int64{}
 	}
-	starts, err := readOffsetCheckpoint(fsys, path.Join(dir, LogStartOffsetCheckpoint))
-	if err != nil {
-		m.logger.Warn("log start checkpoint unreadable, using segment bases", "err", err)
-		starts = map[TopicPartition]int64{}
-	}
-	m.mu.hws, err = readOffsetCheckpoint(fsys, path.Join(dir, ReplicationOffsetCheckpoint))
-	if err != nil {
-		m.logger.Warn("replication offset checkpoint unreadable, high watermarks start at the log start", "err", err)
-		m.mu.hws = map[TopicPartition]int64{}
-	}
-	cleaned, err := readOffsetCheckpoint(fsys, path.Join(dir, CleanerOffsetCheckpoint))
-	if err != nil {
-		m.logger.Warn("cleaner offset checkpoint unreadable, compacted logs are cleaned again from their start", "err", err)
-		cleaned = map[TopicPartition]int64{}
-	}
-	clean := false
-	if _, err := fsys.Stat(path.Join(dir, CleanShutdownFile)); err == nil {
-		clean = true
-	}
-	names, err := PartitionDirs(fsys, dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range names {
-		tp, _ := parsePartitionDir(n)
-		id, hasID := m.readTopicID(path.Join(dir, n))
-		if hasID && opts.TopicID != nil {
-			if want, ok := opts.TopicID(tp.Topic); !ok || want != id {
-				if err := m.moveAside(n, id); err != nil {
-					_ = m.closeLogs()
-					return nil, err
-				}
-				continue
-			}
-		}
-		rp := rps[tp]
-		if clean {
-			rp = math.MaxInt64
-		}
-		l, err := Open(fsys, path.Join(dir, n), m.configFor(tp.Topic), Options{
-			Logger: m.logger, Now: m.now, RecoveryPoint: rp, LogStartOffset: starts[tp],
-			CleanerCheckpoint: cleaned[tp], OnRoll: m.rollHook(tp),
-		})
-		if err != nil {
-			_ = m.closeLogs()
-			return nil, err
-		}
-		m.mu.logs[tp] = l
-		if hasID {
-			m.mu.ids[tp] = id
+	return offsets
+}
+
+// openPartitionDir opens and recovers the log in the partition directory
+// n, and adds it to the manager. A directory whose topic id is not the one
+// topicID gives for its topic (nil: every id is right) is moved aside
+// instead. After a clean shutdown the log trusts all its segments;
+// otherwise it re-scans from its recovery point in cps.
+func (m *Manager) openPartitionDir(n string, topicID func(string) ([16]byte, bool), cps recoveryCheckpoints, clean bool) error {
+	tp, _ := parsePartitionDir(n)
+	id, hasID := m.readTopicID(path.Join(m.dir, n))
+	if hasID && topicID != nil {
+		if want, ok := topicID(tp.Topic); !ok || want != id {
+			return m.moveAside(n, id)
 		}
 	}
+	rp := cps.recoveryPoints[tp]
 	if clean {
-		// The marker only vouches for the shutdown that wrote it.
-		if err := fsys.Remove(path.Join(dir, CleanShutdownFile)); err != nil {
-			_ = m.closeLogs()
-			return nil, fmt.Errorf("remove clean shutdown marker: %w", err)
-		}
-		if err := fsys.SyncDir(dir); err != nil {
-			_ = m.closeLogs()
-			return nil, fmt.Errorf("sync data dir: %w", err)
-		}
+		rp = math.MaxInt64
 	}
-	return m, nil
+	l, err := Open(m.fs, path.Join(m.dir, n), m.configFor(tp.Topic), Options{
+		Logger: m.logger, Now: m.now, RecoveryPoint: rp, LogStartOffset: cps.starts[tp],
+		CleanerCheckpoint: cps.cleaned[tp], OnRoll: m.rollHook(tp),
+	})
+	if err != nil {
+		return err
+	}
+	m.mu.logs[tp] = l
+	if hasID {
+		m.mu.ids[tp] = id
+	}
+	return nil
+}
+
+// removeCleanShutdownMarker removes the clean shutdown marker once the
+// logs are open: it only vouches for the shutdown that wrote it.
+func (m *Manager) removeCleanShutdownMarker() error {
+	if err := m.fs.Remove(path.Join(m.dir, CleanShutdownFile)); err != nil {
+		return fmt.Errorf("remove clean shutdown marker: %w", err)
+	}
+	if err := m.fs.SyncDir(m.dir); err != nil {
+		return fmt.Errorf("sync data dir: %w", err)
+	}
+	return nil
 }
 
 // readTopicID reads the topic ID in the partition.metadata of the log

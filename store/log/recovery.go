@@ -14,40 +14,17 @@ import (
 	"github.com/klogdev/klog/store/vfs"
 )
 
-// load reads the directory, recovers segments and the epoch cache.
+// load reads the directory, recovers segments and the epoch cache. Open
+// calls it before the log is shared: it does not take l.mu, and the
+// ...Locked steps it calls use the fields l.mu guards as if it were held.
 func (l *Log) load(opts Options) error {
 	rescan, err := l.completeSwaps()
 	if err != nil {
 		return err
 	}
-	names, err := l.fs.List(l.dir)
+	bases, err := l.sweepDir()
 	if err != nil {
 		return err
-	}
-	bases := []int64{}
-	exts := map[string]bool{}
-	for _, n := range names {
-		exts[n] = true
-	}
-	for _, n := range names {
-		switch {
-		case strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") || strings.HasSuffix(n, ".cleaned") || strings.HasSuffix(n, ".swap"):
-			if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
-				return fmt.Errorf("remove leftover %s: %w", n, err)
-			}
-		case strings.HasSuffix(n, ".log"):
-			b, ok := parseSegmentName(strings.TrimSuffix(n, ".log"))
-			if ok {
-				bases = append(bases, b)
-			}
-		case strings.HasSuffix(n, ".index") || strings.HasSuffix(n, ".timeindex") || strings.HasSuffix(n, ".txnindex"):
-			stem := n[:strings.LastIndexByte(n, '.')]
-			if _, ok := parseSegmentName(stem); ok && !exts[stem+".log"] {
-				if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
-					return fmt.Errorf("remove orphan index %s: %w", n, err)
-				}
-			}
-		}
 	}
 	// The epoch cache is read first: recovery extends it from the leader
 	// epochs of the batches it re-scans.
@@ -58,67 +35,130 @@ func (l *Log) load(opts Options) error {
 	}
 	l.mu.epochs = epochs
 	now := l.now()
+	l.mu.buf = make([]byte, 0, 64<<10)
+	segs, err := l.recoverSegmentsLocked(bases, rescan, opts.RecoveryPoint, now)
+	if err != nil {
+		return err
+	}
+	if len(segs) == 0 {
+		s, err := l.createFirstSegment(max(opts.LogStartOffset, 0), now)
+		if err != nil {
+			return err
+		}
+		segs = append(segs, s)
+	}
+	return l.publishRecoveredLocked(segs, opts.LogStartOffset, now)
+}
+
+// sweepDir lists the log directory, removes what an interrupted write,
+// delete, clean or swap left behind (".tmp", ".deleted", ".cleaned" and
+// ".swap" files) and index files without their segment, and returns the
+// base offsets of the segment files in directory order.
+func (l *Log) sweepDir() ([]int64, error) {
+	names, err := l.fs.List(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	bases := []int64{}
+	exts := map[string]bool{}
+	for _, n := range names {
+		exts[n] = true
+	}
+	for _, n := range names {
+		switch {
+		case strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") || strings.HasSuffix(n, ".cleaned") || strings.HasSuffix(n, ".swap"):
+			if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
+				return nil, fmt.Errorf("remove leftover %s: %w", n, err)
+			}
+		case strings.HasSuffix(n, ".log"):
+			b, ok := parseSegmentName(strings.TrimSuffix(n, ".log"))
+			if ok {
+				bases = append(bases, b)
+			}
+		case strings.HasSuffix(n, ".index") || strings.HasSuffix(n, ".timeindex") || strings.HasSuffix(n, ".txnindex"):
+			stem := n[:strings.LastIndexByte(n, '.')]
+			if _, ok := parseSegmentName(stem); ok && !exts[stem+".log"] {
+				if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
+					return nil, fmt.Errorf("remove orphan index %s: %w", n, err)
+				}
+			}
+		}
+	}
+	return bases, nil
+}
+
+// recoverSegmentsLocked opens and recovers the segments based at bases in
+// order and returns those kept. A segment overlapping its predecessor is
+// dropped with all later ones; after a segment whose tail was cut off, the
+// later ones are removed too. Segments that may hold offsets at or above
+// recoveryPoint, and those in rescan, are re-scanned. On error every
+// segment it opened is closed.
+func (l *Log) recoverSegmentsLocked(bases []int64, rescan map[int64]bool, recoveryPoint int64, now time.Time) ([]*segment, error) {
 	cfg := l.mu.cfg
 	var segs []*segment
-	l.mu.buf = make([]byte, 0, 64<<10)
+	fail := func(err error) ([]*segment, error) {
+		for _, o := range segs {
+			o.closeFiles()
+		}
+		return nil, err
+	}
 	for i, base := range bases {
 		s, err := l.openSegment(base, now)
 		if err != nil {
-			for _, o := range segs {
-				o.closeFiles()
-			}
-			return err
+			return fail(err)
 		}
 		if n := len(segs); n > 0 && base < segs[n-1].next {
 			// Overlapping segments: keep the older data, drop the rest.
 			s.closeFiles()
 			l.logger.Warn("segment overlaps its predecessor, dropping it and later ones", "segment", base, "previous_end", segs[n-1].next)
 			if err := l.removeSegmentFiles(bases[i:]); err != nil {
-				for _, o := range segs {
-					o.closeFiles()
-				}
-				return err
+				return fail(err)
 			}
 			break
 		}
 		segs = append(segs, s)
 		// A segment may hold offsets >= the recovery point unless the next
 		// segment starts at or below it.
-		needsScan := i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint || rescan[base]
+		needsScan := i == len(bases)-1 || bases[i+1] > recoveryPoint || rescan[base]
 		truncated, err := l.recoverSegment(s, needsScan, cfg)
 		if err != nil {
-			for _, o := range segs {
-				o.closeFiles()
-			}
-			return err
+			return fail(err)
 		}
 		if truncated {
 			// Everything after a damaged segment is unreachable.
 			if err := l.removeSegmentFiles(bases[i+1:]); err != nil {
-				for _, o := range segs {
-					o.closeFiles()
-				}
-				return err
+				return fail(err)
 			}
 			break
 		}
 	}
-	if len(segs) == 0 {
-		base := max(opts.LogStartOffset, 0)
-		s, err := createSegment(l.fs, l.dir, base, now)
-		if err != nil {
-			return err
-		}
-		if err := l.fs.SyncDir(l.dir); err != nil {
-			s.closeFiles()
-			return fmt.Errorf("sync dir: %w", err)
-		}
-		segs = append(segs, s)
+	return segs, nil
+}
+
+// createFirstSegment creates the empty segment based at base of a log
+// that has none and syncs the directory.
+func (l *Log) createFirstSegment(base int64, now time.Time) (*segment, error) {
+	s, err := createSegment(l.fs, l.dir, base, now)
+	if err != nil {
+		return nil, err
 	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		s.closeFiles()
+		return nil, fmt.Errorf("sync dir: %w", err)
+	}
+	return s, nil
+}
+
+// publishRecoveredLocked makes the recovered segments the log's: it sets
+// the end, the start (logStartOffset, raised to the first segment's base
+// and capped at the end) and the recovery point, trims the epoch cache to
+// [start, end] (writing it when it changed or was rebuilt) and loads the
+// transaction indexes and producer state.
+func (l *Log) publishRecoveredLocked(segs []*segment, logStartOffset int64, now time.Time) error {
 	l.publish(segs)
 	end := segs[len(segs)-1].next
 	l.end.Store(end)
-	start := max(opts.LogStartOffset, segs[0].base)
+	start := max(logStartOffset, segs[0].base)
 	if start > end {
 		start = end
 	}
@@ -185,7 +225,7 @@ func (l *Log) completeSwaps() (map[int64]bool, error) {
 		if err := l.removeSegmentFiles(replaced); err != nil {
 			return nil, err
 		}
-		for _, ext := range []string{".index", ".timeindex", ".txnindex", ".log"} {
+		for _, ext := range swapExts {
 			from := path.Join(l.dir, segmentName(sb, ext+swapSuffix))
 			if err := l.fs.Rename(from, path.Join(l.dir, segmentName(sb, ext))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("complete swap of segment %d: %w", sb, err)

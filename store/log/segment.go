@@ -142,6 +142,17 @@ func (s *segment) appendIndexesLocked(pos int64, b *batchInfo, baseOffset int64,
 	s.next = last + 1
 }
 
+// indexBatchesLocked records the index entries of the batches infos just
+// written at pos, the first of them at offset first. Called with Log.mu
+// held.
+func (s *segment) indexBatchesLocked(pos int64, infos []batchInfo, first int64, intervalBytes int64) {
+	off := first
+	for i := range infos {
+		s.appendIndexesLocked(pos+int64(infos[i].pos), &infos[i], off, intervalBytes)
+		off += int64(infos[i].records)
+	}
+}
+
 // maybeAppendTimeLocked adds a time index entry for the current maximum when
 // it is newer than the last entry. Called with imu held.
 func (s *segment) maybeAppendTimeLocked() {

@@ -435,101 +435,145 @@ const windowScanBytes = 16 << 20
 // epoch or the log start, or until windowScanBytes were read: a producer
 // whose batches lie further apart keeps what was found.
 func (l *Log) rebuildWindowsLocked(ps *producerState, snap int64) error {
-	var short []stagedProducer
-	at := make(map[int64]int)
-	hi := int64(-1)
+	w := newWindowRebuild(ps, snap)
+	if w == nil {
+		return nil
+	}
+	segs := l.segments()
+	for k := len(segs) - 1; k >= 0 && w.searching(); k-- {
+		if err := l.scanWindowsBackLocked(w, segs[k]); err != nil {
+			return err
+		}
+	}
+	for _, i := range w.at {
+		ps.put(&w.short[i])
+	}
+	return nil
+}
+
+// windowRebuild is the state of rebuildWindowsLocked's backward scan.
+type windowRebuild struct {
+	ps    *producerState
+	short []stagedProducer // the producers whose windows are short
+	// at holds the index in short of each producer still searched, left
+	// how many there are.
+	at   map[int64]int
+	left int
+	// hi is the largest first offset of their oldest retained batches:
+	// the scan starts below it.
+	hi      int64
+	scanned int64           // header bytes read so far
+	found   []producerBatch // the batches of one stretch between index entries
+}
+
+// newWindowRebuild stages the producers of ps whose oldest retained batch
+// lies before snap and whose window is neither full nor at the start of
+// its sequences. It returns nil when there are none.
+func newWindowRebuild(ps *producerState, snap int64) *windowRebuild {
+	w := &windowRebuild{ps: ps, at: make(map[int64]int), hi: -1}
 	for id, e := range ps.byID {
 		s := e.stage()
 		o, ok := s.batches.first()
 		if !ok || s.batches.n == producerBatchesRetained || o.firstOffset() >= snap || o.lastSeq < 0 || o.firstSeq() == 0 {
 			continue
 		}
-		at[id] = len(short)
-		short = append(short, s)
-		hi = max(hi, o.firstOffset())
+		w.at[id] = len(w.short)
+		w.short = append(w.short, s)
+		w.hi = max(w.hi, o.firstOffset())
 	}
-	if len(short) == 0 {
+	if len(w.short) == 0 {
 		return nil
 	}
-	left, scanned := len(short), int64(0)
-	var found []producerBatch
-	// take adds b, the next batch down of a producer still short, to its
-	// window, or ends its search.
-	take := func(b *producerBatch) {
-		i, ok := at[b.producerID]
-		if !ok {
-			return
-		}
-		s := &short[i]
-		o, _ := s.batches.first()
-		if b.lastOffset >= o.firstOffset() {
-			return
-		}
-		if b.marker < 0 && b.epoch == s.epoch && b.firstSeq >= 0 && inSequence(b.lastSeq, o.firstSeq()) {
-			s.batches.prepend(batchMetadata{
-				lastSeq: b.lastSeq, lastOffset: b.lastOffset,
-				offsetDelta: int32(b.lastOffset - b.firstOffset), timestamp: b.maxTimestamp,
-			})
-			if s.batches.n < producerBatchesRetained && b.firstSeq != 0 {
-				return
-			}
-		} else if b.marker >= 0 && b.epoch == s.epoch {
-			return
-		}
-		ps.put(s)
-		delete(at, b.producerID)
-		left--
+	w.left = len(w.short)
+	return w
+}
+
+// searching reports whether producers are still short and the scan is
+// within windowScanBytes.
+func (w *windowRebuild) searching() bool {
+	return w.left > 0 && w.scanned < windowScanBytes
+}
+
+// take adds b, the next batch down of a producer still short, to its
+// window, or ends its search.
+func (w *windowRebuild) take(b *producerBatch) {
+	i, ok := w.at[b.producerID]
+	if !ok {
+		return
 	}
-	segs := l.segments()
-	for k := len(segs) - 1; k >= 0 && left > 0 && scanned < windowScanBytes; k-- {
-		seg := segs[k]
-		if seg.base >= hi {
-			continue
+	s := &w.short[i]
+	o, _ := s.batches.first()
+	if b.lastOffset >= o.firstOffset() {
+		return
+	}
+	if b.marker < 0 && b.epoch == s.epoch && b.firstSeq >= 0 && inSequence(b.lastSeq, o.firstSeq()) {
+		s.batches.prepend(batchMetadata{
+			lastSeq: b.lastSeq, lastOffset: b.lastOffset,
+			offsetDelta: int32(b.lastOffset - b.firstOffset), timestamp: b.maxTimestamp,
+		})
+		if s.batches.n < producerBatchesRetained && b.firstSeq != 0 {
+			return
 		}
-		end := seg.size.Load()
-		if seg.next > hi {
-			p, _, ok, err := seg.find(hi, end)
-			if err != nil {
-				return err
-			}
-			if ok {
-				end = p
-			}
+	} else if b.marker >= 0 && b.epoch == s.epoch {
+		return
+	}
+	w.ps.put(s)
+	delete(w.at, b.producerID)
+	w.left--
+}
+
+// scanWindowsBackLocked reads the batch headers of seg below w.hi
+// backwards, from index entry to index entry, and hands the batches of the
+// producers still searched to w.take, newest first.
+func (l *Log) scanWindowsBackLocked(w *windowRebuild, seg *segment) error {
+	if seg.base >= w.hi {
+		return nil
+	}
+	end := seg.size.Load()
+	if seg.next > w.hi {
+		p, _, ok, err := seg.find(w.hi, end)
+		if err != nil {
+			return err
 		}
-		// Batch boundaries to read from, ascending: the segment start and
-		// the index entries below end.
-		seg.imu.RLock()
-		starts := []int64{0}
-		for _, e := range seg.imu.offsets {
-			if p := int64(e.pos); p > 0 && p < end {
-				starts = append(starts, p)
-			}
+		if ok {
+			end = p
 		}
-		seg.imu.RUnlock()
-		for j := len(starts) - 1; j >= 0 && left > 0 && scanned < windowScanBytes; j-- {
-			found = found[:0]
-			n, err := scanHeaders(seg, starts[j], end, func(pos int64, h record.Batch) bool {
-				if _, ok := at[h.ProducerID()]; ok {
-					if b, ok := l.replayedBatch(seg, pos, h); ok {
-						found = append(found, b)
-					}
+	}
+	starts := indexedStarts(seg, end)
+	for j := len(starts) - 1; j >= 0 && w.searching(); j-- {
+		w.found = w.found[:0]
+		n, err := scanHeaders(seg, starts[j], end, func(pos int64, h record.Batch) bool {
+			if _, ok := w.at[h.ProducerID()]; ok {
+				if b, ok := l.replayedBatch(seg, pos, h); ok {
+					w.found = append(w.found, b)
 				}
-				return true
-			})
-			if err != nil {
-				return err
 			}
-			scanned += n
-			for i := len(found) - 1; i >= 0; i-- {
-				take(&found[i])
-			}
-			end = starts[j]
+			return true
+		})
+		if err != nil {
+			return err
 		}
-	}
-	for _, i := range at {
-		ps.put(&short[i])
+		w.scanned += n
+		for i := len(w.found) - 1; i >= 0; i-- {
+			w.take(&w.found[i])
+		}
+		end = starts[j]
 	}
 	return nil
+}
+
+// indexedStarts returns the batch boundaries of seg to read from below
+// end, ascending: the segment start and the offset index entries.
+func indexedStarts(seg *segment, end int64) []int64 {
+	seg.imu.RLock()
+	defer seg.imu.RUnlock()
+	starts := []int64{0}
+	for _, e := range seg.imu.offsets {
+		if p := int64(e.pos); p > 0 && p < end {
+			starts = append(starts, p)
+		}
+	}
+	return starts
 }
 
 // replayedBatch decodes what producer state needs of the batch at pos,

@@ -38,16 +38,47 @@ func (l *Log) Truncate(offset int64) error {
 	// offset behind a gap, which recovery would take back (gaps are legal
 	// in a compacted log).
 	if len(drop) > 0 {
-		l.publish(append([]*segment(nil), keep...))
-		l.end.Store(s.next)
-		newestFirst := make([]*segment, len(drop))
-		for j, d := range drop {
-			newestFirst[len(drop)-1-j] = d
-		}
-		if err := l.dropSegmentsLocked(newestFirst); err != nil {
+		if err := l.dropTailLocked(keep, drop); err != nil {
 			return err
 		}
 	}
+	if err := l.cutSegmentLocked(s, pos); err != nil {
+		return err
+	}
+	l.end.Store(s.next)
+	l.mu.recoveryPoint = min(l.mu.recoveryPoint, s.next)
+	l.gsync.truncatedTo(s.next)
+	if l.truncateEpochsFromEndLocked(s.next) {
+		if err := l.writeEpochsLocked(); err != nil {
+			return err
+		}
+	}
+	// Producer state is rebuilt from the latest snapshot the truncation
+	// left standing.
+	if err := l.loadProducerStateLocked(l.now(), false); err != nil {
+		return l.failLocked("read", err)
+	}
+	return nil
+}
+
+// dropTailLocked makes keep the log's segments, ending the log at the last
+// one's end, and deletes the segments drop that followed them, newest
+// first.
+func (l *Log) dropTailLocked(keep, drop []*segment) error {
+	l.publish(append([]*segment(nil), keep...))
+	l.end.Store(keep[len(keep)-1].next)
+	newestFirst := make([]*segment, len(drop))
+	for j, d := range drop {
+		newestFirst[len(drop)-1-j] = d
+	}
+	return l.dropSegmentsLocked(newestFirst)
+}
+
+// cutSegmentLocked cuts the segment s at file position pos and makes it
+// durable: the file is truncated and synced, the rest re-scanned for its
+// end and indexes, aborted transactions past the end dropped, and the
+// rewritten indexes flushed. An error fails the log.
+func (l *Log) cutSegmentLocked(s *segment, pos int64) error {
 	if err := s.log.Truncate(pos); err != nil {
 		return l.failLocked("truncate", fmt.Errorf("truncate segment %d: %w", s.base, err))
 	}
@@ -55,6 +86,7 @@ func (l *Log) Truncate(offset int64) error {
 		return l.failLocked("sync", fmt.Errorf("sync segment %d: %w", s.base, err))
 	}
 	var good int64
+	var err error
 	good, l.mu.buf, err = s.scan(pos, false, int64(l.mu.cfg.IndexIntervalBytes), l.mu.buf, nil)
 	if err != nil {
 		return l.failLocked("read", err)
@@ -73,23 +105,7 @@ func (l *Log) Truncate(offset int64) error {
 	if l.mu.buf, err = s.rewriteIndexesLocked(l.mu.buf); err != nil {
 		return l.failLocked("write", err)
 	}
-	if err := l.flushSegmentLocked(s); err != nil {
-		return err
-	}
-	l.end.Store(s.next)
-	l.mu.recoveryPoint = min(l.mu.recoveryPoint, s.next)
-	l.gsync.truncatedTo(s.next)
-	if l.truncateEpochsFromEndLocked(s.next) {
-		if err := l.writeEpochsLocked(); err != nil {
-			return err
-		}
-	}
-	// Producer state is rebuilt from the latest snapshot the truncation
-	// left standing.
-	if err := l.loadProducerStateLocked(l.now(), false); err != nil {
-		return l.failLocked("read", err)
-	}
-	return nil
+	return l.flushSegmentLocked(s)
 }
 
 // Reset deletes every batch and restarts the log empty at offset, which
