@@ -124,11 +124,50 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest)
 }
 
 // joinWait is a JoinGroup handed to its group, waiting for its answer.
-type joinWait struct {
-	req  *kmsg.JoinGroupRequest
+// answer is a JoinGroup's or SyncGroup's result to come: now if the
+// coordinator answered at once, else from ch once the group's state
+// machine gives it, or NOT_COORDINATOR if the group's actor ends first
+// (done), or REBALANCE_IN_PROGRESS if the request's time runs out.
+type answer[R any] struct {
 	done <-chan struct{}
-	ch   chan joinResult
-	now  *joinResult
+	ch   chan R
+	now  *R
+}
+
+// wait blocks for the result; gone and expired are the results of an
+// ended actor and of an expired request.
+func (a *answer[R]) wait(ctx context.Context, gone, expired R) R {
+	if a.now != nil {
+		return *a.now
+	}
+	select {
+	case r := <-a.ch:
+		return r
+	case <-a.done:
+		return gone
+	case <-ctx.Done():
+		return expired
+	}
+}
+
+// poll returns the result if it is there.
+func (a *answer[R]) poll() (R, bool) {
+	if a.now != nil {
+		return *a.now, true
+	}
+	select {
+	case r := <-a.ch:
+		a.now = &r
+		return r, true
+	default:
+		var zero R
+		return zero, false
+	}
+}
+
+type joinWait struct {
+	req *kmsg.JoinGroupRequest
+	answer[joinResult]
 }
 
 func (c *Coordinator) startJoin(ctx context.Context, req *kmsg.JoinGroupRequest) *joinWait {
@@ -157,31 +196,17 @@ func (c *Coordinator) startJoin(ctx context.Context, req *kmsg.JoinGroupRequest)
 }
 
 func (w *joinWait) wait(ctx context.Context) *kmsg.JoinGroupResponse {
-	if w.now != nil {
-		return w.fill(*w.now)
-	}
-	select {
-	case r := <-w.ch:
-		return w.fill(r)
-	case <-w.done:
-		return w.fill(joinResult{code: kerr.NotCoordinator.Code})
-	case <-ctx.Done():
-		return w.fill(joinResult{code: kerr.RebalanceInProgress.Code})
-	}
+	return w.fill(w.answer.wait(ctx,
+		joinResult{code: kerr.NotCoordinator.Code}, joinResult{code: kerr.RebalanceInProgress.Code}))
 }
 
 // poll returns the answer if it is there.
 func (w *joinWait) poll() (*kmsg.JoinGroupResponse, bool) {
-	if w.now != nil {
-		return w.fill(*w.now), true
-	}
-	select {
-	case r := <-w.ch:
-		w.now = &r
-		return w.fill(r), true
-	default:
+	r, ok := w.answer.poll()
+	if !ok {
 		return nil, false
 	}
+	return w.fill(r), true
 }
 
 func (w *joinWait) fill(r joinResult) *kmsg.JoinGroupResponse {
@@ -668,10 +693,8 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 
 // syncWait is a SyncGroup handed to its group, waiting for its answer.
 type syncWait struct {
-	req  *kmsg.SyncGroupRequest
-	done <-chan struct{}
-	ch   chan syncResult
-	now  *syncResult
+	req *kmsg.SyncGroupRequest
+	answer[syncResult]
 }
 
 func (c *Coordinator) startSync(ctx context.Context, req *kmsg.SyncGroupRequest) *syncWait {
@@ -695,30 +718,16 @@ func (c *Coordinator) startSync(ctx context.Context, req *kmsg.SyncGroupRequest)
 }
 
 func (w *syncWait) wait(ctx context.Context) *kmsg.SyncGroupResponse {
-	if w.now != nil {
-		return w.fill(*w.now)
-	}
-	select {
-	case r := <-w.ch:
-		return w.fill(r)
-	case <-w.done:
-		return w.fill(syncResult{code: kerr.NotCoordinator.Code})
-	case <-ctx.Done():
-		return w.fill(syncResult{code: kerr.RebalanceInProgress.Code})
-	}
+	return w.fill(w.answer.wait(ctx,
+		syncResult{code: kerr.NotCoordinator.Code}, syncResult{code: kerr.RebalanceInProgress.Code}))
 }
 
 func (w *syncWait) poll() (*kmsg.SyncGroupResponse, bool) {
-	if w.now != nil {
-		return w.fill(*w.now), true
-	}
-	select {
-	case r := <-w.ch:
-		w.now = &r
-		return w.fill(r), true
-	default:
+	r, ok := w.answer.poll()
+	if !ok {
 		return nil, false
 	}
+	return w.fill(r), true
 }
 
 func (w *syncWait) fill(r syncResult) *kmsg.SyncGroupResponse {
