@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -94,15 +98,30 @@ func topicCases() []testCase {
 		assigned("with-replication-factor", -1, 1, int32(0), []int32{0}),
 		assigned("with-both", 1, 1, int32(0), []int32{0}),
 
-		// A topic deleted, then asked for by a Metadata that may create it.
-		{"metadata-auto-create-after-delete", sendAll(
-			func(s *side) error { return s.createTopic(s.topic("md-deleted"), 2) },
-			func(s *side) []kmsg.Request {
-				t := s.topic("md-deleted")
-				md := metadataReq(t)
-				md.AllowAutoTopicCreation = true
-				return []kmsg.Request{deleteReq(t), md}
-			})},
+		// A topic deleted, then, once the broker no longer lists it, asked
+		// for by a Metadata that may create it. Kafka's brokers learn of
+		// the deletion after DeleteTopics answers: asked at once, a loaded
+		// Kafka still answered with the deleted topic.
+		{"metadata-auto-create-after-delete", func(s *side) ([]kmsg.Response, error) {
+			t := s.topic("md-deleted")
+			if err := s.createTopic(t, 2); err != nil {
+				return nil, err
+			}
+			deleted, err := s.do(deleteReq(t))
+			if err != nil {
+				return nil, err
+			}
+			if err := s.waitTopicGone(t); err != nil {
+				return nil, err
+			}
+			md := metadataReq(t)
+			md.AllowAutoTopicCreation = true
+			created, err := s.do(md)
+			if err != nil {
+				return nil, err
+			}
+			return []kmsg.Response{deleted, created}, nil
+		}},
 
 		// Configs of Kafka 4: min.insync.replicas comes from the cluster's
 		// dynamic defaults, segment.bytes has a 1 MiB floor. Without
@@ -148,5 +167,25 @@ func topicCases() []testCase {
 		{"incrementalalter-broker-small-segment", noSetup(func(*side) kmsg.Request {
 			return incrementalAlterOf(kmsg.ConfigResourceTypeBroker, "", true, setOp("log.segment.bytes", "4096"))
 		})},
+	}
+}
+
+// waitTopicGone waits, for 15 s at most, until a Metadata that may not
+// create the topic answers UNKNOWN_TOPIC_OR_PARTITION for it.
+func (s *side) waitTopicGone(name string) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := s.do(metadataReq(name))
+		if err != nil {
+			return err
+		}
+		code := resp.(*kmsg.MetadataResponse).Topics[0].ErrorCode
+		if code == kerr.UnknownTopicOrPartition.Code {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: topic %s still listed on %s after 15s (%v)", errSetup, name, s.name, kerr.ErrorForCode(code))
+		}
+		time.Sleep(50 * time.Millisecond) // a poll of the condition, bounded above
 	}
 }
