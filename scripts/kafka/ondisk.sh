@@ -92,6 +92,11 @@ klog_up() {
   local dir=$1 port deadline
   shift
   port=$(smoke_free_port) || { say "no free port"; return 1; }
+  # Emptied here, not by the redirection below: that runs in the child,
+  # and until it does, the wait would read the BROKERS= line of an
+  # earlier klog_up on the same DIR (adopt's) and return before this
+  # klog listens.
+  : >"$dir.out"
   "$klog" up --data-dir "$dir" --listen "127.0.0.1:$port" --log-level info "$@" \
     >"$dir.out" 2>"$dir.err" </dev/null &
   SMOKE_BROKER_PID=$!
