@@ -169,7 +169,10 @@ frame && /_test\.go:[0-9]+/ { say($0); frame = 0; next }
 table && /^$/ { table = 0 }
 table {
 	say($0)
-	cases = cases (cases == "" ? "" : "|") $1
+	if (!(($1) in listed)) {
+		listed[$1] = 1
+		cases = cases (cases == "" ? "" : "|") $1
+	}
 	next
 }
 /^protodiff: [0-9]+ cases/ {
@@ -178,6 +181,7 @@ table {
 		rerun("go run ./scripts/kafka/protodiff -klog BROKERS -kafka KAFKA" (cases == "" ? "" : " -case '^(" cases ")$'"))
 	}
 	cases = ""
+	split("", listed)
 	next
 }
 
