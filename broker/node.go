@@ -61,6 +61,11 @@ type Config struct {
 	// Listen is the Kafka listener address, e.g. 127.0.0.1:9092. Port 0
 	// picks a free port.
 	Listen string
+	// Listener, when set, is a socket already bound to Listen's address
+	// (by klog up -n's supervisor), served instead of listening anew;
+	// QuorumListener likewise for the node's Raft address as a voter.
+	// The node closes them.
+	Listener, QuorumListener net.Listener
 	// Advertise is the host:port clients are told to connect to; empty
 	// means the listener's address.
 	Advertise string
@@ -178,17 +183,30 @@ type partitionKey struct {
 	partition int32
 }
 
+// closeListeners closes those of lns that are set.
+func closeListeners(lns ...net.Listener) {
+	for _, ln := range lns {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
+
 // Start opens the node's storage, starts its controller, waits until the
 // controller is ready and starts serving Kafka clients. The node runs until
 // Close.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n, err := newNode(cfg)
 	if err != nil {
+		closeListeners(cfg.Listener, cfg.QuorumListener)
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", n.cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", n.cfg.Listen, err)
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", n.cfg.Listen); err != nil {
+			closeListeners(cfg.QuorumListener)
+			return nil, fmt.Errorf("listen on %s: %w", n.cfg.Listen, err)
+		}
 	}
 	n.ln = ln
 	if err := n.open(ctx); err != nil {
@@ -292,6 +310,7 @@ func (n *Node) open(ctx context.Context) error {
 		Broker:  n.static,
 		Self:    n.self,
 		Voters:  n.static.Settings().QuorumVoters,
+		Listen:  cfg.QuorumListener,
 	})
 	if err != nil {
 		return fmt.Errorf("start controller: %w", err)

@@ -59,7 +59,18 @@ type Layout struct {
 	// Hosts is --hosts as given when the cluster was made.
 	Hosts []string     `json:"hosts,omitempty"`
 	Nodes []NodeLayout `json:"nodes"`
+
+	// reserved holds the sockets of the ports just chosen for a new
+	// layout (port 0), for its nodes' first start.
+	reserved *Reserved
 }
+
+// Reserved returns the sockets bound when l's free ports were chosen, and
+// those AdminAddresses adds; Start passes each to its node and releases
+// the rest. Empty for a recorded layout (its ports are fixed), nil for a
+// Layout not from Prepare. A caller of Prepare that does not Start closes
+// it.
+func (l Layout) Reserved() *Reserved { return l.reserved }
 
 // NodeLayout is one node of a Layout.
 type NodeLayout struct {
@@ -116,8 +127,9 @@ func (l Layout) Voters() string {
 // ports, chosen now, never one of taken (the cluster's Kafka and Raft
 // ports, free until their nodes start). Unless explicit (the user gave
 // listen), a port in use makes every node take a free one instead; moved
-// says so. AdminOff, or an empty listen, is none.
-func AdminAddresses(listen string, nodes int, explicit bool, taken ...int) (addrs []string, moved bool, err error) {
+// says so. AdminOff, or an empty listen, is none. The sockets bound to
+// check the ports are kept in held (nil: closed) for the nodes' start.
+func AdminAddresses(listen string, nodes int, explicit bool, held *Reserved, taken ...int) (addrs []string, moved bool, err error) {
 	if listen == "" || listen == AdminOff {
 		return nil, false, nil
 	}
@@ -130,11 +142,13 @@ func AdminAddresses(listen string, nodes int, explicit bool, taken ...int) (addr
 		return nil, false, fmt.Errorf("--admin-listen %q: bad port for %d nodes", listen, nodes)
 	}
 	var open []net.Listener
-	defer func() {
+	closeAll := func() {
 		for _, ln := range open {
 			ln.Close()
 		}
-	}()
+		open = nil
+	}
+	defer func() { closeAll() }()
 	pick := func(port int) (string, error) {
 		if port != 0 && slices.Contains(taken, port) {
 			return "", fmt.Errorf("port %d is another port of the cluster", port)
@@ -160,17 +174,24 @@ func AdminAddresses(listen string, nodes int, explicit bool, taken ...int) (addr
 		}
 		a, err := pick(port)
 		if err != nil && port != 0 && !explicit {
-			for _, ln := range open {
-				ln.Close()
-			}
-			open = nil
-			addrs, _, err = AdminAddresses(net.JoinHostPort(host, "0"), nodes, true, taken...)
+			closeAll()
+			addrs, _, err = AdminAddresses(net.JoinHostPort(host, "0"), nodes, true, held, taken...)
 			return addrs, true, err
 		}
 		if err != nil {
 			return nil, false, fmt.Errorf("--admin-listen: node %d: %w", i, err)
 		}
 		addrs = append(addrs, a)
+	}
+	if held != nil {
+		for _, ln := range open {
+			if a := ln.Addr().String(); slices.Contains(addrs, a) {
+				held.hold(a, ln)
+			} else {
+				ln.Close()
+			}
+		}
+		open = nil
 	}
 	return addrs, false, nil
 }
@@ -206,6 +227,7 @@ func Prepare(dir string, spec Spec) (Layout, error) {
 	l, err := readLayout(dir)
 	switch {
 	case err == nil:
+		l.reserved = &Reserved{}
 		return l, l.agrees(dir, spec)
 	case !errors.Is(err, fs.ErrNotExist):
 		return Layout{}, err
@@ -217,6 +239,7 @@ func Prepare(dir string, spec Spec) (Layout, error) {
 		return Layout{}, err
 	}
 	if err := writeLayout(dir, l); err != nil {
+		l.reserved.Close()
 		return Layout{}, err
 	}
 	return l, nil
@@ -292,13 +315,15 @@ func plan(spec Spec) (Layout, error) {
 }
 
 // pickFreePorts gives every node of l a free Kafka port, and the first
-// voters a free Raft port. The listeners stay open until all are chosen,
-// so no port is picked twice.
-func pickFreePorts(l *Layout, voters int) error {
-	var open []net.Listener
+// voters a free Raft port. The listeners stay open, held in l.reserved
+// for the nodes' first start, so no port is picked twice and none is
+// taken by another process before its node serves on it.
+func pickFreePorts(l *Layout, voters int) (err error) {
+	l.reserved = &Reserved{}
 	defer func() {
-		for _, ln := range open {
-			ln.Close()
+		if err != nil {
+			l.reserved.Close()
+			l.reserved = nil
 		}
 	}()
 	free := func(host string) (int, error) {
@@ -306,8 +331,9 @@ func pickFreePorts(l *Layout, voters int) error {
 		if err != nil {
 			return 0, fmt.Errorf("pick a free port on %s: %w", host, err)
 		}
-		open = append(open, ln)
-		return ln.Addr().(*net.TCPAddr).Port, nil
+		port := ln.Addr().(*net.TCPAddr).Port
+		l.reserved.hold(net.JoinHostPort(host, strconv.Itoa(port)), ln)
+		return port, nil
 	}
 	for i := range l.Nodes {
 		n := &l.Nodes[i]

@@ -88,6 +88,22 @@ func TestPreparePicksFreePorts(t *testing.T) {
 	if len(seen) != 5+3 {
 		t.Fatalf("ports %v: want 5 Kafka and 3 Raft ports", seen)
 	}
+	// Until the nodes start, the chosen ports stay bound: no other
+	// process can take one in between.
+	for p := range seen {
+		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+			ln.Close()
+			t.Fatalf("port %d was free again before its node started", p)
+		}
+	}
+	l.Reserved().Close()
+	for p := range seen {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			t.Fatalf("port %d after Reserved().Close: %v", p, err)
+		}
+		ln.Close()
+	}
 	again, err := Prepare(dir, Spec{Nodes: 5, Listen: "127.0.0.1:0"})
 	if err != nil || strings.Join(again.Brokers(), ",") != strings.Join(l.Brokers(), ",") || again.Voters() != l.Voters() {
 		t.Fatalf("Prepare again: %v %v, want %v", again.Brokers(), err, l.Brokers())
@@ -107,12 +123,12 @@ func TestAdminAddressesAvoidClusterPorts(t *testing.T) {
 	taken := ln.Addr().(*net.TCPAddr).Port
 	ln.Close() // free, as the cluster's ports are before their nodes start
 	base := net.JoinHostPort("127.0.0.1", strconv.Itoa(taken-1))
-	addrs, moved, err := AdminAddresses(base, 2, false, taken)
+	addrs, moved, err := AdminAddresses(base, 2, false, nil, taken)
 	if err != nil || !moved || len(addrs) != 2 {
 		t.Fatalf("base next to a cluster port: %v moved %v err %v", addrs, moved, err)
 	}
 	for _, a := range append(addrs, func() []string {
-		more, _, err := AdminAddresses("127.0.0.1:0", 50, false, taken)
+		more, _, err := AdminAddresses("127.0.0.1:0", 50, false, nil, taken)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +138,7 @@ func TestAdminAddressesAvoidClusterPorts(t *testing.T) {
 			t.Fatalf("admin address %s is a cluster port", a)
 		}
 	}
-	if _, _, err := AdminAddresses(base, 2, true, taken); err == nil {
+	if _, _, err := AdminAddresses(base, 2, true, nil, taken); err == nil {
 		t.Fatal("an explicit base on a cluster port was accepted")
 	}
 }

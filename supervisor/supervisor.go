@@ -145,6 +145,9 @@ func Start(ctx context.Context, cfg Config) (*Supervisor, error) {
 	}
 	s.ops.Lock()
 	defer s.ops.Unlock()
+	// Each node gets the sockets held for it on its first launch; the
+	// rest go.
+	defer cfg.Layout.Reserved().Close()
 	// Launch all, then wait for all: the nodes start in parallel.
 	var launched []*node
 	var err error
@@ -204,7 +207,14 @@ func (s *Supervisor) launch(n *node) error {
 	out := s.log.writer(fmt.Sprintf("node-%d | ", n.layout.ID))
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = childAttr()
-	if err := cmd.Start(); err != nil {
+	err := s.passListeners(cmd, n)
+	if err == nil {
+		err = cmd.Start()
+	}
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the node has its own copy now
+	}
+	if err != nil {
 		return fmt.Errorf("node %d: %w", n.layout.ID, err)
 	}
 	exited := make(chan struct{})
@@ -221,6 +231,31 @@ func (s *Supervisor) launch(n *node) error {
 		n.mu.Unlock()
 		close(exited)
 	}()
+	return nil
+}
+
+// passListeners gives node n's command the sockets held for its
+// addresses, as file descriptors 3 and on, each named by a --listener-fd
+// flag.
+func (s *Supervisor) passListeners(cmd *exec.Cmd, n *node) error {
+	for _, l := range []struct{ name, addr string }{
+		{ListenerKafka, n.layout.Address()},
+		{ListenerQuorum, n.layout.ControllerAddress()},
+		{ListenerAdmin, s.admin(n.layout.ID)},
+	} {
+		if l.addr == "" {
+			continue
+		}
+		f, err := s.cfg.Layout.Reserved().take(l.addr)
+		if err != nil {
+			return err
+		}
+		if f == nil {
+			continue
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+		cmd.Args = append(cmd.Args, "--listener-fd", ListenerFD(l.name, 2+len(cmd.ExtraFiles)))
+	}
 	return nil
 }
 

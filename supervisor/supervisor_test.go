@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,14 +42,15 @@ func fakeNode(args []string) {
 	fs.String("data-dir", "", "")
 	fs.Bool("fault-signals", false, "") // klog node isolate and heal; this stand-in has no peers
 	fs.String("admin-listen", "", "")   // this stand-in serves no admin API
-	var configs repeated
+	var configs, fds repeated
 	fs.Var(&configs, "X", "")
+	fs.Var(&fds, "listener-fd", "")
 	fs.Parse(args)
 	if fail := os.Getenv("KLOG_SUPERVISOR_FAKE_FAIL"); fail != "" && configs[0] == "node.id="+fail {
 		fmt.Fprintln(os.Stderr, "fake node: failing as asked")
 		os.Exit(3)
 	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, how, err := fakeListen(*listen, fds)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -67,12 +69,29 @@ func fakeNode(args []string) {
 	if os.Getenv("KLOG_SUPERVISOR_FAKE_HANG") != "" {
 		signal.Ignore(syscall.SIGTERM) // a node that never shuts down
 	}
-	fmt.Printf("fake node pid %d on %s with %s\n", os.Getpid(), *listen, configs.String())
+	fmt.Printf("fake node pid %d on %s (%s) with %s\n", os.Getpid(), *listen, how, configs.String())
 	if err := os.WriteFile(*ready, []byte(*listen+"\n"), 0o644); err != nil {
 		os.Exit(1)
 	}
 	<-sigs
 	os.Exit(0)
+}
+
+// fakeListen serves on the Kafka socket the supervisor passed, else on a
+// new one bound to listen; how says which.
+func fakeListen(listen string, fds []string) (ln net.Listener, how string, err error) {
+	for _, f := range fds {
+		if fd, ok := strings.CutPrefix(f, ListenerKafka+"="); ok {
+			n, err := strconv.Atoi(fd)
+			if err != nil {
+				return nil, "", err
+			}
+			ln, err = InheritedListener(n)
+			return ln, "inherited", err
+		}
+	}
+	ln, err = net.Listen("tcp", listen)
+	return ln, "bound", err
 }
 
 func startFake(t *testing.T, nodes int, env ...string) (*Supervisor, *testkit.Buffer) {
@@ -134,7 +153,9 @@ func TestSupervisorActs(t *testing.T) {
 		t.Fatalf("pids %v: want three processes", pids)
 	}
 	voters := s.cfg.Layout.Voters()
-	if !strings.Contains(out.String(), fmt.Sprintf("node-1 | fake node pid %d on %s", s.List()[1].PID, s.List()[1].Address)+" with node.id=1,controller.quorum.voters="+voters) {
+	// The first launch serves on the socket bound when the free port was
+	// chosen, so no other process could take the port in between.
+	if !strings.Contains(out.String(), fmt.Sprintf("node-1 | fake node pid %d on %s (inherited)", s.List()[1].PID, s.List()[1].Address)+" with node.id=1,controller.quorum.voters="+voters) {
 		t.Fatalf("node 1's command line, seen in its prefixed output:\n%s", out.String())
 	}
 
@@ -159,6 +180,9 @@ func TestSupervisorActs(t *testing.T) {
 	}
 	if err := dials(killed.Address); err != nil {
 		t.Fatalf("dial a started node: %v", err)
+	}
+	if again := fmt.Sprintf("node-1 | fake node pid %d on %s (bound)", status(t, s, 1).PID, killed.Address); !strings.Contains(out.String(), again) {
+		t.Fatalf("a node started again binds its recorded port itself; want %q in:\n%s", again, out.String())
 	}
 
 	stopped := status(t, s, 2)

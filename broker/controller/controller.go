@@ -87,6 +87,10 @@ type Config struct {
 	// node listens on its own entry's address for Raft and for proposals
 	// forwarded from the other voters.
 	Voters []config.Voter
+	// Listen, when set, is a socket already bound to this voter's quorum
+	// address, served instead of listening anew; the controller closes
+	// it.
+	Listen net.Listener
 	// ApplyTimeout bounds how long a proposal waits to enter the Raft
 	// log; 0 means 10s.
 	ApplyTimeout time.Duration
@@ -337,6 +341,9 @@ func (c *Controller) openStores(hlog *raftLogger) (raftStores, error) {
 // it returns.
 func (c *Controller) openTransport(self config.Voter, observer, peers bool, id raft.ServerID, addr raft.ServerAddress, hlog *raftLogger) (raft.Configuration, *raft.InmemTransport, error) {
 	if !observer && !peers {
+		if c.cfg.Listen != nil {
+			c.cfg.Listen.Close() // a lone voter has no peers to listen for
+		}
 		_, lone := raft.NewInmemTransport(addr)
 		c.trans = lone
 		return raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: id, Address: addr}}}, lone, nil
@@ -348,9 +355,13 @@ func (c *Controller) openTransport(self config.Voter, observer, peers bool, id r
 		// (observer.go).
 		c.observer = true
 		listen = net.JoinHostPort(c.cfg.Self.Host, "0")
+		if c.cfg.Listen != nil {
+			c.cfg.Listen.Close()
+			c.cfg.Listen = nil
+		}
 	}
 	var err error
-	c.net, err = listenQuorum(listen, c.log, c.serveForward)
+	c.net, err = listenQuorum(listen, c.cfg.Listen, c.log, c.serveForward)
 	if err != nil {
 		return raft.Configuration{}, nil, err
 	}

@@ -48,10 +48,12 @@ type quorumNet struct {
 
 var _ raft.StreamLayer = (*quorumNet)(nil)
 
-func listenQuorum(addr string, log *slog.Logger, serve func(net.Conn)) (*quorumNet, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("controller: listen on quorum address %s: %w", addr, err)
+func listenQuorum(addr string, ln net.Listener, log *slog.Logger, serve func(net.Conn)) (*quorumNet, error) {
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("controller: listen on quorum address %s: %w", addr, err)
+		}
 	}
 	q := &quorumNet{ln: ln, log: log, raftCh: make(chan net.Conn), serve: serve, done: make(chan struct{})}
 	q.mu.conns = make(map[net.Conn]struct{})

@@ -39,6 +39,9 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 	if err != nil {
 		return err
 	}
+	// The sockets bound while the ports were chosen are held for the
+	// nodes, which serve on them (supervisor.Reserved).
+	defer layout.Reserved().Close()
 	adminListen, admin, moved, err := clusterAdmin(cmd, o, layout)
 	if err != nil {
 		return err
@@ -171,7 +174,7 @@ func clusterAdmin(cmd *cobra.Command, o upOptions, layout supervisor.Layout) (ad
 		host, _, _ := net.SplitHostPort(adminListen)
 		adminListen = net.JoinHostPort(host, "0")
 	}
-	admin, moved, err = supervisor.AdminAddresses(adminListen, len(layout.Nodes), cmd.Flags().Changed("admin-listen"), layout.Ports()...)
+	admin, moved, err = supervisor.AdminAddresses(adminListen, len(layout.Nodes), cmd.Flags().Changed("admin-listen"), layout.Reserved(), layout.Ports()...)
 	if err != nil {
 		return "", nil, false, usagef("%v", err)
 	}

@@ -46,8 +46,11 @@ type upOptions struct {
 	// and a ready line is wanted on file descriptor 3.
 	detach, anyPort bool
 	detachedLog     string
-	seedTopics      []string
-	seedFile        string
+	// listenerFDs are the sockets the supervisor of klog up -n bound
+	// for this node (--listener-fd NAME=FD, supervisor.ListenerFD).
+	listenerFDs []string
+	seedTopics  []string
+	seedFile    string
 }
 
 // controlledShutdownTimeout bounds how long a stopping node waits for the
@@ -120,6 +123,8 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	// isolate and heal reach the node as SIGUSR1 and SIGUSR2.
 	f.BoolVar(&o.faultSignals, "fault-signals", false, "SIGUSR1 cuts the node off from its peers, SIGUSR2 heals it (for klog node isolate and heal)")
 	_ = f.MarkHidden("fault-signals")
+	f.StringArrayVar(&o.listenerFDs, "listener-fd", nil, "serve on a socket the supervisor bound: kafka=FD, quorum=FD or admin=FD")
+	_ = f.MarkHidden("listener-fd")
 	f.BoolVarP(&o.detach, "detach", "d", false, "run in the background: return once the cluster is ready (its output goes to DATA-DIR/klog.log); klog status and klog down find it")
 	f.BoolVar(&o.anyPort, "any-port", false, "take free ports for the Kafka listeners, Raft and the admin API (the hosts of --listen and --admin-listen stay)")
 	f.StringArrayVar(&o.seedTopics, "seed-topic", nil, "create topic name:partitions[:replication-factor] once ready (repeatable)")
@@ -208,19 +213,25 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	inherited, err := inheritedListeners(o.listenerFDs)
+	if err != nil {
+		return err
+	}
 	node, err := broker.Start(cmd.Context(), broker.Config{
-		NodeID:    nodeID,
-		DataDir:   dataDir,
-		Memory:    o.memory,
-		Listen:    o.listen,
-		Advertise: o.advertise,
-		Configs:   configs,
-		Logger:    logger,
+		NodeID:         nodeID,
+		DataDir:        dataDir,
+		Memory:         o.memory,
+		Listen:         o.listen,
+		Listener:       inherited[supervisor.ListenerKafka],
+		QuorumListener: inherited[supervisor.ListenerQuorum],
+		Advertise:      o.advertise,
+		Configs:        configs,
+		Logger:         logger,
 	})
 	if err != nil {
 		return err
 	}
-	admin, err := startAdmin(cmd, o, node, logger)
+	admin, err := startAdmin(cmd, o, node, logger, inherited[supervisor.ListenerAdmin])
 	if err != nil {
 		node.Close()
 		return err
@@ -310,10 +321,14 @@ func serveNode(ctx context.Context, node *broker.Node, logger *slog.Logger) erro
 // Left at its default, it takes a free port instead when the Kafka
 // listener's port is 0 (a node of tests, beside others), or when the
 // default's port is taken (another klog up), and says so.
-func startAdmin(cmd *cobra.Command, o upOptions, node *broker.Node, logger *slog.Logger) (*adminapi.Server, error) {
+func startAdmin(cmd *cobra.Command, o upOptions, node *broker.Node, logger *slog.Logger, inherited net.Listener) (*adminapi.Server, error) {
 	addr, explicit := o.adminListen, cmd.Flags().Changed("admin-listen")
 	if addr == supervisor.AdminOff || addr == "" {
 		return nil, nil
+	}
+	opts := adminapi.Options{Version: version, Logger: logger}
+	if inherited != nil {
+		return adminapi.Serve(inherited, node, opts), nil
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -322,7 +337,6 @@ func startAdmin(cmd *cobra.Command, o upOptions, node *broker.Node, logger *slog
 	if _, port, _ := net.SplitHostPort(o.listen); !explicit && port == "0" {
 		addr = net.JoinHostPort(host, "0")
 	}
-	opts := adminapi.Options{Version: version, Logger: logger}
 	s, err := adminapi.Listen(addr, node, opts)
 	if err != nil && !explicit && errors.Is(err, syscall.EADDRINUSE) {
 		if s, err = adminapi.Listen(net.JoinHostPort(host, "0"), node, opts); err == nil {
@@ -333,6 +347,22 @@ func startAdmin(cmd *cobra.Command, o upOptions, node *broker.Node, logger *slog
 		return nil, fmt.Errorf("--admin-listen %s: %w", addr, err)
 	}
 	return s, nil
+}
+
+// inheritedListeners returns the listeners of --listener-fd, by name.
+func inheritedListeners(specs []string) (map[string]net.Listener, error) {
+	out := make(map[string]net.Listener, len(specs))
+	for _, spec := range specs {
+		name, fdText, ok := strings.Cut(spec, "=")
+		fd, err := strconv.Atoi(fdText)
+		if !ok || err != nil || fd < 3 {
+			return nil, usagef("--listener-fd %q: want NAME=FD", spec)
+		}
+		if out[name], err = supervisor.InheritedListener(fd); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // setMemoryLimit sets the Go runtime's soft memory limit from
