@@ -28,7 +28,7 @@ func newDownCmd(g *globals) *cobra.Command {
 which shuts it down cleanly, then SIGKILL when it has not exited after
 --timeout. Exits 1 when none runs.
 
-`+pickHelp,
+` + pickHelp,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := pickCluster(cmd.Context(), cmd, g, dataDir)
@@ -64,7 +64,7 @@ its nodes too. The cluster is found as klog down finds it. Exits 1 when none
 runs; when several fit, exits 2 and lists them (with --format json:
 {"running":true,"ambiguous":true,"candidates":[...]}).
 
-`+pickHelp,
+` + pickHelp,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := pickCluster(cmd.Context(), cmd, g, dataDir)

@@ -31,7 +31,7 @@ func newNodeCmd(g *globals) *cobra.Command {
 supervisor does the act, so the node's process is its child still. -b
 takes any address klog up -n printed.
 
-`+pickHelp,
+` + pickHelp,
 	}
 	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: the cluster -b names, else the only one running)")
 	list := &cobra.Command{

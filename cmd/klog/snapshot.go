@@ -24,7 +24,7 @@ nodes of a running cluster of klog up -n are stopped while the copy is
 taken; a single node must not be running (klog down first), and is named by
 --data-dir.
 
-`+pickHelp,
+` + pickHelp,
 	}
 	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: the cluster -b names, else the only one running)")
 	cmd.AddCommand(newSnapshotSaveCmd(g, &dataDir), newSnapshotRestoreCmd(g, &dataDir),
