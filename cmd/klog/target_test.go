@@ -224,4 +224,9 @@ func TestTopicCompactFromBrokers(t *testing.T) {
 		t.Errorf("klog topic compact --dry-run -b %s:\n%s", b, r.stdout)
 	}
 	mustRun(t, b, "", "events")
+	var doc clusterAdminJSON
+	r := mustRun(t, b, "", "cluster", "admin", "--format", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.ClusterID == "" || len(doc.Nodes) != 1 || doc.Nodes[0].URL != nodes[0].URL {
+		t.Errorf("klog cluster admin: %v\n%s", err, r.stdout)
+	}
 }
