@@ -9,19 +9,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-)
 
-// dummyProcess starts a harmless process that stands for a cluster's
-// process, killed when the test ends.
-func dummyProcess(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("sleep", "600")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd.Process.Pid
-}
+	"github.com/klogdev/klog/internal/testkit"
+)
 
 // TestPick: of two clusters on the same ports, the one in another network
 // namespace is never picked by its addresses, only by its data directory;
@@ -32,8 +22,8 @@ func TestPick(t *testing.T) {
 	ctx := context.Background()
 	stateDir := t.TempDir()
 	brokers := []string{"127.0.0.1:9092", "127.0.0.1:9093"}
-	ours := Registration{PID: dummyProcess(t), DataDir: "/d/ours", Brokers: brokers, ClusterID: "ours-id"}
-	other := Registration{PID: dummyProcess(t), DataDir: "/d/other", Brokers: brokers, ClusterID: "other-id", NetNS: "net:[1]"}
+	ours := Registration{PID: testkit.DummyProcess(t), DataDir: "/d/ours", Brokers: brokers, ClusterID: "ours-id"}
+	other := Registration{PID: testkit.DummyProcess(t), DataDir: "/d/other", Brokers: brokers, ClusterID: "other-id", NetNS: "net:[1]"}
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
@@ -80,7 +70,7 @@ func TestPick(t *testing.T) {
 		t.Errorf("not found: %q does not name the cluster of the other namespace", msg)
 	}
 
-	twin := Registration{PID: dummyProcess(t), DataDir: "/d/twin", Brokers: brokers, ClusterID: "twin-id"}
+	twin := Registration{PID: testkit.DummyProcess(t), DataDir: "/d/twin", Brokers: brokers, ClusterID: "twin-id"}
 	if _, err := register(stateDir, twin); err != nil {
 		t.Fatal(err)
 	}

@@ -20,20 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/supervisor"
 )
-
-// dummyCluster starts a harmless process that stands for another
-// cluster's process, killed when the test ends.
-func dummyCluster(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("sleep", "600")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd.Process.Pid
-}
 
 // recordingSocket is a control socket that answers every request with no
 // nodes and records it.
@@ -103,7 +92,7 @@ func TestTargetOtherNamespace(t *testing.T) {
 	p := startCluster(t, stateDir, "2", "--data-dir", t.TempDir(), "--any-port")
 	addrs := strings.Split(p.brokers, ",")
 	other := newRecordingSocket(t)
-	otherPID := dummyCluster(t)
+	otherPID := testkit.DummyProcess(t)
 	writeRegistration(t, stateDir, "0", supervisor.Registration{
 		PID: otherPID, DataDir: "/other", Socket: other.path, Brokers: addrs, ClusterID: "other-id", NetNS: "net:[1]",
 	})
@@ -126,7 +115,7 @@ func TestTargetOtherNamespace(t *testing.T) {
 		t.Fatalf("the other namespace's supervisor was called: %q", reqs)
 	}
 
-	twinPID := dummyCluster(t)
+	twinPID := testkit.DummyProcess(t)
 	writeRegistration(t, stateDir, "1", supervisor.Registration{
 		PID: twinPID, DataDir: "/twin", Brokers: addrs, NetNS: supervisor.NetNamespace(),
 	})
