@@ -20,7 +20,8 @@ import (
 //     when the brokers answer, only those of the cluster id they report.
 //  4. Without, the only one running.
 //
-// None is ErrNotFound; more than one is an *AmbiguousError listing them.
+// None is a *NotFoundError (ErrNotFound); more than one is an
+// *AmbiguousError listing them.
 
 // Target is what a command was pointed at.
 type Target struct {
@@ -50,6 +51,23 @@ func (e *AmbiguousError) Error() string {
 }
 
 func (e *AmbiguousError) Unwrap() error { return ErrAmbiguous }
+
+// NotFoundError is ErrNotFound with what was looked for and the clusters
+// running in other network namespaces, which were not.
+type NotFoundError struct {
+	What      string
+	Elsewhere []Registration
+}
+
+func (e *NotFoundError) Error() string {
+	what := e.What
+	if len(e.Elsewhere) > 0 {
+		what += fmt.Sprintf(" in this network namespace (in others: %s; name one with --data-dir)", describe(e.Elsewhere))
+	}
+	return fmt.Sprintf("%v: %s", ErrNotFound, what)
+}
+
+func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // Describe is r in a few words, for messages: its data directory, cluster
 // id, pid and brokers.
@@ -135,18 +153,15 @@ func sameCluster(regs []Registration, id string) []Registration {
 	return unknown
 }
 
-// only returns the one registration of regs: none is ErrNotFound (what
-// says what was looked for, and the clusters of other network namespaces
-// are named), more an *AmbiguousError.
+// only returns the one registration of regs: none is a *NotFoundError
+// (what says what was looked for; elsewhere are the clusters of other
+// network namespaces), more an *AmbiguousError.
 func only(regs, elsewhere []Registration, what string) (Registration, error) {
 	switch len(regs) {
 	case 1:
 		return regs[0], nil
 	case 0:
-		if len(elsewhere) > 0 {
-			what += fmt.Sprintf(" in this network namespace (in others: %s; name one with --data-dir)", describe(elsewhere))
-		}
-		return Registration{}, fmt.Errorf("%w: %s", ErrNotFound, what)
+		return Registration{}, &NotFoundError{What: what, Elsewhere: elsewhere}
 	}
 	return Registration{}, &AmbiguousError{Candidates: regs}
 }

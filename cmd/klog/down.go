@@ -61,8 +61,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: `Say whether a klog up runs, and its process id, brokers, admin API URLs,
 data directory and log file (klog up --detach); for a cluster of klog up -n
 its nodes too. The cluster is found as klog down finds it. Exits 1 when none
-runs; when several fit, exits 2 and lists them (with --format json:
-{"running":true,"ambiguous":true,"candidates":[...]}).
+runs (with --format json: {"running":false}, with other_namespaces, the
+clusters of other network namespaces); when several fit, exits 2 and lists
+them ({"running":true,"ambiguous":true,"candidates":[...]}).
 
 ` + pickHelp,
 		Args: usageArgs(cobra.NoArgs),
@@ -135,22 +136,38 @@ type candidateJSON struct {
 	Brokers   []string `json:"brokers"`
 }
 
+// notChosenJSON is klog status's JSON when no cluster was picked.
+type notChosenJSON struct {
+	Running    bool            `json:"running"`
+	Ambiguous  bool            `json:"ambiguous,omitempty"`
+	Candidates []candidateJSON `json:"candidates,omitempty"`
+	// OtherNamespaces are the clusters running in other network
+	// namespaces, which a command here does not reach by address.
+	OtherNamespaces []candidateJSON `json:"other_namespaces,omitempty"`
+	Error           string          `json:"error,omitempty"`
+}
+
 // writeNotChosen is klog status --format json when no cluster was picked:
-// none runs ({"running":false}), or several fit and are listed.
+// none runs here ({"running":false}, with those of other network
+// namespaces), or several fit and are listed.
 func writeNotChosen(out io.Writer, err error) {
-	var amb *supervisor.AmbiguousError
-	if !errors.As(err, &amb) {
-		fmt.Fprintln(out, `{"running":false}`)
-		return
+	candidates := func(regs []supervisor.Registration) []candidateJSON {
+		var out []candidateJSON
+		for _, r := range regs {
+			out = append(out, candidateJSON{PID: r.PID, DataDir: r.DataDir, ClusterID: r.ClusterID, Brokers: r.Brokers})
+		}
+		return out
 	}
-	doc := struct {
-		Running    bool            `json:"running"`
-		Ambiguous  bool            `json:"ambiguous"`
-		Candidates []candidateJSON `json:"candidates"`
-		Error      string          `json:"error"`
-	}{Running: true, Ambiguous: true, Error: err.Error()}
-	for _, r := range amb.Candidates {
-		doc.Candidates = append(doc.Candidates, candidateJSON{PID: r.PID, DataDir: r.DataDir, ClusterID: r.ClusterID, Brokers: r.Brokers})
+	var doc notChosenJSON
+	var amb *supervisor.AmbiguousError
+	var nf *supervisor.NotFoundError
+	switch {
+	case errors.As(err, &amb):
+		doc = notChosenJSON{Running: true, Ambiguous: true, Candidates: candidates(amb.Candidates), Error: err.Error()}
+	case errors.As(err, &nf):
+		doc = notChosenJSON{OtherNamespaces: candidates(nf.Elsewhere), Error: err.Error()}
+	default:
+		doc.Error = err.Error()
 	}
 	b, _ := json.Marshal(doc)
 	fmt.Fprintln(out, string(b))

@@ -187,6 +187,11 @@ func TestTargetUnshare(t *testing.T) {
 	if r.code != exitFailure || !strings.Contains(r.stderr, "in others: data dir memory, cluster id ") {
 		t.Errorf("klog status once ours is down: exit %d, %s", r.code, r.stderr)
 	}
+	r = run("status", "--format", "json")
+	var doc notChosenJSON
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != exitFailure || doc.Running || len(doc.OtherNamespaces) != 1 || doc.OtherNamespaces[0].PID != other.cmd.Process.Pid {
+		t.Errorf("klog status --format json once ours is down: exit %d, %+v (%v)\n%s", r.code, doc, err, r.stdout)
+	}
 }
 
 // TestTopicCompactFromBrokers: a klog up whose admin API is not on 9644
