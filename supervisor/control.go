@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -26,8 +25,9 @@ import (
 //
 // So that commands given only -b/KLOG_BROKERS find the cluster, a running
 // supervisor also writes a registration, one JSON file per supervisor,
-// STATEDIR/PID.json: its data directory, socket and bootstrap addresses.
-// Find reads at most maxRegistrations of them.
+// STATEDIR/PID.json: its data directory, socket, bootstrap addresses,
+// cluster id and network namespace. Pick reads at most maxRegistrations of
+// them.
 
 // socketName is the control socket in the cluster's directory.
 const socketName = "supervisor.sock"
@@ -39,7 +39,7 @@ const maxSocketPath = 103
 // maxRequest bounds a control request or answer line.
 const maxRequest = 1 << 20
 
-// maxRegistrations bounds how many registrations Find reads.
+// maxRegistrations bounds how many registrations Pick reads.
 const maxRegistrations = 64
 
 // Request is one control request.
@@ -54,7 +54,8 @@ type Response struct {
 	Error string       `json:"error,omitempty"`
 }
 
-// Registration is what a running supervisor records for Find.
+// Registration is what a running cluster records for Pick: a supervisor
+// of klog up -n N, or a single node.
 type Registration struct {
 	PID     int      `json:"pid"`
 	DataDir string   `json:"data_dir"` // empty for a node in memory
@@ -64,6 +65,12 @@ type Registration struct {
 	Admin []string `json:"admin,omitempty"`
 	// Log is the file the cluster's output goes to, for klog up --detach.
 	Log string `json:"log,omitempty"`
+	// ClusterID is the cluster's id as its brokers report it; empty until
+	// the cluster is ready.
+	ClusterID string `json:"cluster_id,omitempty"`
+	// NetNS is the network namespace the cluster runs in (NetNamespace);
+	// empty where the system has none.
+	NetNS string `json:"netns,omitempty"`
 	// Path is the registration's file, set by Running.
 	Path string `json:"-"`
 }
@@ -234,6 +241,9 @@ func register(stateDir string, r Registration) (string, error) {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return "", fmt.Errorf("create state directory: %w", err)
 	}
+	if r.NetNS == "" {
+		r.NetNS = NetNamespace()
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return "", err
@@ -243,21 +253,4 @@ func register(stateDir string, r Registration) (string, error) {
 		return "", fmt.Errorf("register the cluster: %w", err)
 	}
 	return path, nil
-}
-
-// Find returns the control socket of the running cluster one of whose
-// nodes listens on one of the seed addresses (host:port as klog up -n
-// printed them), from the registrations in stateDir. Registrations whose
-// supervisor no longer answers are removed.
-func Find(stateDir string, seeds []string) (string, error) {
-	regs, err := Running(stateDir, func(r Registration) bool {
-		return r.Socket != "" && slices.ContainsFunc(seeds, func(s string) bool { return slices.Contains(r.Brokers, s) })
-	})
-	if err != nil {
-		return "", err
-	}
-	if len(regs) > 0 {
-		return regs[0].Socket, nil
-	}
-	return "", fmt.Errorf("%w: no klog up -n N serves %v (give the cluster's --data-dir, or -b with one of the addresses it printed)", ErrNotFound, seeds)
 }

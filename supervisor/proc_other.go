@@ -33,3 +33,6 @@ func ProcessAlive(pid int) bool {
 	p.Release()
 	return true
 }
+
+// NetNamespace is "": the system has no network namespaces to tell apart.
+func NetNamespace() string { return "" }

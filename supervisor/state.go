@@ -27,13 +27,13 @@ func Register(stateDir string, r Registration) (unregister func(), err error) {
 }
 
 // Update rewrites the supervisor's registration with what is known once
-// the cluster is ready: its nodes' admin API addresses and the file its
-// output goes to (empty when it goes to a terminal).
-func (c *Control) Update(admin []string, logFile string) error {
+// the cluster is ready: its id, its nodes' admin API addresses and the
+// file its output goes to (empty when it goes to a terminal).
+func (c *Control) Update(clusterID string, admin []string, logFile string) error {
 	if c.regInfo.PID == 0 {
 		return nil
 	}
-	c.regInfo.Admin, c.regInfo.Log = admin, logFile
+	c.regInfo.ClusterID, c.regInfo.Admin, c.regInfo.Log = clusterID, admin, logFile
 	_, err := register(filepath.Dir(c.reg), c.regInfo)
 	return err
 }

@@ -259,7 +259,7 @@ func TestSupervisorStartFails(t *testing.T) {
 }
 
 // TestControl: requests over the control socket act on the supervisor, and
-// Find locates the socket from any node's address.
+// Pick locates the cluster from any node's address.
 func TestControl(t *testing.T) {
 	ctx := testkit.Context(t)
 	s, _ := startFake(t, 2)
@@ -273,10 +273,11 @@ func TestControl(t *testing.T) {
 	if _, err := ListenControl(s.cfg.Dir, "", nil); !errors.Is(err, ErrRunning) {
 		t.Fatalf("a second supervisor on the directory: %v", err)
 	}
-	socket, err := Find(stateDir, []string{"127.0.0.1:1", s.cfg.Layout.Nodes[1].Address()})
+	reg, err := Pick(ctx, stateDir, Target{Brokers: []string{"127.0.0.1:1", s.cfg.Layout.Nodes[1].Address()}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	socket := reg.Socket
 	resp, err := Call(ctx, socket, Request{Op: "kill", Node: 1})
 	if err != nil || len(resp.Nodes) != 2 || resp.Nodes[1].State != StateDead || resp.Nodes[0].State != StateRunning {
 		t.Fatalf("kill 1: %+v, %v", resp, err)
@@ -291,8 +292,8 @@ func TestControl(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("Serve after Close: %v", err)
 	}
-	if _, err := Find(stateDir, s.cfg.Layout.Brokers()); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Find after Close: %v", err)
+	if _, err := Pick(ctx, stateDir, Target{Brokers: s.cfg.Layout.Brokers()}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Pick after Close: %v", err)
 	}
 	if entries, _ := os.ReadDir(stateDir); len(entries) != 0 {
 		t.Fatalf("registrations left after Close: %v", entries)

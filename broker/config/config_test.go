@@ -102,6 +102,10 @@ func TestParseBroker(t *testing.T) {
 		{kv: map[string]string{"num.partitions": "0"}, wantErr: ErrInvalidValue, hint: "at least 1"},
 		{kv: map[string]string{"log.cleanup.policy": "compact,shred"}, wantErr: ErrInvalidValue, hint: "shred"},
 		{kv: map[string]string{"broker.id": "1", "node.id": "2"}, wantErr: ErrInvalidValue, hint: "differ"},
+		{kv: map[string]string{"klog.admin.advertised.url": "http://127.0.0.1:9644"}},
+		{kv: map[string]string{"klog.admin.advertised.url": ""}},
+		{kv: map[string]string{"klog.admin.advertised.url": "127.0.0.1:9644"}, wantErr: ErrInvalidValue, hint: "not http://HOST:PORT"},
+		{kv: map[string]string{"klog.admin.advertised.url": "http://h/v1/"}, wantErr: ErrInvalidValue, hint: "not http://HOST:PORT"},
 		{kv: map[string]string{"queued.max.request.bytes": "1000"}, wantErr: ErrInvalidValue, hint: "less than socket.request.max.bytes"},
 		{kv: map[string]string{"auto.create.topics.enable": "FALSE"}},
 		// klog serves both group protocols and nothing else.

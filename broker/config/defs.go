@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -160,6 +161,20 @@ func atLeast(min int64) func(string) error {
 		}
 		return nil
 	}
+}
+
+// adminURL checks an admin API URL: empty, or http://HOST:PORT (https
+// too) with no path.
+func adminURL(v string) error {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Port() == "" || strings.Trim(u.Path, "/") != "" {
+		return errmsg.With(fmt.Errorf("%q is not http://HOST:PORT", v), "Value must be http://HOST:PORT or empty")
+	}
+	return nil
 }
 
 // between checks an integer is in [lo, hi].
@@ -428,6 +443,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt)},
 	{Name: "group.min.session.timeout.ms", Type: TypeInt, Default: "6000", ReadOnly: true, Doc: "Smallest session timeout a consumer may ask for.",
 		Validate: validator(TypeInt)},
+	{Name: "klog.admin.advertised.url", Type: TypeString, Default: "", ReadOnly: true, Doc: "The node's admin API as a Kafka client reaches it (http://HOST:PORT), so that klog's commands and the TUI find it from any Kafka address; empty when the node serves no admin API. klog up sets it to the address its admin API listens on (--admin-listen); set it only when clients reach that API at another address. klog only.",
+		Validate: validator(TypeString, adminURL)},
 	{Name: "klog.max.partitions", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "Most partition replicas one node hosts, internal topics included. A CreateTopics, CreatePartitions or topic auto-creation that would place more on a node is refused with POLICY_VIOLATION and creates nothing; a node always starts on its data directory, whatever it holds. klog only: Kafka has no such limit (KIP-578 proposed one). Each partition costs memory (indexes, producer state, its partition and coordinator state) and start-up time (each log is opened and its tail checked); open segment files are bounded on their own, so the limit is not what keeps descriptors in check.",
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "leader.imbalance.check.interval.seconds", Type: TypeLong, Default: "300", ReadOnly: true, Doc: "How often the active controller runs preferred leader elections when auto.leader.rebalance.enable is set.",

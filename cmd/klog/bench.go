@@ -176,15 +176,10 @@ func (o *benchOptions) config(cmd *cobra.Command, g *globals) (loadgen.Config, e
 // brokers, when one runs on this machine: the node itself, or each node of
 // a cluster.
 func localBrokerPIDs(cmd *cobra.Command, g *globals) []int {
-	stateDir, err := defaultStateDir(g.getenv)
-	if err != nil {
+	r, err := pickCluster(cmd.Context(), cmd, g, "")
+	if err != nil || !r.Serves(g.seeds()) {
 		return nil
 	}
-	regs, err := supervisor.Running(stateDir, servesSeeds(g.seeds()))
-	if err != nil || len(regs) != 1 {
-		return nil
-	}
-	r := regs[0]
 	if r.Socket == "" {
 		return []int{r.PID}
 	}

@@ -39,9 +39,7 @@ applies retention, cleans tombstones and expires sessions, transactions
 and offsets as if that time had passed. A node started again starts at
 real time. Kafka has no such request; this works against klog only.
 
-klog reaches the nodes through their admin API (klog up --admin-listen):
---admin or $KLOG_ADMIN, else the nodes of the klog up -n cluster the
-brokers belong to, else klog up's default 127.0.0.1:9644.`,
+` + adminHelp,
 	}
 	cmd.AddCommand(newClockShowCmd(g), newClockAdvanceCmd(g))
 	return cmd

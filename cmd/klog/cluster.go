@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/inspect"
 	"github.com/klogdev/klog/supervisor"
 )
 
@@ -68,8 +69,13 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 	nodes := sup.List()
 	brokers := layout.Brokers()
 	info := readyInfo{Brokers: brokers, Admin: admin, DataDir: dir, Nodes: nodes}
+	if info.ClusterID, err = g.clusterID(ctx, brokers); err != nil {
+		// Registered without its id, the cluster is still found by
+		// its addresses in this network namespace.
+		fmt.Fprintf(cmd.ErrOrStderr(), "klog: the cluster's id: %v\n", err)
+	}
 	if _, err := announce(cmd, g, o, info, func(info readyInfo) (func(), error) {
-		return func() {}, control.Update(info.Admin, info.Log)
+		return func() {}, control.Update(info.ClusterID, info.Admin, info.Log)
 	}); err != nil {
 		return err
 	}
@@ -124,7 +130,7 @@ func checkClusterFlags(o upOptions, configs map[string]string) error {
 	case o.advertise != "":
 		return usagef("--advertise names one node; -n %d advertises each node's listener", o.nodes)
 	}
-	for _, k := range []string{"node.id", "broker.id", "controller.quorum.voters"} {
+	for _, k := range []string{"node.id", "broker.id", "controller.quorum.voters", inspect.AdminURLConfig} {
 		if _, ok := configs[k]; ok {
 			return usagef("-X %s: klog up -n %d gives each node its own", k, o.nodes)
 		}

@@ -20,7 +20,7 @@ func newClusterCmd(g *globals) *cobra.Command {
 		Use:   "cluster",
 		Short: "Look at the cluster as a whole",
 	}
-	cmd.AddCommand(newClusterHealthCmd(g))
+	cmd.AddCommand(newClusterHealthCmd(g), newClusterAdminCmd(g))
 	return cmd
 }
 

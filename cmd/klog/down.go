@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
+	"io"
 	"strings"
 	"time"
 
@@ -24,11 +26,12 @@ func newDownCmd(g *globals) *cobra.Command {
 		Short: "Stop the cluster klog up runs (klog up --detach, or one in another terminal)",
 		Long: `Stop a running klog up, a single node or a cluster's supervisor: SIGTERM,
 which shuts it down cleanly, then SIGKILL when it has not exited after
---timeout. The cluster is found from --data-dir, else from -b or
-$KLOG_BROKERS, else it is the only one running. Exits 1 when none runs.`,
+--timeout. Exits 1 when none runs.
+
+` + pickHelp,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := findRunning(cmd, g, dataDir)
+			r, err := pickCluster(cmd.Context(), cmd, g, dataDir)
 			if err != nil {
 				return err
 			}
@@ -45,7 +48,7 @@ $KLOG_BROKERS, else it is the only one running. Exits 1 when none runs.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: found from the brokers)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: the cluster -b names, else the only one running)")
 	cmd.Flags().DurationVar(&timeout, "timeout", timeout, "how long to wait after SIGTERM before SIGKILL")
 	return cmd
 }
@@ -58,19 +61,24 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: `Say whether a klog up runs, and its process id, brokers, admin API URLs,
 data directory and log file (klog up --detach); for a cluster of klog up -n
 its nodes too. The cluster is found as klog down finds it. Exits 1 when none
-runs.`,
+runs (with --format json: {"running":false}, with other_namespaces, the
+clusters of other network namespaces); when several fit, exits 2 and lists
+them ({"running":true,"ambiguous":true,"candidates":[...]}).
+
+` + pickHelp,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := findRunning(cmd, g, dataDir)
+			r, err := pickCluster(cmd.Context(), cmd, g, dataDir)
 			if err != nil {
 				if g.format == formatJSON {
-					fmt.Fprintln(cmd.OutOrStdout(), `{"running":false}`)
+					writeNotChosen(cmd.OutOrStdout(), err)
 				}
 				return err
 			}
 			st := statusOf(cmd, r)
 			return writeOutput(g, cmd.OutOrStdout(), st, func(t *table) {
 				t.row("running\tpid %d\n", st.PID)
+				t.row("cluster id\t%s\n", orDash(st.ClusterID))
 				t.row("brokers\t%s\n", strings.Join(st.Brokers, ","))
 				t.row("admin\t%s\n", orDash(strings.Join(st.AdminURLs, ",")))
 				t.row("data dir\t%s\n", orDash(st.DataDir))
@@ -81,7 +89,7 @@ runs.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: found from the brokers)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: the cluster -b names, else the only one running)")
 	return cmd
 }
 
@@ -89,6 +97,7 @@ runs.`,
 type clusterStatus struct {
 	Running   bool                    `json:"running"`
 	PID       int                     `json:"pid"`
+	ClusterID string                  `json:"cluster_id,omitempty"`
 	Brokers   []string                `json:"brokers"`
 	Admin     []string                `json:"admin,omitempty"`
 	AdminURLs []string                `json:"admin_urls,omitempty"`
@@ -98,7 +107,7 @@ type clusterStatus struct {
 }
 
 func statusOf(cmd *cobra.Command, r supervisor.Registration) clusterStatus {
-	st := clusterStatus{Running: true, PID: r.PID, Brokers: r.Brokers, Admin: r.Admin, DataDir: r.DataDir, Log: r.Log}
+	st := clusterStatus{Running: true, PID: r.PID, ClusterID: r.ClusterID, Brokers: r.Brokers, Admin: r.Admin, DataDir: r.DataDir, Log: r.Log}
 	for _, a := range r.Admin {
 		st.AdminURLs = append(st.AdminURLs, "http://"+a+"/v1/")
 	}
@@ -110,48 +119,78 @@ func statusOf(cmd *cobra.Command, r supervisor.Registration) clusterStatus {
 	return st
 }
 
-// servesSeeds matches the klog up serving one of the seed brokers.
-func servesSeeds(seeds []string) func(supervisor.Registration) bool {
-	return func(r supervisor.Registration) bool {
-		return slices.ContainsFunc(seeds, func(s string) bool { return slices.Contains(r.Brokers, s) })
-	}
+// pickHelp says, in the help of the commands that act on a local cluster,
+// how pickCluster picks it.
+const pickHelp = `The cluster acted on is the klog up running on --data-dir (in any network
+namespace); else, among those running in this network namespace, the one
+serving one of the brokers of -b or $KLOG_BROKERS whose cluster id they
+report; else the only one running. When several fit, the command lists
+them (data dir, cluster id, pid, brokers), acts on none and exits 2: name
+one with --data-dir.`
+
+// candidateJSON is a cluster klog status could not choose among others.
+type candidateJSON struct {
+	PID       int      `json:"pid"`
+	DataDir   string   `json:"data_dir,omitempty"`
+	ClusterID string   `json:"cluster_id,omitempty"`
+	Brokers   []string `json:"brokers"`
 }
 
-// findRunning is the running klog up that the command means: the one of
-// --data-dir, else the one serving one of the brokers given with -b or
-// $KLOG_BROKERS, else the only one running.
-func findRunning(cmd *cobra.Command, g *globals, dataDir string) (supervisor.Registration, error) {
+// notChosenJSON is klog status's JSON when no cluster was picked.
+type notChosenJSON struct {
+	Running    bool            `json:"running"`
+	Ambiguous  bool            `json:"ambiguous,omitempty"`
+	Candidates []candidateJSON `json:"candidates,omitempty"`
+	// OtherNamespaces are the clusters running in other network
+	// namespaces, which a command here does not reach by address.
+	OtherNamespaces []candidateJSON `json:"other_namespaces,omitempty"`
+	Error           string          `json:"error,omitempty"`
+}
+
+// writeNotChosen is klog status --format json when no cluster was picked:
+// none runs here ({"running":false}, with those of other network
+// namespaces), or several fit and are listed.
+func writeNotChosen(out io.Writer, err error) {
+	candidates := func(regs []supervisor.Registration) []candidateJSON {
+		var out []candidateJSON
+		for _, r := range regs {
+			out = append(out, candidateJSON{PID: r.PID, DataDir: r.DataDir, ClusterID: r.ClusterID, Brokers: r.Brokers})
+		}
+		return out
+	}
+	var doc notChosenJSON
+	var amb *supervisor.AmbiguousError
+	var nf *supervisor.NotFoundError
+	switch {
+	case errors.As(err, &amb):
+		doc = notChosenJSON{Running: true, Ambiguous: true, Candidates: candidates(amb.Candidates), Error: err.Error()}
+	case errors.As(err, &nf):
+		doc = notChosenJSON{OtherNamespaces: candidates(nf.Elsewhere), Error: err.Error()}
+	default:
+		doc.Error = err.Error()
+	}
+	b, _ := json.Marshal(doc)
+	fmt.Fprintln(out, string(b))
+}
+
+// pickCluster is the running klog up the command is pointed at
+// (supervisor.Pick): the one of --data-dir, wherever it runs; else, in
+// this network namespace, the one serving one of the brokers given with
+// -b or $KLOG_BROKERS and of the cluster id they report; else the only one
+// running. More than one that fits is a usage error naming them.
+func pickCluster(ctx context.Context, cmd *cobra.Command, g *globals, dataDir string) (supervisor.Registration, error) {
 	stateDir, err := defaultStateDir(g.getenv)
 	if err != nil {
 		return supervisor.Registration{}, err
 	}
-	var match func(supervisor.Registration) bool
-	what := "no klog up is running"
-	switch {
-	case dataDir != "":
-		abs, err := filepath.Abs(dataDir)
-		if err != nil {
-			return supervisor.Registration{}, err
-		}
-		match = func(r supervisor.Registration) bool { return r.DataDir == abs }
-		what = "no klog up is running on " + abs
-	case cmd.Flags().Changed("brokers") || g.getenv("KLOG_BROKERS") != "":
-		match = servesSeeds(g.seeds())
-		what = "no klog up is running with brokers " + g.brokers
+	t := supervisor.Target{DataDir: dataDir}
+	if cmd.Flags().Changed("brokers") || g.getenv("KLOG_BROKERS") != "" {
+		t.Brokers = g.seeds()
+		t.ClusterID = func(ctx context.Context) (string, error) { return g.clusterID(ctx, t.Brokers) }
 	}
-	regs, err := supervisor.Running(stateDir, match)
-	if err != nil {
-		return supervisor.Registration{}, err
+	r, err := supervisor.Pick(ctx, stateDir, t)
+	if errors.Is(err, supervisor.ErrAmbiguous) {
+		return r, &usageError{err: err}
 	}
-	switch len(regs) {
-	case 0:
-		return supervisor.Registration{}, fmt.Errorf("%w: %s", supervisor.ErrNotFound, what)
-	case 1:
-		return regs[0], nil
-	}
-	var dirs []string
-	for _, r := range regs {
-		dirs = append(dirs, fmt.Sprintf("pid %d %s", r.PID, orDash(r.DataDir)))
-	}
-	return supervisor.Registration{}, usagef("%d klog up are running (%s); say which with --data-dir or -b", len(regs), strings.Join(dirs, "; "))
+	return r, err
 }

@@ -35,10 +35,8 @@ keeps its last 1024 events; a gap is reported on stderr.
 With --follow klog keeps printing events as they happen, until
 interrupted. --format json prints one JSON object per line.
 
-klog reaches the nodes through their admin API (klog up --admin-listen):
---admin or $KLOG_ADMIN, else the nodes of the klog up -n cluster the
-brokers belong to, else klog up's default 127.0.0.1:9644. Kafka has no such
-request; this works against klog only.`,
+` + adminHelp + `
+Kafka has no such request; this works against klog only.`,
 		Example: `  klog events
   klog events --follow
   klog events --follow --format json | jq 'select(.kind == "isr_shrink")'`,

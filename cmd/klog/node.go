@@ -1,7 +1,8 @@
 package main
 
 import (
-	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -26,12 +27,13 @@ func newNodeCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "node",
 		Short: "List, kill, stop and start the nodes of a local cluster (klog up -n N)",
-		Long: `Act on the nodes of a local cluster started with klog up -n N. The cluster
-is found from --data-dir, else from the brokers (-b or $KLOG_BROKERS): any
-address klog up -n printed. Its supervisor does the act, so the node's
-process is its child still.`,
+		Long: `Act on the nodes of a local cluster started with klog up -n N. Its
+supervisor does the act, so the node's process is its child still. -b
+takes any address klog up -n printed.
+
+` + pickHelp,
 	}
-	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: found from the brokers)")
+	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: the cluster -b names, else the only one running)")
 	list := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -41,7 +43,7 @@ process is its child still.`,
 broker; broker: a broker only) and admin API address.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runNode(cmd.Context(), g, dataDir, supervisor.Request{Op: "list", Node: -1}, cmd.OutOrStdout())
+			return runNode(cmd, g, dataDir, supervisor.Request{Op: "list", Node: -1}, cmd.OutOrStdout())
 		},
 	}
 	cmd.AddCommand(list)
@@ -56,7 +58,7 @@ broker; broker: a broker only) and admin API address.`,
 				if err != nil || id < 0 {
 					return usagef("node id %q: want a number, 0 or more", args[0])
 				}
-				return runNode(cmd.Context(), g, dataDir, supervisor.Request{Op: act.op, Node: int32(id)}, cmd.OutOrStdout())
+				return runNode(cmd, g, dataDir, supervisor.Request{Op: act.op, Node: int32(id)}, cmd.OutOrStdout())
 			},
 		})
 	}
@@ -65,12 +67,12 @@ broker; broker: a broker only) and admin API address.`,
 
 // runNode sends req to the cluster's supervisor and writes the nodes it
 // answers with: all of them for list, the one acted on otherwise.
-func runNode(ctx context.Context, g *globals, dataDir string, req supervisor.Request, out io.Writer) error {
-	socket, err := findSupervisor(g, dataDir)
+func runNode(cmd *cobra.Command, g *globals, dataDir string, req supervisor.Request, out io.Writer) error {
+	socket, err := findSupervisor(cmd, g, dataDir)
 	if err != nil {
 		return err
 	}
-	resp, err := supervisor.Call(ctx, socket, req)
+	resp, err := supervisor.Call(cmd.Context(), socket, req)
 	if err != nil {
 		return err
 	}
@@ -97,19 +99,18 @@ func runNode(ctx context.Context, g *globals, dataDir string, req supervisor.Req
 	})
 }
 
-// findSupervisor is the control socket of the cluster in dataDir, else of
-// the running cluster that serves one of the seed brokers.
-func findSupervisor(g *globals, dataDir string) (string, error) {
-	if dataDir != "" {
+// findSupervisor is the control socket of the cluster the command is
+// pointed at (pickCluster); --data-dir names a cluster registered
+// elsewhere (another $XDG_STATE_HOME) by its socket.
+func findSupervisor(cmd *cobra.Command, g *globals, dataDir string) (string, error) {
+	r, err := pickCluster(cmd.Context(), cmd, g, dataDir)
+	switch {
+	case errors.Is(err, supervisor.ErrNotFound) && dataDir != "":
 		return supervisor.SocketPath(dataDir)
-	}
-	stateDir, err := defaultStateDir(g.getenv)
-	if err != nil {
+	case err != nil:
 		return "", err
+	case r.Socket == "":
+		return "", fmt.Errorf("%w: the klog up there is a single node (%s); klog node acts on the nodes of klog up -n N", supervisor.ErrNotFound, r.Describe())
 	}
-	socket, err := supervisor.Find(stateDir, g.seeds())
-	if err != nil {
-		return "", err
-	}
-	return socket, nil
+	return r.Socket, nil
 }

@@ -222,6 +222,7 @@ func TestUpNodesUsage(t *testing.T) {
 		{[]string{"-n", "3", "--memory"}, "--memory runs one node only"},
 		{[]string{"-n", "3", "--advertise", "h:1"}, "--advertise names one node"},
 		{[]string{"-n", "3", "-X", "node.id=4"}, "-X node.id: klog up -n 3 gives each node its own"},
+		{[]string{"-n", "3", "-X", "klog.admin.advertised.url=http://h:1"}, "-X klog.admin.advertised.url: klog up -n 3 gives each node its own"},
 		{[]string{"-n", "3", "-X", "nope=1"}, `"nope" is not a broker config`},
 		{[]string{"--hosts", "127.0.0.2"}, "--hosts needs -n 2 or more"},
 		{[]string{"--racks", "r1"}, "--racks needs -n 2 or more"},

@@ -19,12 +19,14 @@ func newSnapshotCmd(g *globals) *cobra.Command {
 		Short: "Save a local cluster's data under a name and restore it",
 		Long: `Save the whole state of a local cluster on disk (klog up --data-dir: its
 topics, records, committed offsets, transactions and metadata) under a name
-in $XDG_STATE_HOME/klog/snapshots, and restore it later, as often as wanted. A running
-cluster of klog up -n is found as klog down finds it and its nodes are
-stopped while the copy is taken; a single node must not be running (klog
-down first), and is named by --data-dir.`,
+in $XDG_STATE_HOME/klog/snapshots, and restore it later, as often as wanted. The
+nodes of a running cluster of klog up -n are stopped while the copy is
+taken; a single node must not be running (klog down first), and is named by
+--data-dir.
+
+` + pickHelp,
 	}
-	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: found from the brokers)")
+	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "", "the cluster's data directory (default: the cluster -b names, else the only one running)")
 	cmd.AddCommand(newSnapshotSaveCmd(g, &dataDir), newSnapshotRestoreCmd(g, &dataDir),
 		newSnapshotListCmd(g), newSnapshotDeleteCmd(g))
 	return cmd
@@ -140,7 +142,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dataDir, name string, save bool
 		}
 		return snapshot.Restore(dir, data)
 	}
-	r, err := findRunning(cmd, g, dataDir)
+	r, err := pickCluster(cmd.Context(), cmd, g, dataDir)
 	switch {
 	case errors.Is(err, supervisor.ErrNotFound) && dataDir != "":
 		err = act(dataDir)

@@ -38,10 +38,8 @@ With --dry-run nothing is written: the output lists, per replica, the keys
 that would lose records (the most first) and the tombstones that cleaning
 keeps, with when they may go.
 
-klog reaches the nodes through their admin API (klog up --admin-listen):
---admin or $KLOG_ADMIN, else the nodes of the klog up -n cluster the
-brokers belong to, else klog up's default 127.0.0.1:9644. Kafka has no such
-request; this works against klog only.`,
+` + adminHelp + `
+Kafka has no such request; this works against klog only.`,
 		Example: `  klog topic compact orders
   klog topic compact orders/0 --dry-run
   klog topic compact orders --admin 127.0.0.1:9644,127.0.0.1:9645,127.0.0.1:9646`,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/adminapi"
+	"github.com/klogdev/klog/inspect"
 	"github.com/klogdev/klog/supervisor"
 )
 
@@ -217,6 +218,11 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 	if err != nil {
 		return err
 	}
+	adminLn, err := listenAdmin(cmd, o, logger, inherited[supervisor.ListenerAdmin])
+	if err != nil {
+		return err
+	}
+	advertiseAdmin(configs, adminLn, o.advertise)
 	node, err := broker.Start(cmd.Context(), broker.Config{
 		NodeID:         nodeID,
 		DataDir:        dataDir,
@@ -229,20 +235,20 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		Logger:         logger,
 	})
 	if err != nil {
+		if adminLn != nil {
+			adminLn.Close()
+		}
 		return err
 	}
-	admin, err := startAdmin(cmd, o, node, logger, inherited[supervisor.ListenerAdmin])
-	if err != nil {
-		node.Close()
-		return err
-	}
+	var admin *adminapi.Server
 	var adminAddrs []string
-	if admin != nil {
+	if adminLn != nil {
+		admin = adminapi.Serve(adminLn, node, adminapi.Options{Version: version, Logger: logger})
 		defer admin.Close()
 		adminAddrs = []string{admin.Addr()}
 	}
 	brokers := node.Advertised()
-	info := readyInfo{Brokers: []string{brokers}, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory}
+	info := readyInfo{Brokers: []string{brokers}, ClusterID: node.ClusterState().ClusterID, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory}
 	unregister, err := announce(cmd, g, o, info, registerSingle(g, child))
 	if err != nil {
 		node.Close()
@@ -317,18 +323,20 @@ func serveNode(ctx context.Context, node *broker.Node, logger *slog.Logger) erro
 	return err
 }
 
-// startAdmin serves the node's admin API on --admin-listen, nil for off.
+// listenAdmin binds the node's admin API on --admin-listen, nil for off.
 // Left at its default, it takes a free port instead when the Kafka
 // listener's port is 0 (a node of tests, beside others), or when the
-// default's port is taken (another klog up), and says so.
-func startAdmin(cmd *cobra.Command, o upOptions, node *broker.Node, logger *slog.Logger, inherited net.Listener) (*adminapi.Server, error) {
+// default's port is taken (another klog up), and says so. It is bound
+// before the node starts, so that the node advertises it
+// (klog.admin.advertised.url). A socket the supervisor bound for it
+// (inherited) is taken as it is.
+func listenAdmin(cmd *cobra.Command, o upOptions, logger *slog.Logger, inherited net.Listener) (net.Listener, error) {
 	addr, explicit := o.adminListen, cmd.Flags().Changed("admin-listen")
+	if inherited != nil {
+		return inherited, nil
+	}
 	if addr == supervisor.AdminOff || addr == "" {
 		return nil, nil
-	}
-	opts := adminapi.Options{Version: version, Logger: logger}
-	if inherited != nil {
-		return adminapi.Serve(inherited, node, opts), nil
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -337,16 +345,33 @@ func startAdmin(cmd *cobra.Command, o upOptions, node *broker.Node, logger *slog
 	if _, port, _ := net.SplitHostPort(o.listen); !explicit && port == "0" {
 		addr = net.JoinHostPort(host, "0")
 	}
-	s, err := adminapi.Listen(addr, node, opts)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil && !explicit && errors.Is(err, syscall.EADDRINUSE) {
-		if s, err = adminapi.Listen(net.JoinHostPort(host, "0"), node, opts); err == nil {
-			logger.Warn("admin API port in use; serving it on a free port", "wanted", addr, "admin", s.Addr())
+		if ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err == nil {
+			logger.Warn("admin API port in use; serving it on a free port", "wanted", addr, "admin", ln.Addr().String())
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--admin-listen %s: %w", addr, err)
+		return nil, fmt.Errorf("--admin-listen %s: admin API: %w", addr, err)
 	}
-	return s, nil
+	return ln, nil
+}
+
+// advertiseAdmin sets klog.admin.advertised.url in configs to the admin
+// API on ln (none: its default, empty), unless -X sets it: on an unspecified host
+// (0.0.0.0) the host of --advertise, else loopback.
+func advertiseAdmin(configs map[string]string, ln net.Listener, advertise string) {
+	if _, set := configs[inspect.AdminURLConfig]; set || ln == nil {
+		return
+	}
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if h, _, err := net.SplitHostPort(advertise); err == nil && h != "" {
+			host = h
+		}
+	}
+	configs[inspect.AdminURLConfig] = "http://" + net.JoinHostPort(host, port)
 }
 
 // inheritedListeners returns the listeners of --listener-fd, by name.

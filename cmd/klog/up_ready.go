@@ -21,6 +21,8 @@ import (
 // it. Its JSON is versioned with klog up's output.
 type readyInfo struct {
 	Brokers []string `json:"brokers"`
+	// ClusterID is the cluster's id, as its brokers report it.
+	ClusterID string `json:"cluster_id,omitempty"`
 	// Bootstrap is Brokers comma-separated, as clients take it.
 	Bootstrap string `json:"bootstrap"`
 	// Admin is the nodes' admin API addresses (host:port, as --admin and
@@ -151,7 +153,7 @@ func registerSingle(g *globals, child bool) func(readyInfo) (func(), error) {
 			return nil, err
 		}
 		return supervisor.Register(stateDir, supervisor.Registration{
-			PID: info.PID, DataDir: info.DataDir, Brokers: info.Brokers, Admin: info.Admin, Log: info.Log,
+			PID: info.PID, DataDir: info.DataDir, ClusterID: info.ClusterID, Brokers: info.Brokers, Admin: info.Admin, Log: info.Log,
 		})
 	}
 }
