@@ -86,6 +86,7 @@ loop:
 			continue
 		}
 		idx := n
+		rep.sent()
 		cl.Produce(ctx, it.r, func(r *kgo.Record, err error) { rep.done(idx, r, err) })
 	}
 	stopReading()
@@ -94,11 +95,15 @@ loop:
 	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txnEndTimeout)
 	defer cancel()
 	if cause == nil {
-		if err := cl.Flush(endCtx); err != nil {
-			cause = fmt.Errorf("flush: %w", err)
+		// The flush ends with an interrupt, or once records waited
+		// past --timeout; either aborts.
+		flushCtx, stopFlush := context.WithTimeout(ctx, txnEndTimeout)
+		if err := cl.Flush(flushCtx); err != nil {
+			cause = fmt.Errorf("flush: %w", context.Cause(flushCtx))
 		} else if err := rep.result(n); err != nil {
 			cause = err
 		}
+		stopFlush()
 	}
 	// An interrupt that came with the end of the input (the loop's select
 	// may pick either) or during the flush still aborts: commit only when
