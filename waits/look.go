@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -192,6 +193,7 @@ func (wt *Watcher) groupReason() string {
 
 // ids joins node ids with commas.
 func ids(ns []int32) string {
+	ns = slices.Sorted(slices.Values(ns))
 	s := make([]string, len(ns))
 	for i, n := range ns {
 		s[i] = strconv.Itoa(int(n))

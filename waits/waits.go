@@ -74,8 +74,9 @@ type Watcher struct {
 	brokers  map[string]*brokerWait         // by host:port
 	group    groupWait
 	look     look
-	minISR   map[string]int           // min.insync.replicas by topic
-	reported map[string]time.Duration // wait key → elapsed at its last report
+	minISR   map[string]int            // min.insync.replicas by topic
+	reported map[string]time.Duration  // wait key → elapsed at its last report
+	reasons  map[topicPartition]string // the last reason reported for each partition
 	gaveUp   bool
 }
 
@@ -129,6 +130,7 @@ func New(w io.Writer, o Options) *Watcher {
 		brokers:  make(map[string]*brokerWait),
 		minISR:   make(map[string]int),
 		reported: make(map[string]time.Duration),
+		reasons:  make(map[topicPartition]string),
 	}
 }
 
@@ -160,16 +162,12 @@ func (wt *Watcher) Run(ctx context.Context, cl *kgo.Client) {
 	}
 }
 
-// Reason says why records of tp last waited, "" when they were not
-// reported waiting.
+// Reason says why records of a partition (-1: of the topic, not yet
+// partitioned) waited when it was last reported, "" if it never was.
 func (wt *Watcher) Reason(topic string, partition int32) string {
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
-	tp := topicPartition{topic, partition}
-	if pw := wt.parts[tp]; pw == nil || !pw.reported {
-		return ""
-	}
-	return wt.partReason(tp)
+	return wt.reasons[topicPartition{topic, partition}]
 }
 
 // report writes the waits due a report and the ends of reported waits,
@@ -241,11 +239,16 @@ func (wt *Watcher) waits(now time.Time) []wait {
 	counts := make(map[string]int)
 	var names = make(map[string][]string)
 	for tp, pw := range wt.parts {
-		if pw.pending == 0 || now.Sub(pw.since) < Threshold {
+		// The first report waits for a look at the metadata begun
+		// once the wait passed Threshold, for at most lookTimeout.
+		waited := now.Sub(pw.since)
+		looked := wt.look.at.After(pw.since.Add(Threshold)) || waited >= Threshold+lookTimeout
+		if pw.pending == 0 || waited < Threshold || (!pw.reported && !looked) {
 			continue
 		}
 		pw.reported = true
 		why := wt.partReason(tp)
+		wt.reasons[tp] = why
 		w := byWhy[why]
 		if w == nil {
 			w = &wait{key: "partitions: " + why, why: why}
@@ -294,8 +297,8 @@ func plural(n int, s string) string {
 	return s + "s"
 }
 
-// round shows a duration to a tenth of a second.
-func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+// round shows a duration in seconds to a tenth: "2.0s".
+func round(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
 // ended writes that a reported wait ended, after waited.
 func (wt *Watcher) ended(what string, waited time.Duration) {
