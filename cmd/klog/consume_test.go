@@ -293,15 +293,14 @@ func TestConsumeGroupRidesThroughQuorumLoss(t *testing.T) {
 		produced <- run(ctx, []string{"-b", b, "produce", "live", "--timeout", "0"}, strings.NewReader("after\n"), io.Discard, &pdiag, func(string) string { return "" })
 	}()
 	testkit.WaitFor(t, "the member and the producer to say what they wait for", func() (bool, string) {
+		select {
+		case n := <-code:
+			t.Fatalf("consume exited %d while the cluster had no quorum; stderr:\n%s", n, diag.String())
+		default:
+		}
 		return strings.Contains(diag.String(), " for group live: ") && strings.Contains(pdiag.String(), " for live/0 (1 record): "),
 			diag.String() + pdiag.String()
 	})
-	select {
-	case n := <-code:
-		t.Fatalf("consume exited %d while the cluster had no quorum; stderr:\n%s", n, diag.String())
-	default:
-	}
-
 	for _, id := range down {
 		c.Node(id).Start()
 	}
