@@ -162,6 +162,18 @@ func (wt *Watcher) Run(ctx context.Context, cl *kgo.Client) {
 	}
 }
 
+// Start runs Run in a goroutine of its own; stop ends it and returns once
+// it has ended, so nothing is written after stop.
+func (wt *Watcher) Start(ctx context.Context, cl *kgo.Client) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wt.Run(ctx, cl)
+	}()
+	return func() { cancel(); <-done }
+}
+
 // Reason says why records of a partition (-1: of the topic, not yet
 // partitioned) waited when it was last reported, "" if it never was.
 func (wt *Watcher) Reason(topic string, partition int32) string {

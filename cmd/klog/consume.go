@@ -195,6 +195,33 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions, out, diag io.
 		return err
 	}
 
+	opts := consumeClientOpts(o, spec, plan)
+	wt := waits.New(diag, waits.Options{Group: o.group, Brokers: true})
+	cl, err := g.newClient(append(opts, wt.Opts()...)...)
+	if err != nil {
+		return err
+	}
+	stopWatching := wt.Start(ctx, cl)
+	c := &consumer{cl: cl, o: o, plan: plan, rw: rw, diag: diag}
+	err = c.run(ctx)
+	stopWatching()
+	if ferr := rw.flush(); err == nil {
+		err = ferr
+	}
+	if o.group != "" {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if cerr := cl.CommitMarkedOffsets(cctx); cerr != nil && err == nil {
+			err = fmt.Errorf("commit offsets for group %q: %w", o.group, cerr)
+		}
+		cancel()
+	}
+	cl.Close()
+	return err
+}
+
+// consumeClientOpts are the options of the client that consumes: as a
+// group member, or the partitions of plan from their start.
+func consumeClientOpts(o consumeOptions, spec offsetSpec, plan consumePlan) []kgo.Opt {
 	opts := []kgo.Opt{kgo.KeepControlRecords()}
 	if !o.readUncommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
@@ -221,33 +248,7 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions, out, diag io.
 		}
 		opts = append(opts, kgo.ConsumePartitions(parts))
 	}
-	wt := waits.New(diag, waits.Options{Group: o.group, Brokers: true})
-	cl, err := g.newClient(append(opts, wt.Opts()...)...)
-	if err != nil {
-		return err
-	}
-	watchCtx, stopWatching := context.WithCancel(ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		wt.Run(watchCtx, cl)
-	}()
-	c := &consumer{cl: cl, o: o, plan: plan, rw: rw, diag: diag}
-	err = c.run(ctx)
-	stopWatching()
-	<-watched
-	if ferr := rw.flush(); err == nil {
-		err = ferr
-	}
-	if o.group != "" {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if cerr := cl.CommitMarkedOffsets(cctx); cerr != nil && err == nil {
-			err = fmt.Errorf("commit offsets for group %q: %w", o.group, cerr)
-		}
-		cancel()
-	}
-	cl.Close()
-	return err
+	return opts
 }
 
 // planConsume checks that every topic and partition exists and resolves the

@@ -229,12 +229,7 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 	if err != nil {
 		return err
 	}
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		wt.Run(runCtx, cl)
-	}()
-	defer func() { giveUp(nil); <-watched }()
+	defer wt.Start(runCtx, cl)()
 
 	prepare := func(r *kgo.Record) error {
 		r.Topic = o.topic

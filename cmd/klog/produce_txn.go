@@ -90,7 +90,13 @@ loop:
 		cl.Produce(ctx, it.r, func(r *kgo.Record, err error) { rep.done(idx, r, err) })
 	}
 	stopReading()
+	return endProduceTxn(ctx, cl, txnID, n, cause, rep)
+}
 
+// endProduceTxn ends the transaction of n records: it commits once they
+// are all produced, and aborts when there is a cause to, or when one
+// comes up during the flush.
+func endProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, n int64, cause error, rep *produceReport) error {
 	// Ending the transaction must outlive an interrupt, but not forever.
 	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txnEndTimeout)
 	defer cancel()
