@@ -63,7 +63,10 @@ func (lk *looker) start(ctx context.Context, wt *Watcher, topics []string) {
 // replica, at each topic's min.insync.replicas once; the requests go one
 // after the other.
 func (lk *looker) run(ctx context.Context, wt *Watcher, topics []string) {
-	mctx, cancel := context.WithTimeout(ctx, lookTimeout)
+	// kadm answers Metadata from the client's cache, up to
+	// MetadataMinAge (5s) old, unless authorized operations are asked
+	// for: those make it ask a broker, which is what a look is for.
+	mctx, cancel := context.WithTimeout(kadm.WithAuthorizedOps(ctx), lookTimeout)
 	m, err := lk.adm.Metadata(mctx, topics...)
 	cancel()
 	if ctx.Err() != nil {
@@ -74,6 +77,12 @@ func (lk *looker) run(ctx context.Context, wt *Watcher, topics []string) {
 		l.brokers[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
 	}
 	wt.mu.Lock()
+	if err != nil && wt.look.err == nil && !wt.look.at.IsZero() {
+		// A look that failed (its broker is down, say) keeps what
+		// the last one saw: the partitions' state has no newer
+		// source.
+		l.brokers, l.topics, l.err = wt.look.brokers, wt.look.topics, nil
+	}
 	wt.look = l
 	var need []string
 	for _, t := range topics {
