@@ -110,6 +110,12 @@ func (wt *Watcher) brokerResult(meta kgo.BrokerMetadata, err error) {
 	defer wt.mu.Unlock()
 	now := wt.now()
 	bw := wt.brokers[addr]
+	switch {
+	case err == nil && meta.NodeID >= 0:
+		wt.answering = meta.NodeID
+	case err != nil && meta.NodeID == wt.answering:
+		wt.answering = -1
+	}
 	if err == nil {
 		if bw != nil {
 			if bw.reported {
@@ -147,11 +153,16 @@ func (wt *Watcher) assigned() {
 	*g = groupWait{}
 }
 
+// believeDown is how long a broker whose connection or request failed is
+// taken to be unreachable without another attempt: the client dials a
+// broker it needs again and again, one it does not need seldom.
+const believeDown = time.Minute
+
 // unreachable returns the error of the broker at addr if its connections
 // or requests failed lately, nil otherwise; the caller holds mu.
 func (wt *Watcher) unreachable(addr string) error {
 	bw := wt.brokers[addr]
-	if bw == nil || wt.now().Sub(bw.last) > maxRepeat {
+	if bw == nil || wt.now().Sub(bw.last) > believeDown {
 		return nil
 	}
 	return bw.err

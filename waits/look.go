@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // lookTimeout bounds one look at the metadata; lookEvery is the least time
@@ -24,21 +25,29 @@ const (
 
 // look is what the last look at the metadata saw.
 type look struct {
-	at      time.Time
-	err     error            // the Metadata request failed
-	brokers map[int32]string // node id → host:port
-	topics  map[string]kadm.TopicDetail
+	at        time.Time
+	err       error            // the Metadata request failed
+	brokers   map[int32]string // node id → host:port
+	topicErrs map[string]error // the topics listed, with their errors
+	parts     map[topicPartition]partState
+}
+
+// partState is a partition as the metadata shows it.
+type partState struct {
+	leader int32
+	isr    []int32
+	err    error
 }
 
 // looker runs the looks at the metadata, one at a time.
 type looker struct {
-	adm  *kadm.Client
+	cl   *kgo.Client
 	busy chan struct{} // holds a token while a look runs
 	last time.Time
 }
 
 func newLooker(cl *kgo.Client) *looker {
-	return &looker{adm: kadm.NewClient(cl), busy: make(chan struct{}, 1)}
+	return &looker{cl: cl, busy: make(chan struct{}, 1)}
 }
 
 // start begins a look at topics unless one runs or one began less than
@@ -63,25 +72,21 @@ func (lk *looker) start(ctx context.Context, wt *Watcher, topics []string) {
 // replica, at each topic's min.insync.replicas once; the requests go one
 // after the other.
 func (lk *looker) run(ctx context.Context, wt *Watcher, topics []string) {
-	// kadm answers Metadata from the client's cache, up to
-	// MetadataMinAge (5s) old, unless authorized operations are asked
-	// for: those make it ask a broker, which is what a look is for.
-	mctx, cancel := context.WithTimeout(kadm.WithAuthorizedOps(ctx), lookTimeout)
-	m, err := lk.adm.Metadata(mctx, topics...)
+	wt.mu.Lock()
+	broker := wt.answering
+	wt.mu.Unlock()
+	mctx, cancel := context.WithTimeout(ctx, lookTimeout)
+	l, err := lk.metadata(mctx, broker, topics)
 	cancel()
 	if ctx.Err() != nil {
 		return
-	}
-	l := look{at: time.Now(), err: err, brokers: make(map[int32]string), topics: m.Topics}
-	for _, b := range m.Brokers {
-		l.brokers[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
 	}
 	wt.mu.Lock()
 	if err != nil && wt.look.err == nil && !wt.look.at.IsZero() {
 		// A look that failed (its broker is down, say) keeps what
 		// the last one saw: the partitions' state has no newer
 		// source.
-		l.brokers, l.topics, l.err = wt.look.brokers, wt.look.topics, nil
+		l = wt.look
 	}
 	wt.look = l
 	var need []string
@@ -96,7 +101,7 @@ func (lk *looker) run(ctx context.Context, wt *Watcher, topics []string) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, lookTimeout)
 	defer cancel()
-	rcs, err := lk.adm.DescribeTopicConfigs(cctx, need...)
+	rcs, err := kadm.NewClient(lk.cl).DescribeTopicConfigs(cctx, need...)
 	if err != nil {
 		return
 	}
@@ -114,6 +119,42 @@ func (lk *looker) run(ctx context.Context, wt *Watcher, topics []string) {
 	}
 }
 
+// metadata asks broker (any broker when it is negative) for the metadata
+// of topics. It asks a broker rather than the client's metadata cache,
+// which can be seconds old, and preferably one that answered lately:
+// another may be down.
+func (lk *looker) metadata(ctx context.Context, broker int32, topics []string) (look, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	var r kmsg.Requestor = lk.cl
+	if broker >= 0 {
+		r = lk.cl.Broker(int(broker))
+	}
+	l := look{at: time.Now(), brokers: make(map[int32]string), topicErrs: make(map[string]error), parts: make(map[topicPartition]partState)}
+	resp, err := req.RequestWith(ctx, r)
+	if err != nil {
+		l.err = err
+		return l, err
+	}
+	for _, b := range resp.Brokers {
+		l.brokers[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		l.topicErrs[*t.Topic] = kerr.ErrorForCode(t.ErrorCode)
+		for _, p := range t.Partitions {
+			l.parts[topicPartition{*t.Topic, p.Partition}] = partState{leader: p.Leader, isr: p.ISR, err: kerr.ErrorForCode(p.ErrorCode)}
+		}
+	}
+	return l, nil
+}
+
 // partReason says why records wait on tp, from the last look and the
 // brokers' failures; the caller holds mu.
 func (wt *Watcher) partReason(tp topicPartition) string {
@@ -124,49 +165,49 @@ func (wt *Watcher) partReason(tp topicPartition) string {
 	if l.err != nil {
 		return wt.unknownReason("metadata: " + errText(l.err))
 	}
-	td, ok := l.topics[tp.topic]
+	terr, ok := l.topicErrs[tp.topic]
 	switch {
 	case !ok:
 		return wt.unknownReason("looking at the metadata")
-	case td.Err != nil:
-		return fmt.Sprintf("topic %s: %s", tp.topic, errText(td.Err))
+	case terr != nil:
+		return fmt.Sprintf("topic %s: %s", tp.topic, errText(terr))
 	case tp.partition < 0:
 		return "the client has not loaded the partitions of " + tp.topic
 	}
-	p, ok := td.Partitions[tp.partition]
+	p, ok := l.parts[tp]
 	switch {
 	case !ok:
 		return "the metadata does not list it"
-	case p.Leader < 0:
-		if p.Err != nil {
-			return fmt.Sprintf("no leader (%s)", errText(p.Err))
+	case p.leader < 0:
+		if p.err != nil {
+			return fmt.Sprintf("no leader (%s)", errText(p.err))
 		}
 		return "no leader"
-	case p.Err != nil && !errors.Is(p.Err, kerr.ReplicaNotAvailable):
-		return errText(p.Err)
+	case p.err != nil && !errors.Is(p.err, kerr.ReplicaNotAvailable):
+		return errText(p.err)
 	}
-	addr := l.brokers[p.Leader]
+	addr := l.brokers[p.leader]
 	if err := wt.unreachable(addr); err != nil {
-		return fmt.Sprintf("leader %d at %s unreachable: %s", p.Leader, addr, errText(err))
+		return fmt.Sprintf("leader %d at %s unreachable: %s", p.leader, addr, errText(err))
 	}
 	if !wt.o.AcksAll {
-		return fmt.Sprintf("leader %d at %s has not acknowledged", p.Leader, addr)
+		return fmt.Sprintf("leader %d at %s has not acknowledged", p.leader, addr)
 	}
-	if n, ok := wt.minISR[tp.topic]; ok && len(p.ISR) < n {
-		return fmt.Sprintf("NOT_ENOUGH_REPLICAS (min.insync.replicas %d, in sync %d: %s)", n, len(p.ISR), ids(p.ISR))
+	if n, ok := wt.minISR[tp.topic]; ok && len(p.isr) < n {
+		return fmt.Sprintf("NOT_ENOUGH_REPLICAS (min.insync.replicas %d, in sync %d: %s)", n, len(p.isr), ids(p.isr))
 	}
 	var gone []string
 	var why error
-	for _, id := range p.ISR {
-		if err := wt.unreachable(l.brokers[id]); err != nil && id != p.Leader {
+	for _, id := range p.isr {
+		if err := wt.unreachable(l.brokers[id]); err != nil && id != p.leader {
 			gone = append(gone, strconv.Itoa(int(id)))
 			why = err
 		}
 	}
 	if len(gone) > 0 {
-		return fmt.Sprintf("leader %d waits for in-sync replicas %s (unreachable: %s)", p.Leader, strings.Join(gone, ","), errText(why))
+		return fmt.Sprintf("leader %d waits for in-sync replicas %s (unreachable: %s)", p.leader, strings.Join(gone, ","), errText(why))
 	}
-	return fmt.Sprintf("leader %d at %s has not acknowledged (in sync %s)", p.Leader, addr, ids(p.ISR))
+	return fmt.Sprintf("leader %d at %s has not acknowledged (in sync %s)", p.leader, addr, ids(p.isr))
 }
 
 // unknownReason is the reason of a wait the metadata does not explain:

@@ -68,16 +68,17 @@ type Watcher struct {
 	o   Options
 	now func() time.Time
 
-	mu       sync.Mutex
-	parts    map[topicPartition]*partWait
-	records  map[*kgo.Record]topicPartition // buffered, with their partition once known
-	brokers  map[string]*brokerWait         // by host:port
-	group    groupWait
-	look     look
-	minISR   map[string]int            // min.insync.replicas by topic
-	reported map[string]time.Duration  // wait key → elapsed at its last report
-	reasons  map[topicPartition]string // the last reason reported for each partition
-	gaveUp   bool
+	mu        sync.Mutex
+	parts     map[topicPartition]*partWait
+	records   map[*kgo.Record]topicPartition // buffered, with their partition once known
+	brokers   map[string]*brokerWait         // by host:port
+	group     groupWait
+	look      look
+	answering int32                     // the node id of a broker that answered lately, -1 if none
+	minISR    map[string]int            // min.insync.replicas by topic
+	reported  map[string]time.Duration  // wait key → elapsed at its last report
+	reasons   map[topicPartition]string // the last reason reported for each partition
+	gaveUp    bool
 }
 
 // topicPartition names a partition; a partition of -1 holds the records
@@ -122,15 +123,16 @@ type groupWait struct {
 // New returns a Watcher writing to w.
 func New(w io.Writer, o Options) *Watcher {
 	return &Watcher{
-		w:        w,
-		o:        o,
-		now:      time.Now,
-		parts:    make(map[topicPartition]*partWait),
-		records:  make(map[*kgo.Record]topicPartition),
-		brokers:  make(map[string]*brokerWait),
-		minISR:   make(map[string]int),
-		reported: make(map[string]time.Duration),
-		reasons:  make(map[topicPartition]string),
+		w:         w,
+		o:         o,
+		now:       time.Now,
+		parts:     make(map[topicPartition]*partWait),
+		records:   make(map[*kgo.Record]topicPartition),
+		brokers:   make(map[string]*brokerWait),
+		minISR:    make(map[string]int),
+		reported:  make(map[string]time.Duration),
+		reasons:   make(map[topicPartition]string),
+		answering: -1,
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -50,12 +49,8 @@ func TestReportsGroupAndRepeat(t *testing.T) {
 		if topics := wt.report(); len(topics) > 0 {
 			// What a look at the metadata would find.
 			wt.mu.Lock()
-			wt.look = look{at: clock.Now(), brokers: map[int32]string{1: "127.0.0.1:9093"}, topics: kadm.TopicDetails{"orders": {
-				Topic: "orders", Partitions: kadm.PartitionDetails{
-					0: {Partition: 0, Leader: 1, ISR: []int32{1}},
-					1: {Partition: 1, Leader: 1, ISR: []int32{1}},
-				},
-			}}}
+			wt.look = look{at: clock.Now(), brokers: map[int32]string{1: "127.0.0.1:9093"}, topicErrs: map[string]error{"orders": nil},
+				parts: map[topicPartition]partState{{"orders", 0}: {leader: 1, isr: []int32{1}}, {"orders", 1}: {leader: 1, isr: []int32{1}}}}
 			wt.mu.Unlock()
 		}
 		h.OnBrokerConnect(kgo.BrokerMetadata{NodeID: 1, Host: "127.0.0.1", Port: 9093}, 0, nil, &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED})
@@ -95,16 +90,16 @@ func TestPartReasons(t *testing.T) {
 	refused := &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}
 	tests := []struct {
 		name   string
-		part   kadm.PartitionDetail
+		part   partState
 		minISR int
 		down   []string
 		want   string
 	}{
-		{"no leader", kadm.PartitionDetail{Leader: -1, Err: kerr.LeaderNotAvailable}, 2, nil, "no leader (LEADER_NOT_AVAILABLE)"},
-		{"few in sync", kadm.PartitionDetail{Leader: 0, ISR: []int32{0}}, 2, nil, "NOT_ENOUGH_REPLICAS (min.insync.replicas 2, in sync 1: 0)"},
-		{"leader down", kadm.PartitionDetail{Leader: 1, ISR: []int32{1, 0}}, 2, []string{"h:1"}, "leader 1 at h:1 unreachable: connection refused"},
-		{"followers down", kadm.PartitionDetail{Leader: 0, ISR: []int32{2, 0, 1}}, 2, []string{"h:1", "h:2"}, "leader 0 waits for in-sync replicas 2,1 (unreachable: connection refused)"},
-		{"slow", kadm.PartitionDetail{Leader: 0, ISR: []int32{1, 0}}, 2, nil, "leader 0 at h:0 has not acknowledged (in sync 0,1)"},
+		{"no leader", partState{leader: -1, err: kerr.LeaderNotAvailable}, 2, nil, "no leader (LEADER_NOT_AVAILABLE)"},
+		{"few in sync", partState{leader: 0, isr: []int32{0}}, 2, nil, "NOT_ENOUGH_REPLICAS (min.insync.replicas 2, in sync 1: 0)"},
+		{"leader down", partState{leader: 1, isr: []int32{1, 0}}, 2, []string{"h:1"}, "leader 1 at h:1 unreachable: connection refused"},
+		{"followers down", partState{leader: 0, isr: []int32{2, 0, 1}}, 2, []string{"h:1", "h:2"}, "leader 0 waits for in-sync replicas 2,1 (unreachable: connection refused)"},
+		{"slow", partState{leader: 0, isr: []int32{1, 0}}, 2, nil, "leader 0 at h:0 has not acknowledged (in sync 0,1)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,9 +108,8 @@ func TestPartReasons(t *testing.T) {
 			for _, addr := range tc.down {
 				wt.brokers[addr] = &brokerWait{since: wt.now(), last: wt.now(), err: refused}
 			}
-			tc.part.Topic = "t"
 			wt.look = look{at: wt.now(), brokers: map[int32]string{0: "h:0", 1: "h:1", 2: "h:2"},
-				topics: kadm.TopicDetails{"t": {Topic: "t", Partitions: kadm.PartitionDetails{0: tc.part}}}}
+				topicErrs: map[string]error{"t": nil}, parts: map[topicPartition]partState{{"t", 0}: tc.part}}
 			if got := wt.partReason(topicPartition{"t", 0}); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
