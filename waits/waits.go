@@ -203,7 +203,9 @@ func (wt *Watcher) report() (lookTopics []string) {
 			continue
 		}
 		wt.reported[w.key] = w.elapsed
-		if lines++; lines <= maxLines {
+		if lines++; lines <= maxLines && w.broker {
+			fmt.Fprintf(&b, "klog: %s unreachable for %s: %s\n", w.what, round(w.elapsed), w.why)
+		} else if lines <= maxLines {
 			fmt.Fprintf(&b, "klog: waiting %s for %s: %s\n", round(w.elapsed), w.what, w.why)
 		}
 	}
@@ -244,6 +246,7 @@ type wait struct {
 	what    string // what waits
 	why     string
 	elapsed time.Duration
+	broker  bool // a broker that cannot be reached, said so
 }
 
 // waits returns what waits past Threshold now: partitions sharing a reason
@@ -288,7 +291,7 @@ func (wt *Watcher) waits(now time.Time) []wait {
 				continue
 			}
 			bw.reported = true
-			out = append(out, wait{key: "broker " + addr, what: "broker " + addr, why: "unreachable: " + errText(bw.err), elapsed: now.Sub(bw.since)})
+			out = append(out, wait{key: "broker " + addr, what: "broker " + addr, why: errText(bw.err), elapsed: now.Sub(bw.since), broker: true})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })

@@ -63,7 +63,7 @@ only an error retrying cannot fix (such as GROUP_AUTHORIZATION_FAILED or
 INVALID_GROUP_ID) ends it with exit status 1. A wait that lasts more than 2s
 is reported on stderr, again as it goes on, and when it ends, e.g.
   klog: waiting 2.1s for group live: coordinator for group live is moving (NOT_COORDINATOR)
-  klog: waiting 4.0s for broker 127.0.0.1:9093: unreachable: connection refused
+  klog: broker 127.0.0.1:9093 unreachable for 4.0s: connection refused
   klog: group live joined again after 7.3s
 
 Output formats (-f):
