@@ -32,29 +32,30 @@ func (h hooks) OnProduceRecordBuffered(r *kgo.Record) {
 }
 
 func (h hooks) OnProduceRecordPartitioned(r *kgo.Record, _ int32) {
-	wt := h.wt
-	wt.mu.Lock()
-	defer wt.mu.Unlock()
-	old, ok := wt.records[r]
-	if !ok {
-		return
-	}
-	wt.remove(old, false)
-	tp := topicPartition{r.Topic, r.Partition}
-	wt.records[r] = tp
-	wt.add(tp)
+	to := topicPartition{r.Topic, r.Partition}
+	h.wt.move(r, &to, false)
 }
 
 func (h hooks) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
-	wt := h.wt
+	h.wt.move(r, nil, err == nil)
+}
+
+// move takes a buffered record off the partition it is pending on,
+// delivered or not, and makes it pending on to unless to is nil.
+func (wt *Watcher) move(r *kgo.Record, to *topicPartition, delivered bool) {
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
-	tp, ok := wt.records[r]
+	from, ok := wt.records[r]
 	if !ok {
 		return
 	}
-	delete(wt.records, r)
-	wt.remove(tp, err == nil)
+	wt.remove(from, delivered)
+	if to == nil {
+		delete(wt.records, r)
+		return
+	}
+	wt.records[r] = *to
+	wt.add(*to)
 }
 
 // add counts a record pending on tp; the caller holds mu.
