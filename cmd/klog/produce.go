@@ -504,6 +504,10 @@ func (p *produceReport) failLocked(idx int64, err error) {
 func (p *produceReport) result(n int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.resultLocked(n)
+}
+
+func (p *produceReport) resultLocked(n int64) error {
 	if p.mu.failed == 0 {
 		return nil
 	}
@@ -552,6 +556,9 @@ func (p *produceReport) undelivered(n int64, timeout time.Duration, wt *waits.Wa
 			desc += " (" + why + ")"
 		}
 		parts = append(parts, desc)
+	}
+	if count == 0 { // the records waited for were delivered as klog gave up
+		return p.resultLocked(n)
 	}
 	if len(parts) > 4 {
 		parts = append(parts[:4], fmt.Sprintf("and %d more partitions", len(parts)-4))

@@ -279,3 +279,18 @@ func checkWaited(t *testing.T, r result, wait, final string) {
 		t.Errorf("exit %d, want 1 and %q; stderr:\n%s", r.code, final, r.stderr)
 	}
 }
+
+func TestIndexRanges(t *testing.T) {
+	for _, tc := range []struct {
+		idx  []int64
+		want string
+	}{
+		{[]int64{4}, "record 4"},
+		{[]int64{3, 1, 2, 7}, "records 1-3, 7"},
+		{[]int64{1, 3, 5, 7, 9}, "records 1, 3, 5 and 2 more"},
+	} {
+		if got := indexRanges(tc.idx, 3); got != tc.want {
+			t.Errorf("indexRanges(%v) = %q, want %q", tc.idx, got, tc.want)
+		}
+	}
+}
