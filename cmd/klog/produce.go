@@ -92,8 +92,9 @@ Input formats (-f):
   LAYOUT   a franz-go record reader layout, e.g. '%k %v\n'
 
 With --txn-id every record goes into one transaction of that transactional
-id, committed at the end of the input. Bad input, a failed record or an
-interrupt (SIGINT) abort the transaction instead, so read_committed consumers
+id, committed at the end of the input. Bad input, a failed record, records
+waiting past --timeout or an interrupt (SIGINT) abort the transaction
+instead, so read_committed consumers
 see all of the records or none; the exit status is then 1, as it is when the
 commit fails. See docs/txn.md.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
