@@ -22,40 +22,36 @@ var (
 	_ kgo.HookGroupManageError         = hooks{}
 )
 
+// A record is pending on its topic (partition -1) from when it is
+// buffered until it is partitioned, then on its partition until it is
+// finished.
+
 func (h hooks) OnProduceRecordBuffered(r *kgo.Record) {
 	wt := h.wt
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
-	tp := topicPartition{r.Topic, -1}
-	wt.records[r] = tp
-	wt.add(tp)
+	wt.add(topicPartition{r.Topic, -1})
 }
 
 func (h hooks) OnProduceRecordPartitioned(r *kgo.Record, _ int32) {
-	to := topicPartition{r.Topic, r.Partition}
-	h.wt.move(r, &to, false)
+	wt := h.wt
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	wt.remove(topicPartition{r.Topic, -1}, false)
+	wt.add(topicPartition{r.Topic, r.Partition})
 }
 
 func (h hooks) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
-	h.wt.move(r, nil, err == nil)
-}
-
-// move takes a buffered record off the partition it is pending on,
-// delivered or not, and makes it pending on to unless to is nil.
-func (wt *Watcher) move(r *kgo.Record, to *topicPartition, delivered bool) {
+	wt := h.wt
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
-	from, ok := wt.records[r]
-	if !ok {
-		return
+	// A record that failed before it was partitioned is still pending
+	// on its topic.
+	tp := topicPartition{r.Topic, r.Partition}
+	if pw := wt.parts[tp]; pw == nil || pw.pending == 0 {
+		tp.partition = -1
 	}
-	wt.remove(from, delivered)
-	if to == nil {
-		delete(wt.records, r)
-		return
-	}
-	wt.records[r] = *to
-	wt.add(*to)
+	wt.remove(tp, err == nil)
 }
 
 // add counts a record pending on tp; the caller holds mu.
@@ -78,17 +74,16 @@ func (wt *Watcher) remove(tp topicPartition, delivered bool) {
 	if pw == nil {
 		return
 	}
-	pw.pending--
-	now := wt.now()
+	if pw.pending > 0 {
+		pw.pending--
+	}
 	if delivered {
+		now := wt.now()
 		if pw.reported {
 			wt.ended(tp.String()+" delivered again", now.Sub(pw.since))
 			pw.reported = false
 		}
 		pw.since = now
-	}
-	if pw.pending <= 0 {
-		delete(wt.parts, tp)
 	}
 }
 
