@@ -61,8 +61,8 @@ type Options struct {
 
 // Watcher follows one franz-go client and writes what it waits for to its
 // writer, one line per wait ("klog: waiting 2.1s for orders/0 (1 record):
-// no leader"), and when a reported wait ends. Hooks gives it the client's
-// events; Run reports.
+// no leader"), and when a reported wait ends. Opts gives it the client's
+// events; Run (or Start) reports.
 type Watcher struct {
 	w   io.Writer
 	o   Options
@@ -70,8 +70,7 @@ type Watcher struct {
 
 	mu        sync.Mutex
 	parts     map[topicPartition]*partWait
-	records   map[*kgo.Record]topicPartition // buffered, with their partition once known
-	brokers   map[string]*brokerWait         // by host:port
+	brokers   map[string]*brokerWait // by host:port
 	group     groupWait
 	look      look
 	answering int32                     // the node id of a broker that answered lately, -1 if none
@@ -127,7 +126,6 @@ func New(w io.Writer, o Options) *Watcher {
 		o:         o,
 		now:       time.Now,
 		parts:     make(map[topicPartition]*partWait),
-		records:   make(map[*kgo.Record]topicPartition),
 		brokers:   make(map[string]*brokerWait),
 		minISR:    make(map[string]int),
 		reported:  make(map[string]time.Duration),
