@@ -10,18 +10,25 @@ import (
 // What klog's commands meet on a real Kafka cluster and not on klog's own
 // broker, played by internal/fakekafka.
 
-// TestProduceAutoCreatedAsync: Kafka answers UNKNOWN_TOPIC_OR_PARTITION to
-// the Metadata request that asks it to auto-create a topic, and creates the
-// topic afterwards; klog produce waits for it instead of failing.
-func TestProduceAutoCreatedAsync(t *testing.T) {
+// TestProduceMissingTopicOnKafka: on a Kafka cluster that auto-creates
+// topics, klog produce does not ask it to create a missing one; --create
+// creates it with CreateTopics and waits until the topic is there.
+func TestProduceMissingTopicOnKafka(t *testing.T) {
 	c, addr := fakekafka.Start(t)
 	fakekafka.AutoCreateAsync(t, c, 1)
 	r := klogRun(t, addr, "x\n", "produce", "later")
-	if r.code != 0 || !strings.Contains(r.stderr, "later[0]@0") {
+	if r.code != 1 || !strings.Contains(r.stderr, `topic "later": topic does not exist`) {
 		t.Fatalf("produce: exit %d, stderr %q", r.code, r.stderr)
 	}
+	if r := klogRun(t, addr, "", "consume", "later", "-e"); r.code != 1 {
+		t.Fatalf("the topic was created: consume exit %d, stdout %q", r.code, r.stdout)
+	}
+	r = klogRun(t, addr, "x\n", "produce", "later", "--create", "-p", "0")
+	if r.code != 0 || !strings.Contains(r.stderr, "later[0]@0") {
+		t.Fatalf("produce --create: exit %d, stderr %q", r.code, r.stderr)
+	}
 	if r := mustRun(t, addr, "", "consume", "later", "-e"); r.stdout != "x\n" {
-		t.Errorf("the auto-created topic holds %q", r.stdout)
+		t.Errorf("the created topic holds %q", r.stdout)
 	}
 }
 

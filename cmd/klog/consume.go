@@ -18,6 +18,7 @@ import (
 
 	"github.com/klogdev/klog/inspect"
 	"github.com/klogdev/klog/recordjson"
+	"github.com/klogdev/klog/waits"
 )
 
 // consumePollRecords bounds how many records one poll hands out, so output
@@ -53,6 +54,17 @@ Offsets (-o):
 
 -e exits once every partition has reached the end it had when klog started.
 A topic that does not exist is an error; klog never creates it.
+
+--timeout is an idle exit: klog exits 0 once no record has arrived for that
+long. Otherwise klog consume waits as long as it takes: a member of a group
+(-g) rides through coordinator moves, unreachable brokers and a cluster
+without quorum, rejoining the group when it can, as Kafka's consumers do;
+only an error retrying cannot fix (such as GROUP_AUTHORIZATION_FAILED or
+INVALID_GROUP_ID) ends it with exit status 1. A wait that lasts more than 2s
+is reported on stderr, again as it goes on, and when it ends, e.g.
+  klog: waiting 2.1s for group live: coordinator for group live is moving (NOT_COORDINATOR)
+  klog: broker 127.0.0.1:9093 unreachable for 4.0s: connection refused
+  klog: group live joined again after 7.3s
 
 Output formats (-f):
   json     klog's lossless JSON lines (docs/records-json.md)
@@ -183,6 +195,33 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions, out, diag io.
 		return err
 	}
 
+	opts := consumeClientOpts(o, spec, plan)
+	wt := waits.New(diag, waits.Options{Group: o.group, Brokers: true})
+	cl, err := g.newClient(append(opts, wt.Opts()...)...)
+	if err != nil {
+		return err
+	}
+	stopWatching := wt.Start(ctx, cl)
+	c := &consumer{cl: cl, o: o, plan: plan, rw: rw, diag: diag}
+	err = c.run(ctx)
+	stopWatching()
+	if ferr := rw.flush(); err == nil {
+		err = ferr
+	}
+	if o.group != "" {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if cerr := cl.CommitMarkedOffsets(cctx); cerr != nil && err == nil {
+			err = fmt.Errorf("commit offsets for group %q: %w", o.group, cerr)
+		}
+		cancel()
+	}
+	cl.Close()
+	return err
+}
+
+// consumeClientOpts are the options of the client that consumes: as a
+// group member, or the partitions of plan from their start.
+func consumeClientOpts(o consumeOptions, spec offsetSpec, plan consumePlan) []kgo.Opt {
 	opts := []kgo.Opt{kgo.KeepControlRecords()}
 	if !o.readUncommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
@@ -209,24 +248,7 @@ func runConsume(ctx context.Context, g *globals, o consumeOptions, out, diag io.
 		}
 		opts = append(opts, kgo.ConsumePartitions(parts))
 	}
-	cl, err := g.newClient(opts...)
-	if err != nil {
-		return err
-	}
-	c := &consumer{cl: cl, o: o, plan: plan, rw: rw, diag: diag}
-	err = c.run(ctx)
-	if ferr := rw.flush(); err == nil {
-		err = ferr
-	}
-	if o.group != "" {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if cerr := cl.CommitMarkedOffsets(cctx); cerr != nil && err == nil {
-			err = fmt.Errorf("commit offsets for group %q: %w", o.group, cerr)
-		}
-		cancel()
-	}
-	cl.Close()
-	return err
+	return opts
 }
 
 // planConsume checks that every topic and partition exists and resolves the
@@ -422,13 +444,16 @@ func (c *consumer) finished() bool {
 	return c.bounded && len(c.open) == 0
 }
 
-// checkErrors reports the first fetch error that is not transient.
+// checkErrors reports the first fetch error that is not transient. A
+// group session that is lost and rejoined is transient: the watcher
+// reports it while it lasts.
 func (c *consumer) checkErrors(fetches kgo.Fetches) error {
 	var first error
 	fetches.EachError(func(t string, p int32, err error) {
 		var loss *kgo.ErrDataLoss
 		switch {
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrClientClosed):
+		case waits.RideThrough(err):
 		case errors.As(err, &loss):
 			fmt.Fprintf(c.diag, "klog: %v\n", err)
 		case first == nil:

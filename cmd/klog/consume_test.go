@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/recordjson"
 )
 
@@ -252,4 +256,68 @@ func sortLines(s string) string {
 		return ""
 	}
 	return strings.Join(ls, "\n") + "\n"
+}
+
+// TestConsumeGroupRidesThroughQuorumLoss: a group member keeps running
+// while the group's coordinator and a second node of three are down (the
+// cluster has no quorum), says what it waits for, and consumes the record
+// a producer could deliver only once the nodes came back.
+func TestConsumeGroupRidesThroughQuorumLoss(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	b := strings.Join(c.Bootstrap(), ",")
+	mustRun(t, b, "", "topic", "create", "live", "-p", "1", "-r", "3")
+	mustRun(t, b, "before\n", "produce", "live", "-q")
+
+	ctx, cancel := context.WithCancel(testkit.Context(t))
+	defer cancel()
+	var out, diag testkit.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"-b", b, "consume", "live", "-g", "live"}, strings.NewReader(""), &out, &diag, func(string) string { return "" })
+	}()
+	testkit.WaitFor(t, "the member to consume the first record", func() (bool, string) {
+		return out.String() == "before\n", out.String() + diag.String()
+	})
+
+	coord := testAdmin(t, c.Bootstrap()[0]).FindGroupCoordinators(ctx, "live")["live"]
+	if coord.Err != nil {
+		t.Fatalf("find the coordinator of live: %v", coord.Err)
+	}
+	down := []int32{coord.NodeID, (coord.NodeID + 1) % 3}
+	for _, id := range down {
+		c.Node(id).Kill()
+	}
+	var pdiag testkit.Buffer
+	produced := make(chan int, 1)
+	go func() {
+		produced <- run(ctx, []string{"-b", b, "produce", "live", "--timeout", "0"}, strings.NewReader("after\n"), io.Discard, &pdiag, func(string) string { return "" })
+	}()
+	testkit.WaitFor(t, "the member and the producer to say what they wait for", func() (bool, string) {
+		select {
+		case n := <-code:
+			t.Fatalf("consume exited %d while the cluster had no quorum; stderr:\n%s", n, diag.String())
+		default:
+		}
+		return strings.Contains(diag.String(), " for group live: ") && strings.Contains(pdiag.String(), " for live/0 (1 record): "),
+			diag.String() + pdiag.String()
+	})
+	for _, id := range down {
+		c.Node(id).Start()
+	}
+	testkit.WaitFor(t, "the producer to deliver the record", func() (bool, string) {
+		return strings.Contains(pdiag.String(), "klog: live/0 delivered again after "), pdiag.String()
+	})
+	if n := <-produced; n != exitOK {
+		t.Errorf("produce exited %d; stderr:\n%s", n, pdiag.String())
+	}
+	// The commit of the first record may be lost with the nodes: then
+	// the member reads it again (at least once), as Kafka's would.
+	testkit.WaitFor(t, "the member to rejoin and consume the record produced meanwhile", func() (bool, string) {
+		return strings.HasSuffix(out.String(), "before\nafter\n") && strings.Contains(diag.String(), "klog: group live joined again after "), out.String() + diag.String()
+	})
+	cancel()
+	if n := <-code; n != exitOK {
+		t.Errorf("consume exited %d when interrupted; stderr:\n%s", n, diag.String())
+	}
+	t.Logf("consume's stderr:\n%sproduce's stderr:\n%s", diag.String(), pdiag.String())
 }

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,11 +18,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/inspect"
 	"github.com/klogdev/klog/loadgen"
 	"github.com/klogdev/klog/recordjson"
+	"github.com/klogdev/klog/waits"
 )
 
 // defaultMaxMessageBytes is the broker default of max.message.bytes; input
@@ -49,7 +52,12 @@ type produceOptions struct {
 	maxBytes    int      // --max-message-bytes
 	txnID       string   // --txn-id: produce everything in one transaction
 	txnTimeout  time.Duration
+	timeout     time.Duration // --timeout: give up when records wait this long
+	create      bool          // --create: create TOPIC if it does not exist
 }
+
+// defaultProduceTimeout is --timeout's default; the help says why.
+const defaultProduceTimeout = 30 * time.Second
 
 func newProduceCmd(g *globals) *cobra.Command {
 	o := produceOptions{partition: -1}
@@ -61,6 +69,22 @@ func newProduceCmd(g *globals) *cobra.Command {
 Where each record landed (topic[partition]@offset) is reported on stderr
 unless -q is given. The exit status is 1 if any record failed.
 
+TOPIC must exist: klog produce does not create it (nor asks the cluster to
+auto-create it), so a misspelt name is an error. --create creates a missing
+TOPIC with the cluster's default partitions and replication factor.
+
+When records wait longer than 2s for a partition, stderr says what they
+wait for and why, e.g.
+  klog: waiting 2.1s for orders/0 (1 record): no leader
+  klog: waiting 4.0s for orders/1 (3 records): NOT_ENOUGH_REPLICAS (min.insync.replicas 2, in sync 1: 0)
+  klog: waiting 8.0s for orders/2 (1 record): leader 1 at 127.0.0.1:9093 unreachable: connection refused
+again as the wait goes on, and "klog: orders/0 delivered again after 7.3s"
+when it ends. --timeout bounds the wait: once records have waited that long
+on a partition without any being delivered, klog stops reading its input
+and exits 1 naming the records not delivered. The default, 30s, is shorter
+than Kafka's delivery.timeout.ms (120s): a local cluster that cannot take a
+record for that long is down, and a script should hear so rather than hang.
+
 Input formats (-f):
   (none)   one record per line; -k sets a fixed key, -K SEP splits "key SEP value"
   json     klog's lossless JSON lines (docs/records-json.md); a "partition"
@@ -68,8 +92,9 @@ Input formats (-f):
   LAYOUT   a franz-go record reader layout, e.g. '%k %v\n'
 
 With --txn-id every record goes into one transaction of that transactional
-id, committed at the end of the input. Bad input, a failed record or an
-interrupt (SIGINT) abort the transaction instead, so read_committed consumers
+id, committed at the end of the input. Bad input, a failed record, records
+waiting past --timeout or an interrupt (SIGINT) abort the transaction
+instead, so read_committed consumers
 see all of the records or none; the exit status is then 1, as it is when the
 commit fails. See docs/txn.md.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -92,6 +117,8 @@ commit fails. See docs/txn.md.`,
 	f.IntVar(&o.maxBytes, "max-message-bytes", defaultMaxMessageBytes, "largest record (and input line) accepted")
 	f.StringVar(&o.txnID, "txn-id", "", "produce all records in one transaction with this transactional id")
 	f.DurationVar(&o.txnTimeout, "txn-timeout", time.Minute, "transaction timeout with --txn-id: the broker aborts a transaction open longer")
+	f.DurationVar(&o.timeout, "timeout", defaultProduceTimeout, "give up when records wait this long for a partition without any being delivered; exit 1 naming them (0: wait forever)")
+	f.BoolVar(&o.create, "create", false, "create TOPIC if it does not exist (default partitions and replication factor)")
 	return cmd
 }
 
@@ -125,6 +152,9 @@ func (o *produceOptions) producerOpts() ([]kgo.Opt, error) {
 	}
 	if o.partition < -1 {
 		return nil, usagef("-p %d: must not be negative", o.partition)
+	}
+	if o.timeout < 0 {
+		return nil, usagef("--timeout %v: must not be negative", o.timeout)
 	}
 	if o.keySep != "" && o.keySet {
 		return nil, usagef("-k and -K are mutually exclusive")
@@ -164,8 +194,11 @@ func parseHeaders(flags []string) ([]kgo.RecordHeader, error) {
 	return hs, nil
 }
 
+// errGaveUp ends a klog produce whose records waited past --timeout.
+var errGaveUp = errors.New("records waited past --timeout")
+
 // runProduce reads records from in and produces them to o.topic; landing
-// reports and per-record errors go to diag.
+// reports, waits and per-record errors go to diag.
 func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader, diag io.Writer) error {
 	opts, err := o.producerOpts()
 	if err != nil {
@@ -180,26 +213,25 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 		return err
 	}
 
-	cl, err := g.newClient(opts...)
+	runCtx, giveUp := context.WithCancelCause(ctx)
+	defer giveUp(nil)
+	rep := &produceReport{w: diag, quiet: o.quiet}
+	acks, _ := loadgen.ParseAcks(o.acks)
+	wt := waits.New(diag, waits.Options{AcksAll: acks == -1, GiveUp: o.timeout, OnGiveUp: func() {
+		rep.giveUp()
+		giveUp(errGaveUp)
+	}})
+	cl, err := g.newClient(append(opts, wt.Opts()...)...)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	details, err := inspect.LookupTopics(ctx, kadm.NewClient(cl), []string{o.topic})
-	if errors.Is(err, inspect.ErrTopicNotFound) {
-		// Like Kafka's own producers, ask the broker to create the topic;
-		// it does so when auto.create.topics.enable is true.
-		details, err = autoCreateTopic(ctx, g, cl, o.topic)
-	}
+	numPartitions, err := o.lookupTopic(ctx, g, cl)
 	if err != nil {
 		return err
 	}
-	numPartitions := int32(len(details[o.topic].Partitions))
-	if o.partition >= numPartitions {
-		return fmt.Errorf("topic %q has %d partitions, -p %d: %w", o.topic, numPartitions, o.partition, inspect.ErrPartitionNotFound)
-	}
+	defer wt.Start(runCtx, cl)()
 
-	rep := &produceReport{w: diag, quiet: o.quiet}
 	prepare := func(r *kgo.Record) error {
 		r.Topic = o.topic
 		r.Offset = 0
@@ -213,32 +245,76 @@ func runProduce(ctx context.Context, g *globals, o produceOptions, in io.Reader,
 		return nil
 	}
 	if o.txnID != "" {
-		return runProduceTxn(ctx, cl, o.txnID, src, prepare, rep)
+		return runProduceTxn(runCtx, cl, o.txnID, src, prepare, rep)
 	}
+	n, err := produceInput(runCtx, cl, src, prepare, rep)
+	if errors.Is(context.Cause(runCtx), errGaveUp) && ctx.Err() == nil {
+		cl.Close() // fails the records still waiting, which rep collects
+		return rep.undelivered(n, o.timeout, wt, o.topic)
+	}
+	if err != nil {
+		return err
+	}
+	return rep.result(n)
+}
+
+// lookupTopic returns the number of partitions of o.topic, creating the
+// topic first with --create. It is bounded by --timeout.
+func (o *produceOptions) lookupTopic(ctx context.Context, g *globals, cl *kgo.Client) (int32, error) {
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	details, err := inspect.LookupTopics(ctx, kadm.NewClient(cl), []string{o.topic})
+	switch {
+	case errors.Is(err, inspect.ErrTopicNotFound) && o.create:
+		details, err = createMissingTopic(ctx, g, cl, o.topic)
+	case errors.Is(err, inspect.ErrTopicNotFound):
+		return 0, fmt.Errorf("%w; create it with klog topic create %s, or pass --create", err, o.topic)
+	}
+	if err != nil {
+		return 0, err
+	}
+	numPartitions := int32(len(details[o.topic].Partitions))
+	if o.partition >= numPartitions {
+		return 0, fmt.Errorf("topic %q has %d partitions, -p %d: %w", o.topic, numPartitions, o.partition, inspect.ErrPartitionNotFound)
+	}
+	return numPartitions, nil
+}
+
+// produceInput produces every record of src, then flushes; it returns
+// how many records it read. A read blocked on a terminal does not hold up
+// the end of ctx.
+func produceInput(ctx context.Context, cl *kgo.Client, src recordSource, prepare func(*kgo.Record) error, rep *produceReport) (int64, error) {
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	items := make(chan inputItem)
+	go readInput(readCtx, src, items)
 	var n int64
-	for {
-		r, err := src.next()
-		if errors.Is(err, io.EOF) {
+	for it := range items {
+		if errors.Is(it.err, io.EOF) {
 			break
 		}
 		n++
-		if err != nil {
+		if it.err != nil {
 			// Input that cannot be parsed stops the run: later lines
 			// may be misaligned, and the user should fix the input.
 			_ = cl.Flush(ctx)
-			return fmt.Errorf("input record %d: %w", n, err)
+			return n, fmt.Errorf("input record %d: %w", n, it.err)
 		}
-		if err := prepare(r); err != nil {
+		if err := prepare(it.r); err != nil {
 			rep.fail(n, err)
 			continue
 		}
 		idx := n
-		cl.Produce(ctx, r, func(r *kgo.Record, err error) { rep.done(idx, r, err) })
+		rep.sent()
+		cl.Produce(ctx, it.r, func(r *kgo.Record, err error) { rep.done(idx, r, err) })
 	}
 	if err := cl.Flush(ctx); err != nil {
-		return fmt.Errorf("flush: %w", err)
+		return n, fmt.Errorf("flush: %w", err)
 	}
-	return rep.result(n)
+	return n, nil
 }
 
 // source returns the record source for the configured input format.
@@ -375,26 +451,48 @@ type produceReport struct {
 		failed   int64
 		firstErr error
 		buf      []byte
+		inFlight int64 // records sent whose promise has not run
+		// gaveUp is set once records waited past --timeout: the
+		// records that fail from then on are collected in
+		// undelivered, by partition, instead of reported one by one.
+		gaveUp      bool
+		undelivered map[int32][]int64
 	}
+	settled sync.Cond // signalled when inFlight drops to 0
+}
+
+// sent counts a record handed to the client.
+func (p *produceReport) sent() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.inFlight++
 }
 
 func (p *produceReport) done(idx int64, r *kgo.Record, err error) {
-	if err != nil {
-		p.fail(idx, err)
-		return
-	}
-	if p.quiet {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.mu.buf = fmt.Appendf(p.mu.buf[:0], "%s[%d]@%d\n", r.Topic, r.Partition, r.Offset)
-	_, _ = p.w.Write(p.mu.buf)
+	if p.mu.inFlight--; p.mu.inFlight == 0 && p.settled.L != nil {
+		p.settled.Broadcast()
+	}
+	switch {
+	case err != nil && p.mu.gaveUp:
+		p.mu.failed++
+		p.mu.undelivered[r.Partition] = append(p.mu.undelivered[r.Partition], idx)
+	case err != nil:
+		p.failLocked(idx, err)
+	case !p.quiet:
+		p.mu.buf = fmt.Appendf(p.mu.buf[:0], "%s[%d]@%d\n", r.Topic, r.Partition, r.Offset)
+		_, _ = p.w.Write(p.mu.buf)
+	}
 }
 
 func (p *produceReport) fail(idx int64, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.failLocked(idx, err)
+}
+
+func (p *produceReport) failLocked(idx int64, err error) {
 	p.mu.failed++
 	err = fmt.Errorf("record %d: %w", idx, err)
 	if p.mu.firstErr == nil {
@@ -407,10 +505,95 @@ func (p *produceReport) fail(idx int64, err error) {
 func (p *produceReport) result(n int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.resultLocked(n)
+}
+
+func (p *produceReport) resultLocked(n int64) error {
 	if p.mu.failed == 0 {
 		return nil
 	}
 	return fmt.Errorf("%d of %d records failed, first: %w (%w)", p.mu.failed, n, p.mu.firstErr, ErrItemsFailed)
+}
+
+// giveUp makes the records that fail from now on undelivered ones.
+func (p *produceReport) giveUp() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.gaveUp = true
+	p.mu.undelivered = make(map[int32][]int64)
+}
+
+// settleWait bounds the wait for the promises of a closed client.
+const settleWait = 5 * time.Second
+
+// undelivered waits for the promises of the records still in flight (the
+// client is closed) and returns the error naming the records not
+// delivered within timeout, by partition, with why they waited.
+func (p *produceReport) undelivered(n int64, timeout time.Duration, wt *waits.Watcher, topic string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.settled.L = &p.mu.Mutex
+	stop := time.AfterFunc(settleWait, func() {
+		p.mu.Lock()
+		p.mu.inFlight = 0
+		p.settled.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop.Stop()
+	for p.mu.inFlight > 0 {
+		p.settled.Wait()
+	}
+	var count int
+	var parts []string
+	for _, part := range slices.Sorted(maps.Keys(p.mu.undelivered)) {
+		idx := p.mu.undelivered[part]
+		count += len(idx)
+		name := topic
+		if part >= 0 {
+			name = fmt.Sprintf("%s/%d", topic, part)
+		}
+		desc := name + " " + indexRanges(idx, 3)
+		if why := wt.Reason(topic, part); why != "" {
+			desc += " (" + why + ")"
+		}
+		parts = append(parts, desc)
+	}
+	if count == 0 { // the records waited for were delivered as klog gave up
+		return p.resultLocked(n)
+	}
+	if len(parts) > 4 {
+		parts = append(parts[:4], fmt.Sprintf("and %d more partitions", len(parts)-4))
+	}
+	return fmt.Errorf("%s of %d not delivered within --timeout %v: %s (%w)",
+		plural(count, "record"), n, timeout, strings.Join(parts, "; "), ErrItemsFailed)
+}
+
+// indexRanges shows sorted input record numbers as ranges, at most max of
+// them: "records 1-3, 7 and 2 more".
+func indexRanges(idx []int64, max int) string {
+	idx = slices.Clone(idx)
+	slices.Sort(idx)
+	var rs []string
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if i == j {
+			rs = append(rs, strconv.FormatInt(idx[i], 10))
+		} else {
+			rs = append(rs, fmt.Sprintf("%d-%d", idx[i], idx[j]))
+		}
+		i = j + 1
+	}
+	word := "records "
+	if len(idx) == 1 {
+		word = "record "
+	}
+	if len(rs) > max {
+		return word + strings.Join(rs[:max], ", ") + fmt.Sprintf(" and %d more", len(rs)-max)
+	}
+	return word + strings.Join(rs, ", ")
 }
 
 // explicitPartitioner sends a record with a non-negative Partition to that
@@ -444,46 +627,20 @@ func (p *explicitTopicPartitioner) OnNewBatch() {
 	}
 }
 
-// autoCreateWait bounds the wait for a topic the cluster auto-creates.
-const autoCreateWait = 10 * time.Second
+// createWait bounds the wait for a topic klog produce --create created to
+// appear in the metadata: Kafka creates it asynchronously.
+const createWait = 10 * time.Second
 
-// autoCreateTopic asks the cluster to auto-create topic through a Metadata
-// request that allows it, and returns the topic's details once it exists.
-//
-// klog creates the topic before it answers. Kafka creates it
-// asynchronously and answers UNKNOWN_TOPIC_OR_PARTITION meanwhile, as it
-// does when auto.create.topics.enable is false: so the broker's config
-// tells which, and an auto-creating cluster is waited for (as Kafka's own
-// producer waits for metadata) up to autoCreateWait.
-func autoCreateTopic(ctx context.Context, g *globals, cl *kgo.Client, topic string) (kadm.TopicDetails, error) {
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, rt)
-	req.AllowAutoTopicCreation = true
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, fmt.Errorf("metadata: %w", err)
+// createMissingTopic creates topic with the cluster's default partitions and
+// replication factor, and returns its details once it exists. A topic
+// created meanwhile by someone else is as good.
+func createMissingTopic(ctx context.Context, g *globals, cl *kgo.Client, topic string) (kadm.TopicDetails, error) {
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, -1, -1, nil, topic)
+	if err == nil {
+		err = resp.Err
 	}
-	if len(resp.Topics) != 1 {
-		return nil, fmt.Errorf("topic %q: %w", topic, inspect.ErrTopicNotFound)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return nil, fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	adm := kadm.NewClient(cl)
-	err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
-	switch {
-	case err == nil:
-		return inspect.LookupTopics(ctx, adm, []string{topic})
-	case !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.LeaderNotAvailable):
-		return nil, fmt.Errorf("topic %q: %w", topic, err)
-	}
-	if len(resp.Brokers) > 0 {
-		if on, cerr := inspect.AutoCreatesTopics(ctx, adm, resp.Brokers[0].NodeID); cerr == nil && !on {
-			return nil, fmt.Errorf("topic %q: %w (and the cluster does not auto-create topics)", topic, inspect.ErrTopicNotFound)
-		}
-	}
-	details, err := inspect.WaitTopic(ctx, g.newClient, topic, autoCreateWait)
-	if errors.Is(err, inspect.ErrTopicNotFound) {
-		return nil, fmt.Errorf("%w (and the cluster did not auto-create it within %v)", err, autoCreateWait)
-	}
-	return details, err
+	return inspect.WaitTopic(ctx, g.newClient, topic, createWait)
 }

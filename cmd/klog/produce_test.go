@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 func TestProduceConsumeLines(t *testing.T) {
@@ -130,19 +132,7 @@ func TestProduceFailures(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b, "small", 2)
 
-	// A missing topic is auto-created, as Kafka's producers do, when the
-	// cluster allows it...
-	mustRun(t, b, "x\n", "produce", "fresh", "-q")
-	if r := mustRun(t, b, "", "consume", "fresh", "-e"); r.stdout != "x\n" {
-		t.Errorf("auto-created topic holds %q", r.stdout)
-	}
-	// ...and is an error naming the topic when it does not.
-	strict := startBrokerWith(t, brokertest.Config("auto.create.topics.enable", "false"))
-	r := klogRun(t, strict, "x\n", "produce", "missing")
-	if r.code != 1 || !strings.Contains(r.stderr, `"missing"`) {
-		t.Errorf("missing topic: exit %d, stderr %q", r.code, r.stderr)
-	}
-	r = klogRun(t, b, "x\n", "produce", "small", "-p", "5")
+	r := klogRun(t, b, "x\n", "produce", "small", "-p", "5")
 	if r.code != 1 || !strings.Contains(r.stderr, "partition") {
 		t.Errorf("bad partition: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -165,6 +155,33 @@ func TestProduceFailures(t *testing.T) {
 	r = klogRun(t, b, "{not json}\n", "produce", "small", "-f", "json")
 	if r.code != 1 || !strings.Contains(r.stderr, "input record 1") {
 		t.Errorf("bad JSON: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestProduceMissingTopic: a topic that does not exist is an error naming
+// it and saying how to create it, even where the cluster auto-creates
+// topics, and it is not created; --create creates it, even where the
+// cluster does not auto-create topics.
+func TestProduceMissingTopic(t *testing.T) {
+	b := startBroker(t) // auto.create.topics.enable=true, as in Kafka
+	r := klogRun(t, b, "hi\n", "produce", "ordres")
+	want := `klog: topic "ordres": topic does not exist; create it with klog topic create ordres, or pass --create`
+	if r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("missing topic: exit %d, stderr %q, want 1 and %q", r.code, r.stderr, want)
+	}
+	if out := mustRun(t, b, "", "topic", "list").stdout; strings.Contains(out, "ordres") {
+		t.Errorf("produce created the topic:\n%s", out)
+	}
+
+	strict := startBrokerWith(t, brokertest.Config("auto.create.topics.enable", "false"), brokertest.Config("num.partitions", "2"))
+	r = mustRun(t, strict, "x\n", "produce", "fresh", "--create", "-p", "1")
+	if r.stderr != "fresh[1]@0\n" {
+		t.Errorf("--create: stderr %q", r.stderr)
+	}
+	// An existing topic is fine with --create.
+	mustRun(t, strict, "y\n", "produce", "fresh", "--create", "-p", "1", "-q")
+	if r := mustRun(t, strict, "", "consume", "fresh", "-e"); r.stdout != "x\ny\n" {
+		t.Errorf("created topic holds %q", r.stdout)
 	}
 }
 
@@ -204,5 +221,76 @@ func TestProduceLayoutTombstone(t *testing.T) {
 	got := lines(r.stdout)
 	if len(got) != 2 || !strings.Contains(got[0], `"key":"a","value":null`) || !strings.Contains(got[1], `"key":"b","value":"x"`) {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestProduceSaysWhatItWaitsFor: on a 3-node cluster, with a follower down
+// a topic whose min.insync.replicas is 3 refuses records, and with the
+// leader of a partition down too (the cluster has lost its quorum) that
+// partition takes none: produce says why within a few seconds, and
+// --timeout ends it with exit 1 naming the records not delivered.
+func TestProduceSaysWhatItWaitsFor(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	b := strings.Join(c.Bootstrap(), ",")
+	mustRun(t, b, "", "topic", "create", "orders", "-p", "1", "-r", "3")
+	mustRun(t, b, "", "topic", "create", "strict", "-p", "1", "-r", "3", "-c", "min.insync.replicas=3")
+	mustRun(t, b, "ok\n", "produce", "strict", "-q")
+	leader, strictLeader := c.Leader("orders", 0), c.Leader("strict", 0)
+	follower := int32(0)
+	for follower == leader || follower == strictLeader {
+		follower++
+	}
+
+	c.Node(follower).Kill()
+	testkit.WaitFor(t, "strict/0's ISR to shrink to 2", func() (bool, string) {
+		p := c.Partition("strict", 0)
+		return len(p.ISR) == 2, fmt.Sprint("ISR ", p.ISR)
+	})
+	r := klogRun(t, b, "a\nb\n", "produce", "strict", "--timeout", "5s")
+	checkWaited(t, r, "strict/0 (2 records): NOT_ENOUGH_REPLICAS (min.insync.replicas 3, in sync 2: ",
+		"2 records of 2 not delivered within --timeout 5s: strict/0 records 1-2 (NOT_ENOUGH_REPLICAS (min.insync.replicas 3, in sync 2")
+
+	c.Node(leader).Kill()
+	addr := c.Node(leader).Addr()
+	r = klogRun(t, b, "one\n", "produce", "orders", "-p", "0", "--timeout", "5s")
+	why := fmt.Sprintf("leader %d at %s unreachable: connection refused", leader, addr)
+	checkWaited(t, r, "orders/0 (1 record): "+why, "1 record of 1 not delivered within --timeout 5s: orders/0 record 1 ("+why+")")
+}
+
+// checkWaited checks that a produce printed waitLine's wait within 4s,
+// gave up after its 5s --timeout and exited 1 with final.
+func checkWaited(t *testing.T, r result, wait, final string) {
+	t.Helper()
+	var first string
+	for _, l := range lines(r.stderr) {
+		if strings.HasPrefix(l, "klog: waiting ") && strings.Contains(l, " for "+wait) {
+			first = l
+			break
+		}
+	}
+	var waited time.Duration
+	if first != "" {
+		waited, _ = time.ParseDuration(strings.Fields(first)[2])
+	}
+	if first == "" || waited > 4*time.Second {
+		t.Errorf("no line waiting for %q within 4s:\n%s", wait, r.stderr)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "klog: "+final) {
+		t.Errorf("exit %d, want 1 and %q; stderr:\n%s", r.code, final, r.stderr)
+	}
+}
+
+func TestIndexRanges(t *testing.T) {
+	for _, tc := range []struct {
+		idx  []int64
+		want string
+	}{
+		{[]int64{4}, "record 4"},
+		{[]int64{3, 1, 2, 7}, "records 1-3, 7"},
+		{[]int64{1, 3, 5, 7, 9}, "records 1, 3, 5 and 2 more"},
+	} {
+		if got := indexRanges(tc.idx, 3); got != tc.want {
+			t.Errorf("indexRanges(%v) = %q, want %q", tc.idx, got, tc.want)
+		}
 	}
 }

@@ -86,19 +86,30 @@ loop:
 			continue
 		}
 		idx := n
+		rep.sent()
 		cl.Produce(ctx, it.r, func(r *kgo.Record, err error) { rep.done(idx, r, err) })
 	}
 	stopReading()
+	return endProduceTxn(ctx, cl, txnID, n, cause, rep)
+}
 
+// endProduceTxn ends the transaction of n records: it commits once they
+// are all produced, and aborts when there is a cause to, or when one
+// comes up during the flush.
+func endProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, n int64, cause error, rep *produceReport) error {
 	// Ending the transaction must outlive an interrupt, but not forever.
 	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txnEndTimeout)
 	defer cancel()
 	if cause == nil {
-		if err := cl.Flush(endCtx); err != nil {
-			cause = fmt.Errorf("flush: %w", err)
+		// The flush ends with an interrupt, or once records waited
+		// past --timeout; either aborts.
+		flushCtx, stopFlush := context.WithTimeout(ctx, txnEndTimeout)
+		if err := cl.Flush(flushCtx); err != nil {
+			cause = fmt.Errorf("flush: %w", context.Cause(flushCtx))
 		} else if err := rep.result(n); err != nil {
 			cause = err
 		}
+		stopFlush()
 	}
 	// An interrupt that came with the end of the input (the loop's select
 	// may pick either) or during the flush still aborts: commit only when

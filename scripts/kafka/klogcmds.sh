@@ -41,7 +41,7 @@ jtopic=kc-j-$run      # 3 partitions: the JSON lines copy of $topic
 ttopic=kc-t-$run      # 1 partition: transactions
 xtopic=kc-x-$run      # configs, partitions added, deleted
 rtopic=kc-r-$run      # 1 partition: trimmed (DeleteRecords)
-atopic=kc-auto-$run   # created by klog produce through auto-creation
+atopic=kc-auto-$run   # created by klog produce --create
 group=kc-g-$run
 group848=kc-g848-$run
 glive=kc-glive-$run
@@ -349,7 +349,9 @@ produce_tombstone() {
 }
 produce_auto_create() {
   echo "auto" >"$work/in"
-  kl produce-auto-create produce "$atopic"
+  kl produce-missing produce "$atopic"
+  fails_with 1 "topic does not exist; create it with klog topic create $atopic, or pass --create" || return 1
+  kl produce-auto-create produce "$atopic" --create
   ok_rc && landed 1 "$atopic" || return 1
   kl topic-describe-auto topic describe "$atopic"
   ok_rc && field PARTITIONS 1
