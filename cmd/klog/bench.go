@@ -271,7 +271,7 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions, mode string, run 
 	}
 	p := newProgress(cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if p != nil {
-		c.Progress = func(n int64) { p.show("%s: %d records", mode, n) }
+		c.Progress = func(n int64) { p.show("%s: %s", mode, plural(n, "record")) }
 	}
 	res, err := run(cmd.Context(), c)
 	p.clear()
@@ -378,12 +378,3 @@ func benchText(t *table, r *benchReport) {
 	}
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "s") {
-		return fmt.Sprintf("%d %ses", n, what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}

@@ -138,7 +138,7 @@ func runGroupSeek(ctx context.Context, g *globals, o groupSeekOptions, in io.Rea
 			}
 		}
 		c := consent{yes: o.yes, interactive: o.interactive, in: in, diag: diag}
-		question := fmt.Sprintf("Commit %d offsets for group %q?", countCommittable(entries), o.group)
+		question := fmt.Sprintf("Commit %s for group %q?", plural(countCommittable(entries), "offset"), o.group)
 		if err := c.ask(question, "committed", "commit the offsets above, or --dry-run to only preview"); err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func groupState(ctx context.Context, cl *kgo.Client, adm *kadm.Client, group str
 
 // activeError says why a group's offsets cannot be changed now.
 func activeError(info inspect.GroupInfo) error {
-	return fmt.Errorf("group %q is %s with %d members: %w", info.Group, info.State, len(info.Members), ErrGroupActive)
+	return fmt.Errorf("group %q is %s with %s: %w", info.Group, info.State, plural(len(info.Members), "member"), ErrGroupActive)
 }
 
 // planSeek computes the new offset of every partition the seek covers.
@@ -290,7 +290,7 @@ func finishSeek(g *globals, out, diag io.Writer, res groupSeekJSON) error {
 		}
 	}
 	if res.Committed {
-		fmt.Fprintf(diag, "committed %d offsets for group %q\n", len(res.Partitions)-failed.n, res.Group)
+		fmt.Fprintf(diag, "committed %s for group %q\n", plural(len(res.Partitions)-failed.n, "offset"), res.Group)
 	}
 	return failed.err("%d of %d partitions failed", failed.n, len(res.Partitions))
 }

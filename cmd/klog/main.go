@@ -10,6 +10,8 @@
 //	0  success
 //	1  runtime failure, or any per-item failure (one of several topics)
 //	2  usage error (unknown command or flag, bad argument)
+//	3  partial answer: a describe printed what it could read and marked
+//	   with "?" what it could not (a node is down), the reasons on stderr
 package main
 
 import (
@@ -34,6 +36,7 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	exitPartial = 3
 )
 
 func main() {
@@ -67,6 +70,9 @@ func exitCode(w io.Writer, err error) int {
 		return exitUsage
 	}
 	fmt.Fprintf(w, "klog: %v\n", err)
+	if errors.Is(err, ErrPartial) {
+		return exitPartial
+	}
 	return exitFailure
 }
 

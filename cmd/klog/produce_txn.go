@@ -64,11 +64,11 @@ loop:
 		var it inputItem
 		select {
 		case <-ctx.Done():
-			cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+			cause = fmt.Errorf("interrupted after %s: %w", plural(n, "record"), context.Cause(ctx))
 			break loop
 		case got, ok := <-items:
 			if !ok {
-				cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+				cause = fmt.Errorf("interrupted after %s: %w", plural(n, "record"), context.Cause(ctx))
 				break loop
 			}
 			it = got
@@ -104,7 +104,7 @@ loop:
 	// may pick either) or during the flush still aborts: commit only when
 	// nothing asked to stop before the commit begins.
 	if cause == nil && ctx.Err() != nil {
-		cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+		cause = fmt.Errorf("interrupted after %s: %w", plural(n, "record"), context.Cause(ctx))
 	}
 	if cause != nil {
 		if err := cl.AbortBufferedRecords(endCtx); err != nil {
@@ -122,7 +122,7 @@ loop:
 		return fmt.Errorf("commit transaction %q: %w", txnID, err)
 	}
 	if !rep.quiet {
-		fmt.Fprintf(rep.w, "committed transaction %q: %d records\n", txnID, n)
+		fmt.Fprintf(rep.w, "committed transaction %q: %s\n", txnID, plural(n, "record"))
 	}
 	return nil
 }

@@ -107,7 +107,7 @@ func runTopicTrim(ctx context.Context, g *globals, args []string, o topicTrimOpt
 			}
 		}
 		c := consent{yes: o.yes, interactive: o.interactive, in: in, diag: diag}
-		question := fmt.Sprintf("Delete the records before the new start of %d partitions?", countTrimmable(trims))
+		question := fmt.Sprintf("Delete the records before the new start of %s?", plural(countTrimmable(trims), "partition"))
 		if err := c.ask(question, "trimmed", "delete the records above, or --dry-run to only preview"); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -46,7 +47,16 @@ func writeTxns(g *globals, out io.Writer, txns []inspect.Transaction, withStart 
 		t.row("%s\tPARTITIONS\n", header)
 		for _, tx := range txns {
 			if tx.Error != "" {
-				t.row("%s\t%d\tERROR: %s\n", tx.TransactionalID, tx.Coordinator, tx.Error)
+				// Why is on stderr.
+				coord := fmt.Sprint(tx.Coordinator)
+				if tx.Coordinator < 0 {
+					coord = unknownCell
+				}
+				t.row("%s\t%s\t?\t?\t?\t?", tx.TransactionalID, coord)
+				if withStart {
+					t.row("\t?")
+				}
+				t.row("\t?\n")
 				continue
 			}
 			t.row("%s\t%d\t%s\t%d\t%d\t%s", tx.TransactionalID, tx.Coordinator, orDash(tx.State),
