@@ -377,4 +377,3 @@ func benchText(t *table, r *benchReport) {
 		t.row("error\t%s\n", r.Error)
 	}
 }
-

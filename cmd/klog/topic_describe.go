@@ -67,7 +67,7 @@ When a partition's leader cannot be reached (a node is down), its offsets
 show "?", each distinct reason is given once on stderr, and klog exits 3
 after printing what it could read (with --format json the offset is -1 and
 the partition's "errors" says why, keyed by field).`,
-		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTopicDescribe(cmd.Context(), g, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
