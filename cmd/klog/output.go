@@ -142,7 +142,7 @@ func (u *unknowns) add(reason, item string, args ...any) bool {
 func (u *unknowns) report(diag io.Writer) {
 	for i, r := range u.reasons {
 		if i == unknownReasonsMax {
-			fmt.Fprintf(diag, "klog: ? for other cells: %s more\n", plural(len(u.reasons)-i, "reason"))
+			fmt.Fprintf(diag, "klog: ? for other cells: %s\n", plural(len(u.reasons)-i, "more reason"))
 			return
 		}
 		items := u.items[r]
