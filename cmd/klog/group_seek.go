@@ -18,9 +18,9 @@ import (
 )
 
 type groupSeekOptions struct {
-	group       string
-	to          string
-	topics      []string
+	group   string
+	to      string
+	topics  []string
 	dryRun  bool
 	confirm consent
 }

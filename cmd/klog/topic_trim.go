@@ -15,7 +15,7 @@ import (
 )
 
 type topicTrimOptions struct {
-	before      string
+	before  string
 	dryRun  bool
 	confirm consent
 }
