@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -52,6 +53,7 @@ func runProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, src record
 	if err := cl.BeginTransaction(); err != nil {
 		return fmt.Errorf("begin transaction %q: %w", txnID, err)
 	}
+	begun := time.Now()
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	items := make(chan inputItem)
@@ -119,10 +121,30 @@ loop:
 		return fmt.Errorf("%w: %w", ErrTransactionAborted, cause)
 	}
 	if err := cl.EndTransaction(endCtx, kgo.TryCommit); err != nil {
-		return fmt.Errorf("commit transaction %q: %w", txnID, err)
+		return commitError(txnID, time.Since(begun), err)
 	}
 	if !rep.quiet {
 		fmt.Fprintf(rep.w, "committed transaction %q: %s\n", txnID, plural(n, "record"))
 	}
 	return nil
+}
+
+// commitError explains a commit the coordinator refused after the
+// transaction was open for open. A transaction open longer than its
+// timeout is aborted by its coordinator, which bumps the producer's epoch;
+// the commit that follows is answered INVALID_TXN_STATE under transaction
+// version 2 and PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before EndTxn v2)
+// under version 1, as Kafka 4.4 answers it. Fenced is also the answer
+// when another producer took over the transactional id.
+func commitError(txnID string, open time.Duration, err error) error {
+	timedOut := fmt.Sprintf("the coordinator aborted it: it was open %v, longer than its timeout (transaction.timeout.ms, --txn-timeout)",
+		open.Round(time.Millisecond))
+	switch {
+	case errors.Is(err, kerr.InvalidTxnState):
+		return fmt.Errorf("commit transaction %q: %s: %w (%w)", txnID, timedOut, ErrTransactionAborted, err)
+	case errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch):
+		return fmt.Errorf("commit transaction %q: %s, or another producer took over the transactional id: %w (%w)",
+			txnID, timedOut, ErrTransactionAborted, err)
+	}
+	return fmt.Errorf("commit transaction %q: %w", txnID, err)
 }
