@@ -56,17 +56,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	return exitCode(stderr, root.ExecuteContext(ctx))
+	cmd, err := root.ExecuteContextC(ctx)
+	return exitCode(stderr, cmd, err)
 }
 
-// exitCode reports err on w and maps it to an exit code.
-func exitCode(w io.Writer, err error) int {
+// exitCode reports err of cmd, the command that ran, on w and maps it to
+// an exit code; a usage error points at cmd's help.
+func exitCode(w io.Writer, cmd *cobra.Command, err error) int {
 	if err == nil {
 		return exitOK
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(w, "klog: %v\nRun 'klog --help' for usage.\n", err)
+		path := "klog"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(w, "klog: %v\nRun '%s --help' for usage.\n", err, path)
 		return exitUsage
 	}
 	fmt.Fprintf(w, "klog: %v\n", err)
