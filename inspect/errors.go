@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // ErrTopicNotFound reports that a topic does not exist. Nothing in this
@@ -49,10 +50,12 @@ func ErrorText(err error, brokerMessage string) string {
 	return err.Error()
 }
 
-// unreachable reports whether err is a failure to connect to a broker.
+// unreachable reports whether err is a failure to connect to a broker,
+// or an answer naming a topic by an ID the client could not resolve
+// because it could not reach a broker to ask.
 func unreachable(err error) bool {
 	op, ok := errors.AsType[*net.OpError](err)
-	return ok && op.Op == "dial"
+	return ok && op.Op == "dial" || errors.Is(err, kerr.UnknownTopicID)
 }
 
 // reach calls try, and again while it fails to connect to a broker, at

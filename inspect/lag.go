@@ -86,9 +86,17 @@ func GroupOffsets(ctx context.Context, adm *kadm.Client, newClient ClientFunc, i
 	var committed kadm.OffsetResponses
 	err := reach(ctx, adm, func() (err error) {
 		committed, err = adm.FetchOffsets(ctx, info.Group)
+		committed.EachError(func(o kadm.OffsetResponse) {
+			if errors.Is(o.Err, kerr.UnknownTopicID) {
+				err = o.Err // the client could not name a topic: try again
+			}
+		})
 		return err
 	})
-	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+	switch {
+	case errors.Is(err, kerr.UnknownTopicID):
+		d.Error = fmt.Sprintf("fetch committed offsets: the topics of some could not be named: %v", err)
+	case err != nil && !errors.Is(err, kerr.GroupIDNotFound):
 		d.Error = fmt.Sprintf("fetch committed offsets: %v", err)
 		return d
 	}

@@ -42,7 +42,7 @@ deleted (NON_EMPTY_GROUP).`,
 }
 
 func runGroupDelete(ctx context.Context, g *globals, names []string, c consent, out, diag io.Writer) error {
-	what := quoteList(names)
+	what := quoteList("group", names)
 	if err := c.ask(fmt.Sprintf("Delete %s and their committed offsets?", what), "deleted", "delete "+what); err != nil {
 		return err
 	}
@@ -83,11 +83,15 @@ func runGroupDelete(ctx context.Context, g *globals, names []string, c consent, 
 	})
 }
 
-// quoteList names groups for a question or an error: group "a", "b".
-func quoteList(names []string) string {
+// quoteList names things for a question or an error: group "a", groups
+// "a", "b".
+func quoteList(noun string, names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
 		q[i] = fmt.Sprintf("%q", n)
 	}
-	return "group " + strings.Join(q, ", ")
+	if len(names) != 1 {
+		noun += "s"
+	}
+	return noun + " " + strings.Join(q, ", ")
 }

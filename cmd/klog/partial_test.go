@@ -91,6 +91,12 @@ func startOutage(t *testing.T) outage {
 			n.Kill()
 		}
 	}
+	// The node left may reload its coordinators once its peers are gone.
+	kept := kadm.NewClient(c.Node(o.keep).Client())
+	testkit.WaitFor(t, "the committed offsets of g1 from the node left", func() (bool, string) {
+		fo, err := kept.FetchOffsets(ctx, "g1")
+		return err == nil && len(fo["orders"]) == 6, fmt.Sprint(fo, err)
+	})
 	return o
 }
 

@@ -182,7 +182,7 @@ func newTopicDeleteCmd(g *globals) *cobra.Command {
 }
 
 func runTopicDelete(ctx context.Context, g *globals, names []string, c consent, out, diag io.Writer) error {
-	what := quoteList(names)
+	what := quoteList("topic", names)
 	if err := c.ask(fmt.Sprintf("Delete %s and all their records?", what), "deleted", "delete "+what); err != nil {
 		return err
 	}
