@@ -137,20 +137,28 @@ func (u *unknowns) add(reason, item string, args ...any) bool {
 	return true
 }
 
-// report writes one line per distinct reason on diag, "klog: ? for <items>:
-// <reason>", at most unknownReasonsMax of them.
-func (u *unknowns) report(diag io.Writer) {
+// lines are the distinct reasons, "<items>: <reason>" each, at most
+// unknownReasonsMax of them and a last line for the others.
+func (u *unknowns) lines() []string {
+	var out []string
 	for i, r := range u.reasons {
 		if i == unknownReasonsMax {
-			fmt.Fprintf(diag, "klog: ? for other cells: %s\n", plural(len(u.reasons)-i, "more reason"))
-			return
+			return append(out, "other cells: "+plural(len(u.reasons)-i, "more reason"))
 		}
 		items := u.items[r]
 		named := strings.Join(items[:min(len(items), unknownItemsMax)], ", ")
 		if len(items) > unknownItemsMax {
 			named += fmt.Sprintf(" and %d more", len(items)-unknownItemsMax)
 		}
-		fmt.Fprintf(diag, "klog: ? for %s: %s\n", named, r)
+		out = append(out, named+": "+r)
+	}
+	return out
+}
+
+// report writes the lines on diag, "klog: ? for <items>: <reason>".
+func (u *unknowns) report(diag io.Writer) {
+	for _, l := range u.lines() {
+		fmt.Fprintf(diag, "klog: ? for %s\n", l)
 	}
 }
 

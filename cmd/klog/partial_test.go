@@ -178,4 +178,10 @@ func TestDescribeDuringOutage(t *testing.T) {
 	if !strings.Contains(r.stdout, o.live) || strings.Contains(r.stdout, o.dead) || !strings.Contains(r.stderr, "the transactions of broker") {
 		t.Errorf("txn list: want %s listed, %s missing and said so\nstdout:\n%s\nstderr:\n%s", o.live, o.dead, r.stdout, r.stderr)
 	}
+	r = klogRun(t, o.b, "", "txn", "list", "--format", "json")
+	xj := decodeJSON[txnListJSON](t, r.stdout)
+	if r.code != exitPartial || len(xj.Transactions) != 1 || xj.Transactions[0].TransactionalID != o.live ||
+		len(xj.Errors) == 0 || !strings.HasPrefix(xj.Errors[0], "the transactions of broker") {
+		t.Errorf("txn list JSON: exit %d, %+v", r.code, xj)
+	}
 }

@@ -30,16 +30,19 @@ func newTxnCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// txnListJSON is the JSON output of txn list and txn describe.
+// txnListJSON is the JSON output of txn list and txn describe. Errors
+// says why the list may lack transactions: a coordinator that could not be
+// asked, "<what>: <reason>".
 type txnListJSON struct {
 	Version      int                   `json:"version"`
 	Transactions []inspect.Transaction `json:"transactions"`
+	Errors       []string              `json:"errors,omitempty"`
 }
 
 // writeTxns prints transactions as JSON or a table; withStart adds the
-// start time column.
-func writeTxns(g *globals, out io.Writer, txns []inspect.Transaction, withStart bool) error {
-	return writeOutput(g, out, txnListJSON{Version: txnJSONVersion, Transactions: txns}, func(t *table) {
+// start time column, missing the reasons transactions may be missing.
+func writeTxns(g *globals, out io.Writer, txns []inspect.Transaction, missing []string, withStart bool) error {
+	return writeOutput(g, out, txnListJSON{Version: txnJSONVersion, Transactions: txns, Errors: missing}, func(t *table) {
 		header := "TRANSACTIONAL-ID\tCOORDINATOR\tSTATE\tPRODUCER-ID\tEPOCH\tTIMEOUT"
 		if withStart {
 			header += "\tSTART"

@@ -52,6 +52,7 @@ func runTxnList(ctx context.Context, g *globals, states []string, out, diag io.W
 		// partial answer, not a failed one.
 		var unknown unknowns
 		addShardErrors(&unknown, listErr, "the transactions of")
+		missing := unknown.lines()
 		described, err := inspect.DescribeTransactions(ctx, adm, ids)
 		if err != nil {
 			return err
@@ -65,7 +66,7 @@ func runTxnList(ctx context.Context, g *globals, states []string, out, diag io.W
 			txns = append(txns, tx)
 		}
 		unknown.report(diag)
-		if err := writeTxns(g, out, txns, false); err != nil {
+		if err := writeTxns(g, out, txns, missing, false); err != nil {
 			return err
 		}
 		return unknown.err()
