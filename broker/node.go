@@ -306,7 +306,7 @@ func (n *Node) open(ctx context.Context) error {
 		NodeID:  cfg.NodeID,
 		DataDir: ctrlDir,
 		Memory:  ctrlMem,
-		Logger:  n.logger.With("component", "controller"),
+		Logger:  n.logger, // the controller names its component, and Raft's
 		Broker:  n.static,
 		Self:    n.self,
 		Voters:  n.static.Settings().QuorumVoters,

@@ -1,8 +1,13 @@
 package inspect
 
 import (
+	"context"
 	"errors"
+	"net"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // ErrTopicNotFound reports that a topic does not exist. Nothing in this
@@ -43,4 +48,35 @@ func ErrorText(err error, brokerMessage string) string {
 		return err.Error() + ": " + brokerMessage
 	}
 	return err.Error()
+}
+
+// unreachable reports whether err is a failure to connect to a broker,
+// or an answer naming a topic by an ID the client could not resolve
+// because it could not reach a broker to ask.
+func unreachable(err error) bool {
+	op, ok := errors.AsType[*net.OpError](err)
+	return ok && op.Op == "dial" || errors.Is(err, kerr.UnknownTopicID)
+}
+
+// reach calls try, and again while it fails to connect to a broker, at
+// most once more per broker of the cluster. A group or transaction request
+// first asks some broker for the coordinator, the next one in turn each
+// time, and franz-go does not retry that lookup: with a node down it
+// fails where the next try, asking another broker, gets through. A
+// coordinator that is itself down fails every try.
+func reach(ctx context.Context, adm *kadm.Client, try func() error) error {
+	err := try()
+	if !unreachable(err) {
+		return err
+	}
+	md, mdErr := adm.BrokerMetadata(ctx)
+	if mdErr != nil {
+		return err
+	}
+	for range md.Brokers {
+		if err = try(); !unreachable(err) {
+			return err
+		}
+	}
+	return err
 }

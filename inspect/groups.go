@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -150,7 +151,28 @@ func listGroupTypes(ctx context.Context, adm *kadm.Client, states ...string) (ka
 // are consumer-protocol groups with ConsumerGroupDescribe, all others with
 // DescribeGroups, falling back to ConsumerGroupDescribe for a group
 // DescribeGroups does not know (it may have appeared since the listing).
+//
+// A group whose coordinator could not be reached is described again (see
+// reach).
 func describeListed(ctx context.Context, cl *kgo.Client, adm *kadm.Client, names []string, listed kadm.ListedGroups) map[string]GroupInfo {
+	infos := make(map[string]GroupInfo, len(names))
+	todo := names
+	_ = reach(ctx, adm, func() error {
+		maps.Copy(infos, describeListedOnce(ctx, cl, adm, todo, listed))
+		var err error
+		todo = nil
+		for _, n := range names {
+			if unreachable(infos[n].Err) {
+				todo, err = append(todo, n), infos[n].Err
+			}
+		}
+		return err
+	})
+	return infos
+}
+
+// describeListedOnce is describeListed without trying again.
+func describeListedOnce(ctx context.Context, cl *kgo.Client, adm *kadm.Client, names []string, listed kadm.ListedGroups) map[string]GroupInfo {
 	infos := make(map[string]GroupInfo, len(names))
 	var classic, next []string
 	for _, n := range names {

@@ -30,8 +30,8 @@ type GroupDescription struct {
 
 // GroupPartition is the position of a group in one partition. Committed is
 // null when the group has no committed offset there; Lag is null and the
-// offsets -1 when the partition's offsets could not be listed (Error says
-// why).
+// offsets -1 when the partition's offsets could not be listed: Error says
+// why, and Errors says it of each of those fields, keyed by JSON name.
 type GroupPartition struct {
 	Topic            string `json:"topic"`
 	Partition        int32  `json:"partition"`
@@ -42,6 +42,8 @@ type GroupPartition struct {
 	Lag              *int64 `json:"lag"`
 	MemberID         string `json:"member_id,omitempty"`
 	Error            string `json:"error,omitempty"`
+	// Errors is why each field that could not be read is -1 or null.
+	Errors map[string]string `json:"errors,omitempty"`
 }
 
 // exactLagLimit is the largest offset distance GroupOffsets reads through
@@ -81,8 +83,20 @@ func GroupOffsets(ctx context.Context, adm *kadm.Client, newClient ClientFunc, i
 		d.Error = info.Err.Error()
 		return d
 	}
-	committed, err := adm.FetchOffsets(ctx, info.Group)
-	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+	var committed kadm.OffsetResponses
+	err := reach(ctx, adm, func() (err error) {
+		committed, err = adm.FetchOffsets(ctx, info.Group)
+		committed.EachError(func(o kadm.OffsetResponse) {
+			if errors.Is(o.Err, kerr.UnknownTopicID) {
+				err = o.Err // the client could not name a topic: try again
+			}
+		})
+		return err
+	})
+	switch {
+	case errors.Is(err, kerr.UnknownTopicID):
+		d.Error = fmt.Sprintf("fetch committed offsets: the topics of some could not be named: %v", err)
+	case err != nil && !errors.Is(err, kerr.GroupIDNotFound):
 		d.Error = fmt.Sprintf("fetch committed offsets: %v", err)
 		return d
 	}
@@ -149,6 +163,10 @@ func groupPartition(ctx context.Context, newClient ClientFunc, committed kadm.Of
 	o, err := lists.Lookup(topic, p)
 	if err != nil {
 		gp.Error = err.Error()
+		gp.Errors = map[string]string{}
+		for _, k := range []string{"log_start_offset", "high_watermark", "last_stable_offset", "lag"} {
+			gp.Errors[k] = gp.Error
+		}
 		return gp
 	}
 	gp.LogStartOffset, gp.HighWatermark, gp.LastStableOffset = o.LogStart, o.HighWatermark, o.LastStableOffset

@@ -82,18 +82,21 @@ type TopicDescription struct {
 	Error             string                 `json:"error,omitempty"`
 }
 
-// PartitionDescription is one partition of a topic. The offsets are -1
-// when they could not be listed.
+// PartitionDescription is one partition of a topic. An offset that could
+// not be listed is -1, and Errors, keyed by the offset's JSON name
+// ("log_start_offset", "high_watermark"), says why. Error is the error the
+// metadata gives the partition (LEADER_NOT_AVAILABLE...).
 type PartitionDescription struct {
-	Partition       int32   `json:"partition"`
-	Leader          int32   `json:"leader"`
-	LeaderEpoch     int32   `json:"leader_epoch"`
-	Replicas        []int32 `json:"replicas"`
-	ISR             []int32 `json:"isr"`
-	OfflineReplicas []int32 `json:"offline_replicas"`
-	LogStartOffset  int64   `json:"log_start_offset"`
-	HighWatermark   int64   `json:"high_watermark"`
-	Error           string  `json:"error,omitempty"`
+	Partition       int32             `json:"partition"`
+	Leader          int32             `json:"leader"`
+	LeaderEpoch     int32             `json:"leader_epoch"`
+	Replicas        []int32           `json:"replicas"`
+	ISR             []int32           `json:"isr"`
+	OfflineReplicas []int32           `json:"offline_replicas"`
+	LogStartOffset  int64             `json:"log_start_offset"`
+	HighWatermark   int64             `json:"high_watermark"`
+	Error           string            `json:"error,omitempty"`
+	Errors          map[string]string `json:"errors,omitempty"`
 }
 
 // ConfigDescription is one topic config set on the topic itself.
@@ -106,7 +109,10 @@ type ConfigDescription struct {
 
 // DescribeTopics describes the named topics, in the order given: metadata,
 // offsets and the configs that differ from the default. A topic that does
-// not exist carries ErrTopicNotFound's text as its Error.
+// not exist carries ErrTopicNotFound's text as its Error, one whose configs
+// could not be described the reason. An offset that could not be listed
+// (its leader is down) is -1 with the reason in its partition's Errors. The
+// error is non-nil only when the metadata could not be read.
 func DescribeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]TopicDescription, error) {
 	details, err := adm.ListTopicsWithInternal(ctx, names...)
 	if err != nil {
@@ -147,23 +153,43 @@ func DescribeTopics(ctx context.Context, adm *kadm.Client, names []string) ([]To
 type topicExtras struct {
 	starts, ends kadm.ListedOffsets
 	configs      kadm.ResourceConfigs
+	configsErr   error // the configs could not be described
 }
 
 // listTopicExtras lists the start and end offsets and the configs of the
-// topics found.
+// topics found; a partition whose offsets could not be listed carries the
+// reason in starts and ends.
 func listTopicExtras(ctx context.Context, adm *kadm.Client, found []string) (topicExtras, error) {
 	var x topicExtras
 	var err error
-	if x.starts, err = adm.ListStartOffsets(ctx, found...); err != nil {
+	if x.starts, err = perPartition(adm.ListStartOffsets(ctx, found...)); err != nil {
 		return topicExtras{}, fmt.Errorf("list start offsets: %w", err)
 	}
-	if x.ends, err = adm.ListEndOffsets(ctx, found...); err != nil {
+	if x.ends, err = perPartition(adm.ListEndOffsets(ctx, found...)); err != nil {
 		return topicExtras{}, fmt.Errorf("list end offsets: %w", err)
 	}
 	if x.configs, err = adm.DescribeTopicConfigs(ctx, found...); err != nil {
-		return topicExtras{}, fmt.Errorf("describe configs: %w", err)
+		x.configsErr = fmt.Errorf("describe configs: %w", err)
 	}
 	return x, nil
+}
+
+// offset looks up one partition's offset in lo: the offset, or -1 and
+// the reason under key in pd.Errors.
+func (pd *PartitionDescription) offset(lo kadm.ListedOffsets, topic, key string) int64 {
+	o, ok := lo.Lookup(topic, pd.Partition)
+	err := o.Err
+	if !ok {
+		err = NoResponse(nil)
+	}
+	if err == nil {
+		return o.Offset
+	}
+	if pd.Errors == nil {
+		pd.Errors = make(map[string]string)
+	}
+	pd.Errors[key] = err.Error()
+	return -1
 }
 
 // describe fills desc, of a topic that exists, from its metadata d and
@@ -184,19 +210,16 @@ func (x topicExtras) describe(desc *TopicDescription, d kadm.TopicDetail) {
 			Replicas:        nonNil(p.Replicas),
 			ISR:             nonNil(p.ISR),
 			OfflineReplicas: nonNil(p.OfflineReplicas),
-			LogStartOffset:  -1,
-			HighWatermark:   -1,
 		}
 		if p.Err != nil {
 			pd.Error = p.Err.Error()
 		}
-		if s, ok := x.starts.Lookup(n, p.Partition); ok && s.Err == nil {
-			pd.LogStartOffset = s.Offset
-		}
-		if e, ok := x.ends.Lookup(n, p.Partition); ok && e.Err == nil {
-			pd.HighWatermark = e.Offset
-		}
+		pd.LogStartOffset = pd.offset(x.starts, n, "log_start_offset")
+		pd.HighWatermark = pd.offset(x.ends, n, "high_watermark")
 		desc.Partitions = append(desc.Partitions, pd)
+	}
+	if x.configsErr != nil {
+		desc.Error = x.configsErr.Error()
 	}
 	if rc, err := x.configs.On(n, nil); err == nil {
 		if rc.Err != nil {

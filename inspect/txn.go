@@ -61,12 +61,31 @@ func DescribeTransactions(ctx context.Context, adm *kadm.Client, ids []string) (
 		return txns, nil // kadm would describe every id
 	}
 	WaitCoordinators(ctx, adm, TransactionCoordinator, ids...)
-	described, err := adm.DescribeTransactions(ctx, ids...)
-	if described == nil && err != nil {
+	byID := make(map[string]Transaction, len(ids))
+	todo := ids
+	err := reach(ctx, adm, func() error {
+		described, err := adm.DescribeTransactions(ctx, todo...)
+		if described == nil && err != nil {
+			return err
+		}
+		var again []string
+		for _, id := range todo {
+			byID[id] = transactionFromDescribed(id, described, err)
+			if unreachable(byID[id].Err) {
+				again = append(again, id)
+			}
+		}
+		todo = again
+		if len(again) > 0 {
+			return byID[again[0]].Err
+		}
+		return nil
+	})
+	if len(byID) == 0 {
 		return nil, fmt.Errorf("describe transactions: %w", err)
 	}
 	for _, id := range ids {
-		txns = append(txns, transactionFromDescribed(id, described, err))
+		txns = append(txns, byID[id])
 	}
 	return txns, nil
 }

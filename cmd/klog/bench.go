@@ -61,7 +61,9 @@ func (o *benchOptions) produceFlags(cmd *cobra.Command, linger time.Duration) {
 	f.IntVar(&o.rf, "replication-factor", 0, "replication factor of the topic, when it is created (0: the broker's default)")
 	f.IntVarP(&o.size, "size", "s", 1024, "record value bytes (no key)")
 	f.StringVar(&o.acks, "acks", "all", "required acks: all|1|0")
-	f.BoolVar(&o.idempotent, "idempotent", true, "idempotent producer (only with --acks all; off by default otherwise)")
+	// Off here so that the help shows no "(default true)": on with
+	// --acks all unless --idempotent=false (benchConfig).
+	f.BoolVar(&o.idempotent, "idempotent", false, "idempotent producer (default: on with --acks all; needs --acks all)")
 	f.DurationVar(&o.linger, "linger", linger, "producer linger")
 	f.IntVar(&o.batchMax, "batch-max", 1<<20, "producer max record-batch bytes")
 	f.StringVarP(&o.compression, "compression", "z", "none", "compression: none|gzip|snappy|lz4|zstd")
@@ -148,15 +150,13 @@ func (o *benchOptions) config(cmd *cobra.Command, g *globals) (loadgen.Config, e
 		if err != nil {
 			return c, usagef("--acks %q: want all, 1 or 0", o.acks)
 		}
-		c.Acks = acks
-		if acks != -1 {
-			// As Kafka's producer: idempotence needs acks=all, and is
-			// off unless asked for.
-			if cmd.Flags().Changed("idempotent") && o.idempotent {
-				return c, usagef("--idempotent needs --acks all")
-			}
-			c.Idempotent = false
+		// As Kafka's producer: idempotence needs acks=all, and is on
+		// with it unless turned off.
+		if acks != -1 && o.idempotent {
+			return c, usagef("--idempotent needs --acks all")
 		}
+		c.Acks = acks
+		c.Idempotent = acks == -1 && (o.idempotent || !cmd.Flags().Changed("idempotent"))
 	}
 	if _, err := loadgen.Codec(c.Compression); err != nil {
 		return c, usagef("-z %q: want none, gzip, snappy, lz4 or zstd", c.Compression)
@@ -174,7 +174,9 @@ func (o *benchOptions) config(cmd *cobra.Command, g *globals) (loadgen.Config, e
 
 // localBrokerPIDs are the processes of the klog up serving the seed
 // brokers, when one runs on this machine: the node itself, or each node of
-// a cluster.
+// a cluster. The cluster is found as klog down and klog status find it
+// (pickCluster); one that does not serve the brokers measured is not
+// sampled.
 func localBrokerPIDs(cmd *cobra.Command, g *globals) []int {
 	r, err := pickCluster(cmd.Context(), cmd, g, "")
 	if err != nil || !r.Serves(g.seeds()) {
@@ -266,7 +268,7 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions, mode string, run 
 	}
 	p := newProgress(cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if p != nil {
-		c.Progress = func(n int64) { p.show("%s: %d records", mode, n) }
+		c.Progress = func(n int64) { p.show("%s: %s", mode, plural(n, "record")) }
 	}
 	res, err := run(cmd.Context(), c)
 	p.clear()
@@ -371,14 +373,4 @@ func benchText(t *table, r *benchReport) {
 	if r.Error != "" {
 		t.row("error\t%s\n", r.Error)
 	}
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "s") {
-		return fmt.Sprintf("%d %ses", n, what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/klogdev/klog/supervisor"
 )
 
 // TestBench runs klog bench produce, consume and e2e against a node in
@@ -56,6 +59,70 @@ func TestBench(t *testing.T) {
 	} {
 		if r := klogRun(t, b, "", args...); r.code != 2 {
 			t.Errorf("klog %q: exit %d, want 2 (usage)\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
+// TestBenchSamplesLocalKlogUp: without --broker-pid, klog bench samples the
+// processes of the klog up registered on this machine as serving the
+// brokers it measures, and no other.
+func TestBenchSamplesLocalKlogUp(t *testing.T) {
+	b := startBroker(t)
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir()}
+	stateDir, err := defaultStateDir(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := func() benchReport {
+		t.Helper()
+		r := klogRunEnv(t, env, strings.NewReader(""), "-b", b, "--format", "json", "bench", "produce", "-n", "100", "-s", "10")
+		var rep benchReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("%v\n%s%s", err, r.stdout, r.stderr)
+		}
+		return rep
+	}
+	// A klog up serving other brokers is not sampled.
+	unregister, err := supervisor.Register(stateDir, supervisor.Registration{PID: os.Getpid(), Brokers: []string{"127.0.0.1:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := bench(); rep.Broker != nil || rep.BrokerPIDs != nil {
+		t.Errorf("bench beside another cluster: broker %+v, pids %v; want none sampled", rep.Broker, rep.BrokerPIDs)
+	}
+	unregister()
+	unregister, err = supervisor.Register(stateDir, supervisor.Registration{PID: os.Getpid(), Brokers: []string{b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unregister()
+	if rep := bench(); rep.Broker == nil || !slices.Equal(rep.BrokerPIDs, []int{os.Getpid()}) {
+		t.Errorf("bench of the registered cluster: broker %+v, pids %v", rep.Broker, rep.BrokerPIDs)
+	}
+}
+
+// TestBenchIdempotentFlag: idempotence is on with --acks all unless turned
+// off, off otherwise, and the help says so once.
+func TestBenchIdempotentFlag(t *testing.T) {
+	b := startBroker(t)
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--idempotent=false"}, false},
+		{[]string{"--acks", "1"}, false},
+	} {
+		r := mustRun(t, b, "", append([]string{"--format", "json", "bench", "produce", "-n", "10", "-s", "10"}, c.args...)...)
+		var rep benchReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Config.Idempotent != c.want {
+			t.Errorf("bench produce %q: idempotent %v, want %v (%v)", c.args, rep.Config.Idempotent, c.want, err)
+		}
+	}
+	help := mustRun(t, "", "", "bench", "produce", "--help").stdout
+	for _, l := range lines(help) {
+		if strings.Contains(l, "--idempotent") && strings.Contains(l, "(default true)") {
+			t.Errorf("help: %s", l)
 		}
 	}
 }

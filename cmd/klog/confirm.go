@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // ErrNotConfirmed reports that a destructive command did nothing because it
@@ -22,6 +24,34 @@ type consent struct {
 	in          io.Reader // the answer
 	diag        io.Writer // the question
 }
+
+// destructive makes cmd, a command that deletes or moves data (topic
+// delete and trim, group delete and seek, txn abort), confirm as every
+// such command does: it registers --yes (-y), adds the rule to the help,
+// and fills in c, which the command asks through, from cmd's stdin and
+// stderr when it runs. verb says what the command does ("delete"), done
+// what did not happen when it is not confirmed ("deleted").
+func destructive(cmd *cobra.Command, c *consent, verb, done string) {
+	cmd.Flags().BoolVarP(&c.yes, "yes", "y", false, verb+" without asking")
+	if cmd.Long == "" {
+		cmd.Long = cmd.Short + "."
+	}
+	cmd.Long += fmt.Sprintf(`
+
+In a terminal klog asks before it goes ahead; --yes (-y) skips the
+question. Without a terminal it never asks: without --yes nothing is %s,
+and klog exits 1 saying to pass --yes.`, done)
+	cmd.PreRun = func(cmd *cobra.Command, _ []string) {
+		c.in, c.diag = cmd.InOrStdin(), cmd.ErrOrStderr()
+		c.interactive = isTerminal(c.in)
+	}
+}
+
+// asks reports whether ask will put a question at the terminal.
+func (c consent) asks() bool { return !c.yes && c.interactive }
+
+// refuses reports whether ask will refuse: no --yes and no terminal.
+func (c consent) refuses() bool { return !c.yes && !c.interactive }
 
 // ask returns nil when the command may go ahead: --yes was given, or the
 // answer to question was yes. Otherwise it returns an error wrapping

@@ -12,6 +12,13 @@ import (
 // reported on stderr, one per item; the command exits with status 1.
 var ErrItemsFailed = errors.New("some items failed")
 
+// ErrPartial reports that a command printed a partial answer: some cells
+// could not be read (a partition whose leader is down) and show "?", each
+// distinct reason already reported on stderr. The command exits with
+// status 3, so that a script tells a partial answer from a complete one
+// (0) and from a failure (1).
+var ErrPartial = errors.New("partial answer")
+
 // A topic or partition named on the command line that does not exist is
 // reported with inspect.ErrTopicNotFound or inspect.ErrPartitionNotFound:
 // klog never creates topics implicitly.

@@ -25,26 +25,24 @@ type groupResult struct {
 }
 
 func newGroupDeleteCmd(g *globals) *cobra.Command {
-	var yes bool
+	var c consent
 	cmd := &cobra.Command{
 		Use:   "delete GROUP... [--yes]",
 		Short: "Delete groups and their committed offsets (groups must have no members)",
 		Long: `Delete groups and their committed offsets. A group with members is not
-deleted (NON_EMPTY_GROUP). In a terminal klog asks first; --yes deletes
-without asking. Without a terminal nothing is deleted unless --yes is given.`,
+deleted (NON_EMPTY_GROUP).`,
 		Args:              usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: completeGroups(g, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGroupDelete(cmd.Context(), g, args, yes, isTerminal(cmd.InOrStdin()), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runGroupDelete(cmd.Context(), g, args, c, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")
+	destructive(cmd, &c, "delete", "deleted")
 	return cmd
 }
 
-func runGroupDelete(ctx context.Context, g *globals, names []string, yes, interactive bool, in io.Reader, out, diag io.Writer) error {
-	c := consent{yes: yes, interactive: interactive, in: in, diag: diag}
-	what := quoteList(names)
+func runGroupDelete(ctx context.Context, g *globals, names []string, c consent, out, diag io.Writer) error {
+	what := quoteList("group", names)
 	if err := c.ask(fmt.Sprintf("Delete %s and their committed offsets?", what), "deleted", "delete "+what); err != nil {
 		return err
 	}
@@ -85,11 +83,15 @@ func runGroupDelete(ctx context.Context, g *globals, names []string, yes, intera
 	})
 }
 
-// quoteList names groups for a question or an error: group "a", "b".
-func quoteList(names []string) string {
+// quoteList names things for a question or an error: group "a", groups
+// "a", "b".
+func quoteList(noun string, names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
 		q[i] = fmt.Sprintf("%q", n)
 	}
-	return "group " + strings.Join(q, ", ")
+	if len(names) != 1 {
+		noun += "s"
+	}
+	return noun + " " + strings.Join(q, ", ")
 }

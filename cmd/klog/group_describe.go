@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,12 @@ Lag is what a read_committed consumer has left to read between its
 committed offset and the LSO, counted in records: transaction markers and
 aborted records are not counted (beyond 10,000 offsets, lag is the offset
 distance). A partition without a committed offset shows "-" and its lag
-from the log start.`,
+from the log start.
+
+When a partition's leader cannot be reached (a node is down), its offsets
+and lag show "?", each distinct reason is given once on stderr, and klog
+exits 3 after printing what it could read (with --format json the offsets
+are -1, lag null, and the partition's "errors" says why, keyed by field).`,
 		Args:              usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: completeGroups(g, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,19 +52,26 @@ func runGroupDescribe(ctx context.Context, g *globals, names []string, out, diag
 		}
 		descs := make([]inspect.GroupDescription, 0, len(names))
 		failed := failures{diag: diag}
+		var unknown unknowns
 		for _, n := range names {
 			d := inspect.GroupOffsets(ctx, adm, g.newClient, infos[n])
 			failed.add(d.Error, "group %q", n)
 			for _, p := range d.Partitions {
-				failed.add(p.Error, "group %q: %s[%d]", n, p.Topic, p.Partition)
+				if !unknown.add(cellsError(p.Errors), "group %q %s/%d", n, p.Topic, p.Partition) {
+					failed.add(p.Error, "group %q: %s/%d", n, p.Topic, p.Partition)
+				}
 			}
 			descs = append(descs, d)
 		}
+		unknown.report(diag)
 		doc := groupDescribeJSON{Version: groupJSONVersion, Groups: descs}
 		if err := writeOutput(g, out, doc, func(t *table) { writeGroupDescribeText(t, descs) }); err != nil {
 			return err
 		}
-		return failed.err("%d items failed", failed.n)
+		if err := failed.err("%s failed", plural(failed.n, "item")); err != nil {
+			return err
+		}
+		return unknown.err()
 	})
 }
 
@@ -77,7 +90,11 @@ func writeGroupDescribeText(t *table, descs []inspect.GroupDescription) {
 		t.row("PROTOCOL\t%s\n", orDash(d.Protocol))
 		t.row("COORDINATOR\t%d\n", d.Coordinator)
 		t.row("MEMBERS\t%d\n", len(d.Members))
-		t.row("TOTAL-LAG\t%d\n", d.TotalLag)
+		totalLag := fmt.Sprint(d.TotalLag)
+		for _, p := range d.Partitions {
+			totalLag = cell(totalLag, p.Errors["lag"])
+		}
+		t.row("TOTAL-LAG\t%s\n", totalLag)
 		if len(d.Members) > 0 {
 			t.section()
 			t.row("MEMBER-ID\tINSTANCE-ID\tCLIENT-ID\tHOST\tASSIGNED\n")
@@ -93,10 +110,11 @@ func writeGroupDescribeText(t *table, descs []inspect.GroupDescription) {
 			t.section()
 			t.row("TOPIC\tPARTITION\tCOMMITTED\tLOG-START\tHW\tLSO\tLAG\tMEMBER-ID\n")
 			for _, p := range d.Partitions {
-				t.row("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", p.Topic, p.Partition, optOffset(p.Committed),
-					offsetOrDash(p.LogStartOffset), offsetOrDash(p.HighWatermark), offsetOrDash(p.LastStableOffset),
-					optOffset(p.Lag), orDash(p.MemberID))
-				if p.Error != "" {
+				e := p.Errors
+				t.row("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", p.Topic, p.Partition, cell(optOffset(p.Committed), e["committed"]),
+					cell(offsetOrDash(p.LogStartOffset), e["log_start_offset"]), cell(offsetOrDash(p.HighWatermark), e["high_watermark"]),
+					cell(offsetOrDash(p.LastStableOffset), e["last_stable_offset"]), cell(optOffset(p.Lag), e["lag"]), orDash(p.MemberID))
+				if p.Error != "" && len(e) == 0 {
 					t.row("\t%s", p.Error)
 				}
 				t.row("\n")

@@ -65,6 +65,6 @@ func runGroupList(ctx context.Context, g *globals, states []string, out, diag io
 		if err != nil {
 			return err
 		}
-		return failed.err("%d groups could not be listed or described", failed.n)
+		return failed.err("%s could not be listed or described", plural(failed.n, "group"))
 	})
 }

@@ -18,12 +18,11 @@ import (
 )
 
 type groupSeekOptions struct {
-	group       string
-	to          string
-	topics      []string
-	dryRun      bool
-	yes         bool
-	interactive bool // stdin is a terminal: ask before committing
+	group   string
+	to      string
+	topics  []string
+	dryRun  bool
+	confirm consent
 }
 
 // groupSeekJSON is the JSON output of group seek. Committed tells whether
@@ -66,26 +65,23 @@ The partitions are those the group has committed offsets for, or all
 partitions of --topics. A group with members is refused: stop its consumers
 first (--dry-run still previews).
 
-The preview (current -> new) is printed first. In a terminal klog asks before
-committing; --yes commits without asking. Without a terminal nothing is
-committed unless --yes is given.`,
+The preview (current -> new) is printed first.`,
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: completeGroups(g, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.group = args[0]
-			o.interactive = isTerminal(cmd.InOrStdin())
-			return runGroupSeek(cmd.Context(), g, o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runGroupSeek(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.to, "to", "", "the position to seek to (required): start|end|N|-N|+N|@TIME")
 	f.StringSliceVar(&o.topics, "topics", nil, "seek all partitions of these topics (default: the topics the group committed)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "only print the new offsets")
-	f.BoolVarP(&o.yes, "yes", "y", false, "commit without asking")
+	destructive(cmd, &o.confirm, "commit", "committed")
 	return cmd
 }
 
-func runGroupSeek(ctx context.Context, g *globals, o groupSeekOptions, in io.Reader, out, diag io.Writer) error {
+func runGroupSeek(ctx context.Context, g *globals, o groupSeekOptions, out, diag io.Writer) error {
 	if o.to == "" {
 		return usagef("--to is required: start|end|N|-N|+N|@TIME")
 	}
@@ -119,7 +115,8 @@ func runGroupSeek(ctx context.Context, g *globals, o groupSeekOptions, in io.Rea
 		if g.format == formatJSON {
 			preview = diag // stdout carries the one JSON document
 		}
-		showPreview := g.format == formatText || (!o.yes && o.interactive && !o.dryRun)
+		c := o.confirm
+		showPreview := g.format == formatText || (c.asks() && !o.dryRun)
 		if showPreview {
 			if err := writeSeekTable(preview, entries); err != nil {
 				return err
@@ -131,14 +128,13 @@ func runGroupSeek(ctx context.Context, g *globals, o groupSeekOptions, in io.Rea
 			}
 			return finishSeek(g, out, diag, res)
 		}
-		if !o.yes && !o.interactive {
+		if c.refuses() {
 			// The JSON document goes out before the refusal.
 			if err := finishSeek(g, out, diag, res); err != nil && !errors.Is(err, ErrItemsFailed) {
 				return err
 			}
 		}
-		c := consent{yes: o.yes, interactive: o.interactive, in: in, diag: diag}
-		question := fmt.Sprintf("Commit %d offsets for group %q?", countCommittable(entries), o.group)
+		question := fmt.Sprintf("Commit %s for group %q?", plural(countCommittable(entries), "offset"), o.group)
 		if err := c.ask(question, "committed", "commit the offsets above, or --dry-run to only preview"); err != nil {
 			return err
 		}
@@ -172,7 +168,7 @@ func groupState(ctx context.Context, cl *kgo.Client, adm *kadm.Client, group str
 
 // activeError says why a group's offsets cannot be changed now.
 func activeError(info inspect.GroupInfo) error {
-	return fmt.Errorf("group %q is %s with %d members: %w", info.Group, info.State, len(info.Members), ErrGroupActive)
+	return fmt.Errorf("group %q is %s with %s: %w", info.Group, info.State, plural(len(info.Members), "member"), ErrGroupActive)
 }
 
 // planSeek computes the new offset of every partition the seek covers.
@@ -290,7 +286,7 @@ func finishSeek(g *globals, out, diag io.Writer, res groupSeekJSON) error {
 		}
 	}
 	if res.Committed {
-		fmt.Fprintf(diag, "committed %d offsets for group %q\n", len(res.Partitions)-failed.n, res.Group)
+		fmt.Fprintf(diag, "committed %s for group %q\n", plural(len(res.Partitions)-failed.n, "offset"), res.Group)
 	}
 	return failed.err("%d of %d partitions failed", failed.n, len(res.Partitions))
 }

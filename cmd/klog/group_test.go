@@ -420,7 +420,7 @@ func TestGroupSeekAndDeleteRefusedWhileActive(t *testing.T) {
 	waitGroup(t, b, "g-busy", "Stable", 1)
 
 	r := klogRun(t, b, "", "group", "seek", "g-busy", "--to", "start", "--yes")
-	if r.code != exitFailure || !strings.Contains(r.stderr, `group "g-busy" is Stable with 1 members: group has active members`) || r.stdout != "" {
+	if r.code != exitFailure || !strings.Contains(r.stderr, `group "g-busy" is Stable with 1 member: group has active members`) || r.stdout != "" {
 		t.Errorf("seek of an active group: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	wantCommitted(t, b, "g-busy", "busy", map[int32]int64{0: 3})
@@ -494,31 +494,37 @@ func TestGroupConfirmPrompt(t *testing.T) {
 	emptyGroup(t, b, "g-ask", "ask", map[int32]int64{0: 4})
 	g := &globals{brokers: b, format: formatText}
 	ctx := testkit.Context(t)
-	o := groupSeekOptions{group: "g-ask", to: "start", interactive: true}
+	// ask answers the question with answer, writing the question on diag.
+	ask := func(answer string, diag io.Writer) consent {
+		return consent{interactive: true, in: strings.NewReader(answer), diag: diag}
+	}
+	o := groupSeekOptions{group: "g-ask", to: "start"}
 
 	for _, answer := range []string{"n\n", "", "maybe\n"} {
 		var out, diag strings.Builder
-		err := runGroupSeek(ctx, g, o, strings.NewReader(answer), &out, &diag)
+		o.confirm = ask(answer, &diag)
+		err := runGroupSeek(ctx, g, o, &out, &diag)
 		if !errors.Is(err, ErrNotConfirmed) {
 			t.Errorf("answer %q: err = %v, want ErrNotConfirmed", answer, err)
 		}
-		if !strings.Contains(out.String(), "ask    0          4        0") || !strings.Contains(diag.String(), `Commit 1 offsets for group "g-ask"? [y/N]`) {
+		if !strings.Contains(out.String(), "ask    0          4        0") || !strings.Contains(diag.String(), `Commit 1 offset for group "g-ask"? [y/N]`) {
 			t.Errorf("answer %q: stdout %q, stderr %q", answer, out.String(), diag.String())
 		}
 	}
 	wantCommitted(t, b, "g-ask", "ask", map[int32]int64{0: 4})
 
 	var out, diag strings.Builder
-	if err := runGroupSeek(ctx, g, o, strings.NewReader("Y\n"), &out, &diag); err != nil {
+	o.confirm = ask("Y\n", &diag)
+	if err := runGroupSeek(ctx, g, o, &out, &diag); err != nil {
 		t.Fatalf("answer y: %v\n%s", err, diag.String())
 	}
 	wantCommitted(t, b, "g-ask", "ask", map[int32]int64{0: 0})
 
-	err := runGroupDelete(ctx, g, []string{"g-ask"}, false, true, strings.NewReader("no\n"), &out, &diag)
+	err := runGroupDelete(ctx, g, []string{"g-ask"}, ask("no\n", &diag), &out, &diag)
 	if !errors.Is(err, ErrNotConfirmed) {
 		t.Errorf("delete declined: err = %v", err)
 	}
-	if err := runGroupDelete(ctx, g, []string{"g-ask"}, false, true, strings.NewReader("yes\n"), &out, &diag); err != nil {
+	if err := runGroupDelete(ctx, g, []string{"g-ask"}, ask("yes\n", &diag), &out, &diag); err != nil {
 		t.Errorf("delete confirmed: %v", err)
 	}
 	if got := committed(t, b, "g-ask"); len(got) != 0 {

@@ -191,7 +191,7 @@ func (d *dumper) verifyAll(paths []string) error {
 		}
 		status := "ok"
 		if len(probs) > 0 {
-			status = fmt.Sprintf("%d problems", len(probs))
+			status = plural(len(probs), "problem")
 		}
 		_, err = fmt.Fprintf(d.w, "%s: %s\n", file, status)
 		return err
@@ -199,7 +199,7 @@ func (d *dumper) verifyAll(paths []string) error {
 	if err != nil {
 		return err
 	}
-	return d.failed.err("%d problems in %d of %d files", problems, d.failed.n, files)
+	return d.failed.err("%s in %d of %s", plural(problems, "problem"), d.failed.n, plural(files, "file"))
 }
 
 func (d *dumper) dumpAll(paths []string) error {

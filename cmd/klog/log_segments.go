@@ -113,7 +113,7 @@ func runLogSegments(g *globals, dataDir string, args []string, out, diag io.Writ
 	}); err != nil {
 		return err
 	}
-	return failed.err("%d problems reading %d arguments", failed.n, len(args))
+	return failed.err("%s reading %s", plural(failed.n, "problem"), plural(len(args), "argument"))
 }
 
 // logArgDirs returns the directories an argument of klog log names: the

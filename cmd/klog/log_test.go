@@ -207,7 +207,7 @@ func TestLogVerify(t *testing.T) {
 	os.WriteFile(seg, b, 0o644)
 	r = klogRun(t, "", "", "log", "dump", "--verify", seg)
 	want := fmt.Sprintf("klog: %s: batch at offset %d (position %d): CRC mismatch", seg, victim.BaseOffset, victim.Position)
-	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, seg+": 1 problems") {
+	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, seg+": 1 problem\n") {
 		t.Errorf("flipped byte: exit %d, want 1 and %q\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
 	}
 	r = klogRun(t, "", "", "log", "dump", "--verify", "-f", "json", seg)

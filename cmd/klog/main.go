@@ -10,6 +10,8 @@
 //	0  success
 //	1  runtime failure, or any per-item failure (one of several topics)
 //	2  usage error (unknown command or flag, bad argument)
+//	3  partial answer: a describe printed what it could read and marked
+//	   with "?" what it could not (a node is down), the reasons on stderr
 package main
 
 import (
@@ -34,6 +36,7 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	exitPartial = 3
 )
 
 func main() {
@@ -53,20 +56,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	return exitCode(stderr, root.ExecuteContext(ctx))
+	cmd, err := root.ExecuteContextC(ctx)
+	return exitCode(stderr, cmd, err)
 }
 
-// exitCode reports err on w and maps it to an exit code.
-func exitCode(w io.Writer, err error) int {
+// exitCode reports err of cmd, the command that ran, on w and maps it to
+// an exit code; a usage error points at cmd's help.
+func exitCode(w io.Writer, cmd *cobra.Command, err error) int {
 	if err == nil {
 		return exitOK
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(w, "klog: %v\nRun 'klog --help' for usage.\n", err)
+		path := "klog"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(w, "klog: %v\nRun '%s --help' for usage.\n", err, path)
 		return exitUsage
 	}
 	fmt.Fprintf(w, "klog: %v\n", err)
+	if errors.Is(err, ErrPartial) {
+		return exitPartial
+	}
 	return exitFailure
 }
 

@@ -2,11 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/klogdev/klog/inspect"
 )
@@ -98,6 +103,121 @@ func (f *failures) err(summary string, args ...any) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", fmt.Sprintf(summary, args...), ErrItemsFailed)
+}
+
+// unknownCell is the text of a cell that could not be read.
+const unknownCell = "?"
+
+// Bounds of what unknowns writes on stderr.
+const (
+	unknownReasonsMax = 5 // reasons, one line each
+	unknownItemsMax   = 6 // items named on one reason's line
+)
+
+// unknowns collects the cells of a partial answer that could not be read,
+// by reason, to report each distinct reason once.
+type unknowns struct {
+	reasons []string            // in the order first seen
+	items   map[string][]string // by reason
+}
+
+// add records that the cells of item could not be read for reason, unless
+// reason is empty; it reports whether it recorded anything.
+func (u *unknowns) add(reason, item string, args ...any) bool {
+	if reason == "" {
+		return false
+	}
+	if u.items == nil {
+		u.items = make(map[string][]string)
+	}
+	if _, seen := u.items[reason]; !seen {
+		u.reasons = append(u.reasons, reason)
+	}
+	u.items[reason] = append(u.items[reason], fmt.Sprintf(item, args...))
+	return true
+}
+
+// lines are the distinct reasons, "<items>: <reason>" each, at most
+// unknownReasonsMax of them and a last line for the others.
+func (u *unknowns) lines() []string {
+	var out []string
+	for i, r := range u.reasons {
+		if i == unknownReasonsMax {
+			return append(out, "other cells: "+plural(len(u.reasons)-i, "more reason"))
+		}
+		items := u.items[r]
+		named := strings.Join(items[:min(len(items), unknownItemsMax)], ", ")
+		if len(items) > unknownItemsMax {
+			named += fmt.Sprintf(" and %d more", len(items)-unknownItemsMax)
+		}
+		out = append(out, named+": "+r)
+	}
+	return out
+}
+
+// report writes the lines on diag, "klog: ? for <items>: <reason>".
+func (u *unknowns) report(diag io.Writer) {
+	for _, l := range u.lines() {
+		fmt.Fprintf(diag, "klog: ? for %s\n", l)
+	}
+}
+
+// err returns nil when every cell was read, else an error wrapping
+// ErrPartial.
+func (u *unknowns) err() error {
+	if len(u.reasons) == 0 {
+		return nil
+	}
+	n := 0
+	for _, items := range u.items {
+		n += len(items)
+	}
+	return fmt.Errorf("%w: %s could not be read", ErrPartial, plural(n, "item"))
+}
+
+// addShardErrors adds to u each failed piece of a request err reports
+// (kadm.ShardErrors), as "<what> broker N"; any other error as it is.
+func addShardErrors(u *unknowns, err error, what string) {
+	se, ok := errors.AsType[*kadm.ShardErrors](err)
+	if !ok {
+		if err != nil {
+			u.add(err.Error(), "%s some brokers", what)
+		}
+		return
+	}
+	for _, e := range se.Errs {
+		u.add(e.Err.Error(), "%s broker %d", what, e.Broker.NodeID)
+	}
+}
+
+// cellsError is the reason shared by the cells of an item that could not
+// be read, given by field: the first in field order; "" when there is none.
+func cellsError(byField map[string]string) string {
+	for _, k := range slices.Sorted(maps.Keys(byField)) {
+		return byField[k]
+	}
+	return ""
+}
+
+// cell is value, or unknownCell when reason is not empty.
+func cell(value, reason string) string {
+	if reason != "" {
+		return unknownCell
+	}
+	return value
+}
+
+// plural renders a count of things: "1 record", "3 records", "2
+// processes". noun is the singular; its plural adds "s", or "es" after an
+// s. Every count klog prints in words goes through it.
+func plural[N ~int | ~int32 | ~int64](n N, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "s"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // ---- cells ----

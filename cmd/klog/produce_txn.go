@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -52,6 +53,7 @@ func runProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, src record
 	if err := cl.BeginTransaction(); err != nil {
 		return fmt.Errorf("begin transaction %q: %w", txnID, err)
 	}
+	begun := time.Now()
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	items := make(chan inputItem)
@@ -64,11 +66,11 @@ loop:
 		var it inputItem
 		select {
 		case <-ctx.Done():
-			cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+			cause = fmt.Errorf("interrupted after %s: %w", plural(n, "record"), context.Cause(ctx))
 			break loop
 		case got, ok := <-items:
 			if !ok {
-				cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+				cause = fmt.Errorf("interrupted after %s: %w", plural(n, "record"), context.Cause(ctx))
 				break loop
 			}
 			it = got
@@ -90,13 +92,13 @@ loop:
 		cl.Produce(ctx, it.r, func(r *kgo.Record, err error) { rep.done(idx, r, err) })
 	}
 	stopReading()
-	return endProduceTxn(ctx, cl, txnID, n, cause, rep)
+	return endProduceTxn(ctx, cl, txnID, begun, n, cause, rep)
 }
 
-// endProduceTxn ends the transaction of n records: it commits once they
-// are all produced, and aborts when there is a cause to, or when one
-// comes up during the flush.
-func endProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, n int64, cause error, rep *produceReport) error {
+// endProduceTxn ends the transaction of n records, begun at begun: it
+// commits once they are all produced, and aborts when there is a cause
+// to, or when one comes up during the flush.
+func endProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, begun time.Time, n int64, cause error, rep *produceReport) error {
 	// Ending the transaction must outlive an interrupt, but not forever.
 	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txnEndTimeout)
 	defer cancel()
@@ -115,7 +117,7 @@ func endProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, n int64, c
 	// may pick either) or during the flush still aborts: commit only when
 	// nothing asked to stop before the commit begins.
 	if cause == nil && ctx.Err() != nil {
-		cause = fmt.Errorf("interrupted after %d records: %w", n, context.Cause(ctx))
+		cause = fmt.Errorf("interrupted after %s: %w", plural(n, "record"), context.Cause(ctx))
 	}
 	if cause != nil {
 		if err := cl.AbortBufferedRecords(endCtx); err != nil {
@@ -130,10 +132,30 @@ func endProduceTxn(ctx context.Context, cl *kgo.Client, txnID string, n int64, c
 		return fmt.Errorf("%w: %w", ErrTransactionAborted, cause)
 	}
 	if err := cl.EndTransaction(endCtx, kgo.TryCommit); err != nil {
-		return fmt.Errorf("commit transaction %q: %w", txnID, err)
+		return commitError(txnID, time.Since(begun), err)
 	}
 	if !rep.quiet {
-		fmt.Fprintf(rep.w, "committed transaction %q: %d records\n", txnID, n)
+		fmt.Fprintf(rep.w, "committed transaction %q: %s\n", txnID, plural(n, "record"))
 	}
 	return nil
+}
+
+// commitError explains a commit the coordinator refused after the
+// transaction was open for open. A transaction open longer than its
+// timeout is aborted by its coordinator, which bumps the producer's epoch;
+// the commit that follows is answered INVALID_TXN_STATE under transaction
+// version 2 and PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before EndTxn v2)
+// under version 1, as Kafka 4.4 answers it. Fenced is also the answer
+// when another producer took over the transactional id.
+func commitError(txnID string, open time.Duration, err error) error {
+	timedOut := fmt.Sprintf("the coordinator aborted it: it was open %v, longer than its timeout (transaction.timeout.ms, --txn-timeout)",
+		open.Round(time.Millisecond))
+	switch {
+	case errors.Is(err, kerr.InvalidTxnState):
+		return fmt.Errorf("commit transaction %q: %s: %w (%w)", txnID, timedOut, ErrTransactionAborted, err)
+	case errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch):
+		return fmt.Errorf("commit transaction %q: %s, or another producer took over the transactional id: %w (%w)",
+			txnID, timedOut, ErrTransactionAborted, err)
+	}
+	return fmt.Errorf("commit transaction %q: %w", txnID, err)
 }

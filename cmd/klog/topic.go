@@ -168,17 +168,24 @@ func runTopicCreate(ctx context.Context, g *globals, o topicCreateOptions, out, 
 // ---- topic delete ----
 
 func newTopicDeleteCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete NAME...",
-		Short: "Delete topics",
+	var c consent
+	cmd := &cobra.Command{
+		Use:   "delete NAME... [--yes]",
+		Short: "Delete topics and all their records",
 		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTopicDelete(cmd.Context(), g, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runTopicDelete(cmd.Context(), g, args, c, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	destructive(cmd, &c, "delete", "deleted")
+	return cmd
 }
 
-func runTopicDelete(ctx context.Context, g *globals, names []string, out, diag io.Writer) error {
+func runTopicDelete(ctx context.Context, g *globals, names []string, c consent, out, diag io.Writer) error {
+	what := quoteList("topic", names)
+	if err := c.ask(fmt.Sprintf("Delete %s and all their records?", what), "deleted", "delete "+what); err != nil {
+		return err
+	}
 	return withAdmin(g, func(adm *kadm.Client) error {
 		resps, err := adm.DeleteTopics(ctx, names...)
 		if err != nil {

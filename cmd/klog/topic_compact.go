@@ -106,8 +106,8 @@ func compactTable(t *table, doc topicCompactJSON) {
 			if p.Plan.KeysAffected > len(p.Plan.Keys) {
 				more = fmt.Sprintf(", the %d losing the most shown", len(p.Plan.Keys))
 			}
-			t.row("node %d, %s/%d: %d keys would lose records%s; %d records of aborted transactions, %d without key\n",
-				n.NodeID, doc.Topic, p.Partition, p.Plan.KeysAffected, more, p.Plan.AbortedRecords, p.Plan.KeylessRecords)
+			t.row("node %d, %s/%d: %s would lose records%s; %s of aborted transactions, %d without key\n",
+				n.NodeID, doc.Topic, p.Partition, plural(p.Plan.KeysAffected, "key"), more, plural(p.Plan.AbortedRecords, "record"), p.Plan.KeylessRecords)
 			if len(p.Plan.Keys) > 0 {
 				t.row("KEY\tRECORDS\n")
 				for _, k := range p.Plan.Keys {
@@ -115,7 +115,7 @@ func compactTable(t *table, doc topicCompactJSON) {
 				}
 			}
 			t.section()
-			t.row("node %d, %s/%d: %d tombstones pending\n", n.NodeID, doc.Topic, p.Partition, p.Plan.TombstonesPending)
+			t.row("node %d, %s/%d: %s pending\n", n.NodeID, doc.Topic, p.Partition, plural(p.Plan.TombstonesPending, "tombstone"))
 			if len(p.Plan.Tombstones) > 0 {
 				t.row("KEY\tOFFSET\tEXPIRES\tIN\n")
 				for _, ts := range p.Plan.Tombstones {

@@ -36,7 +36,7 @@ func TestTopicCompact(t *testing.T) {
 	for _, want := range []string{
 		"node 0, cmp/0: 3 keys would lose records; 0 records of aborted transactions, 0 without key\n",
 		"KEY  RECORDS\nb    6\na    5\nc    5\n",
-		"node 0, cmp/0: 1 tombstones pending\n",
+		"node 0, cmp/0: 1 tombstone pending\n",
 		"KEY  OFFSET  EXPIRES",
 	} {
 		if !strings.Contains(r.stdout, want) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -60,7 +61,13 @@ func newTopicDescribeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe NAME...",
 		Short: "Describe topics: partitions, leaders, replicas, ISR, offsets, configs",
-		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		Long: `Describe topics: partitions, leaders, replicas, ISR, offsets, configs.
+
+When a partition's leader cannot be reached (a node is down), its offsets
+show "?", each distinct reason is given once on stderr, and klog exits 3
+after printing what it could read (with --format json the offset is -1 and
+the partition's "errors" says why, keyed by field).`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTopicDescribe(cmd.Context(), g, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -74,14 +81,22 @@ func runTopicDescribe(ctx context.Context, g *globals, names []string, out, diag
 			return err
 		}
 		failed := failures{diag: diag}
+		var unknown unknowns
 		for _, d := range descs {
 			failed.add(d.Error, "topic %q", d.Name)
+			for _, p := range d.Partitions {
+				unknown.add(cellsError(p.Errors), "%s/%d", d.Name, p.Partition)
+			}
 		}
+		unknown.report(diag)
 		doc := topicDescribeJSON{Version: topicJSONVersion, Topics: descs}
 		if err := writeOutput(g, out, doc, func(t *table) { writeTopicDescribeText(t, descs) }); err != nil {
 			return err
 		}
-		return failed.err("%d of %d topics failed", failed.n, len(descs))
+		if err := failed.err("%d of %d topics failed", failed.n, len(descs)); err != nil {
+			return err
+		}
+		return unknown.err()
 	})
 }
 
@@ -117,8 +132,10 @@ func writeTopicDescribeText(t *table, descs []inspect.TopicDescription) {
 		t.section()
 		t.row("PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tLOG-START\tHIGH-WATERMARK\n")
 		for _, p := range d.Partitions {
-			t.row("%d\t%d\t%d\t%s\t%s\t%d\t%d", p.Partition, p.Leader, p.LeaderEpoch,
-				int32List(p.Replicas), int32List(p.ISR), p.LogStartOffset, p.HighWatermark)
+			t.row("%d\t%d\t%d\t%s\t%s\t%s\t%s", p.Partition, p.Leader, p.LeaderEpoch,
+				int32List(p.Replicas), int32List(p.ISR),
+				cell(fmt.Sprint(p.LogStartOffset), p.Errors["log_start_offset"]),
+				cell(fmt.Sprint(p.HighWatermark), p.Errors["high_watermark"]))
 			if p.Error != "" {
 				t.row("\t%s", p.Error)
 			}

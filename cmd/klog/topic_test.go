@@ -91,7 +91,7 @@ func TestTopicCreateListDescribeDelete(t *testing.T) {
 		t.Errorf("missing = %+v", desc.Topics[1])
 	}
 
-	r = mustRun(t, b, "", "--format", "json", "topic", "delete", "gamma", "delta")
+	r = mustRun(t, b, "", "--format", "json", "topic", "delete", "gamma", "delta", "--yes")
 	var res topicResults
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("delete JSON: %v\n%s", err, r.stdout)
@@ -99,7 +99,7 @@ func TestTopicCreateListDescribeDelete(t *testing.T) {
 	if res.Version != 1 || len(res.Topics) != 2 || res.Topics[0].Error != "" {
 		t.Errorf("delete JSON = %+v", res)
 	}
-	r = klogRun(t, b, "", "topic", "delete", "gamma")
+	r = klogRun(t, b, "", "topic", "delete", "gamma", "--yes")
 	if r.code != 1 || !strings.Contains(r.stderr, `topic "gamma"`) {
 		t.Errorf("delete again: exit %d stderr %q", r.code, r.stderr)
 	}

@@ -15,10 +15,9 @@ import (
 )
 
 type topicTrimOptions struct {
-	before      string
-	dryRun      bool
-	yes         bool
-	interactive bool // stdin is a terminal: ask before trimming
+	before  string
+	dryRun  bool
+	confirm consent
 }
 
 // topicTrimJSON is the JSON output of topic trim. Trimmed tells whether
@@ -51,23 +50,23 @@ has deleted them, and shows each partition's log start before and after
 (the low watermark). A topic with cleanup.policy=compact only is refused
 (POLICY_VIOLATION), as are internal topics.
 
-The plan (log start -> new start) is printed first. In a terminal klog asks
-before trimming; --yes trims without asking. Without a terminal nothing is
-trimmed unless --yes is given.`,
+--dry-run prints the plan (log start -> new start) and trims nothing; so
+does a trim that is not confirmed. Asking, klog shows the plan with the
+question on stderr. Once trimmed, stdout shows each partition's log start
+before and after.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.interactive = isTerminal(cmd.InOrStdin())
-			return runTopicTrim(cmd.Context(), g, args, o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runTopicTrim(cmd.Context(), g, args, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	destructive(cmd, &o.confirm, "trim", "trimmed")
 	f := cmd.Flags()
 	f.StringVar(&o.before, "before", "", "delete the records before this position (required): N|end|-N|+N|@TIME")
 	f.BoolVar(&o.dryRun, "dry-run", false, "only print what would be deleted")
-	f.BoolVarP(&o.yes, "yes", "y", false, "trim without asking")
 	return cmd
 }
 
-func runTopicTrim(ctx context.Context, g *globals, args []string, o topicTrimOptions, in io.Reader, out, diag io.Writer) error {
+func runTopicTrim(ctx context.Context, g *globals, args []string, o topicTrimOptions, out, diag io.Writer) error {
 	if o.before == "" {
 		return usagef("--before is required: N|end|-N|+N|@TIME")
 	}
@@ -88,11 +87,12 @@ func runTopicTrim(ctx context.Context, g *globals, args []string, o topicTrimOpt
 			return err
 		}
 		res := topicTrimJSON{Version: topicJSONVersion, DryRun: o.dryRun, Partitions: trims}
-		preview := out
-		if g.format == formatJSON {
-			preview = diag // stdout carries the one JSON document
+		c := o.confirm
+		preview := out // the plan is the answer: nothing is trimmed
+		if g.format == formatJSON || (c.asks() && !o.dryRun) {
+			preview = diag // the answer is what the trim did
 		}
-		if g.format == formatText || (!o.yes && o.interactive && !o.dryRun) {
+		if (g.format == formatText && (o.dryRun || c.refuses())) || (c.asks() && !o.dryRun) {
 			if err := writeTrimTable(preview, trims, false); err != nil {
 				return err
 			}
@@ -100,14 +100,13 @@ func runTopicTrim(ctx context.Context, g *globals, args []string, o topicTrimOpt
 		if o.dryRun {
 			return finishTrim(g, out, diag, res)
 		}
-		if !o.yes && !o.interactive {
+		if c.refuses() {
 			// The JSON document goes out before the refusal.
 			if err := finishTrim(g, out, diag, res); err != nil && !errors.Is(err, ErrItemsFailed) {
 				return err
 			}
 		}
-		c := consent{yes: o.yes, interactive: o.interactive, in: in, diag: diag}
-		question := fmt.Sprintf("Delete the records before the new start of %d partitions?", countTrimmable(trims))
+		question := fmt.Sprintf("Delete the records before the new start of %s?", plural(countTrimmable(trims), "partition"))
 		if err := c.ask(question, "trimmed", "delete the records above, or --dry-run to only preview"); err != nil {
 			return err
 		}
@@ -115,6 +114,7 @@ func runTopicTrim(ctx context.Context, g *globals, args []string, o topicTrimOpt
 			return err
 		}
 		res.Trimmed = countTrimmable(trims) > 0
+		reportTrimmed(diag, trims)
 		if g.format == formatText {
 			if err := writeTrimTable(out, trims, true); err != nil {
 				return err
@@ -188,10 +188,23 @@ func finishTrim(g *globals, out, diag io.Writer, res topicTrimJSON) error {
 			return err
 		}
 	}
-	if res.Trimmed {
-		fmt.Fprintf(diag, "trimmed %d partitions\n", len(res.Partitions)-failed.n)
-	}
 	return failed.err("%d of %d partitions failed", failed.n, len(res.Partitions))
+}
+
+// reportTrimmed says on diag how many partitions lost records: those
+// whose log start moved.
+func reportTrimmed(diag io.Writer, trims []inspect.Trim) {
+	moved := 0
+	for _, t := range trims {
+		if t.Error == "" && t.LowWatermark > t.LogStart {
+			moved++
+		}
+	}
+	if moved == 0 {
+		fmt.Fprintln(diag, "nothing trimmed: every partition already started at or after its new start")
+		return
+	}
+	fmt.Fprintf(diag, "trimmed %s\n", plural(moved, "partition"))
 }
 
 // writeTrimTable prints the plan (log start -> new start) or, once

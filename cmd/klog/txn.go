@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -29,16 +30,19 @@ func newTxnCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// txnListJSON is the JSON output of txn list and txn describe.
+// txnListJSON is the JSON output of txn list and txn describe. Errors
+// says why the list may lack transactions: a coordinator that could not be
+// asked, "<what>: <reason>".
 type txnListJSON struct {
 	Version      int                   `json:"version"`
 	Transactions []inspect.Transaction `json:"transactions"`
+	Errors       []string              `json:"errors,omitempty"`
 }
 
 // writeTxns prints transactions as JSON or a table; withStart adds the
-// start time column.
-func writeTxns(g *globals, out io.Writer, txns []inspect.Transaction, withStart bool) error {
-	return writeOutput(g, out, txnListJSON{Version: txnJSONVersion, Transactions: txns}, func(t *table) {
+// start time column, missing the reasons transactions may be missing.
+func writeTxns(g *globals, out io.Writer, txns []inspect.Transaction, missing []string, withStart bool) error {
+	return writeOutput(g, out, txnListJSON{Version: txnJSONVersion, Transactions: txns, Errors: missing}, func(t *table) {
 		header := "TRANSACTIONAL-ID\tCOORDINATOR\tSTATE\tPRODUCER-ID\tEPOCH\tTIMEOUT"
 		if withStart {
 			header += "\tSTART"
@@ -46,7 +50,16 @@ func writeTxns(g *globals, out io.Writer, txns []inspect.Transaction, withStart 
 		t.row("%s\tPARTITIONS\n", header)
 		for _, tx := range txns {
 			if tx.Error != "" {
-				t.row("%s\t%d\tERROR: %s\n", tx.TransactionalID, tx.Coordinator, tx.Error)
+				// Why is on stderr.
+				coord := fmt.Sprint(tx.Coordinator)
+				if tx.Coordinator < 0 {
+					coord = unknownCell
+				}
+				t.row("%s\t%s\t?\t?\t?\t?", tx.TransactionalID, coord)
+				if withStart {
+					t.row("\t?")
+				}
+				t.row("\t?\n")
 				continue
 			}
 			t.row("%s\t%d\t%s\t%d\t%d\t%s", tx.TransactionalID, tx.Coordinator, orDash(tx.State),

@@ -16,8 +16,7 @@ type txnAbortOptions struct {
 	topic       string
 	partition   int32
 	startOffset int64
-	yes         bool
-	interactive bool // stdin is a terminal: ask before aborting
+	confirm     consent
 }
 
 // txnAbortJSON is the JSON output of txn abort. Aborted tells whether the
@@ -45,23 +44,21 @@ abort marker for it to the partition (WriteTxnMarkers), which closes the
 transaction and releases the partition's last stable offset.
 
 This bypasses the transaction coordinator: use it only for transactions no
-coordinator will finish. In a terminal klog asks first; --yes aborts without
-asking. Without a terminal nothing is aborted unless --yes is given.`,
+coordinator will finish.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.interactive = isTerminal(cmd.InOrStdin())
-			return runTxnAbort(cmd.Context(), g, o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runTxnAbort(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.topic, "topic", "", "the topic of the transaction (required)")
 	f.Int32Var(&o.partition, "partition", -1, "the partition of the transaction (required)")
 	f.Int64Var(&o.startOffset, "start-offset", -1, "the first offset of the transaction in the partition (required)")
-	f.BoolVarP(&o.yes, "yes", "y", false, "abort without asking")
+	destructive(cmd, &o.confirm, "abort", "aborted")
 	return cmd
 }
 
-func runTxnAbort(ctx context.Context, g *globals, o txnAbortOptions, in io.Reader, out, diag io.Writer) error {
+func runTxnAbort(ctx context.Context, g *globals, o txnAbortOptions, out, diag io.Writer) error {
 	switch {
 	case o.topic == "":
 		return usagef("--topic is required")
@@ -89,8 +86,7 @@ func runTxnAbort(ctx context.Context, g *globals, o txnAbortOptions, in io.Reade
 		}
 		what := fmt.Sprintf("the transaction of producer %d (epoch %d, coordinator epoch %d) on %s/%d starting at offset %d",
 			res.ProducerID, res.ProducerEpoch, res.CoordinatorEpoch, o.topic, o.partition, o.startOffset)
-		c := consent{yes: o.yes, interactive: o.interactive, in: in, diag: diag}
-		if err := c.ask("Abort "+what+"?", "aborted", "abort "+what); err != nil {
+		if err := o.confirm.ask("Abort "+what+"?", "aborted", "abort "+what); err != nil {
 			return err
 		}
 		if err := inspect.AbortTransaction(ctx, adm, o.topic, o.partition, found); err != nil {

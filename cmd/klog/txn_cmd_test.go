@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/inspect"
 	"github.com/klogdev/klog/internal/testkit"
 )
@@ -282,5 +283,37 @@ func TestTxnProducersMissing(t *testing.T) {
 	pj := decodeJSON[txnProducersJSON](t, mustRun(t, b, "", "txn", "producers", "tp/0", "tp", "--format", "json").stdout)
 	if len(pj.Partitions) != 1 || pj.Partitions[0].Topic != "tp" || len(pj.Partitions[0].Producers) != 0 {
 		t.Errorf("txn producers = %+v", pj)
+	}
+}
+
+// TestProduceTxnTimedOut: a transaction its coordinator aborted because it
+// was open longer than --txn-timeout fails its commit with a message that
+// says so, and exit 1.
+func TestProduceTxnTimedOut(t *testing.T) {
+	n := brokertest.Start(t)
+	b := n.Addr()
+	createTopic(t, b, "tslow", 1)
+	in, w := io.Pipe()
+	done := make(chan result, 1)
+	go func() {
+		done <- klogRunReader(t, b, in, "produce", "tslow", "--txn-id", "slow", "--txn-timeout", "1s")
+	}()
+	if _, err := w.Write([]byte("a\n")); err != nil {
+		t.Fatal(err)
+	}
+	adm := testAdmin(t, b)
+	testkit.WaitFor(t, "the transaction of slow to be open", func() (bool, string) {
+		d, err := adm.DescribeTransactions(testkit.Context(t), "slow")
+		return err == nil && d["slow"].State == "Ongoing" && len(d["slow"].Topics) > 0, fmt.Sprint(d, err)
+	})
+	testkit.WaitFor(t, "the coordinator to abort slow", func() (bool, string) {
+		n.AdvanceClock(2 * time.Second)
+		d, err := adm.DescribeTransactions(testkit.Context(t), "slow")
+		return err == nil && d["slow"].State == "CompleteAbort", fmt.Sprint(d, err)
+	})
+	w.Close()
+	r := <-done
+	if r.code != exitFailure || !strings.Contains(r.stderr, "the coordinator aborted it") || !strings.Contains(r.stderr, "transaction.timeout.ms") {
+		t.Errorf("commit after the timeout: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

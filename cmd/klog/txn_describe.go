@@ -34,7 +34,7 @@ func runTxnDescribe(ctx context.Context, g *globals, ids []string, out, diag io.
 		for _, tx := range txns {
 			failed.add(tx.Error, "transactional id %q", tx.TransactionalID)
 		}
-		if err := writeTxns(g, out, txns, true); err != nil {
+		if err := writeTxns(g, out, txns, nil, true); err != nil {
 			return err
 		}
 		return failed.err("%d of %d transactional ids failed", failed.n, len(ids))

@@ -24,7 +24,11 @@ producer id and epoch, state, transaction timeout and the partitions of its
 open transaction.
 
 --state keeps only transactions in the given states (repeatable or
-comma-separated, any case): ` + strings.Join(txnStates, ", ") + `.`,
+comma-separated, any case): ` + strings.Join(txnStates, ", ") + `.
+
+When a coordinator cannot be reached (a node is down), the ids it knows are
+missing and an id it cannot describe shows "?"; each distinct reason is
+given once on stderr, and klog exits 3 after printing what it could read.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTxnList(cmd.Context(), g, states, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -44,10 +48,11 @@ func runTxnList(ctx context.Context, g *globals, states []string, out, diag io.W
 		if ids == nil {
 			return listErr
 		}
-		failed := failures{diag: diag}
-		if listErr != nil {
-			failed.add(listErr.Error(), "list transactions")
-		}
+		// The ids of a coordinator that did not answer are missing: a
+		// partial answer, not a failed one.
+		var unknown unknowns
+		addShardErrors(&unknown, listErr, "the transactions of")
+		missing := unknown.lines()
 		described, err := inspect.DescribeTransactions(ctx, adm, ids)
 		if err != nil {
 			return err
@@ -57,12 +62,13 @@ func runTxnList(ctx context.Context, g *globals, states []string, out, diag io.W
 			if errors.Is(tx.Err, kerr.TransactionalIDNotFound) {
 				continue // gone since the listing
 			}
-			failed.add(tx.Error, "transactional id %q", tx.TransactionalID)
+			unknown.add(tx.Error, "transactional id %q", tx.TransactionalID)
 			txns = append(txns, tx)
 		}
-		if err := writeTxns(g, out, txns, false); err != nil {
+		unknown.report(diag)
+		if err := writeTxns(g, out, txns, missing, false); err != nil {
 			return err
 		}
-		return failed.err("%d transactions could not be listed or described", failed.n)
+		return unknown.err()
 	})
 }

@@ -113,7 +113,7 @@ func probeAndSeed(ctx context.Context, g *globals, o upOptions, info readyInfo, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "klog: seeded: %d topics created, %d there already, %d records\n", len(res.Created), len(res.Existing), res.Records)
+	fmt.Fprintf(cmd.ErrOrStderr(), "klog: seeded: %s created, %d there already, %s\n", plural(len(res.Created), "topic"), len(res.Existing), plural(res.Records, "record"))
 	return nil
 }
 

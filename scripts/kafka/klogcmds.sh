@@ -281,11 +281,11 @@ topic_trim() {
 }
 list_lacks_xtopic() { kl topic-list-after-delete topic list && [ "$rc" -eq 0 ] && lacks "$xtopic .*"; }
 topic_delete() {
-  kl topic-delete topic delete "$xtopic"
+  kl topic-delete topic delete "$xtopic" --yes
   ok_rc && line "$xtopic DELETED" || return 1
   # Deletion is asynchronous on Kafka: wait until the list lacks it.
   wait_for 30 list_lacks_xtopic || { why="topic list still has $xtopic after delete (exit $rc)"; return 1; }
-  kl topic-delete-missing topic delete "$xtopic"
+  kl topic-delete-missing topic delete "$xtopic" --yes
   fails_with 1 "UNKNOWN_TOPIC_OR_PARTITION"
 }
 
