@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 // TestRouting: the command line switches screens by name or unique
@@ -369,6 +371,7 @@ func TestCatchUp(t *testing.T) {
 // into rates between refreshes, with a trend.
 func TestClusterRates(t *testing.T) {
 	d := newDriver(t, newFakeSource(), Options{})
+	d.send(tea.WindowSizeMsg{Width: 160, Height: 16})
 	now := clock
 	d.m.now = func() time.Time { return now }
 	for range 3 {

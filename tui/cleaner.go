@@ -93,7 +93,7 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-func (c *cleanerScreen) view(s Styles, _, height int) string {
+func (c *cleanerScreen) view(s Styles, width, height int) string {
 	switch {
 	case c.noAdmin != nil:
 		return s.Bad.Render("No compaction state: "+c.noAdmin.Error()+".") + "\n\n" +
@@ -103,5 +103,5 @@ func (c *cleanerScreen) view(s Styles, _, height int) string {
 	case !c.ready:
 		return s.Dim.Render("asking the nodes' cleaners…")
 	}
-	return c.parts.view(s, height)
+	return c.parts.view(s, width, height)
 }

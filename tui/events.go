@@ -57,7 +57,7 @@ func (e *eventsScreen) loaded(_ string, v any, err error, _ time.Time) error {
 	return err
 }
 
-func (e *eventsScreen) view(s Styles, _, height int) string {
+func (e *eventsScreen) view(s Styles, width, height int) string {
 	switch {
 	case e.noAdmin != nil:
 		return s.Bad.Render("No events: "+e.noAdmin.Error()+".") + "\n\n" +
@@ -66,5 +66,5 @@ func (e *eventsScreen) view(s Styles, _, height int) string {
 	case !e.ready:
 		return s.Dim.Render("asking the nodes for their events…")
 	}
-	return e.events.view(s, height)
+	return e.events.view(s, width, height)
 }

@@ -26,12 +26,14 @@ type KafkaSource struct {
 	newClient inspect.ClientFunc
 	admins    []*nodeapi.Client
 	noAdmin   error
+	nodes     nodes
 }
 
 // NewKafkaSource returns a Source reading through cl, with newClient for
-// the short-lived clients that count lag (inspect.GroupOffsets), and the
-// admin API of each node in admins. With no admins, noAdmin says why; the
-// admin API screens show it.
+// the short-lived clients that count lag (inspect.GroupOffsets) and ask
+// each node alone, and the admin API of each node in admins. With no
+// admins, noAdmin says why; the admin API screens show it. Close closes
+// the clients it made.
 func NewKafkaSource(cl *kgo.Client, newClient inspect.ClientFunc, admins []*nodeapi.Client, noAdmin error) *KafkaSource {
 	return &KafkaSource{cl: cl, adm: kadm.NewClient(cl), newClient: newClient, admins: admins, noAdmin: noAdmin}
 }
@@ -43,11 +45,6 @@ func (s *KafkaSource) noAdminErr() error {
 		return fmt.Errorf("%w: %v", ErrNoAdminAPI, s.noAdmin)
 	}
 	return ErrNoAdminAPI
-}
-
-// Overview implements Source.
-func (s *KafkaSource) Overview(ctx context.Context) (inspect.ClusterOverview, error) {
-	return inspect.Overview(ctx, s.adm)
 }
 
 // Nodes implements Source: the nodes that answer.
@@ -77,6 +74,10 @@ func (s *KafkaSource) Topics(ctx context.Context) ([]inspect.TopicListing, error
 
 // Topic implements Source.
 func (s *KafkaSource) Topic(ctx context.Context, name string) (TopicDetail, error) {
+	// kadm answers from the client's cached metadata while it is younger
+	// than kgo.MetadataMinAge (5 s): a partition would keep the leader
+	// it had before a failover.
+	s.cl.PurgeTopicsFromClient(name)
 	details, err := inspect.LookupTopics(ctx, s.adm, []string{name})
 	if err != nil {
 		return TopicDetail{}, err

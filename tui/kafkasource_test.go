@@ -56,10 +56,11 @@ func TestKafkaSource(t *testing.T) {
 	}
 	src := NewKafkaSource(cl, newClient, []*nodeapi.Client{nodeapi.NewClient(n.AdminAddr(), 0)}, nil)
 
-	o, err := src.Overview(ctx)
-	if err != nil || len(o.Brokers) != 1 || o.Controller != o.Brokers[0].NodeID || !o.Brokers[0].Controller ||
+	st, err := src.Overview(ctx)
+	o := st.Overview
+	if err != nil || st.Stale != "" || len(st.Nodes) != 1 || !st.Nodes[0].Reachable || st.Nodes[0].Down() || st.From != o.Brokers[0].NodeID || len(o.Brokers) != 1 || o.Controller != o.Brokers[0].NodeID || !o.Brokers[0].Controller ||
 		o.Brokers[0].Address != n.Addr() || o.Partitions < 3 || o.UnderReplicated != 0 || o.Offline != 0 {
-		t.Errorf("overview = %+v, %v", o, err)
+		t.Errorf("overview = %+v, %v", st, err)
 	}
 	topics, err := src.Topics(ctx)
 	if err != nil || !slices.ContainsFunc(topics, func(l inspect.TopicListing) bool { return l.Name == "orders" && l.Partitions == 2 }) {

@@ -88,17 +88,17 @@ func (t *topicsScreen) loaded(id string, v any, err error, _ time.Time) error {
 	return nil
 }
 
-func (t *topicsScreen) view(s Styles, _, height int) string {
+func (t *topicsScreen) view(s Styles, width, height int) string {
 	if text, ok := t.waiting(s); ok {
 		return text
 	}
 	if t.item == "" {
-		return t.items.view(s, height)
+		return t.items.view(s, width, height)
 	}
 	d := t.detailData
 	head := strconv.Itoa(len(d.Partitions)) + " partitions   replication factor " + strconv.Itoa(d.ReplicationFactor)
 	if d.Internal {
 		head += "   internal"
 	}
-	return head + "\n\n" + t.detail.view(s, height-2)
+	return head + "\n\n" + t.detail.view(s, width, height-2)
 }
