@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"charm.land/lipgloss/v2"
 )
 
 // clusterScreen is the cluster overview: every node known and whether it
@@ -32,6 +34,9 @@ type clusterScreen struct {
 	seen       map[int32]NodeHealth
 	downSince  map[int32]time.Time
 	staleSince time.Time
+	// why says why each node down is, now is the time of the last read.
+	why []string
+	now time.Time
 }
 
 // traffic is a node's counters read at one time.
@@ -69,13 +74,13 @@ type clusterData struct {
 	quorum []NodeState
 }
 
-// status is a node's STATUS cell: up, or down since when and why. A node
-// gone from every answer is down since the refresh that missed it; one
-// the TUI never reached is unreachable.
-func (c *clusterScreen) status(n NodeHealth, gone bool, now time.Time) (string, bool) {
+// status is a node's STATUS cell, up or down since when, and why it is
+// down. A node gone from every answer is down since the refresh that
+// missed it; one the TUI never reached up is unreachable.
+func (c *clusterScreen) status(n NodeHealth, gone bool, now time.Time) (status, why string) {
 	if !gone && !n.Down() {
 		delete(c.downSince, n.NodeID)
-		return "up", false
+		return "up", ""
 	}
 	since, ok := c.downSince[n.NodeID]
 	if !ok {
@@ -85,18 +90,21 @@ func (c *clusterScreen) status(n NodeHealth, gone bool, now time.Time) (string, 
 		}
 		c.downSince[n.NodeID] = since
 	}
-	_, wasUp := c.seen[n.NodeID]
+	var whys []string
 	switch {
 	case gone:
-		return "down since " + since.Format("15:04:05") + " (gone)", true
-	case n.Fenced && n.Reachable:
-		return "down since " + since.Format("15:04:05") + " (fenced)", true
-	case !wasUp && !n.Fenced && !n.Listed:
-		return "unreachable", true
+		whys = append(whys, "gone from every node's answer")
 	case n.Fenced:
-		return "down since " + since.Format("15:04:05") + " (fenced, unreachable)", true
+		whys = append(whys, "fenced by the controller")
 	}
-	return "down since " + since.Format("15:04:05") + " (unreachable)", true
+	if !gone && !n.Reachable {
+		whys = append(whys, "no answer: "+n.Err)
+	}
+	why = strings.Join(whys, "; ")
+	if _, wasUp := c.seen[n.NodeID]; !wasUp && !n.Fenced && !n.Listed {
+		return "unreachable", why
+	}
+	return "down since " + since.Format("15:04:05"), why
 }
 
 func (c *clusterScreen) loaded(_ string, v any, err error, now time.Time) error {
@@ -120,6 +128,7 @@ func (c *clusterScreen) loaded(_ string, v any, err error, now time.Time) error 
 	var rows []row
 	rates := map[string]int64{}
 	down := 0
+	c.why, c.now = nil, now
 	for _, n := range nodes {
 		_, current := indexNode(st.Nodes, n.NodeID)
 		r := c.nodeRow(n, !current, st.Overview.Controller, now)
@@ -154,11 +163,14 @@ func (c *clusterScreen) nodeRow(n NodeHealth, gone bool, controller int32, now t
 	if n.NodeID == controller {
 		role = "controller"
 	}
-	status, isDown := c.status(n, gone, now)
+	status, why := c.status(n, gone, now)
+	if why != "" {
+		c.why = append(c.why, fmt.Sprintf("node %d: %s", n.NodeID, why))
+	}
 	r := row{key: strconv.Itoa(int(n.NodeID)), cells: []string{
 		strconv.Itoa(int(n.NodeID)), status, cmp.Or(n.Address, "?"), n.Rack, role, "-", "-", "-", "-", "-", "-", "",
 	}, bad: make([]bool, 12)}
-	r.bad[1] = isDown
+	r.bad[1] = status != "up"
 	return r
 }
 
@@ -208,7 +220,6 @@ func (c *clusterScreen) view(s Styles, width, height int) string {
 		return s.Dim.Render("reading the cluster's metadata…")
 	}
 	o := c.st.Overview
-	var b strings.Builder
 	labels := []string{"brokers", "topics", "partitions", "under-replicated", "offline"}
 	var parts []string
 	for i, l := range labels {
@@ -225,28 +236,45 @@ func (c *clusterScreen) view(s Styles, width, height int) string {
 		}
 		parts = append(parts, l+" "+st.Render(v))
 	}
-	b.WriteString(strings.Join(parts, "   "))
 	if c.st.Stale != "" {
-		b.WriteString(" " + s.Bad.Render("(stale)"))
+		parts[len(parts)-1] += " " + s.Bad.Render("(stale "+c.now.Sub(c.staleSince).Truncate(time.Second).String()+")")
 	}
-	b.WriteString("\n")
 	controller := "unknown"
 	if o.Controller >= 0 {
 		controller = strconv.Itoa(int(o.Controller))
 	}
-	fmt.Fprintf(&b, "controller %s   cluster id %s", s.Header.Render(controller), o.ClusterID)
+	info := []string{"controller " + s.Header.Render(controller), "cluster id " + o.ClusterID}
 	if c.st.From >= 0 {
-		fmt.Fprintf(&b, "   metadata of node %d", c.st.From)
+		info = append(info, fmt.Sprintf("metadata of node %d", c.st.From))
 	}
 	if o.TopicErrors > 0 {
-		b.WriteString("   " + s.Bad.Render(fmt.Sprintf("%d topics unreadable", o.TopicErrors)))
+		info = append(info, s.Bad.Render(fmt.Sprintf("%d topics unreadable", o.TopicErrors)))
 	}
-	lines := 3
+	lines := append(flow(parts, width), flow(info, width)...)
 	if c.st.Stale != "" {
-		b.WriteString("\n" + s.Bad.Render("metadata stale since "+c.staleSince.Format("15:04:05")+": "+c.st.Stale))
-		lines++
+		lines = append(lines, s.Bad.Render("metadata stale since "+c.staleSince.Format("15:04:05")+": "+c.st.Stale))
 	}
-	b.WriteString("\n\n")
-	b.WriteString(c.brokers.view(s, width, height-lines))
-	return b.String()
+	for _, w := range c.why {
+		lines = append(lines, s.Bad.Render(w))
+	}
+	return strings.Join(lines, "\n") + "\n\n" + c.brokers.view(s, width, height-len(lines)-1)
+}
+
+// flow joins parts with three spaces into lines of at most width cells,
+// as many parts a line as fit.
+func flow(parts []string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, p := range parts {
+		switch {
+		case cur == "":
+			cur = p
+		case lipgloss.Width(cur)+3+lipgloss.Width(p) <= width:
+			cur += "   " + p
+		default:
+			lines = append(lines, cur)
+			cur = p
+		}
+	}
+	return append(lines, cur)
 }

@@ -350,6 +350,7 @@ func newFakeSource() *fakeSource {
 				{Topic: "users", Partition: 0, DirtyRatio: 0.62, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 1200, FirstUncleanableOffset: 3400,
 					CleanBytes: 40 << 10, DirtyBytes: 66 << 10, LastRun: &lastRun, RecordsRemoved: 800, BytesRemoved: 3 << 20, Runs: 4},
 				{Topic: "users", Partition: 1, DirtyRatio: 0.1, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 0, FirstUncleanableOffset: 20},
+				{Topic: "__consumer_offsets", Partition: 7, DirtyRatio: 0.3, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 40, FirstUncleanableOffset: 90},
 			}}},
 			{Addr: "127.0.0.1:9645", Error: "admin API 127.0.0.1:9645: connection refused"},
 		},
@@ -375,6 +376,8 @@ func newFakeSource() *fakeSource {
 				TransactionalID: new("ship-1"), CoordinatorState: "CompleteCommit"},
 		},
 		events: []nodeapi.Event{
+			{Seq: 5, Time: clock.Add(-4 * time.Minute), NodeID: 1, Kind: nodeapi.EventLeaderChange, Topic: "__consumer_offsets", Partition: 3,
+				Detail: map[string]any{"leader": 1.0, "old_leader": -1.0, "leader_epoch": 0.0, "role": "leader"}},
 			{Seq: 7, Time: clock.Add(-3 * time.Minute), NodeID: 0, Kind: nodeapi.EventLeaderChange, Topic: "orders", Partition: 0,
 				Detail: map[string]any{"leader": 0.0, "old_leader": -1.0, "leader_epoch": 2.0, "role": "leader"}},
 			{Seq: 8, Time: clock.Add(-2 * time.Minute), NodeID: 1, Kind: nodeapi.EventISRShrink, Topic: "orders", Partition: 1,

@@ -157,13 +157,14 @@ func (t *table) view(s Styles, width, height int) string {
 		head[i] = pad(t.cols[j].title, widths[j], t.cols[j].right)
 	}
 	b.WriteString("  " + s.TableHead.Render(strings.TrimRight(strings.Join(head, "  "), " ")))
-	if n := t.hiddenInternal(); n > 0 {
-		note += fmt.Sprintf("  +%d internal (i)", n)
-	}
 	if note != "" {
 		b.WriteString(s.Dim.Render(note))
 	}
 	rowsShown := max(1, height-1)
+	hidden := t.hiddenInternal()
+	if hidden > 0 {
+		rowsShown = max(1, height-2)
+	}
 	if t.cursor < t.offset {
 		t.offset = t.cursor
 	}
@@ -188,6 +189,9 @@ func (t *table) view(s Styles, width, height int) string {
 		}
 		b.WriteString("\n")
 		b.WriteString(line)
+	}
+	if hidden > 0 {
+		b.WriteString("\n" + s.Dim.Render(fmt.Sprintf("  + %d rows of internal topics, hidden (i shows them)", hidden)))
 	}
 	return b.String()
 }
