@@ -382,3 +382,37 @@ func TestClusterRates(t *testing.T) {
 		t.Fatalf("rates:\n%s", s)
 	}
 }
+
+// TestInternalToggle: the internal topics' rows are hidden on topics,
+// cleaner and events until i shows them, after the user's; i again hides
+// them.
+func TestInternalToggle(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "topics"})
+	keys := func() []string {
+		var out []string
+		for _, r := range d.m.screen().list().visible() {
+			out = append(out, r.key)
+		}
+		return out
+	}
+	if got := keys(); strings.Join(got, " ") != "orders payments" || !strings.Contains(d.screen(), "+ 1 rows of internal topics, hidden (i shows them)") {
+		t.Fatalf("topics before i: %v\n%s", got, d.screen())
+	}
+	d.press("i")
+	if got := keys(); strings.Join(got, " ") != "orders payments __consumer_offsets" || strings.Contains(d.screen(), "hidden (i shows them)") {
+		t.Fatalf("topics after i: %v\n%s", got, d.screen())
+	}
+	for _, scr := range []string{"cleaner", "events"} {
+		d.press(":")
+		d.typeText(scr)
+		d.press("enter")
+		if !strings.Contains(d.screen(), "__consumer_offsets") {
+			t.Errorf("%s after i shows no internal row:\n%s", scr, d.screen())
+		}
+		d.press("i")
+		if s := d.screen(); strings.Contains(s, "__consumer_offsets") || !strings.Contains(s, "+ 1 rows of internal topics") {
+			t.Errorf("%s after i again:\n%s", scr, s)
+		}
+		d.press("i")
+	}
+}

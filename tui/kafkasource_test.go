@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/inspect"
@@ -285,5 +286,67 @@ func TestKafkaSourceSegments(t *testing.T) {
 	}
 	if _, err := NewKafkaSource(cl, nil, nil, nil).Segments(ctx, "logs", 0); !errors.Is(err, ErrNoAdminAPI) {
 		t.Errorf("no admin API: %v", err)
+	}
+}
+
+// TestKafkaSourceNodeDown: a node killed stays in the overview, down, and
+// the counts are not marked stale while the other two keep the quorum;
+// once the partition it led fails over, the next read shows its new
+// leader, not the one the client's cached metadata had.
+func TestKafkaSourceNodeDown(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	ctx := testkit.Context(t)
+	cl := c.Client()
+	adm := kadm.NewClient(cl)
+	if resp, err := adm.CreateTopic(ctx, 2, 3, nil, "orders"); err != nil || resp.Err != nil {
+		t.Fatalf("create orders: %v %v", err, resp.Err)
+	}
+	src := NewKafkaSource(cl, nil, nil, nil)
+	t.Cleanup(src.Close)
+	testkit.WaitFor(t, "3 nodes up", func() (bool, string) {
+		st, err := src.Overview(ctx)
+		up := 0
+		for _, n := range st.Nodes {
+			if !n.Down() && n.Listed && n.InQuorum {
+				up++
+			}
+		}
+		return err == nil && up == 3 && st.Stale == "", fmt.Sprintf("%+v %v", st, err)
+	})
+	p, err := src.Partition(ctx, "orders", 1)
+	if err != nil || p.Kafka.Leader < 0 {
+		t.Fatalf("orders/1: %+v %v", p, err)
+	}
+	old := p.Kafka.Leader
+	c.Node(old).Kill()
+	// The failover as a node other than the source's client sees it;
+	// the source's very next read must show it, though its client read
+	// the partition's metadata a moment before the kill.
+	direct := c.Node((old + 1) % 3).Client()
+	testkit.WaitFor(t, "orders/1 failed over", func() (bool, string) {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("orders")
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, direct)
+		if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+			return false, fmt.Sprint(resp, err)
+		}
+		l := resp.Topics[0].Partitions[1].Leader
+		return l >= 0 && l != old, fmt.Sprintf("leader %d", l)
+	})
+	p, err = src.Partition(ctx, "orders", 1)
+	if err != nil || p.Kafka.Leader == old || p.Kafka.Leader < 0 || slices.Contains(p.Kafka.ISR, old) {
+		t.Errorf("orders/1 right after the failover: %+v %v; want a new leader and node %d out of the ISR", p.Kafka, err, old)
+	}
+	testkit.WaitFor(t, fmt.Sprintf("node %d down in the overview", old), func() (bool, string) {
+		st, err := src.Overview(ctx)
+		i, ok := indexNode(st.Nodes, old)
+		return err == nil && ok && st.Nodes[i].Down() && st.Nodes[i].Address == c.Node(old).Addr() && len(st.Nodes) == 3,
+			fmt.Sprintf("%+v %v", st, err)
+	})
+	st, err := src.Overview(ctx)
+	if err != nil || st.Stale != "" || st.From == old || st.Overview.UnderReplicated == 0 {
+		t.Errorf("overview after the failover: %+v %v; want fresh counts with orders' partitions under-replicated", st, err)
 	}
 }

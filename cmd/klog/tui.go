@@ -61,6 +61,7 @@ func runTUI(ctx context.Context, g *globals, opts tui.Options, in io.Reader, out
 	admins, noAdmin := g.adminNodes(ctx, tuiAdminTimeout)
 	opts.Brokers = g.brokers
 	src := tui.NewKafkaSource(cl, g.newClient, admins, noAdmin)
+	defer src.Close()
 	if err := tui.Run(ctx, src, opts, in, out); err != nil {
 		return fmt.Errorf("tui: %w", err)
 	}
