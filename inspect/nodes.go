@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -92,38 +93,31 @@ func AskNode(ctx context.Context, b *kgo.Broker, addr string) NodeAnswer {
 
 // overviewOfResponse counts what Overview reports in one node's Metadata
 // answer, and sums its leader epochs.
-func overviewOfResponse(md *kmsg.MetadataResponse) (ClusterOverview, int64) {
-	o := ClusterOverview{Controller: md.ControllerID, Brokers: []Broker{}}
-	if md.ClusterID != nil {
-		o.ClusterID = *md.ClusterID
+func overviewOfResponse(resp *kmsg.MetadataResponse) (ClusterOverview, int64) {
+	md := kadm.Metadata{Controller: resp.ControllerID, Topics: kadm.TopicDetails{}}
+	if resp.ClusterID != nil {
+		md.Cluster = *resp.ClusterID
 	}
-	for _, b := range md.Brokers {
-		br := Broker{NodeID: b.NodeID, Address: net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), Controller: b.NodeID == md.ControllerID}
-		if b.Rack != nil {
-			br.Rack = *b.Rack
-		}
-		o.Brokers = append(o.Brokers, br)
+	for _, b := range resp.Brokers {
+		md.Brokers = append(md.Brokers, kadm.BrokerDetail{NodeID: b.NodeID, Host: b.Host, Port: b.Port, Rack: b.Rack})
 	}
-	slices.SortFunc(o.Brokers, func(a, b Broker) int { return int(a.NodeID) - int(b.NodeID) })
 	var epochs int64
-	for _, t := range md.Topics {
-		if t.ErrorCode != 0 {
-			o.TopicErrors++
-			continue
+	for _, t := range resp.Topics {
+		name := fmt.Sprintf("%x", t.TopicID) // a topic named by id only
+		if t.Topic != nil {
+			name = *t.Topic
 		}
-		o.Topics++
+		td := kadm.TopicDetail{Topic: name, IsInternal: t.IsInternal, Partitions: kadm.PartitionDetails{}, Err: kerr.ErrorForCode(t.ErrorCode)}
 		for _, p := range t.Partitions {
-			o.Partitions++
-			epochs += int64(max(p.LeaderEpoch, 0))
-			if p.Leader < 0 {
-				o.Offline++
-			}
-			if len(p.ISR) < len(p.Replicas) {
-				o.UnderReplicated++
+			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: name, Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
+				Replicas: p.Replicas, ISR: p.ISR, OfflineReplicas: p.OfflineReplicas, Err: kerr.ErrorForCode(p.ErrorCode)}
+			if td.Err == nil {
+				epochs += int64(max(p.LeaderEpoch, 0))
 			}
 		}
+		md.Topics[name] = td
 	}
-	return o, epochs
+	return overviewOf(md), epochs
 }
 
 // registeredBrokers asks b for the registered brokers, fenced ones
