@@ -255,7 +255,10 @@ func staleness(from int32, quorum *inspect.Quorum, quorumErr error) string {
 		if quorumErr == nil {
 			return "" // not asked, or a cluster without the question
 		}
-		return "metadata quorum lost: " + quorumErr.Error()
+		if errors.Is(quorumErr, context.DeadlineExceeded) {
+			return fmt.Sprintf("metadata quorum lost: no node reached its leader in %s", askTimeout)
+		}
+		return "metadata quorum lost: no node knows its leader"
 	}
 	var latest time.Time
 	for _, r := range quorum.Replicas {

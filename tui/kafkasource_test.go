@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -318,6 +319,7 @@ func TestKafkaSourceNodeDown(t *testing.T) {
 		t.Fatalf("orders/1: %+v %v", p, err)
 	}
 	old := p.Kafka.Leader
+	killed := time.Now()
 	c.Node(old).Kill()
 	// The failover as a node other than the source's client sees it;
 	// the source's very next read must show it, though its client read
@@ -335,18 +337,32 @@ func TestKafkaSourceNodeDown(t *testing.T) {
 		l := resp.Topics[0].Partitions[1].Leader
 		return l >= 0 && l != old, fmt.Sprintf("leader %d", l)
 	})
+	failedOver := time.Since(killed)
 	p, err = src.Partition(ctx, "orders", 1)
 	if err != nil || p.Kafka.Leader == old || p.Kafka.Leader < 0 || slices.Contains(p.Kafka.ISR, old) {
 		t.Errorf("orders/1 right after the failover: %+v %v; want a new leader and node %d out of the ISR", p.Kafka, err, old)
 	}
+	t.Logf("failover %v after the kill, seen by the next read %v after", failedOver, time.Since(killed))
 	testkit.WaitFor(t, fmt.Sprintf("node %d down in the overview", old), func() (bool, string) {
 		st, err := src.Overview(ctx)
 		i, ok := indexNode(st.Nodes, old)
 		return err == nil && ok && st.Nodes[i].Down() && st.Nodes[i].Address == c.Node(old).Addr() && len(st.Nodes) == 3,
 			fmt.Sprintf("%+v %v", st, err)
 	})
+	t.Logf("node %d down in the overview %v after the kill", old, time.Since(killed))
 	st, err := src.Overview(ctx)
 	if err != nil || st.Stale != "" || st.From == old || st.Overview.UnderReplicated == 0 {
 		t.Errorf("overview after the failover: %+v %v; want fresh counts with orders' partitions under-replicated", st, err)
 	}
+
+	// A second node killed: the last one has no quorum, its metadata
+	// stands still, and the counts say so.
+	second := (old + 1) % 3
+	c.Node(second).Kill()
+	killed = time.Now()
+	testkit.WaitFor(t, "the counts marked stale with the quorum lost", func() (bool, string) {
+		st, err := src.Overview(ctx)
+		return err == nil && strings.Contains(st.Stale, "quorum lost") && st.From == (old+2)%3, fmt.Sprintf("%+v %v", st, err)
+	})
+	t.Logf("quorum lost seen %v after the second kill", time.Since(killed))
 }
