@@ -20,12 +20,13 @@ expect() {
 }
 keys() { tmux send-keys -t "$session" "$@"; }
 
-# start_tui CMD...: runs klog tui (CMD) in a 140x30 tmux session; its exit
-# status goes to $work/exit.
+# start_tui CMD...: runs klog tui (CMD) in a tmux session of
+# ${TUI_WIDTH:-140} columns and 30 lines; its exit status goes to
+# $work/exit.
 start_tui() {
   local cmd
   cmd=$(printf '%q ' "$@")
-  tmux new-session -d -s "$session" -x 140 -y 30 "$cmd; echo EXIT=\$? >$work/exit; sleep 60"
+  tmux new-session -d -s "$session" -x "${TUI_WIDTH:-140}" -y 30 "$cmd; echo EXIT=\$? >$work/exit; sleep 60"
 }
 
 # quit_tui: q must end klog tui with exit status 0.
