@@ -302,7 +302,11 @@ func TestKafkaSourceNodeDown(t *testing.T) {
 	if resp, err := adm.CreateTopic(ctx, 2, 3, nil, "orders"); err != nil || resp.Err != nil {
 		t.Fatalf("create orders: %v %v", err, resp.Err)
 	}
-	src := NewKafkaSource(cl, nil, nil, nil)
+	var admins []*nodeapi.Client
+	for _, n := range c.Nodes() {
+		admins = append(admins, nodeapi.NewClient(n.AdminAddr(), 0))
+	}
+	src := NewKafkaSource(cl, nil, admins, nil)
 	t.Cleanup(src.Close)
 	testkit.WaitFor(t, "3 nodes up", func() (bool, string) {
 		st, err := src.Overview(ctx)
@@ -350,6 +354,13 @@ func TestKafkaSourceNodeDown(t *testing.T) {
 			fmt.Sprintf("%+v %v", st, err)
 	})
 	t.Logf("node %d down in the overview %v after the kill", old, time.Since(killed))
+	// The admin API screens read the two nodes left.
+	if q, err := src.Nodes(ctx); err != nil || len(q) != 2 || slices.ContainsFunc(q, func(n NodeState) bool { return n.NodeID == old }) {
+		t.Errorf("quorum states with node %d killed: %+v %v", old, q, err)
+	}
+	if p, err := src.Partition(ctx, "orders", 1); err != nil || p.Leader == nil || p.Leader.Leader == old {
+		t.Errorf("orders/1 from its leader's admin API: %+v %v", p, err)
+	}
 	st, err := src.Overview(ctx)
 	if err != nil || st.Stale != "" || st.From == old || st.Overview.UnderReplicated == 0 {
 		t.Errorf("overview after the failover: %+v %v; want fresh counts with orders' partitions under-replicated", st, err)
