@@ -106,10 +106,9 @@ func (s *KafkaSource) Topic(ctx context.Context, name string) (TopicDetail, erro
 		return TopicDetail{}, err
 	}
 	d := details[name]
-	offsets, err := inspect.ListOffsets(ctx, s.adm, []string{name}, nil)
-	if err != nil {
-		return TopicDetail{}, err
-	}
+	// Offsets a leader cannot give (it is down, the partition fails
+	// over) are missing from its partitions, with why; the others stand.
+	offsets, offsetsErr := inspect.ListOffsets(ctx, s.adm, []string{name}, nil)
 	td := TopicDetail{Name: name, Internal: d.IsInternal, ReplicationFactor: d.Partitions.NumReplicas()}
 	for _, p := range d.Partitions.Sorted() {
 		tp := TopicPartition{
@@ -126,7 +125,9 @@ func (s *KafkaSource) Topic(ctx context.Context, name string) (TopicDetail, erro
 		if p.Err != nil {
 			tp.Error = p.Err.Error()
 		}
-		if o, err := offsets.Lookup(name, p.Partition); err != nil {
+		if o, err := offsets.Lookup(name, p.Partition); err != nil && offsetsErr != nil {
+			tp.Error = offsetsErr.Error()
+		} else if err != nil {
 			tp.Error = err.Error()
 		} else {
 			tp.LogStartOffset, tp.LastStableOffset, tp.HighWatermark = o.LogStart, o.LastStableOffset, o.HighWatermark
