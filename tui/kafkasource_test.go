@@ -377,3 +377,28 @@ func TestKafkaSourceNodeDown(t *testing.T) {
 	})
 	t.Logf("quorum lost seen %v after the second kill", time.Since(killed))
 }
+
+// TestKafkaSourceIsolated: a node cut off from the others still answers
+// the TUI, with metadata that no longer moves; the counts come from the
+// majority's newer metadata, and once the controller fences the node it
+// is listed down, though it answers.
+func TestKafkaSourceIsolated(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	ctx := testkit.Context(t)
+	cl := c.Client()
+	src := NewKafkaSource(cl, nil, nil, nil)
+	t.Cleanup(src.Close)
+	lone := c.Node(2)
+	lone.Isolate()
+	t.Cleanup(lone.Heal)
+	// A topic made by the majority: the lone node never hears of it.
+	if resp, err := kadm.NewClient(c.Node(0).Client()).CreateTopic(ctx, 4, 2, nil, "while-isolated"); err != nil || resp.Err != nil {
+		t.Fatalf("create while-isolated: %v %v", err, resp.Err)
+	}
+	testkit.WaitFor(t, "node 2 fenced, answering, and the counts from the majority", func() (bool, string) {
+		st, err := src.Overview(ctx)
+		i, ok := indexNode(st.Nodes, 2)
+		return err == nil && ok && st.Nodes[i].Fenced && st.Nodes[i].Reachable && st.Nodes[i].Down() &&
+			st.From != 2 && st.From >= 0 && st.Stale == "" && st.Overview.Partitions >= 4, fmt.Sprintf("%+v %v", st, err)
+	})
+}
