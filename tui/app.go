@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -65,6 +66,20 @@ type argScreen interface {
 	setArg(arg string) error
 }
 
+// internalScreen is a screen with rows of internal topics, hidden
+// unless shown.
+type internalScreen interface {
+	setInternal(show bool)
+}
+
+// readState is how fresh a screen's data is: when it was last read in
+// full, and whether the refreshes since failed (then the screen still
+// shows that read's values, marked stale).
+type readState struct {
+	good   time.Time
+	failed bool
+}
+
 // fetchFunc reads one screen's data from src.
 type fetchFunc func(ctx context.Context, src Source) (any, error)
 
@@ -119,7 +134,11 @@ type model struct {
 	inFlight bool // a fetch runs; never more than one
 	again    bool // a refresh was asked while one was in flight
 	tickGen  int
-	updated  time.Time // when the shown data was read
+	// reads is each screen's last good read and whether the refreshes
+	// since failed, by screen name.
+	reads map[string]*readState
+	// internal shows the internal topics' rows (i).
+	internal bool
 
 	// fetchContext bounds one fetch; schedule arms the refresh timer
 	// (tea.Tick; tests record it instead); now is the clock.
@@ -158,7 +177,8 @@ func newModel(src Source, opts Options) *model {
 		schedule: func(d time.Duration, msg tea.Msg) tea.Cmd {
 			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
 		},
-		now: opts.Now,
+		now:   opts.Now,
+		reads: map[string]*readState{},
 	}
 	if i := m.screenIndex(opts.Screen); i >= 0 {
 		m.cur = i
@@ -237,9 +257,20 @@ func (m *model) answered(msg dataMsg) tea.Cmd {
 	i := m.screenIndex(msg.screen)
 	id, _ := m.screens[i].fetch()
 	if id == msg.id {
-		err := m.screens[i].loaded(msg.id, msg.v, msg.err, m.now())
+		scr := m.screens[i]
+		err := scr.loaded(msg.id, msg.v, msg.err, m.now())
+		st := m.reads[msg.screen]
+		if st == nil {
+			st = &readState{}
+			m.reads[msg.screen] = st
+		}
+		st.failed = failed(msg)
+		if !st.failed {
+			st.good = m.now()
+		}
+		scr.list().stale = st.failed
 		if i == m.cur {
-			m.err, m.updated = err, m.now()
+			m.err = err
 		}
 	}
 	if m.again {
@@ -251,6 +282,16 @@ func (m *model) answered(msg dataMsg) tea.Cmd {
 	}
 	m.tickGen++
 	return m.schedule(m.opts.Refresh, tickMsg{gen: m.tickGen})
+}
+
+// failed reports whether a fetch's answer failed: an error and nothing
+// read. A partial answer (some nodes or items unread) did not fail, nor
+// did one without admin API, which its screen explains.
+func failed(msg dataMsg) bool {
+	if msg.err == nil || errors.Is(msg.err, ErrNoAdminAPI) {
+		return false
+	}
+	return msg.v == nil || reflect.ValueOf(msg.v).IsZero()
 }
 
 // keyPress handles a key: the command line and the filter take all keys
@@ -291,6 +332,17 @@ func (m *model) keyPress(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 	case key.Matches(msg, k.Refresh):
 		return m, m.refresh()
+	case key.Matches(msg, k.Left):
+		l.scroll(-1)
+	case key.Matches(msg, k.Right):
+		l.scroll(1)
+	case key.Matches(msg, k.Internal):
+		m.internal = !m.internal
+		for _, s := range m.screens {
+			if is, ok := s.(internalScreen); ok {
+				is.setInternal(m.internal)
+			}
+		}
 	case key.Matches(msg, k.Abort):
 		m.ask()
 	case key.Matches(msg, k.Up):
@@ -508,9 +560,7 @@ func (m *model) render() string {
 	if m.inFlight {
 		header += s.Dim.Render(" …")
 	}
-	if !m.updated.IsZero() {
-		header += "  " + s.Dim.Render("at "+m.updated.Format("15:04:05"))
-	}
+	header += m.freshness()
 	if m.opts.Readonly {
 		header += "  " + s.Readonly.Render("readonly")
 	}
@@ -541,6 +591,23 @@ func (m *model) render() string {
 	}
 	out := header + "\n" + body + "\n" + status + "\n" + m.help.ShortHelpView(m.keys.ShortHelp())
 	return cut(out, m.width)
+}
+
+// freshness is the header's note of when the current screen's data was
+// read: the time of the last read, or when the refreshes since failed,
+// that the values shown are stale and since when.
+func (m *model) freshness() string {
+	st := m.reads[m.screen().name()]
+	switch {
+	case st == nil:
+		return ""
+	case !st.failed:
+		return "  " + m.styles.Dim.Render("at "+st.good.Format("15:04:05"))
+	case st.good.IsZero():
+		return "  " + m.styles.Bad.Render("no data read")
+	}
+	age := m.now().Sub(st.good).Truncate(time.Second)
+	return "  " + m.styles.Bad.Render(fmt.Sprintf("stale %s: last read at %s", age, st.good.Format("15:04:05")))
 }
 
 // cut cuts every line of s to width cells, so that no line wraps.

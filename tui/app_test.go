@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 // TestRouting: the command line switches screens by name or unique
@@ -88,8 +90,8 @@ func TestMoveKeys(t *testing.T) {
 	d := newDriver(t, newFakeSource(), Options{Screen: "topics"})
 	sel := func() string { k, _ := d.m.screen().list().selected(); return k }
 	for _, step := range []struct{ key, want string }{
-		{"j", "orders"}, {"j", "payments"}, {"j", "payments"}, {"g", "__consumer_offsets"},
-		{"k", "__consumer_offsets"}, {"G", "payments"}, {"k", "orders"},
+		{"j", "payments"}, {"j", "payments"}, {"g", "orders"},
+		{"k", "orders"}, {"G", "payments"}, {"k", "orders"},
 	} {
 		d.press(step.key)
 		if got := sel(); got != step.want {
@@ -117,8 +119,8 @@ func TestFilter(t *testing.T) {
 		t.Errorf("/zzz:\n%s", s)
 	}
 	d.press("esc")
-	if n := len(d.m.screen().list().visible()); n != 3 {
-		t.Errorf("esc left %d rows shown, want 3", n)
+	if n := len(d.m.screen().list().visible()); n != 2 {
+		t.Errorf("esc left %d rows shown, want 2 (the internal topic hidden)", n)
 	}
 	// esc in normal mode clears a kept filter too.
 	d.press("/")
@@ -247,7 +249,6 @@ func TestDrillWhileInFlight(t *testing.T) {
 	src := newFakeSource()
 	d := newDriver(t, src, Options{Screen: "topics"})
 	_, pending := d.m.Update(d.ticks[len(d.ticks)-1])
-	d.press("j")
 	if _, cmd := d.m.Update(keyMsg("enter")); cmd != nil {
 		t.Fatal("enter while a fetch is in flight returned a command")
 	}
@@ -369,6 +370,7 @@ func TestCatchUp(t *testing.T) {
 // into rates between refreshes, with a trend.
 func TestClusterRates(t *testing.T) {
 	d := newDriver(t, newFakeSource(), Options{})
+	d.send(tea.WindowSizeMsg{Width: 160, Height: 16})
 	now := clock
 	d.m.now = func() time.Time { return now }
 	for range 3 {
@@ -378,5 +380,39 @@ func TestClusterRates(t *testing.T) {
 	// 2048 bytes in a refresh (2 s): 1 KiB/s; out grows by (2n-1) KiB.
 	if s := d.screen(); !regexp.MustCompile(`127\.0\.0\.1:9092 .* follower .* 1\.0 KiB +3\.5 KiB +███`).MatchString(s) {
 		t.Fatalf("rates:\n%s", s)
+	}
+}
+
+// TestInternalToggle: the internal topics' rows are hidden on topics,
+// cleaner and events until i shows them, after the user's; i again hides
+// them.
+func TestInternalToggle(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "topics"})
+	keys := func() []string {
+		var out []string
+		for _, r := range d.m.screen().list().visible() {
+			out = append(out, r.key)
+		}
+		return out
+	}
+	if got := keys(); strings.Join(got, " ") != "orders payments" || !strings.Contains(d.screen(), "+ 1 rows of internal topics, hidden (i shows them)") {
+		t.Fatalf("topics before i: %v\n%s", got, d.screen())
+	}
+	d.press("i")
+	if got := keys(); strings.Join(got, " ") != "orders payments __consumer_offsets" || strings.Contains(d.screen(), "hidden (i shows them)") {
+		t.Fatalf("topics after i: %v\n%s", got, d.screen())
+	}
+	for _, scr := range []string{"cleaner", "events"} {
+		d.press(":")
+		d.typeText(scr)
+		d.press("enter")
+		if !strings.Contains(d.screen(), "__consumer_offsets") {
+			t.Errorf("%s after i shows no internal row:\n%s", scr, d.screen())
+		}
+		d.press("i")
+		if s := d.screen(); strings.Contains(s, "__consumer_offsets") || !strings.Contains(s, "+ 1 rows of internal topics") {
+			t.Errorf("%s after i again:\n%s", scr, s)
+		}
+		d.press("i")
 	}
 }

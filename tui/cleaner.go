@@ -32,6 +32,8 @@ func (c *cleanerScreen) name() string  { return "cleaner" }
 func (c *cleanerScreen) title() string { return "compaction" }
 func (c *cleanerScreen) list() *table  { return &c.parts }
 
+func (c *cleanerScreen) setInternal(show bool) { c.parts.setInternal(show) }
+
 func (c *cleanerScreen) fetch() (string, fetchFunc) {
 	return "", func(ctx context.Context, src Source) (any, error) { return src.Cleaner(ctx) }
 }
@@ -67,7 +69,8 @@ func (c *cleanerScreen) loaded(_ string, v any, err error, now time.Time) error 
 					lastRun, strconv.FormatInt(p.Runs, 10),
 					fmt.Sprintf("%d rec %s", p.RecordsRemoved, byteSize(p.BytesRemoved)), "",
 				},
-				bad: make([]bool, 11),
+				bad:      make([]bool, 11),
+				internal: internalTopic(p.Topic),
 			}
 			r.bad[3] = p.DirtyRatio > p.MinCleanableDirtyRatio // the cleaner should take it
 			rows = append(rows, r)
@@ -93,7 +96,7 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-func (c *cleanerScreen) view(s Styles, _, height int) string {
+func (c *cleanerScreen) view(s Styles, width, height int) string {
 	switch {
 	case c.noAdmin != nil:
 		return s.Bad.Render("No compaction state: "+c.noAdmin.Error()+".") + "\n\n" +
@@ -103,5 +106,5 @@ func (c *cleanerScreen) view(s Styles, _, height int) string {
 	case !c.ready:
 		return s.Dim.Render("asking the nodes' cleaners…")
 	}
-	return c.parts.view(s, height)
+	return c.parts.view(s, width, height)
 }

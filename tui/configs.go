@@ -94,9 +94,9 @@ func (c *configsScreen) loaded(_ string, v any, err error, _ time.Time) error {
 	return nil
 }
 
-func (c *configsScreen) view(s Styles, _, height int) string {
+func (c *configsScreen) view(s Styles, width, height int) string {
 	if !c.set {
 		return "Whose configs? Type :configs TOPIC, or :configs broker/ID."
 	}
-	return fmt.Sprintf("%d configs", c.count) + "\n\n" + c.rows.view(s, height-2)
+	return fmt.Sprintf("%d configs", c.count) + "\n\n" + c.rows.view(s, width, height-2)
 }

@@ -29,6 +29,8 @@ func (e *eventsScreen) name() string  { return "events" }
 func (e *eventsScreen) title() string { return "events" }
 func (e *eventsScreen) list() *table  { return &e.events }
 
+func (e *eventsScreen) setInternal(show bool) { e.events.setInternal(show) }
+
 func (e *eventsScreen) fetch() (string, fetchFunc) {
 	return "", func(ctx context.Context, src Source) (any, error) { return src.Events(ctx) }
 }
@@ -48,7 +50,7 @@ func (e *eventsScreen) loaded(_ string, v any, err error, _ time.Time) error {
 		ev := evs[i]
 		r := row{key: strconv.Itoa(int(ev.NodeID)) + "/" + strconv.FormatUint(ev.Seq, 10), cells: []string{
 			ev.Time.UTC().Format("15:04:05.000"), strconv.Itoa(int(ev.NodeID)), ev.Kind, ev.Subject(), ev.DetailText(),
-		}, bad: make([]bool, 5)}
+		}, bad: make([]bool, 5), internal: internalTopic(ev.Topic)}
 		r.bad[2] = ev.Kind == nodeapi.EventISRShrink
 		rows = append(rows, r)
 	}
@@ -57,7 +59,7 @@ func (e *eventsScreen) loaded(_ string, v any, err error, _ time.Time) error {
 	return err
 }
 
-func (e *eventsScreen) view(s Styles, _, height int) string {
+func (e *eventsScreen) view(s Styles, width, height int) string {
 	switch {
 	case e.noAdmin != nil:
 		return s.Bad.Render("No events: "+e.noAdmin.Error()+".") + "\n\n" +
@@ -66,5 +68,5 @@ func (e *eventsScreen) view(s Styles, _, height int) string {
 	case !e.ready:
 		return s.Dim.Render("asking the nodes for their events…")
 	}
-	return e.events.view(s, height)
+	return e.events.view(s, width, height)
 }

@@ -33,23 +33,25 @@ type fakeSource struct {
 	running  int
 	overlaps int
 
-	overview inspect.ClusterOverview
-	topics   []inspect.TopicListing
-	topic    map[string]TopicDetail
-	groups   []inspect.GroupListing
-	group    map[string]inspect.GroupDescription
-	txns     []inspect.Transaction
-	markers  map[string][]nodeapi.TransactionMarker // by transactional id
-	cleaner  []NodeCleaner
-	segments map[string]PartitionSegments // by "topic/partition"
-	index    map[int64]nodeapi.Index      // by segment base
-	leaders  map[string]nodeapi.Partition // by "topic/partition"
-	events   []nodeapi.Event
-	traffic  uint64 // Nodes calls, for the fake counters
-	hanging  []inspect.HangingTransaction
-	aborted  []inspect.HangingTransaction
-	abortErr error
-	noAdmin  bool
+	cluster ClusterState
+	// clusterErr fails the overview.
+	clusterErr error
+	topics     []inspect.TopicListing
+	topic      map[string]TopicDetail
+	groups     []inspect.GroupListing
+	group      map[string]inspect.GroupDescription
+	txns       []inspect.Transaction
+	markers    map[string][]nodeapi.TransactionMarker // by transactional id
+	cleaner    []NodeCleaner
+	segments   map[string]PartitionSegments // by "topic/partition"
+	index      map[int64]nodeapi.Index      // by segment base
+	leaders    map[string]nodeapi.Partition // by "topic/partition"
+	events     []nodeapi.Event
+	traffic    uint64 // Nodes calls, for the fake counters
+	hanging    []inspect.HangingTransaction
+	aborted    []inspect.HangingTransaction
+	abortErr   error
+	noAdmin    bool
 }
 
 func (f *fakeSource) enter(name string) func() {
@@ -76,9 +78,12 @@ func (f *fakeSource) count(name string) int {
 	return f.calls[name]
 }
 
-func (f *fakeSource) Overview(context.Context) (inspect.ClusterOverview, error) {
+func (f *fakeSource) Overview(context.Context) (ClusterState, error) {
 	defer f.enter("overview")()
-	return f.overview, nil
+	if f.clusterErr != nil {
+		return ClusterState{}, f.clusterErr
+	}
+	return f.cluster, nil
 }
 
 func (f *fakeSource) Nodes(context.Context) ([]NodeState, error) {
@@ -278,14 +283,22 @@ func newFakeSource() *fakeSource {
 	lastRun := clock.Add(-90 * time.Second)
 	written := clock.Add(-3 * time.Second)
 	return &fakeSource{
-		overview: inspect.ClusterOverview{
-			ClusterID: "klog-test", Controller: 1,
-			Brokers: []inspect.Broker{
-				{NodeID: 0, Address: "127.0.0.1:9092"},
-				{NodeID: 1, Address: "127.0.0.1:9093", Controller: true},
-				{NodeID: 2, Address: "127.0.0.1:9094", Rack: "b"},
+		cluster: ClusterState{
+			Overview: inspect.ClusterOverview{
+				ClusterID: "klog-test", Controller: 1,
+				Brokers: []inspect.Broker{
+					{NodeID: 0, Address: "127.0.0.1:9092"},
+					{NodeID: 1, Address: "127.0.0.1:9093", Controller: true},
+					{NodeID: 2, Address: "127.0.0.1:9094", Rack: "b"},
+				},
+				Topics: 3, Partitions: 54, UnderReplicated: 1,
 			},
-			Topics: 3, Partitions: 54, UnderReplicated: 1,
+			From: 1,
+			Nodes: []NodeHealth{
+				{NodeID: 0, Address: "127.0.0.1:9092", Reachable: true, Listed: true, InQuorum: true, Voter: true, LastFetch: clock},
+				{NodeID: 1, Address: "127.0.0.1:9093", Reachable: true, Listed: true, InQuorum: true, Voter: true, LastFetch: clock},
+				{NodeID: 2, Address: "127.0.0.1:9094", Rack: "b", Reachable: true, Listed: true, InQuorum: true, Voter: true, LastFetch: clock},
+			},
 		},
 		topics: []inspect.TopicListing{
 			{Name: "__consumer_offsets", Partitions: 50, ReplicationFactor: 3, Internal: true},
@@ -337,6 +350,7 @@ func newFakeSource() *fakeSource {
 				{Topic: "users", Partition: 0, DirtyRatio: 0.62, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 1200, FirstUncleanableOffset: 3400,
 					CleanBytes: 40 << 10, DirtyBytes: 66 << 10, LastRun: &lastRun, RecordsRemoved: 800, BytesRemoved: 3 << 20, Runs: 4},
 				{Topic: "users", Partition: 1, DirtyRatio: 0.1, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 0, FirstUncleanableOffset: 20},
+				{Topic: "__consumer_offsets", Partition: 7, DirtyRatio: 0.3, MinCleanableDirtyRatio: 0.5, FirstDirtyOffset: 40, FirstUncleanableOffset: 90},
 			}}},
 			{Addr: "127.0.0.1:9645", Error: "admin API 127.0.0.1:9645: connection refused"},
 		},
@@ -362,6 +376,8 @@ func newFakeSource() *fakeSource {
 				TransactionalID: new("ship-1"), CoordinatorState: "CompleteCommit"},
 		},
 		events: []nodeapi.Event{
+			{Seq: 5, Time: clock.Add(-4 * time.Minute), NodeID: 1, Kind: nodeapi.EventLeaderChange, Topic: "__consumer_offsets", Partition: 3,
+				Detail: map[string]any{"leader": 1.0, "old_leader": -1.0, "leader_epoch": 0.0, "role": "leader"}},
 			{Seq: 7, Time: clock.Add(-3 * time.Minute), NodeID: 0, Kind: nodeapi.EventLeaderChange, Topic: "orders", Partition: 0,
 				Detail: map[string]any{"leader": 0.0, "old_leader": -1.0, "leader_epoch": 2.0, "role": "leader"}},
 			{Seq: 8, Time: clock.Add(-2 * time.Minute), NodeID: 1, Kind: nodeapi.EventISRShrink, Topic: "orders", Partition: 1,

@@ -1,8 +1,11 @@
 package tui
 
 import (
+	"errors"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -18,7 +21,7 @@ func TestGoldenCluster(t *testing.T) {
 func TestGoldenTopics(t *testing.T) {
 	d := newDriver(t, newFakeSource(), Options{Screen: "topics"})
 	d.golden("topics")
-	d.press("j", "enter")
+	d.press("enter")
 	d.golden("topic-partitions")
 }
 
@@ -140,4 +143,76 @@ func TestGoldenTail(t *testing.T) {
 	d.golden("tail-record")
 	d.press("esc", "j", "enter")
 	d.golden("tail-binary")
+}
+
+// downNode makes node 2 of src down: the controller fenced it, it does
+// not answer, the metadata no longer lists it.
+func downNode(src *fakeSource) {
+	st := &src.cluster
+	st.Overview.Brokers = st.Overview.Brokers[:2]
+	st.Overview.UnderReplicated = 20
+	n := &st.Nodes[2]
+	n.Reachable, n.Listed, n.Fenced = false, false, true
+	n.Err, n.LastFetch = "dial tcp 127.0.0.1:9094: connect: connection refused", clock.Add(-12*time.Second)
+}
+
+// TestGoldenClusterNodeDown: a node the controller fenced and that does
+// not answer stays listed, down since its last fetch of the metadata log;
+// one gone from every answer stays listed, down since the refresh that
+// missed it.
+func TestGoldenClusterNodeDown(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{})
+	downNode(src)
+	d.tick()
+	d.golden("cluster-node-down")
+	src.cluster.Nodes = src.cluster.Nodes[:2]
+	d.m.now = func() time.Time { return clock.Add(4 * time.Second) }
+	d.tick()
+	if s := d.screen(); !strings.Contains(s, "down since 00:59:48") || !strings.Contains(s, "node 2: gone from every node's answer") || !strings.Contains(s, "brokers 2 up, 1 down") {
+		t.Errorf("a node gone from every answer:\n%s", s)
+	}
+}
+
+// TestGoldenClusterStale: with the metadata quorum lost the counts are
+// marked stale, since when it was first seen lost; a refresh that fails
+// keeps the last values, the header saying they are stale since the last
+// good read, the error bar why.
+func TestGoldenClusterStale(t *testing.T) {
+	src := newFakeSource()
+	downNode(src)
+	src.cluster.Stale = "metadata quorum lost: no metadata quorum leader"
+	d := newDriver(t, src, Options{})
+	d.golden("cluster-quorum-lost")
+	src.clusterErr = errors.New("no node answered: dial tcp 127.0.0.1:9092: connect: connection refused")
+	d.m.now = func() time.Time { return clock.Add(12 * time.Second) }
+	d.tick()
+	d.golden("cluster-refresh-failed")
+	src.clusterErr, src.cluster.Stale = nil, ""
+	d.tick()
+	if s := d.screen(); strings.Contains(s, "stale") || !strings.Contains(s, "at 01:00:12") {
+		t.Errorf("after a good read:\n%s", s)
+	}
+}
+
+// TestGolden80Columns: at 80 columns a table too wide keeps its first
+// column and scrolls the others sideways with ←/→, saying how many are
+// out of sight on each side.
+func TestGolden80Columns(t *testing.T) {
+	src := newFakeSource()
+	downNode(src)
+	d := newDriver(t, src, Options{})
+	d.send(tea.WindowSizeMsg{Width: 80, Height: 12})
+	d.golden("cluster-80")
+	d.send(tea.KeyPressMsg{Code: tea.KeyRight})
+	d.press("l", "l", "l")
+	d.golden("cluster-80-scrolled")
+	d.press("h", "h", "h", "h", "h", "h")
+	if s := d.screen(); !strings.Contains(s, "ID  STATUS") || regexp.MustCompile(`←\d`).MatchString(s) {
+		t.Errorf("scrolled back left:\n%s", s)
+	}
+	d.press(":")
+	d.typeText("txn")
+	d.press("enter")
+	d.golden("txn-80")
 }

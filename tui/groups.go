@@ -183,12 +183,12 @@ func shortMember(id string) string {
 	return id
 }
 
-func (g *groupsScreen) view(s Styles, _, height int) string {
+func (g *groupsScreen) view(s Styles, width, height int) string {
 	if text, ok := g.waiting(s); ok {
 		return text
 	}
 	if g.item == "" {
-		return g.items.view(s, height)
+		return g.items.view(s, width, height)
 	}
 	d := g.detailData
 	var b strings.Builder
@@ -205,6 +205,6 @@ func (g *groupsScreen) view(s Styles, _, height int) string {
 		b.WriteString("   " + s.Bad.Render(d.Error))
 	}
 	b.WriteString("\n\n")
-	b.WriteString(g.detail.view(s, height-3))
+	b.WriteString(g.detail.view(s, width, height-3))
 	return b.String()
 }

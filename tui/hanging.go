@@ -75,7 +75,7 @@ func (h *hangingScreen) action() (action, bool) {
 	}, true
 }
 
-func (h *hangingScreen) view(s Styles, _, height int) string {
+func (h *hangingScreen) view(s Styles, width, height int) string {
 	if !h.ready {
 		return s.Dim.Render("looking for hanging transactions…")
 	}
@@ -83,5 +83,5 @@ func (h *hangingScreen) view(s Styles, _, height int) string {
 	if len(h.rows.rows) == 0 {
 		return head + "\n\n" + s.Dim.Render("none")
 	}
-	return head + "\n\n" + h.rows.view(s, height-2)
+	return head + "\n\n" + h.rows.view(s, width, height-2)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -26,12 +27,14 @@ type KafkaSource struct {
 	newClient inspect.ClientFunc
 	admins    []*nodeapi.Client
 	noAdmin   error
+	nodes     nodes
 }
 
 // NewKafkaSource returns a Source reading through cl, with newClient for
-// the short-lived clients that count lag (inspect.GroupOffsets), and the
-// admin API of each node in admins. With no admins, noAdmin says why; the
-// admin API screens show it.
+// the short-lived clients that count lag (inspect.GroupOffsets) and ask
+// each node alone, and the admin API of each node in admins. With no
+// admins, noAdmin says why; the admin API screens show it. Close closes
+// the clients it made.
 func NewKafkaSource(cl *kgo.Client, newClient inspect.ClientFunc, admins []*nodeapi.Client, noAdmin error) *KafkaSource {
 	return &KafkaSource{cl: cl, adm: kadm.NewClient(cl), newClient: newClient, admins: admins, noAdmin: noAdmin}
 }
@@ -45,29 +48,46 @@ func (s *KafkaSource) noAdminErr() error {
 	return ErrNoAdminAPI
 }
 
-// Overview implements Source.
-func (s *KafkaSource) Overview(ctx context.Context) (inspect.ClusterOverview, error) {
-	return inspect.Overview(ctx, s.adm)
-}
-
 // Nodes implements Source: the nodes that answer.
 func (s *KafkaSource) Nodes(ctx context.Context) ([]NodeState, error) {
 	if len(s.admins) == 0 {
 		return nil, ErrNoAdminAPI
 	}
-	var out []NodeState
-	for _, c := range s.admins {
+	states, errs := eachAdmin(ctx, s.admins, func(ctx context.Context, c *nodeapi.Client) (NodeState, error) {
 		cl, err := c.Cluster(ctx)
 		if err != nil {
-			continue
+			return NodeState{}, err
 		}
 		st := NodeState{NodeID: cl.NodeID, Raft: cl.Raft}
 		if tp, err := c.Throughput(ctx); err == nil {
 			st.Throughput = tp
 		}
-		out = append(out, st)
+		return st, nil
+	})
+	var out []NodeState
+	for i, st := range states {
+		if errs[i] == nil {
+			out = append(out, st)
+		}
 	}
 	return out, nil
+}
+
+// eachAdmin calls fn on every node's admin API at once, each call
+// bounded by askTimeout (a stopped node would hold it longer), and
+// returns what each returned, in the order of admins.
+func eachAdmin[T any](ctx context.Context, admins []*nodeapi.Client, fn func(context.Context, *nodeapi.Client) (T, error)) ([]T, []error) {
+	out, errs := make([]T, len(admins)), make([]error, len(admins))
+	var wg sync.WaitGroup
+	for i, c := range admins {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, askTimeout)
+			defer cancel()
+			out[i], errs[i] = fn(ctx, c)
+		})
+	}
+	wg.Wait()
+	return out, errs
 }
 
 // Topics implements Source.
@@ -77,15 +97,18 @@ func (s *KafkaSource) Topics(ctx context.Context) ([]inspect.TopicListing, error
 
 // Topic implements Source.
 func (s *KafkaSource) Topic(ctx context.Context, name string) (TopicDetail, error) {
+	// kadm answers from the client's cached metadata while it is younger
+	// than kgo.MetadataMinAge (5 s): a partition would keep the leader
+	// it had before a failover.
+	s.cl.PurgeTopicsFromClient(name)
 	details, err := inspect.LookupTopics(ctx, s.adm, []string{name})
 	if err != nil {
 		return TopicDetail{}, err
 	}
 	d := details[name]
-	offsets, err := inspect.ListOffsets(ctx, s.adm, []string{name}, nil)
-	if err != nil {
-		return TopicDetail{}, err
-	}
+	// Offsets a leader cannot give (it is down, the partition fails
+	// over) are missing from its partitions, with why; the others stand.
+	offsets, offsetsErr := inspect.ListOffsets(ctx, s.adm, []string{name}, nil)
 	td := TopicDetail{Name: name, Internal: d.IsInternal, ReplicationFactor: d.Partitions.NumReplicas()}
 	for _, p := range d.Partitions.Sorted() {
 		tp := TopicPartition{
@@ -102,7 +125,9 @@ func (s *KafkaSource) Topic(ctx context.Context, name string) (TopicDetail, erro
 		if p.Err != nil {
 			tp.Error = p.Err.Error()
 		}
-		if o, err := offsets.Lookup(name, p.Partition); err != nil {
+		if o, err := offsets.Lookup(name, p.Partition); err != nil && offsetsErr != nil {
+			tp.Error = offsetsErr.Error()
+		} else if err != nil {
 			tp.Error = err.Error()
 		} else {
 			tp.LogStartOffset, tp.LastStableOffset, tp.HighWatermark = o.LogStart, o.LastStableOffset, o.HighWatermark
@@ -151,15 +176,14 @@ func (s *KafkaSource) Cleaner(ctx context.Context) ([]NodeCleaner, error) {
 	if len(s.admins) == 0 {
 		return nil, s.noAdminErr()
 	}
+	cleaners, errs := eachAdmin(ctx, s.admins, func(ctx context.Context, c *nodeapi.Client) (nodeapi.Cleaner, error) { return c.Cleaner(ctx) })
 	out := make([]NodeCleaner, 0, len(s.admins))
 	failed := 0
-	for _, c := range s.admins {
-		nc := NodeCleaner{Addr: c.Addr()}
-		if cs, err := c.Cleaner(ctx); err != nil {
-			nc.Error = err.Error()
+	for i, c := range s.admins {
+		nc := NodeCleaner{Addr: c.Addr(), Cleaner: cleaners[i]}
+		if errs[i] != nil {
+			nc.Error = errs[i].Error()
 			failed++
-		} else {
-			nc.Cleaner = cs
 		}
 		out = append(out, nc)
 	}
@@ -180,8 +204,11 @@ func (s *KafkaSource) leaderAdmin(ctx context.Context, topic string, partition i
 		firstP   nodeapi.Partition
 		firstErr error
 	)
-	for _, c := range s.admins {
-		p, err := c.Partition(ctx, topic, partition)
+	parts, errs := eachAdmin(ctx, s.admins, func(ctx context.Context, c *nodeapi.Client) (nodeapi.Partition, error) {
+		return c.Partition(ctx, topic, partition)
+	})
+	for i, c := range s.admins {
+		p, err := parts[i], errs[i]
 		switch {
 		case err == nil && p.Role == "leader":
 			return c, p, nil
@@ -211,6 +238,17 @@ func (s *KafkaSource) Partition(ctx context.Context, topic string, partition int
 		return PartitionDetail{}, fmt.Errorf("topic %s has no partition %d", topic, partition)
 	}
 	d := PartitionDetail{Topic: topic, Kafka: td.Partitions[i]}
+	// The events are read meanwhile: a node that does not answer holds
+	// each read for askTimeout.
+	type events struct {
+		evs []nodeapi.Event
+		err error
+	}
+	evc := make(chan events, 1)
+	go func() {
+		evs, err := s.Events(ctx)
+		evc <- events{evs, err}
+	}()
 	if _, p, err := s.leaderAdmin(ctx, topic, partition); err != nil {
 		d.AdminErr = err.Error()
 		return d, nil
@@ -219,7 +257,8 @@ func (s *KafkaSource) Partition(ctx context.Context, topic string, partition int
 	} else {
 		d.AdminErr = "no node answered as its leader"
 	}
-	if evs, err := s.Events(ctx); err == nil {
+	if ev := <-evc; ev.err == nil {
+		evs := ev.evs
 		for _, e := range evs {
 			switch e.Kind {
 			case nodeapi.EventISRShrink, nodeapi.EventISRExpand, nodeapi.EventLeaderChange:
@@ -336,20 +375,23 @@ func (s *KafkaSource) Events(ctx context.Context) ([]nodeapi.Event, error) {
 	if len(s.admins) == 0 {
 		return nil, s.noAdminErr()
 	}
+	heads, errs := eachAdmin(ctx, s.admins, func(ctx context.Context, c *nodeapi.Client) (nodeapi.Events, error) {
+		head, err := c.Events(ctx, nodeapi.EventsQuery{Limit: 1})
+		if err == nil && head.LastSeq > maxEvents {
+			return c.Events(ctx, nodeapi.EventsQuery{Since: head.LastSeq - maxEvents, Run: head.Run, Limit: maxEvents})
+		} else if err == nil {
+			return c.Events(ctx, nodeapi.EventsQuery{Limit: maxEvents})
+		}
+		return head, err
+	})
 	var (
 		out      []nodeapi.Event
 		firstErr error
 		answered int
 	)
-	for _, c := range s.admins {
-		head, err := c.Events(ctx, nodeapi.EventsQuery{Limit: 1})
-		if err == nil && head.LastSeq > maxEvents {
-			head, err = c.Events(ctx, nodeapi.EventsQuery{Since: head.LastSeq - maxEvents, Run: head.Run, Limit: maxEvents})
-		} else if err == nil {
-			head, err = c.Events(ctx, nodeapi.EventsQuery{Limit: maxEvents})
-		}
-		if err != nil {
-			firstErr = cmp.Or(firstErr, err)
+	for i, head := range heads {
+		if errs[i] != nil {
+			firstErr = cmp.Or(firstErr, errs[i])
 			continue
 		}
 		answered++

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/inspect"
@@ -56,10 +58,11 @@ func TestKafkaSource(t *testing.T) {
 	}
 	src := NewKafkaSource(cl, newClient, []*nodeapi.Client{nodeapi.NewClient(n.AdminAddr(), 0)}, nil)
 
-	o, err := src.Overview(ctx)
-	if err != nil || len(o.Brokers) != 1 || o.Controller != o.Brokers[0].NodeID || !o.Brokers[0].Controller ||
+	st, err := src.Overview(ctx)
+	o := st.Overview
+	if err != nil || st.Stale != "" || len(st.Nodes) != 1 || !st.Nodes[0].Reachable || st.Nodes[0].Down() || st.From != o.Brokers[0].NodeID || len(o.Brokers) != 1 || o.Controller != o.Brokers[0].NodeID || !o.Brokers[0].Controller ||
 		o.Brokers[0].Address != n.Addr() || o.Partitions < 3 || o.UnderReplicated != 0 || o.Offline != 0 {
-		t.Errorf("overview = %+v, %v", o, err)
+		t.Errorf("overview = %+v, %v", st, err)
 	}
 	topics, err := src.Topics(ctx)
 	if err != nil || !slices.ContainsFunc(topics, func(l inspect.TopicListing) bool { return l.Name == "orders" && l.Partitions == 2 }) {
@@ -285,4 +288,117 @@ func TestKafkaSourceSegments(t *testing.T) {
 	if _, err := NewKafkaSource(cl, nil, nil, nil).Segments(ctx, "logs", 0); !errors.Is(err, ErrNoAdminAPI) {
 		t.Errorf("no admin API: %v", err)
 	}
+}
+
+// TestKafkaSourceNodeDown: a node killed stays in the overview, down, and
+// the counts are not marked stale while the other two keep the quorum;
+// once the partition it led fails over, the next read shows its new
+// leader, not the one the client's cached metadata had.
+func TestKafkaSourceNodeDown(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	ctx := testkit.Context(t)
+	cl := c.Client()
+	adm := kadm.NewClient(cl)
+	if resp, err := adm.CreateTopic(ctx, 2, 3, nil, "orders"); err != nil || resp.Err != nil {
+		t.Fatalf("create orders: %v %v", err, resp.Err)
+	}
+	var admins []*nodeapi.Client
+	for _, n := range c.Nodes() {
+		admins = append(admins, nodeapi.NewClient(n.AdminAddr(), 0))
+	}
+	src := NewKafkaSource(cl, nil, admins, nil)
+	t.Cleanup(src.Close)
+	testkit.WaitFor(t, "3 nodes up", func() (bool, string) {
+		st, err := src.Overview(ctx)
+		up := 0
+		for _, n := range st.Nodes {
+			if !n.Down() && n.Listed && n.InQuorum {
+				up++
+			}
+		}
+		return err == nil && up == 3 && st.Stale == "", fmt.Sprintf("%+v %v", st, err)
+	})
+	p, err := src.Partition(ctx, "orders", 1)
+	if err != nil || p.Kafka.Leader < 0 {
+		t.Fatalf("orders/1: %+v %v", p, err)
+	}
+	old := p.Kafka.Leader
+	killed := time.Now()
+	c.Node(old).Kill()
+	// The failover as a node other than the source's client sees it;
+	// the source's very next read must show it, though its client read
+	// the partition's metadata a moment before the kill.
+	direct := c.Node((old + 1) % 3).Client()
+	testkit.WaitFor(t, "orders/1 failed over", func() (bool, string) {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("orders")
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, direct)
+		if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+			return false, fmt.Sprint(resp, err)
+		}
+		l := resp.Topics[0].Partitions[1].Leader
+		return l >= 0 && l != old, fmt.Sprintf("leader %d", l)
+	})
+	failedOver := time.Since(killed)
+	p, err = src.Partition(ctx, "orders", 1)
+	if err != nil || p.Kafka.Leader == old || p.Kafka.Leader < 0 || slices.Contains(p.Kafka.ISR, old) {
+		t.Errorf("orders/1 right after the failover: %+v %v; want a new leader and node %d out of the ISR", p.Kafka, err, old)
+	}
+	t.Logf("failover %v after the kill, seen by the next read %v after", failedOver, time.Since(killed))
+	testkit.WaitFor(t, fmt.Sprintf("node %d down in the overview", old), func() (bool, string) {
+		st, err := src.Overview(ctx)
+		i, ok := indexNode(st.Nodes, old)
+		return err == nil && ok && st.Nodes[i].Down() && st.Nodes[i].Address == c.Node(old).Addr() && len(st.Nodes) == 3,
+			fmt.Sprintf("%+v %v", st, err)
+	})
+	t.Logf("node %d down in the overview %v after the kill", old, time.Since(killed))
+	// The admin API screens read the two nodes left.
+	if q, err := src.Nodes(ctx); err != nil || len(q) != 2 || slices.ContainsFunc(q, func(n NodeState) bool { return n.NodeID == old }) {
+		t.Errorf("quorum states with node %d killed: %+v %v", old, q, err)
+	}
+	if p, err := src.Partition(ctx, "orders", 1); err != nil || p.Leader == nil || p.Leader.Leader == old {
+		t.Errorf("orders/1 from its leader's admin API: %+v %v", p, err)
+	}
+	st, err := src.Overview(ctx)
+	if err != nil || st.Stale != "" || st.From == old || st.Overview.UnderReplicated == 0 {
+		t.Errorf("overview after the failover: %+v %v; want fresh counts with orders' partitions under-replicated", st, err)
+	}
+
+	// A second node killed: the last one has no quorum, its metadata
+	// stands still, and the counts say so.
+	second := (old + 1) % 3
+	c.Node(second).Kill()
+	killed = time.Now()
+	testkit.WaitFor(t, "the counts marked stale with the quorum lost", func() (bool, string) {
+		st, err := src.Overview(ctx)
+		return err == nil && strings.Contains(st.Stale, "quorum lost") && st.From == (old+2)%3, fmt.Sprintf("%+v %v", st, err)
+	})
+	t.Logf("quorum lost seen %v after the second kill", time.Since(killed))
+}
+
+// TestKafkaSourceIsolated: a node cut off from the others still answers
+// the TUI, with metadata that no longer moves; the counts come from the
+// majority's newer metadata, and once the controller fences the node it
+// is listed down, though it answers.
+func TestKafkaSourceIsolated(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	ctx := testkit.Context(t)
+	cl := c.Client()
+	src := NewKafkaSource(cl, nil, nil, nil)
+	t.Cleanup(src.Close)
+	lone := c.Node(2)
+	lone.Isolate()
+	t.Cleanup(lone.Heal)
+	// A topic made by the majority: the lone node never hears of it.
+	if resp, err := kadm.NewClient(c.Node(0).Client()).CreateTopic(ctx, 4, 2, nil, "while-isolated"); err != nil || resp.Err != nil {
+		t.Fatalf("create while-isolated: %v %v", err, resp.Err)
+	}
+	testkit.WaitFor(t, "node 2 fenced, answering, and the counts from the majority", func() (bool, string) {
+		st, err := src.Overview(ctx)
+		i, ok := indexNode(st.Nodes, 2)
+		return err == nil && ok && st.Nodes[i].Fenced && st.Nodes[i].Reachable && st.Nodes[i].Down() &&
+			st.From != 2 && st.From >= 0 && st.Stale == "" && st.Overview.Partitions >= 4, fmt.Sprintf("%+v %v", st, err)
+	})
 }

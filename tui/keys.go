@@ -9,6 +9,9 @@ type KeyMap struct {
 	Enter, Back           key.Binding
 	Command, Filter       key.Binding
 	Pause, Refresh        key.Binding
+	// Left and Right scroll a table wider than the window sideways;
+	// Internal shows or hides the internal topics' rows.
+	Left, Right, Internal key.Binding
 	Help, Quit            key.Binding
 	// Abort is the action of a screen with one (abort a hanging
 	// transaction), Yes confirms it.
@@ -28,6 +31,9 @@ func DefaultKeyMap() KeyMap {
 		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Command:  key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "screen")),
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Left:     key.NewBinding(key.WithKeys("h", "left"), key.WithHelp("←/→", "columns")),
+		Right:    key.NewBinding(key.WithKeys("l", "right"), key.WithHelp("→", "columns")),
+		Internal: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "internal")),
 		Pause:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Refresh:  key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -42,13 +48,14 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the help line under every screen.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Command, k.Filter, k.Enter, k.Back, k.Pause, k.Help, k.Quit}
+	return []key.Binding{k.Command, k.Filter, k.Left, k.Internal, k.Enter, k.Back, k.Pause, k.Help, k.Quit}
 }
 
 // FullHelp is the ? screen.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Top, k.Bottom},
+		{k.Left, k.Internal},
 		{k.Enter, k.Back, k.Command, k.Filter},
 		{k.Pause, k.Refresh, k.Help, k.Quit},
 		{k.Complete, k.Submit, k.Cancel, k.Abort},

@@ -168,7 +168,7 @@ func (p *partitionScreen) view(s Styles, width, height int) string {
 	if len(tl) > 0 {
 		tableHeight = len(p.replicas.rows) + 1
 	}
-	out := b.String() + p.replicas.view(s, tableHeight)
+	out := b.String() + p.replicas.view(s, width, tableHeight)
 	if len(tl) > 0 {
 		out += "\n\n" + s.Dim.Render("ISR and leader changes (the newest last):")
 		for _, e := range tl {

@@ -213,7 +213,7 @@ func millis(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000")
 }
 
-func (g *segmentsScreen) view(s Styles, _, height int) string {
+func (g *segmentsScreen) view(s Styles, width, height int) string {
 	switch {
 	case !g.set:
 		return "Which partition? Type :seg TOPIC/PARTITION, e.g. :seg orders/0."
@@ -236,7 +236,7 @@ func (g *segmentsScreen) view(s Styles, _, height int) string {
 		if b.Error != "" {
 			head += "\n" + s.Bad.Render(b.Error)
 		}
-		return head + "\n\n" + g.records.view(s, height-3)
+		return head + "\n\n" + g.records.view(s, width, height-3)
 	}
 	if text, ok := g.waiting(s); ok {
 		return text
@@ -245,14 +245,14 @@ func (g *segmentsScreen) view(s Styles, _, height int) string {
 		d := g.data
 		head := fmt.Sprintf("node %d (%s)   %d segments   log start %d   HW %d   LEO %d", d.Node, d.Partition.Role,
 			d.Segments.Total, d.Partition.LogStartOffset, d.Partition.HighWatermark, d.Partition.LogEndOffset)
-		return head + "\n\n" + g.items.view(s, height-2)
+		return head + "\n\n" + g.items.view(s, width, height-2)
 	}
 	ix := g.index
 	head := fmt.Sprintf("%d entries; each is a batch's last offset and the position where the batch starts; enter opens the batch", ix.Total)
 	if ix.Next != nil {
 		head += fmt.Sprintf(" (the first %d shown)", len(ix.Offsets))
 	}
-	out := head + "\n\n" + g.detail.view(s, min(height-2, len(g.detail.rows)+1))
+	out := head + "\n\n" + g.detail.view(s, width, min(height-2, len(g.detail.rows)+1))
 	// The time index below: time → the offset of the batch reaching it.
 	if tx := g.times; tx != nil && len(tx.Times) > 0 {
 		room := height - 2 - (len(g.detail.rows) + 1) - 3

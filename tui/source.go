@@ -22,8 +22,10 @@ import (
 // error wrapping ErrNoAdminAPI when the cluster has none, or it was not
 // found; their screens then say so. New admin endpoints add methods here.
 type Source interface {
-	// Overview is the cluster's brokers and partition health.
-	Overview(ctx context.Context) (inspect.ClusterOverview, error)
+	// Overview is the cluster's brokers and partition health from the
+	// freshest metadata, every node known and whether it is up, and how
+	// current the counts are.
+	Overview(ctx context.Context) (ClusterState, error)
 	// Nodes is each node's Raft state and traffic counters (admin API).
 	Nodes(ctx context.Context) ([]NodeState, error)
 	// Topics lists the topics, internal ones included, sorted by name.
@@ -73,6 +75,45 @@ type Source interface {
 	// partition's segment at base, on its leader (admin API).
 	Index(ctx context.Context, topic string, partition int32, base int64, kind string) (nodeapi.Index, error)
 }
+
+// ClusterState is the cluster as the nodes answering describe it now.
+type ClusterState struct {
+	// Overview is the freshest metadata among the nodes' answers
+	// (brokers listed are the live ones); From is the node it is from,
+	// -1 when unknown.
+	Overview inspect.ClusterOverview
+	From     int32
+	// Nodes is every node known, up or not, sorted by id: listed in
+	// some node's metadata or registrations, a voter or observer of the
+	// metadata quorum, or seen before.
+	Nodes []NodeHealth
+	// Stale says why Overview's counts may be out of date ("" when they
+	// are current): the metadata quorum has no leader, so no node's
+	// metadata moves, or the node answering lags the quorum.
+	Stale string
+}
+
+// NodeHealth is one node: whether the TUI reached it now, how the
+// controller has it registered, and its progress in the metadata quorum.
+type NodeHealth struct {
+	NodeID  int32
+	Address string // "" when unknown
+	Rack    string
+	// Reachable: the node answered now; Err is why it did not.
+	Reachable bool
+	Err       string
+	// Listed: the freshest metadata lists it among the live brokers.
+	// Fenced: the controller fenced it (its heartbeats stopped).
+	Listed, Fenced bool
+	// InQuorum: it is a voter or observer of the metadata quorum, with
+	// when it last fetched the metadata log (zero when unknown).
+	InQuorum, Voter bool
+	LastFetch       time.Time
+}
+
+// Down reports whether the node is down as the cluster sees it: fenced,
+// or not answering.
+func (n NodeHealth) Down() bool { return n.Fenced || !n.Reachable }
 
 // NodeState is one node's state in the metadata quorum and its traffic
 // counters, from its admin API.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,15 +18,21 @@ type column struct {
 // row is one row of a table: key identifies it across refreshes (the
 // cursor stays on it), cells are its text, changed marks the cells whose
 // value changed since the last refresh, bad those to show as unhealthy.
+// An internal row (of __consumer_offsets, __transaction_state) is shown
+// only when the table shows internal rows.
 type row struct {
-	key     string
-	cells   []string
-	changed []bool
-	bad     []bool
+	key      string
+	cells    []string
+	changed  []bool
+	bad      []bool
+	internal bool
 }
 
 // table is the list every screen shows: rows filtered by a substring,
 // a cursor that j/k/g/G move, and a window scrolled to keep it visible.
+// A table wider than the window keeps its first column and scrolls the
+// others sideways (left/right), its header saying how many columns are
+// out of sight on each side.
 type table struct {
 	cols   []column
 	rows   []row
@@ -33,6 +40,38 @@ type table struct {
 	cursor int    // index into the filtered rows
 	at     string // key of the row under the cursor
 	offset int    // first filtered row shown
+	// hscroll is how many columns after the first are scrolled out of
+	// sight on the left.
+	hscroll int
+	// internal shows the internal rows; stale dims the rows, whose
+	// values are no longer current.
+	internal bool
+	stale    bool
+}
+
+// hiddenInternal counts the internal rows the table does not show.
+func (t *table) hiddenInternal() int {
+	if t.internal {
+		return 0
+	}
+	n := 0
+	for _, r := range t.rows {
+		if r.internal {
+			n++
+		}
+	}
+	return n
+}
+
+// setInternal shows or hides the internal rows.
+func (t *table) setInternal(show bool) {
+	t.internal = show
+	t.follow()
+}
+
+// scroll scrolls the columns sideways by delta, within the table.
+func (t *table) scroll(delta int) {
+	t.hscroll = max(0, min(t.hscroll+delta, len(t.cols)-2))
 }
 
 // setRows replaces the rows, keeping the cursor on the row it was on.
@@ -62,15 +101,16 @@ func (t *table) follow() {
 	}
 }
 
-// visible returns the rows the filter keeps.
+// visible returns the rows the filter keeps, internal ones only when
+// shown.
 func (t *table) visible() []row {
-	if t.filter == "" {
+	if t.filter == "" && (t.internal || t.hiddenInternal() == 0) {
 		return t.rows
 	}
 	f := strings.ToLower(t.filter)
 	var out []row
 	for _, r := range t.rows {
-		if strings.Contains(strings.ToLower(strings.Join(r.cells, " ")), f) {
+		if (t.internal || !r.internal) && strings.Contains(strings.ToLower(strings.Join(r.cells, " ")), f) {
 			out = append(out, r)
 		}
 	}
@@ -96,8 +136,8 @@ func (t *table) selected() (string, bool) {
 	return vis[t.cursor].key, true
 }
 
-// view renders the table in height lines (the header included).
-func (t *table) view(s Styles, height int) string {
+// view renders the table in width × height (the header line included).
+func (t *table) view(s Styles, width, height int) string {
 	vis := t.visible()
 	widths := make([]int, len(t.cols))
 	for i, c := range t.cols {
@@ -110,13 +150,21 @@ func (t *table) view(s Styles, height int) string {
 			}
 		}
 	}
+	shown, note := t.layout(widths, width-2)
 	var b strings.Builder
-	head := make([]string, len(t.cols))
-	for i, c := range t.cols {
-		head[i] = pad(c.title, widths[i], c.right)
+	head := make([]string, len(shown))
+	for i, j := range shown {
+		head[i] = pad(t.cols[j].title, widths[j], t.cols[j].right)
 	}
 	b.WriteString("  " + s.TableHead.Render(strings.TrimRight(strings.Join(head, "  "), " ")))
+	if note != "" {
+		b.WriteString(s.Dim.Render(note))
+	}
 	rowsShown := max(1, height-1)
+	hidden := t.hiddenInternal()
+	if hidden > 0 {
+		rowsShown = max(1, height-2)
+	}
 	if t.cursor < t.offset {
 		t.offset = t.cursor
 	}
@@ -133,27 +181,7 @@ func (t *table) view(s Styles, height int) string {
 		}
 	}
 	for i := t.offset; i < len(vis) && i < t.offset+rowsShown; i++ {
-		r := vis[i]
-		cells := make([]string, len(t.cols))
-		for j := range t.cols {
-			text := ""
-			if j < len(r.cells) {
-				text = r.cells[j]
-			}
-			st := lipgloss.NewStyle()
-			switch {
-			case j < len(r.bad) && r.bad[j]:
-				st = s.Bad
-			case j < len(r.changed) && r.changed[j]:
-				st = s.Changed
-			}
-			cell := text
-			if j < len(r.changed) && r.changed[j] {
-				cell += "Δ"
-			}
-			cells[j] = st.Render(pad(cell, widths[j], t.cols[j].right))
-		}
-		line := strings.TrimRight(strings.Join(cells, "  "), " ")
+		line := t.line(s, vis[i], shown, widths)
 		if i == t.cursor {
 			line = s.Selected.Render("> " + line)
 		} else {
@@ -162,7 +190,80 @@ func (t *table) view(s Styles, height int) string {
 		b.WriteString("\n")
 		b.WriteString(line)
 	}
+	if hidden > 0 {
+		b.WriteString("\n" + s.Dim.Render(fmt.Sprintf("  + %d rows of internal topics, hidden (i shows them)", hidden)))
+	}
 	return b.String()
+}
+
+// line renders the cells of r in the columns shown.
+func (t *table) line(s Styles, r row, shown, widths []int) string {
+	cells := make([]string, len(shown))
+	for i, j := range shown {
+		text := ""
+		if j < len(r.cells) {
+			text = r.cells[j]
+		}
+		st := lipgloss.NewStyle()
+		switch {
+		case j < len(r.bad) && r.bad[j]:
+			st = s.Bad
+		case t.stale:
+			st = s.Dim
+		case j < len(r.changed) && r.changed[j]:
+			st = s.Changed
+		}
+		if j < len(r.changed) && r.changed[j] {
+			text += "Δ"
+		}
+		cells[i] = st.Render(pad(text, widths[j], t.cols[j].right))
+	}
+	return strings.TrimRight(strings.Join(cells, "  "), " ")
+}
+
+// layout picks the columns that fit in width: all of them when they
+// do, else the first and as many of the rest as fit from hscroll on. The
+// note says how many columns are out of sight left and right. The last
+// column, free text, fits when its title does (the window cuts the rest
+// of its cells, marked …).
+func (t *table) layout(widths []int, width int) (shown []int, note string) {
+	need := func(j int) int {
+		if j == len(widths)-1 {
+			return min(widths[j], lipgloss.Width(t.cols[j].title)+1)
+		}
+		return widths[j]
+	}
+	total := -2
+	for j := range widths {
+		total += need(j) + 2
+	}
+	if total <= width || len(t.cols) < 2 {
+		t.hscroll = 0
+		for j := range t.cols {
+			shown = append(shown, j)
+		}
+		return shown, ""
+	}
+	t.hscroll = max(0, min(t.hscroll, len(t.cols)-2))
+	const noteWidth = 8 // "  ←9 →9"
+	shown = []int{0}
+	used := widths[0]
+	for j := 1 + t.hscroll; j < len(t.cols); j++ {
+		if len(shown) > 1 && used+2+need(j) > width-noteWidth {
+			break
+		}
+		shown = append(shown, j)
+		used += 2 + widths[j]
+	}
+	left, right := t.hscroll, len(t.cols)-1-shown[len(shown)-1]
+	note = " "
+	if left > 0 {
+		note += " ←" + strconv.Itoa(left)
+	}
+	if right > 0 {
+		note += " →" + strconv.Itoa(right)
+	}
+	return shown, note
 }
 
 // pad pads s with spaces to width w, on the left when right.

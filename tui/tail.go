@@ -167,7 +167,7 @@ func recordDetail(r inspect.TailRecord) []row {
 	return rows
 }
 
-func (t *tailScreen) view(s Styles, _, height int) string {
+func (t *tailScreen) view(s Styles, width, height int) string {
 	if !t.set {
 		return "Which topic? Type :tail TOPIC."
 	}
@@ -175,8 +175,8 @@ func (t *tailScreen) view(s Styles, _, height int) string {
 		return text
 	}
 	if t.item != "" {
-		return t.detail.view(s, height)
+		return t.detail.view(s, width, height)
 	}
 	head := fmt.Sprintf("the last %d records of each partition, newest first (%d shown); / filters, enter opens one", tailLimit, t.count)
-	return head + "\n\n" + t.items.view(s, height-2)
+	return head + "\n\n" + t.items.view(s, width, height-2)
 }

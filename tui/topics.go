@@ -2,7 +2,9 @@ package tui
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/klogdev/klog/inspect"
@@ -31,6 +33,15 @@ func newTopicsScreen() *topicsScreen {
 
 func (t *topicsScreen) name() string { return "topics" }
 
+func (t *topicsScreen) setInternal(show bool) {
+	t.items.setInternal(show)
+}
+
+// internalTopic reports whether a topic is one of Kafka's own
+// (__consumer_offsets, __transaction_state): its rows are hidden unless
+// i shows them.
+func internalTopic(name string) bool { return strings.HasPrefix(name, "__") }
+
 func (t *topicsScreen) enter() bool {
 	if !t.open() {
 		return false
@@ -54,11 +65,21 @@ func (t *topicsScreen) loaded(id string, v any, err error, _ time.Time) error {
 		var rows []row
 		for _, l := range v.([]inspect.TopicListing) {
 			internal := ""
-			if l.Internal {
+			if l.Internal || internalTopic(l.Name) {
 				internal = "yes"
 			}
-			rows = append(rows, row{key: l.Name, cells: []string{l.Name, strconv.Itoa(l.Partitions), strconv.Itoa(l.ReplicationFactor), internal}})
+			rows = append(rows, row{key: l.Name, cells: []string{l.Name, strconv.Itoa(l.Partitions), strconv.Itoa(l.ReplicationFactor), internal}, internal: internal != ""})
 		}
+		// The user's topics first, the internal ones after.
+		slices.SortStableFunc(rows, func(a, b row) int {
+			switch {
+			case a.internal == b.internal:
+				return 0
+			case a.internal:
+				return 1
+			}
+			return -1
+		})
 		t.lastTopics = t.lastTopics.mark(rows)
 		t.items.setRows(rows)
 		t.listed = true
@@ -88,17 +109,17 @@ func (t *topicsScreen) loaded(id string, v any, err error, _ time.Time) error {
 	return nil
 }
 
-func (t *topicsScreen) view(s Styles, _, height int) string {
+func (t *topicsScreen) view(s Styles, width, height int) string {
 	if text, ok := t.waiting(s); ok {
 		return text
 	}
 	if t.item == "" {
-		return t.items.view(s, height)
+		return t.items.view(s, width, height)
 	}
 	d := t.detailData
 	head := strconv.Itoa(len(d.Partitions)) + " partitions   replication factor " + strconv.Itoa(d.ReplicationFactor)
 	if d.Internal {
 		head += "   internal"
 	}
-	return head + "\n\n" + t.detail.view(s, height-2)
+	return head + "\n\n" + t.detail.view(s, width, height-2)
 }

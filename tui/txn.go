@@ -139,12 +139,12 @@ func partitionsText(tps []inspect.TopicPartitions) string {
 	return strings.Join(parts, " ")
 }
 
-func (t *txnScreen) view(s Styles, _, height int) string {
+func (t *txnScreen) view(s Styles, width, height int) string {
 	if text, ok := t.waiting(s); ok {
 		return text
 	}
 	if t.item == "" {
-		return t.items.view(s, height)
+		return t.items.view(s, width, height)
 	}
 	tx := t.byID[t.item]
 	head := fmt.Sprintf("%s   producer %d epoch %d   STARTED AT is where it holds the partition's LSO while open", tx.State, tx.ProducerID, tx.ProducerEpoch)
@@ -152,5 +152,5 @@ func (t *txnScreen) view(s Styles, _, height int) string {
 	if t.markersErr != nil {
 		note = s.Dim.Render("markers unknown: " + t.markersErr.Error())
 	}
-	return head + "\n" + note + "\n\n" + t.detail.view(s, height-3)
+	return head + "\n" + note + "\n\n" + t.detail.view(s, width, height-3)
 }

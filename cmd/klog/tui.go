@@ -28,8 +28,13 @@ admin API, see --admin).
 
 Screens: ` + strings.Join(tui.Screens(), ", ") + ` (SCREEN is the first shown).
 Keys: ":" switches screen (tab completes), "/" filters, "enter" and "esc"
-drill in and back, "j"/"k" "g"/"G" move, "p" pauses the live refresh,
-"?" shows every key, "q" quits.
+drill in and back, "j"/"k" "g"/"G" move, left/right scroll a table
+wider than the window, "i" shows the internal topics' rows (hidden at
+first), "p" pauses the live refresh, "?" shows every key, "q" quits.
+
+The cluster screen asks every node directly and lists each one known, up
+or down since when; counts from metadata no longer current (the metadata
+quorum lost) are marked stale, and so is a screen whose refresh failed.
 
 --readonly forbids every action that would change the cluster.`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
@@ -61,6 +66,7 @@ func runTUI(ctx context.Context, g *globals, opts tui.Options, in io.Reader, out
 	admins, noAdmin := g.adminNodes(ctx, tuiAdminTimeout)
 	opts.Brokers = g.brokers
 	src := tui.NewKafkaSource(cl, g.newClient, admins, noAdmin)
+	defer src.Close()
 	if err := tui.Run(ctx, src, opts, in, out); err != nil {
 		return fmt.Errorf("tui: %w", err)
 	}

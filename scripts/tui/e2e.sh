@@ -15,28 +15,7 @@ source "$root/scripts/smoke/lib.sh"
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 
-if ! command -v tmux >/dev/null; then
-  if [ "${CI:-}" = true ]; then
-    echo "tui e2e: tmux is not installed" >&2
-    exit 1
-  fi
-  echo "SKIP tui e2e: tmux is not installed (apt-get install tmux)"
-  exit 77
-fi
-work=$(mktemp -d)
-session="klog-tui-$$"
-cleanup() {
-  tmux kill-session -t "$session" 2>/dev/null || true
-  smoke_stop_broker >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-klog=${1:-}
-if [ -z "$klog" ]; then
-  klog="$work/klog"
-  (cd "$root" && go build -o "$klog" ./cmd/klog)
-fi
+tui_setup e2e "${1:-}"
 
 SMOKE_DATA_DIR=$work/data smoke_start_broker "$klog" "$work"
 admin=$(grep -o 'admin API on http://[^/]*' "$work/broker.err" | head -n 1 | sed 's|.*http://||')

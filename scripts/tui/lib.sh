@@ -20,12 +20,42 @@ expect() {
 }
 keys() { tmux send-keys -t "$session" "$@"; }
 
-# start_tui CMD...: runs klog tui (CMD) in a 140x30 tmux session; its exit
-# status goes to $work/exit.
+# tui_setup NAME [KLOG_BIN]: the start of a check against klog up. Without
+# tmux it exits 77 (skipped), in CI 1; it sets $work, $session (removed,
+# with the broker, at exit) and $klog (KLOG_BIN, else go build ./cmd/klog).
+tui_setup() {
+  local name=$1
+  if ! command -v tmux >/dev/null; then
+    if [ "${CI:-}" = true ]; then
+      echo "tui $name: tmux is not installed" >&2
+      exit 1
+    fi
+    echo "SKIP tui $name: tmux is not installed (apt-get install tmux)"
+    exit 77
+  fi
+  work=$(mktemp -d)
+  session="klog-tui-$name-$$"
+  trap tui_cleanup EXIT
+  klog=${2:-}
+  if [ -z "$klog" ]; then
+    klog="$work/klog"
+    (cd "$root" && go build -o "$klog" ./cmd/klog)
+  fi
+}
+
+tui_cleanup() {
+  tmux kill-session -t "$session" 2>/dev/null || true
+  smoke_stop_broker >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+
+# start_tui CMD...: runs klog tui (CMD) in a tmux session of
+# ${TUI_WIDTH:-140} columns and 30 lines; its exit status goes to
+# $work/exit.
 start_tui() {
   local cmd
   cmd=$(printf '%q ' "$@")
-  tmux new-session -d -s "$session" -x 140 -y 30 "$cmd; echo EXIT=\$? >$work/exit; sleep 60"
+  tmux new-session -d -s "$session" -x "${TUI_WIDTH:-140}" -y 30 "$cmd; echo EXIT=\$? >$work/exit; sleep 60"
 }
 
 # quit_tui: q must end klog tui with exit status 0.
