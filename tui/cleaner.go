@@ -100,7 +100,7 @@ func (c *cleanerScreen) view(s Styles, width, height int) string {
 	switch {
 	case c.noAdmin != nil:
 		return s.Bad.Render("No compaction state: "+c.noAdmin.Error()+".") + "\n\n" +
-			"This screen reads a klog node's admin API (GET /v1/cleaner). " + noAdminHelp + "\n" +
+			"This screen reads a klog node's admin API (GET /v1/cleaner).\n" + noAdminHelp + "\n" +
 			"The other screens work against any Kafka-compatible cluster."
 	case !c.ready:
 		return s.Dim.Render("asking the nodes' cleaners…")

@@ -60,15 +60,15 @@ func (e *eventsScreen) loaded(_ string, v any, err error, _ time.Time) error {
 }
 
 // noAdminHelp says where the admin API screens find a node's admin API.
-const noAdminHelp = "Each klog node advertises its admin API\n" +
-	"(broker config klog.admin.advertised.url); none did: the cluster is not klog,\n" +
-	"or its nodes run with --admin-listen off. Give an address with --admin or $KLOG_ADMIN."
+const noAdminHelp = "Each klog node advertises its admin API (broker config\n" +
+	"klog.admin.advertised.url); none did: the cluster is not klog, or its nodes\n" +
+	"run with --admin-listen off. Give an address with --admin or $KLOG_ADMIN."
 
 func (e *eventsScreen) view(s Styles, width, height int) string {
 	switch {
 	case e.noAdmin != nil:
 		return s.Bad.Render("No events: "+e.noAdmin.Error()+".") + "\n\n" +
-			"This screen reads a klog node's admin API (GET /v1/events). " + noAdminHelp
+			"This screen reads a klog node's admin API (GET /v1/events).\n" + noAdminHelp
 	case !e.ready:
 		return s.Dim.Render("asking the nodes for their events…")
 	}

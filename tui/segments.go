@@ -219,7 +219,7 @@ func (g *segmentsScreen) view(s Styles, width, height int) string {
 		return "Which partition? Type :seg TOPIC/PARTITION, e.g. :seg orders/0."
 	case g.noAdmin != nil:
 		return s.Bad.Render("No segments: "+g.noAdmin.Error()+".") + "\n\n" +
-			"This screen reads a klog node's admin API (GET /v1/partitions/T/P/segments). " + noAdminHelp
+			"This screen reads a klog node's admin API (GET /v1/partitions/T/P/segments).\n" + noAdminHelp
 	}
 	if g.entry != "" {
 		b := g.batch
