@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,9 +97,11 @@ when its save completed, and its files and bytes.`,
 	}
 }
 
-// newSnapshotDeleteCmd is klog snapshot delete.
+// newSnapshotDeleteCmd is klog snapshot delete; it confirms as every
+// command that deletes data does.
 func newSnapshotDeleteCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var c consent
+	cmd := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete snapshot NAME",
 		Args:  usageArgs(cobra.ExactArgs(1)),
@@ -111,6 +114,12 @@ func newSnapshotDeleteCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return usagef("%v", err)
 			}
+			if _, err := os.Stat(dir); err != nil {
+				return snapshot.Delete(dir) // says there is no such snapshot
+			}
+			if err := c.ask(fmt.Sprintf("Delete snapshot %s?", args[0]), "deleted", "delete it"); err != nil {
+				return err
+			}
 			if err := snapshot.Delete(dir); err != nil {
 				return err
 			}
@@ -118,6 +127,8 @@ func newSnapshotDeleteCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	destructive(cmd, &c, "delete", "deleted")
+	return cmd
 }
 
 // snapshotRoot is klog's snapshot directory: $XDG_STATE_HOME/klog/snapshots,

@@ -125,10 +125,17 @@ func TestSnapshotListDelete(t *testing.T) {
 		!strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(lines[1], "one ") || !strings.HasPrefix(lines[2], "two ") {
 		t.Fatalf("klog snapshot list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := stateRun(t, stateDir, "snapshot", "delete", "one"); r.code != 0 {
+	// Without a terminal and without --yes nothing is deleted.
+	if r := stateRun(t, stateDir, "snapshot", "delete", "one"); r.code != 1 || !strings.Contains(r.stderr, "pass --yes") {
+		t.Fatalf("klog snapshot delete without --yes: exit %d %s", r.code, r.stderr)
+	}
+	if r := stateRun(t, stateDir, "snapshot", "list"); !strings.Contains(r.stdout, "\none ") {
+		t.Fatalf("snapshot one is gone after a delete without --yes:\n%s", r.stdout)
+	}
+	if r := stateRun(t, stateDir, "snapshot", "delete", "one", "--yes"); r.code != 0 {
 		t.Fatalf("klog snapshot delete: exit %d %s", r.code, r.stderr)
 	}
-	if r := stateRun(t, stateDir, "snapshot", "delete", "one"); r.code != 1 || !strings.Contains(r.stderr, "no such snapshot") {
+	if r := stateRun(t, stateDir, "snapshot", "delete", "one", "--yes"); r.code != 1 || !strings.Contains(r.stderr, "no such snapshot") {
 		t.Fatalf("second klog snapshot delete: exit %d %s", r.code, r.stderr)
 	}
 	r = stateRun(t, stateDir, "snapshot", "list", "--format", "json")
