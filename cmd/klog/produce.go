@@ -289,7 +289,7 @@ func (o *produceOptions) lookupTopic(ctx context.Context, g *globals, cl *kgo.Cl
 func produceInput(ctx context.Context, cl *kgo.Client, src recordSource, prepare func(*kgo.Record) error, rep *produceReport) (int64, error) {
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
-	items := make(chan inputItem)
+	items := make(chan inputItem, inputReadAhead)
 	go readInput(readCtx, src, items)
 	var n int64
 	for it := range items {
