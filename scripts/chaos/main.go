@@ -49,6 +49,7 @@ func run() int {
 	partitions := flag.Int("partitions", 3, "partitions of the topic")
 	pause := flag.Duration("pause", 2*time.Second, "how long the pause scenario keeps the node stopped")
 	timeout := flag.Duration("timeout", 120*time.Second, "bound on each scenario")
+	flag.IntVar(&failovers, "failovers", failovers, "faults of a leader in each failover-* scenario")
 	flag.Parse()
 	if *bin == "" || flag.NArg() > 0 || *records < 100 || *clusterRecords < 100 || *partitions < 1 {
 		fmt.Fprintln(os.Stderr, "usage: chaos -klog BIN [-scenario NAME,...] [-records N>=100] [-cluster-records N>=100] [-partitions N] [-pause D] [-timeout D]")
@@ -121,15 +122,18 @@ var faults = map[string]fault{
 // clusterScenarios are the scenarios on a local cluster (klog up -n 3),
 // each in its own file and registered here with one line.
 var clusterScenarios = map[string]clusterScenario{
-	"leader-kill":     leaderKill,        // cluster.go, test 1 of issue 11
-	"min-isr":         notEnoughReplicas, // cluster.go, test 3
-	"rolling-restart": rollingRestart,    // cluster.go, test 5
-	"controller-kill": controllerKill,    // cluster.go, test 6
-	"coord-failover":  coordFailover,     // coordinator.go, test 7
-	"isolated-leader": isolatedLeader,    // isolation.go, test 2
-	"truncation":      truncation,        // isolation.go, test 4
-	"dup-kill":        dupKill,           // dup.go, issue 26
-	"leader-tail-cut": leaderTailCut,     // tailcut.go, issue 26
+	"leader-kill":      leaderKill,                                        // cluster.go, test 1 of issue 11
+	"min-isr":          notEnoughReplicas,                                 // cluster.go, test 3
+	"rolling-restart":  rollingRestart,                                    // cluster.go, test 5
+	"controller-kill":  controllerKill,                                    // cluster.go, test 6
+	"coord-failover":   coordFailover,                                     // coordinator.go, test 7
+	"isolated-leader":  isolatedLeader,                                    // isolation.go, test 2
+	"truncation":       truncation,                                        // isolation.go, test 4
+	"dup-kill":         dupKill,                                           // dup.go, issue 26
+	"leader-tail-cut":  leaderTailCut,                                     // tailcut.go, issue 26
+	"failover-kill":    failoverScenario(failoverFaults["failover-kill"]), // failover.go
+	"failover-stop":    failoverScenario(failoverFaults["failover-stop"]),
+	"failover-isolate": failoverScenario(failoverFaults["failover-isolate"]),
 }
 
 // scenarioNames is every scenario: those on one node, then those on a

@@ -67,6 +67,7 @@ func (s *scenario) run(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("before fault %d: %w", i+1, err)
 		}
 		inFlight = append(inFlight, strconv.FormatInt(p.cl.BufferedProduceRecords(), 10))
+		p.resume.fault()
 		if err := s.fault(ctx, n, s); err != nil {
 			p.close()
 			return "", fmt.Errorf("fault %d: %w (%s)", i+1, err, n.LogTail())
@@ -88,8 +89,8 @@ func (s *scenario) run(ctx context.Context) (string, error) {
 	if !rep.OK() {
 		verdict = "FAIL"
 	}
-	line := fmt.Sprintf("CHAOS %s %s %s (%d faults with %s records in flight, %d records read, %d produce errors%s, %.1fs)",
-		s.name, verdict, rep, count, strings.Join(inFlight, "/"), rep.Read, p.failed.Load(), p.firstError(), time.Since(start).Seconds())
+	line := fmt.Sprintf("CHAOS %s %s %s, %s (%d faults with %s records in flight, %d records read, %d produce errors%s, %.1fs)",
+		s.name, verdict, rep, p.resume.summary(), count, strings.Join(inFlight, "/"), rep.Read, p.failed.Load(), p.firstError(), time.Since(start).Seconds())
 	for _, e := range rep.Examples {
 		line += "\n  " + e
 	}
@@ -149,6 +150,7 @@ type producer struct {
 	failed atomic.Int64
 	mu     sync.Mutex
 	first  error
+	resume resumes
 }
 
 func startProducer(ctx context.Context, seeds []string, partitions int32, perSecond int, led *ledger.Ledger) (*producer, error) {
@@ -161,12 +163,20 @@ func startProducer(ctx context.Context, seeds []string, partitions int32, perSec
 		// readily as any other node (its answer is stale, as Kafka's
 		// would be). Metadata at least every second, which kgo takes
 		// only with a leader epoch as new as the one it has, finds the
-		// leader the other nodes elected.
-		kgo.MetadataMinAge(250*time.Millisecond), kgo.MetadataMaxAge(time.Second))
+		// leader the other nodes elected; every half second, so that
+		// the client's own delay stays below klog up -n's session.
+		kgo.MetadataMinAge(100*time.Millisecond), kgo.MetadataMaxAge(500*time.Millisecond),
+		// A hung leader (SIGSTOP) never answers: kgo gives up on a
+		// produce after its timeout plus the overhead (10 s and 10 s by
+		// default, Kafka's Java producer 30 s), and only then moves the
+		// partition to the leader the others elected. 1.5 s in all,
+		// klog up -n's session; kgo retries a produce that timed out,
+		// the broker dropping it as a duplicate if it was written.
+		kgo.ProduceRequestTimeout(time.Second), kgo.RequestTimeoutOverhead(500*time.Millisecond))
 	if err != nil {
 		return nil, err
 	}
-	p := &producer{cl: cl, done: make(chan struct{}), quit: make(chan struct{})}
+	p := &producer{cl: cl, done: make(chan struct{}), quit: make(chan struct{}), resume: resumes{partitions: int(partitions)}}
 	go func() {
 		defer close(p.done)
 		seqs := make([]int64, partitions)
@@ -210,6 +220,7 @@ func startProducer(ctx context.Context, seeds []string, partitions int32, perSec
 					return
 				}
 				led.Ack(r.Partition, seq, r.Offset)
+				p.resume.acked(r.Partition)
 			})
 		}
 	}()
