@@ -35,9 +35,9 @@ const (
 )
 
 // dupKills is how many times each scenario kills a node; dupDown is how
-// long dup-kill keeps the leader down: short enough that it comes back
-// before the controller fences it (broker.session.timeout.ms), as in the
-// report.
+// long dup-kill keeps the leader down: shorter than its session
+// (broker.session.timeout.ms), as in the report; the supervisor's notice
+// of its exit fences it at once all the same.
 const (
 	dupKills = 20
 	dupDown  = time.Second
