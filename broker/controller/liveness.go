@@ -159,7 +159,7 @@ func (c *Controller) livenessLoop() {
 			nextBeat = now.Add(interval)
 			if leading {
 				c.heartbeat(c.cfg.NodeID, c.cfg.Self.Incarnation)
-			} else if img := c.Image(); registeredIn(img, c.cfg.NodeID) && c.heartbeatController(img, interval) {
+			} else if img := c.Image(); registeredIn(img, c.cfg.NodeID) && c.heartbeatController(img, max(interval, session/3)) {
 				beatTo = img.Controller
 			}
 		}
@@ -170,7 +170,8 @@ func (c *Controller) livenessLoop() {
 }
 
 // heartbeatController sends the active controller this node's heartbeat,
-// within timeout: the applied index, for DescribeQuorum
+// within timeout (a third of the session at least, so that on a loaded
+// machine a heartbeat slower than the interval still counts): the applied index, for DescribeQuorum
 // (describequorum.go), and this run's incarnation. It reports whether the
 // heartbeat was taken.
 func (c *Controller) heartbeatController(img *metadata.Image, timeout time.Duration) bool {
