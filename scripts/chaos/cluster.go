@@ -95,34 +95,13 @@ func runCluster(ctx context.Context, name, bin string, sc clusterScenario, recor
 	if err := c.WaitISR(ctx, topic); err != nil {
 		return "", err
 	}
-	led := ledger.New()
-	p, err := startProducer(ctx, c.Brokers(), partitions, clusterRate, led)
+	r := &clusterRun{c: c}
+	detail, reads, err := r.drive(ctx, c.Brokers(), records, partitions, sc)
 	if err != nil {
 		return "", err
 	}
-	// Each of the scenario's steps waits for this many more acks, so that
-	// records are in flight at every fault.
-	r := &clusterRun{c: c, led: led, p: p, step: max(records/10, 1), partitions: partitions}
-	if err := r.produceMore(ctx); err != nil {
-		p.close()
-		return "", err
-	}
-	detail, err := sc(ctx, r)
-	if err == nil {
-		err = r.produceMore(ctx)
-	}
-	if err != nil {
-		p.close()
-		return "", err
-	}
-	if err := p.stop(ctx); err != nil {
-		return "", err
-	}
-	reads, err := readBack(ctx, c.Brokers(), partitions)
-	if err != nil {
-		return "", err
-	}
-	rep := led.Check(reads)
+	p := r.p
+	rep := r.led.Check(reads)
 	if r.afterRead != nil {
 		more, err := r.afterRead(ctx, reads)
 		if err != nil {
@@ -142,6 +121,46 @@ func runCluster(ctx context.Context, name, bin string, sc clusterScenario, recor
 	}
 	keep = verdict != "PASS"
 	return line, nil
+}
+
+// drive starts r's producer on seeds, runs sc while it writes (with
+// acknowledgements before and after), stops it and reads every partition
+// back.
+func (r *clusterRun) drive(ctx context.Context, seeds []string, records int, partitions int32, sc clusterScenario) (detail string, reads []ledger.Read, err error) {
+	r.led = ledger.New()
+	r.p, err = startProducer(ctx, seeds, partitions, clusterRate, r.led)
+	if err != nil {
+		return "", nil, err
+	}
+	// Each of the scenario's steps waits for this many more acks, so that
+	// records are in flight at every fault.
+	r.step, r.partitions = max(records/10, 1), partitions
+	err = r.produceMore(ctx)
+	if err == nil {
+		detail, err = sc(ctx, r)
+	}
+	if err == nil {
+		err = r.produceMore(ctx)
+	}
+	if err != nil {
+		r.p.close()
+		return "", nil, err
+	}
+	if err := r.p.stop(ctx); err != nil {
+		return "", nil, err
+	}
+	reads, err = readBack(ctx, seeds, partitions)
+	return detail, reads, err
+}
+
+// leader0 waits until partition 0 has a leader on every node and
+// returns its state, then notes a fault beginning.
+func (r *clusterRun) leader0(ctx context.Context) (klogproc.PartitionState, error) {
+	st, err := r.waitPartition(ctx, others(), topic, 0, "led", func(st klogproc.PartitionState) bool { return st.Leader >= 0 })
+	if err == nil {
+		r.fault()
+	}
+	return st, err
 }
 
 // createReplicated creates topic with RF 3 and min.insync.replicas 2,
@@ -224,12 +243,11 @@ func samePartition(a, b klogproc.PartitionState) bool {
 // leaderKill is test 1: the leader of partition 0 killed and started
 // again, then a follower stopped and resumed.
 func leaderKill(ctx context.Context, r *clusterRun) (string, error) {
-	before, err := r.waitPartition(ctx, others(), topic, 0, "led", func(st klogproc.PartitionState) bool { return st.Leader >= 0 })
+	before, err := r.leader0(ctx)
 	if err != nil {
 		return "", err
 	}
 	old := before.Leader
-	r.fault()
 	t := time.Now()
 	if err := r.c.KillNode(ctx, old); err != nil {
 		return "", err

@@ -37,12 +37,11 @@ func failoverScenario(f failoverFault) clusterScenario {
 	return func(ctx context.Context, r *clusterRun) (string, error) {
 		var elected []time.Duration
 		for i := range failovers {
-			before, err := r.waitPartition(ctx, others(), topic, 0, "led", func(st klogproc.PartitionState) bool { return st.Leader >= 0 })
+			before, err := r.leader0(ctx)
 			if err != nil {
 				return "", err
 			}
 			old := before.Leader
-			r.fault()
 			t := time.Now()
 			if err := f.fault(r.c, ctx, old); err != nil {
 				return "", err

@@ -23,7 +23,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/klogdev/klog/scripts/internal/klogproc"
-	"github.com/klogdev/klog/scripts/internal/ledger"
 )
 
 // kafkaScript runs the reference broker (scripts/kafka/kafka.sh).
@@ -102,7 +101,7 @@ func (k *kafkaCluster) waitKafka(ctx context.Context, adm *kadm.Client, what str
 		return ok(ps), nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Kafka: wait until %s (last %+v): %w", what, last, err)
+		return nil, fmt.Errorf("wait until Kafka shows %s (last %+v): %w", what, last, err)
 	}
 	return last, nil
 }
@@ -136,28 +135,15 @@ func runKafkaKill(ctx context.Context, records int, partitions int32) (string, e
 	if _, err := k.waitKafka(ctx, adm, "every ISR full", fullISR); err != nil {
 		return "", err
 	}
-	led := ledger.New()
-	p, err := startProducer(ctx, k.brokers, partitions, clusterRate, led)
+	r := &clusterRun{}
+	detail, reads, err := r.drive(ctx, k.brokers, records, partitions, func(ctx context.Context, r *clusterRun) (string, error) {
+		return kafkaKills(ctx, k, adm, r)
+	})
 	if err != nil {
 		return "", err
 	}
-	r := &clusterRun{led: led, p: p, step: max(records/10, 1), partitions: partitions}
-	detail, err := kafkaKills(ctx, k, adm, r)
-	if err == nil {
-		err = r.produceMore(ctx)
-	}
-	if err != nil {
-		p.close()
-		return "", err
-	}
-	if err := p.stop(ctx); err != nil {
-		return "", err
-	}
-	reads, err := readBack(ctx, k.brokers, partitions)
-	if err != nil {
-		return "", err
-	}
-	rep := led.Check(reads)
+	p := r.p
+	rep := r.led.Check(reads)
 	verdict := "PASS"
 	if !rep.OK() || p.failed.Load() > 0 {
 		verdict = "FAIL"
@@ -170,9 +156,6 @@ func runKafkaKill(ctx context.Context, records int, partitions int32) (string, e
 // failover-kill does, each time starting it again and waiting for every
 // ISR to be full.
 func kafkaKills(ctx context.Context, k *kafkaCluster, adm *kadm.Client, r *clusterRun) (string, error) {
-	if err := r.produceMore(ctx); err != nil {
-		return "", err
-	}
 	var elected []time.Duration
 	for i := range failovers {
 		ps, err := k.waitKafka(ctx, adm, "partition 0 led", func(ps map[int32]kadm.PartitionDetail) bool { return ps[0].Leader >= 0 })
