@@ -252,6 +252,7 @@ func leaderKill(ctx context.Context, r *clusterRun) (string, error) {
 	if err := r.c.KillNode(ctx, old); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	after, err := r.waitPartition(ctx, others(old), topic, 0, "led by another node", func(st klogproc.PartitionState) bool {
 		return st.Leader >= 0 && st.Leader != old && st.LeaderEpoch > before.LeaderEpoch
 	})
@@ -286,6 +287,7 @@ func leaderKill(ctx context.Context, r *clusterRun) (string, error) {
 	if err := r.c.StopNode(ctx, follower); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	// The producer goes on without the stopped follower once it has left
 	// the ISR (replica.lag.time.max.ms), two replicas being enough.
 	t = time.Now()
@@ -354,6 +356,7 @@ func notEnoughReplicas(ctx context.Context, r *clusterRun) (string, error) {
 	if err := r.c.KillNode(ctx, crashed); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	if _, err := r.waitPartition(ctx, []int32{leader}, probeTopic, 0, "without "+fmt.Sprint(crashed)+" in the ISR", func(st klogproc.PartitionState) bool {
 		return st.Leader == leader && len(st.ISR) == 2 && !slices.Contains(st.ISR, crashed)
 	}); err != nil {
@@ -496,6 +499,7 @@ func controllerKill(ctx context.Context, r *clusterRun) (string, error) {
 	if err := r.c.KillNode(ctx, ctl); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	var seeds []string
 	for _, id := range others(ctl) {
 		seeds = append(seeds, r.c.Addr(id))

@@ -78,6 +78,7 @@ func dupKill(ctx context.Context, r *clusterRun) (string, error) {
 		if err := r.c.KillNode(ctx, st.Leader); err != nil {
 			return "", err
 		}
+		r.p.resume.took()
 		killed[st.Leader]++
 		// The time down is the fault itself.
 		t := time.NewTimer(dupDown)

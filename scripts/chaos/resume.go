@@ -7,38 +7,45 @@ import (
 	"time"
 )
 
-// resumes measures how long the producer stalls at each fault: the time
-// from the fault to the first acknowledgement after it on every
-// partition, the last of them (the producer writes every partition in
-// turn, so a partition whose leader is gone holds the others back once
-// its records fill the buffer). A fault the producer never recovers from
-// before it stops is not counted.
+// resumes measures how long the producer stalls at each fault: on each
+// partition, the gap in its acknowledgements that the first one after the
+// fault ends (from the last one before, or from the fault's start if that
+// was later), and the longest of them over the partitions (the producer
+// writes every partition in turn, so a partition whose leader is gone
+// holds the others back once its records fill the buffer). A fault whose
+// command returns only once it has taken effect (took) counts the first
+// acknowledgement after that. A fault the producer never recovers from
+// on every partition before it stops is not counted.
 type resumes struct {
 	partitions int
 	mu         sync.Mutex
 	faults     []faultResume
+	last       []time.Time // by partition, the last acknowledgement
 }
 
 // faultResume is one fault: when it began and, by partition, the first
-// acknowledgement after it (zero: none yet).
+// acknowledgement after it (zero: none yet) and the gap that ended.
 type faultResume struct {
 	at    time.Time
 	first []time.Time
+	gap   []time.Duration
 }
 
 // fault notes that a fault begins now.
 func (r *resumes) fault() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.faults = append(r.faults, faultResume{at: time.Now(), first: make([]time.Time, r.partitions)})
+	r.faults = append(r.faults, faultResume{at: time.Now(), first: make([]time.Time, r.partitions), gap: make([]time.Duration, r.partitions)})
 }
 
-// took notes that the last fault took effect only now, as the command
+// took notes that the last fault has taken effect now, as the command
 // that makes it returns: acknowledgements before it do not end its stall.
 func (r *resumes) took() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.faults[len(r.faults)-1] = faultResume{at: time.Now(), first: make([]time.Time, r.partitions)}
+	f := &r.faults[len(r.faults)-1]
+	clear(f.first)
+	clear(f.gap)
 }
 
 // acked notes an acknowledgement on partition p now: the first after
@@ -47,9 +54,14 @@ func (r *resumes) acked(p int32) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := len(r.faults) - 1; i >= 0 && r.faults[i].first[p].IsZero(); i-- {
-		r.faults[i].first[p] = now
+	if r.last == nil {
+		r.last = make([]time.Time, r.partitions)
 	}
+	for i := len(r.faults) - 1; i >= 0 && r.faults[i].first[p].IsZero(); i-- {
+		f := &r.faults[i]
+		f.first[p], f.gap[p] = now, now.Sub(later(r.last[p], f.at))
+	}
+	r.last[p] = now
 }
 
 // stalls returns each fault's stall, for those after which every
@@ -59,16 +71,8 @@ func (r *resumes) stalls() []time.Duration {
 	defer r.mu.Unlock()
 	var out []time.Duration
 	for _, f := range r.faults {
-		last := f.at
-		for _, t := range f.first {
-			if t.IsZero() {
-				last = time.Time{}
-				break
-			}
-			last = later(last, t)
-		}
-		if !last.IsZero() {
-			out = append(out, last.Sub(f.at))
+		if !slices.ContainsFunc(f.first, time.Time.IsZero) {
+			out = append(out, slices.Max(f.gap))
 		}
 	}
 	return out

@@ -58,6 +58,7 @@ func leaderTailCut(ctx context.Context, r *clusterRun) (string, error) {
 		if err := r.c.KillNode(ctx, old); err != nil {
 			return "", err
 		}
+		r.p.resume.took()
 		cut, err := cutLastSegment(r.c, old)
 		if err != nil {
 			return "", err
