@@ -18,6 +18,7 @@ package main
 //     it is back.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,6 +70,10 @@ type clusterRun struct {
 	step       int      // acknowledgements to wait for between faults
 	inFlight   []string // records buffered by the producer at each fault
 	partitions int32
+	// name is the scenario's; clientOpts are the producer's options
+	// beyond startProducer's.
+	name       string
+	clientOpts []kgo.Opt
 	// afterRead, when the scenario sets it, checks more once the
 	// producer has stopped and its records are read back, and adds to
 	// the scenario's figures.
@@ -95,7 +100,7 @@ func runCluster(ctx context.Context, name, bin string, sc clusterScenario, recor
 	if err := c.WaitISR(ctx, topic); err != nil {
 		return "", err
 	}
-	r := &clusterRun{c: c}
+	r := &clusterRun{c: c, name: name, clientOpts: scenarioClients[name]}
 	detail, reads, err := r.drive(ctx, c.Brokers(), records, partitions, sc)
 	if err != nil {
 		return "", err
@@ -128,7 +133,7 @@ func runCluster(ctx context.Context, name, bin string, sc clusterScenario, recor
 // back.
 func (r *clusterRun) drive(ctx context.Context, seeds []string, records int, partitions int32, sc clusterScenario) (detail string, reads []ledger.Read, err error) {
 	r.led = ledger.New()
-	r.p, err = startProducer(ctx, seeds, partitions, clusterRate, r.led)
+	r.p, err = startProducer(ctx, seeds, partitions, cmp.Or(scenarioRates[r.name], clusterRate), r.led, r.clientOpts...)
 	if err != nil {
 		return "", nil, err
 	}

@@ -43,6 +43,14 @@ const (
 	dupDown  = time.Second
 )
 
+// scenarioRates are the cluster scenarios whose producer writes at
+// another rate than clusterRate. dup-kill's followers fetch 4 KiB
+// segments, a few batches a fetch: at clusterRate, while the killed
+// leader is down (fenced at once, its partitions led by another node
+// without a pause), the restarted node falls behind faster than it
+// fetches on a loaded machine and never rejoins the ISR.
+var scenarioRates = map[string]int{"dup-kill": clusterRate / 4}
+
 // dupTopicConfigs are the topic configs of both scenarios.
 var dupTopicConfigs = map[string]*string{segmentBytesConfig: kadm.StringPtr(dupSegmentBytes)}
 

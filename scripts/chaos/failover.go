@@ -14,8 +14,31 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/klogdev/klog/scripts/internal/klogproc"
 )
+
+// failoverClient is the failover scenarios' producer, tuned to follow
+// a new leader as soon as a laptop's cluster elects one. A hung leader
+// (SIGSTOP) never answers: kgo gives up on a produce after its timeout
+// plus the overhead (10 s and 10 s by default, Kafka's Java producer
+// 30 s), and only then moves the partition to the leader the others
+// elected: 1.5 s in all here, klog up -n's session (kgo retries a produce
+// that timed out, the broker dropping it as a duplicate if it was
+// written). Metadata every half second, so that finding the new leader
+// stays below the session too. Too tight for the heavier scenarios on a
+// loaded machine, where acknowledgements can take longer.
+var failoverClient = []kgo.Opt{
+	kgo.MetadataMinAge(100 * time.Millisecond), kgo.MetadataMaxAge(500 * time.Millisecond),
+	kgo.ProduceRequestTimeout(time.Second), kgo.RequestTimeoutOverhead(500 * time.Millisecond),
+}
+
+// scenarioClients are the cluster scenarios whose producer takes more
+// options.
+var scenarioClients = map[string][]kgo.Opt{
+	"failover-kill": failoverClient, "failover-stop": failoverClient, "failover-isolate": failoverClient,
+}
 
 // failovers is how many times each failover scenario faults a leader
 // (the -failovers flag).

@@ -135,7 +135,7 @@ func runKafkaKill(ctx context.Context, records int, partitions int32) (string, e
 	if _, err := k.waitKafka(ctx, adm, "every ISR full", fullISR); err != nil {
 		return "", err
 	}
-	r := &clusterRun{}
+	r := &clusterRun{clientOpts: failoverClient}
 	detail, reads, err := r.drive(ctx, k.brokers, records, partitions, func(ctx context.Context, r *clusterRun) (string, error) {
 		return kafkaKills(ctx, k, adm, r)
 	})

@@ -142,7 +142,7 @@ func (s *scenario) waitAcked(ctx context.Context, led *ledger.Ledger, p *produce
 // producer writes records numbered per partition, round robin, with an
 // idempotent acks=all client seeded with seeds, until stopped, at most
 // perSecond records a second (0: as fast as acknowledged); each
-// acknowledgement goes to the ledger.
+// acknowledgement goes to the ledger; extra are more client options.
 type producer struct {
 	cl     *kgo.Client
 	done   chan struct{}
@@ -153,26 +153,18 @@ type producer struct {
 	resume resumes
 }
 
-func startProducer(ctx context.Context, seeds []string, partitions int32, perSecond int, led *ledger.Ledger) (*producer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
+func startProducer(ctx context.Context, seeds []string, partitions int32, perSecond int, led *ledger.Ledger, extra ...kgo.Opt) (*producer, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.MaxBufferedRecords(5000), kgo.ProducerLinger(2*time.Millisecond),
+		kgo.MaxBufferedRecords(5000), kgo.ProducerLinger(2 * time.Millisecond),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 		// kgo retries a REQUEST_TIMED_OUT produce on the same leader
 		// without asking for metadata, and asks an isolated leader as
 		// readily as any other node (its answer is stale, as Kafka's
 		// would be). Metadata at least every second, which kgo takes
 		// only with a leader epoch as new as the one it has, finds the
-		// leader the other nodes elected; every half second, so that
-		// the client's own delay stays below klog up -n's session.
-		kgo.MetadataMinAge(100*time.Millisecond), kgo.MetadataMaxAge(500*time.Millisecond),
-		// A hung leader (SIGSTOP) never answers: kgo gives up on a
-		// produce after its timeout plus the overhead (10 s and 10 s by
-		// default, Kafka's Java producer 30 s), and only then moves the
-		// partition to the leader the others elected. 1.5 s in all,
-		// klog up -n's session; kgo retries a produce that timed out,
-		// the broker dropping it as a duplicate if it was written.
-		kgo.ProduceRequestTimeout(time.Second), kgo.RequestTimeoutOverhead(500*time.Millisecond))
+		// leader the other nodes elected.
+		kgo.MetadataMinAge(250 * time.Millisecond), kgo.MetadataMaxAge(time.Second)}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
