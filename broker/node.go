@@ -471,6 +471,12 @@ func (n *Node) Heal() {
 // node.
 func (n *Node) ControlledShutdown(ctx context.Context) error { return n.ctrl.ControlledShutdown(ctx) }
 
+// FenceExited fences broker id at once, through the controller, because
+// its process has exited: what klog up -n's supervisor asks of a live node
+// when another node dies unasked, so that its partitions get new leaders
+// without waiting for broker.session.timeout.ms (controller.FenceExited).
+func (n *Node) FenceExited(ctx context.Context, id int32) error { return n.ctrl.FenceExited(ctx, id) }
+
 // Done is closed once the node has stopped.
 func (n *Node) Done() <-chan struct{} { return n.done }
 

@@ -23,6 +23,8 @@ func TestDefaults(t *testing.T) {
 		"transaction.state.log.replication.factor": "3",
 		"transaction.state.log.min.isr":            "2",
 	}
+	maps.Copy(two, LocalTimings)
+	maps.Copy(three, LocalTimings)
 	for n, want := range map[int]map[string]string{2: two, 3: three, 9: three} {
 		if got := Defaults(n); !maps.Equal(got, want) {
 			t.Errorf("Defaults(%d) = %v, want %v", n, got, want)

@@ -15,7 +15,11 @@
 //	        -X node.id=ID [-X controller.quorum.voters=V] [the user's flags]
 //
 // The supervisor restarts nothing on its own: a node that dies stays dead
-// until it is started again. Children's stdout and stderr go, line by line
+// until it is started again. When a node exits without being asked to
+// (SIGKILL, a crash), the supervisor, its parent, knows at once and tells
+// a live node's admin API (nodeapi.PathBrokerExited), whose quorum fences
+// the dead node's broker then: its partitions get new leaders without
+// waiting for its session to expire (exited.go). Children's stdout and stderr go, line by line
 // and prefixed "node-ID | ", to the supervisor's log writer.
 //
 // The package knows klog up's flags but nothing of the node inside: it
@@ -120,6 +124,14 @@ type node struct {
 		ready    bool
 		stopped  bool // SIGSTOP sent, no SIGCONT since
 		isolated bool // isolated, not healed since; a new process is not
+		// terminating: SIGTERM sent, so its exit is a clean shutdown
+		// that needs no notice.
+		terminating bool
+		// told is closed once the other nodes have been told of the
+		// last process's unasked exit (or could not be); a new process
+		// starts only after it, so that the notice fences the run that
+		// exited, never the next one.
+		told chan struct{}
 	}
 }
 
@@ -199,6 +211,12 @@ func (s *Supervisor) launch(n *node) error {
 	if err := os.MkdirAll(NodeDir(s.cfg.Dir, n.layout.ID), 0o755); err != nil {
 		return fmt.Errorf("node %d: %w", n.layout.ID, err)
 	}
+	n.mu.Lock()
+	told := n.mu.told
+	n.mu.Unlock()
+	if told != nil {
+		<-told // bounded by exitNoticeTimeout
+	}
 	if err := os.Remove(s.readyFile(n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("node %d: remove old ready file: %w", n.layout.ID, err)
 	}
@@ -217,9 +235,10 @@ func (s *Supervisor) launch(n *node) error {
 	if err != nil {
 		return fmt.Errorf("node %d: %w", n.layout.ID, err)
 	}
-	exited := make(chan struct{})
+	exited, told := make(chan struct{}), make(chan struct{})
 	n.mu.Lock()
 	n.mu.proc, n.mu.exited, n.mu.ready, n.mu.stopped, n.mu.isolated = cmd.Process, exited, false, false, false
+	n.mu.terminating, n.mu.told = false, told
 	n.mu.Unlock()
 	s.logger.Info("node launched", "node", n.layout.ID, "pid", cmd.Process.Pid, "address", n.layout.Address())
 	go func() {
@@ -228,8 +247,13 @@ func (s *Supervisor) launch(n *node) error {
 		s.logger.Info("node exited", "node", n.layout.ID, "pid", cmd.Process.Pid, "status", exitStatus(cmd, err))
 		n.mu.Lock()
 		n.mu.ready, n.mu.stopped = false, false
+		unasked := !n.mu.terminating
 		n.mu.Unlock()
 		close(exited)
+		if unasked {
+			s.tellExited(n.layout.ID)
+		}
+		close(told)
 	}()
 	return nil
 }
@@ -509,6 +533,9 @@ func (s *Supervisor) terminate(ctx context.Context, n *node) error {
 	if proc == nil {
 		return nil
 	}
+	n.mu.Lock()
+	n.mu.terminating = true
+	n.mu.Unlock()
 	signalTerminate(proc)
 	select {
 	case <-exited:

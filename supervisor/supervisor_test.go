@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/internal/testkit"
+	"github.com/klogdev/klog/nodeapi"
 )
 
 // TestMain lets the test binary be a node: with KLOG_SUPERVISOR_FAKE_NODE
@@ -41,7 +43,9 @@ func fakeNode(args []string) {
 	ready := fs.String("ready-file", "", "")
 	fs.String("data-dir", "", "")
 	fs.Bool("fault-signals", false, "") // klog node isolate and heal; this stand-in has no peers
-	fs.String("admin-listen", "", "")   // this stand-in serves no admin API
+	// The stand-in's admin API takes the supervisor's notice of another
+	// node's exit and says so on stdout.
+	admin := fs.String("admin-listen", "", "")
 	var configs, fds repeated
 	fs.Var(&configs, "X", "")
 	fs.Var(&fds, "listener-fd", "")
@@ -64,6 +68,9 @@ func fakeNode(args []string) {
 			c.Close()
 		}
 	}()
+	if *admin != "" && *admin != AdminOff {
+		serveFakeAdmin(*admin, configs[0], fds)
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
 	if os.Getenv("KLOG_SUPERVISOR_FAKE_HANG") != "" {
@@ -80,8 +87,13 @@ func fakeNode(args []string) {
 // fakeListen serves on the Kafka socket the supervisor passed, else on a
 // new one bound to listen; how says which.
 func fakeListen(listen string, fds []string) (ln net.Listener, how string, err error) {
+	return fakeListenAs(ListenerKafka, listen, fds)
+}
+
+// fakeListenAs is fakeListen for the listener name.
+func fakeListenAs(name, listen string, fds []string) (ln net.Listener, how string, err error) {
 	for _, f := range fds {
-		if fd, ok := strings.CutPrefix(f, ListenerKafka+"="); ok {
+		if fd, ok := strings.CutPrefix(f, name+"="); ok {
 			n, err := strconv.Atoi(fd)
 			if err != nil {
 				return nil, "", err
@@ -92,6 +104,22 @@ func fakeListen(listen string, fds []string) (ln net.Listener, how string, err e
 	}
 	ln, err = net.Listen("tcp", listen)
 	return ln, "bound", err
+}
+
+// serveFakeAdmin serves POST nodeapi.PathBrokerExited on addr, as node
+// (node.id=ID) would, printing each notice.
+func serveFakeAdmin(addr, node string, fds []string) {
+	ln, _, err := fakeListenAs(ListenerAdmin, addr, fds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+nodeapi.PathBrokerExited, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Printf("fake %s told: broker %s exited\n", node, r.PathValue("id"))
+		fmt.Fprintf(w, `{"broker": %s}`, r.PathValue("id"))
+	})
+	go http.Serve(ln, mux)
 }
 
 func startFake(t *testing.T, nodes int, env ...string) (*Supervisor, *testkit.Buffer) {
@@ -112,7 +140,7 @@ func startFakeWith(t *testing.T, nodes int, bounds Config, env ...string) (*Supe
 		Dir: dir, Layout: layout, Exe: os.Args[0], PassVoters: true,
 		Env: append(os.Environ(), append([]string{"KLOG_SUPERVISOR_FAKE_NODE=1"}, env...)...),
 		Log: &out, Logger: testkit.Logger(t, -4),
-		StopTimeout: bounds.StopTimeout,
+		StopTimeout: bounds.StopTimeout, Admin: bounds.Admin,
 	})
 	if err != nil {
 		t.Fatalf("%v; output:\n%s", err, out.String())
@@ -340,5 +368,40 @@ func TestArgsRacks(t *testing.T) {
 	}
 	if got := rackArg(&Supervisor{cfg: Config{Dir: t.TempDir()}}, 0); got != "" {
 		t.Errorf("no racks: node 0 told rack %q", got)
+	}
+}
+
+// TestSupervisorTellsExit: a node that exits unasked (SIGKILL) is told to
+// a live node's admin API at once, so that the quorum fences it without
+// waiting for its session to expire; one that shuts down on SIGTERM is
+// not, its controlled shutdown having moved what it led. The next run of
+// the killed node starts only after the notice.
+func TestSupervisorTellsExit(t *testing.T) {
+	ctx := testkit.Context(t)
+	admin, _, err := AdminAddresses("127.0.0.1:0", 3, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, out := startFakeWith(t, 3, Config{Admin: admin})
+	if err := s.Kill(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "node 0 told that broker 1 exited", func() (bool, string) {
+		return strings.Contains(out.String(), "node-0 | fake node.id=0 told: broker 1 exited"), out.String()
+	})
+	if err := s.StartNode(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restart(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Kill(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "node 1 told that broker 0 exited", func() (bool, string) {
+		return strings.Contains(out.String(), "node-1 | fake node.id=1 told: broker 0 exited"), out.String()
+	})
+	if n := strings.Count(out.String(), "told: broker"); n != 2 {
+		t.Fatalf("%d notices, want 2 (the kills, not the restart):\n%s", n, out.String())
 	}
 }

@@ -119,6 +119,7 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.HandleFunc("GET "+nodeapi.PathCleaner, h.cleaner)
 	mux.HandleFunc("POST "+nodeapi.PathCompact, h.compact)
 	mux.HandleFunc("GET "+nodeapi.PathCluster, h.cluster)
+	mux.HandleFunc("POST "+nodeapi.PathBrokerExited, h.brokerExited)
 	mux.HandleFunc("GET "+nodeapi.PathThroughput, h.throughput)
 	mux.HandleFunc("GET "+nodeapi.PathPartitions, h.partitions)
 	mux.HandleFunc("GET "+nodeapi.PathPartition, h.partition)

@@ -549,15 +549,23 @@ func TestQuorumDescribeKnowsEveryoneAtOnce(t *testing.T) {
 // leads on the strength of its previous run (whose log it may have lost
 // a tail of); its one-replica partition, whose ISR it is the last of,
 // comes back led by it.
-func TestQuorumRestartIsNewIncarnation(t *testing.T) {
-	q := newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "60000"})
-	ctx := ctxT(t)
-	l, f := q.leader(), q.follower()
-	other := 3 - l - f
+// longSessionQuorum starts a quorum of three whose sessions last 60 s and
+// creates topic t, one partition led by a follower f of leader l.
+func longSessionQuorum(t *testing.T) (q *quorum, l, f, other int) {
+	t.Helper()
+	q = newQuorumConfigs(t, 3, map[string]string{"broker.heartbeat.interval.ms": "50", "broker.session.timeout.ms": "60000"})
+	l, f = q.leader(), q.follower()
+	other = 3 - l - f
 	assign := []PartitionReplicas{{0, []int32{int32(f), int32(l), int32(other)}}}
-	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: assign}, false); err != nil {
+	if _, err := q.nodes[l].CreateTopic(ctxT(t), TopicSpec{Name: "t", Partitions: -1, ReplicationFactor: -1, Assignment: assign}, false); err != nil {
 		t.Fatal(err)
 	}
+	return q, l, f, other
+}
+
+func TestQuorumRestartIsNewIncarnation(t *testing.T) {
+	q, l, f, _ := longSessionQuorum(t)
+	ctx := ctxT(t)
 	if _, err := q.nodes[l].CreateTopic(ctx, TopicSpec{Name: "solo", Partitions: -1, ReplicationFactor: -1, Assignment: []PartitionReplicas{{0, []int32{int32(f)}}}}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -579,4 +587,31 @@ func TestQuorumRestartIsNewIncarnation(t *testing.T) {
 		p := partitionOf(t, q.nodes[f], "solo", 0)
 		return p.Leader == int32(f) && p.LeaderEpoch > 0, fmt.Sprintf("%+v", p)
 	})
+}
+
+// TestQuorumFenceExited: a broker whose process exited is fenced at once
+// when FenceExited is asked, on any node, though its session (60 s here)
+// has long to run: it leaves every ISR, a partition it led gets another
+// leader at a new epoch, and no session expiry is needed for either.
+func TestQuorumFenceExited(t *testing.T) {
+	q, _, f, other := longSessionQuorum(t)
+	ctx := ctxT(t)
+	q.waitTopic("t")
+	q.stop(f)
+	if err := q.nodes[other].FenceExited(ctx, int32(f)); err != nil {
+		t.Fatal(err)
+	}
+	if b := q.nodes[other].Image().Brokers[int32(f)]; !b.Fenced {
+		t.Fatalf("broker %d after FenceExited: %+v, want fenced", f, b)
+	}
+	testkit.WaitFor(t, "t-0 led by another broker, without the exited one in its ISR", func() (bool, string) {
+		p := partitionOf(t, q.nodes[other], "t", 0)
+		return p.Leader >= 0 && p.Leader != int32(f) && p.LeaderEpoch == 1 && !slices.Contains(p.ISR, int32(f)), fmt.Sprintf("%+v", p)
+	})
+	if err := q.nodes[other].FenceExited(ctx, int32(f)); err != nil {
+		t.Errorf("FenceExited of a fenced broker: %v", err)
+	}
+	if err := q.nodes[other].FenceExited(ctx, 7); !errors.Is(err, ErrUnknownBroker) {
+		t.Errorf("FenceExited of broker 7: %v, want ErrUnknownBroker", err)
+	}
 }

@@ -52,6 +52,9 @@ var ErrInvalidConfig = errors.New("invalid config")
 // delete.topic.enable is false.
 var ErrTopicDeletionDisabled = errors.New("topic deletion is disabled")
 
+// ErrUnknownBroker is returned for a broker id no broker registered.
+var ErrUnknownBroker = errors.New("unknown broker")
+
 // ErrNotController is returned when this node is not the active controller
 // and so cannot change the metadata.
 var ErrNotController = errors.New("not the active controller")

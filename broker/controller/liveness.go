@@ -19,10 +19,16 @@ package controller
 // a new incarnation while the previous one's session lives and fences
 // that one when it expires, 9 s later; klog takes the restart itself as
 // the end of the previous session.
+//
+// A broker whose process is known to have exited needs no session to
+// expire: FenceExited fences it at once, as the supervisor of klog up -n,
+// the parent of the nodes' processes, asks when one dies unasked (an
+// unclean shutdown, told after the fact).
 
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"time"
 
 	"github.com/klogdev/klog/broker/config"
@@ -51,12 +57,44 @@ func (c *Controller) heartbeat(id int32, inc metadata.UUID) {
 		return
 	}
 	b.Fenced = false
-	c.setFenced(b)
+	c.setFenced(b, "")
+}
+
+// FenceExited fences broker id's registered incarnation at once, whichever
+// node it is asked on: its process has exited, so its session is over
+// without waiting for broker.session.timeout.ms. The repair pass then
+// takes it out of every ISR and elects other leaders for the partitions
+// it led. A broker already fenced is left alone, and so is one not
+// registered (ErrUnknownBroker). The incarnation fenced is the one this
+// node's image holds once caught up with the active controller: the
+// caller asks before the broker's next run can register.
+func (c *Controller) FenceExited(ctx context.Context, id int32) error {
+	if err := c.CatchUp(ctx); err != nil {
+		return err
+	}
+	b, ok := c.Image().Brokers[id]
+	if !ok {
+		return fmt.Errorf("%w: %d", ErrUnknownBroker, id)
+	}
+	if b.Fenced {
+		return nil
+	}
+	b.Fenced = true
+	res, err := c.propose(ctx, amendRegistration(b))
+	if err == nil {
+		err = res.err
+	}
+	if err != nil {
+		return fmt.Errorf("controller: fence broker %d: %w", id, err)
+	}
+	c.log.Info("broker fenced: its process exited", "broker", id)
+	return nil
 }
 
 // setFenced commits broker b's registration with its Fenced flag, if b's
-// incarnation is still the registered one.
-func (c *Controller) setFenced(b metadata.Broker) {
+// incarnation is still the registered one; why is the reason of a
+// fencing, for the log.
+func (c *Controller) setFenced(b metadata.Broker, why string) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ApplyTimeout)
 	defer cancel()
 	res, err := c.propose(ctx, amendRegistration(b))
@@ -68,7 +106,7 @@ func (c *Controller) setFenced(b metadata.Broker) {
 		return
 	}
 	if b.Fenced {
-		c.log.Info("broker fenced: session expired", "broker", b.ID, "session_timeout", c.cfg.Broker.Settings().BrokerSessionTimeout)
+		c.log.Info("broker fenced: "+why, "broker", b.ID, "session_timeout", c.cfg.Broker.Settings().BrokerSessionTimeout)
 	} else {
 		c.log.Info("broker unfenced", "broker", b.ID)
 	}
@@ -121,7 +159,7 @@ func (c *Controller) livenessLoop() {
 			nextBeat = now.Add(interval)
 			if leading {
 				c.heartbeat(c.cfg.NodeID, c.cfg.Self.Incarnation)
-			} else if img := c.Image(); registeredIn(img, c.cfg.NodeID) && c.heartbeatController(img, interval) {
+			} else if img := c.Image(); registeredIn(img, c.cfg.NodeID) && c.heartbeatController(img, max(interval, session/3)) {
 				beatTo = img.Controller
 			}
 		}
@@ -132,7 +170,8 @@ func (c *Controller) livenessLoop() {
 }
 
 // heartbeatController sends the active controller this node's heartbeat,
-// within timeout: the applied index, for DescribeQuorum
+// within timeout (a third of the session at least, so that on a loaded
+// machine a heartbeat slower than the interval still counts): the applied index, for DescribeQuorum
 // (describequorum.go), and this run's incarnation. It reports whether the
 // heartbeat was taken.
 func (c *Controller) heartbeatController(img *metadata.Image, timeout time.Duration) bool {
@@ -194,7 +233,7 @@ func (c *Controller) fenceExpired(now time.Time, session time.Duration) {
 	}
 	c.mu.Unlock()
 	for _, b := range expired {
-		c.setFenced(b)
+		c.setFenced(b, "session expired")
 	}
 }
 

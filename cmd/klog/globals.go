@@ -79,7 +79,10 @@ func (g *globals) seeds() []string {
 }
 
 // newClient returns a franz-go client for the seed brokers with klog's
-// defaults: never auto-create topics, log through the command's logger.
+// defaults: never auto-create topics, log through the command's logger,
+// and ask for metadata again a quarter second after the last time, not
+// franz-go's 5 s, when a leader is lost (a killed node of klog up -n has
+// another leader within milliseconds).
 func (g *globals) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 	logger := g.logger
 	if logger == nil {
@@ -91,6 +94,7 @@ func (g *globals) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 		kgo.WithLogger(kgoLogger{logger: logger, level: kgoLevel(g.verbose)}),
 		kgo.DialTimeout(5 * time.Second),
 		kgo.RetryTimeout(15 * time.Second),
+		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
 	cl, err := kgo.NewClient(append(opts, extra...)...)
 	if err != nil {

@@ -18,6 +18,7 @@ package main
 //     it is back.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,14 +45,13 @@ type clusterScenario func(ctx context.Context, r *clusterRun) (string, error)
 const clusterNodes = 3
 
 // clusterConfigs are the nodes' configs: RF 3 and min ISR 2 (the topics
-// also name them), and Kafka's liveness timings shortened for loopback so
-// that a scenario's faults take seconds: a dead broker is fenced after 3 s
-// instead of 9, a stopped follower leaves the ISR after 3 s instead of
-// 30, and preferred leaders are checked every 2 s instead of 300.
+// also name them), and preferred leaders checked every 2 s instead of 300
+// so that a scenario's faults take seconds. The liveness timings are klog
+// up -n's own (supervisor.LocalTimings), which the failover scenarios
+// measure.
 var clusterConfigs = []string{
 	"default.replication.factor=3", "min.insync.replicas=2",
-	"broker.heartbeat.interval.ms=500", "broker.session.timeout.ms=3000",
-	"replica.lag.time.max.ms=3000", "leader.imbalance.check.interval.seconds=2",
+	"leader.imbalance.check.interval.seconds=2",
 	// The coordinators' internal topics on every node, so that they fail
 	// over (coordinator.go).
 	"offsets.topic.replication.factor=3", "transaction.state.log.replication.factor=3",
@@ -70,6 +70,10 @@ type clusterRun struct {
 	step       int      // acknowledgements to wait for between faults
 	inFlight   []string // records buffered by the producer at each fault
 	partitions int32
+	// name is the scenario's; clientOpts are the producer's options
+	// beyond startProducer's.
+	name       string
+	clientOpts []kgo.Opt
 	// afterRead, when the scenario sets it, checks more once the
 	// producer has stopped and its records are read back, and adds to
 	// the scenario's figures.
@@ -96,34 +100,13 @@ func runCluster(ctx context.Context, name, bin string, sc clusterScenario, recor
 	if err := c.WaitISR(ctx, topic); err != nil {
 		return "", err
 	}
-	led := ledger.New()
-	p, err := startProducer(ctx, c.Brokers(), partitions, clusterRate, led)
+	r := &clusterRun{c: c, name: name, clientOpts: scenarioClients[name]}
+	detail, reads, err := r.drive(ctx, c.Brokers(), records, partitions, sc)
 	if err != nil {
 		return "", err
 	}
-	// Each of the scenario's steps waits for this many more acks, so that
-	// records are in flight at every fault.
-	r := &clusterRun{c: c, led: led, p: p, step: max(records/10, 1), partitions: partitions}
-	if err := r.produceMore(ctx); err != nil {
-		p.close()
-		return "", err
-	}
-	detail, err := sc(ctx, r)
-	if err == nil {
-		err = r.produceMore(ctx)
-	}
-	if err != nil {
-		p.close()
-		return "", err
-	}
-	if err := p.stop(ctx); err != nil {
-		return "", err
-	}
-	reads, err := readBack(ctx, c.Brokers(), partitions)
-	if err != nil {
-		return "", err
-	}
-	rep := led.Check(reads)
+	p := r.p
+	rep := r.led.Check(reads)
 	if r.afterRead != nil {
 		more, err := r.afterRead(ctx, reads)
 		if err != nil {
@@ -136,13 +119,53 @@ func runCluster(ctx context.Context, name, bin string, sc clusterScenario, recor
 	if !rep.OK() || failed > 0 {
 		verdict = "FAIL"
 	}
-	line := fmt.Sprintf("CHAOS %s %s %s (%s; %s records in flight at the faults, %d records read, %d produce errors%s, %.1fs)",
-		name, verdict, rep, detail, strings.Join(r.inFlight, "/"), rep.Read, failed, p.firstError(), time.Since(start).Seconds())
+	line := fmt.Sprintf("CHAOS %s %s %s, %s (%s; %s records in flight at the faults, %d records read, %d produce errors%s, %.1fs)",
+		name, verdict, rep, p.resume.summary(), detail, strings.Join(r.inFlight, "/"), rep.Read, failed, p.firstError(), time.Since(start).Seconds())
 	for _, e := range rep.Examples {
 		line += "\n  " + e
 	}
 	keep = verdict != "PASS"
 	return line, nil
+}
+
+// drive starts r's producer on seeds, runs sc while it writes (with
+// acknowledgements before and after), stops it and reads every partition
+// back.
+func (r *clusterRun) drive(ctx context.Context, seeds []string, records int, partitions int32, sc clusterScenario) (detail string, reads []ledger.Read, err error) {
+	r.led = ledger.New()
+	r.p, err = startProducer(ctx, seeds, partitions, cmp.Or(scenarioRates[r.name], clusterRate), r.led, r.clientOpts...)
+	if err != nil {
+		return "", nil, err
+	}
+	// Each of the scenario's steps waits for this many more acks, so that
+	// records are in flight at every fault.
+	r.step, r.partitions = max(records/10, 1), partitions
+	err = r.produceMore(ctx)
+	if err == nil {
+		detail, err = sc(ctx, r)
+	}
+	if err == nil {
+		err = r.produceMore(ctx)
+	}
+	if err != nil {
+		r.p.close()
+		return "", nil, err
+	}
+	if err := r.p.stop(ctx); err != nil {
+		return "", nil, err
+	}
+	reads, err = readBack(ctx, seeds, partitions)
+	return detail, reads, err
+}
+
+// leader0 waits until partition 0 has a leader on every node and
+// returns its state, then notes a fault beginning.
+func (r *clusterRun) leader0(ctx context.Context) (klogproc.PartitionState, error) {
+	st, err := r.waitPartition(ctx, others(), topic, 0, "led", func(st klogproc.PartitionState) bool { return st.Leader >= 0 })
+	if err == nil {
+		r.fault()
+	}
+	return st, err
 }
 
 // createReplicated creates topic with RF 3 and min.insync.replicas 2,
@@ -176,6 +199,7 @@ func (r *clusterRun) produceMore(ctx context.Context) error {
 // fault notes the records in flight as a fault begins.
 func (r *clusterRun) fault() {
 	r.inFlight = append(r.inFlight, fmt.Sprint(r.p.cl.BufferedProduceRecords()))
+	r.p.resume.fault()
 }
 
 // others is every node but the ones given.
@@ -224,16 +248,16 @@ func samePartition(a, b klogproc.PartitionState) bool {
 // leaderKill is test 1: the leader of partition 0 killed and started
 // again, then a follower stopped and resumed.
 func leaderKill(ctx context.Context, r *clusterRun) (string, error) {
-	before, err := r.waitPartition(ctx, others(), topic, 0, "led", func(st klogproc.PartitionState) bool { return st.Leader >= 0 })
+	before, err := r.leader0(ctx)
 	if err != nil {
 		return "", err
 	}
 	old := before.Leader
-	r.fault()
 	t := time.Now()
 	if err := r.c.KillNode(ctx, old); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	after, err := r.waitPartition(ctx, others(old), topic, 0, "led by another node", func(st klogproc.PartitionState) bool {
 		return st.Leader >= 0 && st.Leader != old && st.LeaderEpoch > before.LeaderEpoch
 	})
@@ -268,6 +292,7 @@ func leaderKill(ctx context.Context, r *clusterRun) (string, error) {
 	if err := r.c.StopNode(ctx, follower); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	// The producer goes on without the stopped follower once it has left
 	// the ISR (replica.lag.time.max.ms), two replicas being enough.
 	t = time.Now()
@@ -336,6 +361,7 @@ func notEnoughReplicas(ctx context.Context, r *clusterRun) (string, error) {
 	if err := r.c.KillNode(ctx, crashed); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	if _, err := r.waitPartition(ctx, []int32{leader}, probeTopic, 0, "without "+fmt.Sprint(crashed)+" in the ISR", func(st klogproc.PartitionState) bool {
 		return st.Leader == leader && len(st.ISR) == 2 && !slices.Contains(st.ISR, crashed)
 	}); err != nil {
@@ -478,6 +504,7 @@ func controllerKill(ctx context.Context, r *clusterRun) (string, error) {
 	if err := r.c.KillNode(ctx, ctl); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	var seeds []string
 	for _, id := range others(ctl) {
 		seeds = append(seeds, r.c.Addr(id))

@@ -81,6 +81,7 @@ func coordFailover(ctx context.Context, r *clusterRun) (string, error) {
 		stop()
 		return "", err
 	}
+	r.p.resume.took()
 	moved, err := coordinatorsMoved(ctx, r.c, keys)
 	if err != nil {
 		stop()

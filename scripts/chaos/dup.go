@@ -35,13 +35,21 @@ const (
 )
 
 // dupKills is how many times each scenario kills a node; dupDown is how
-// long dup-kill keeps the leader down: short enough that it comes back
-// before the controller fences it (broker.session.timeout.ms), as in the
-// report.
+// long dup-kill keeps the leader down: shorter than its session
+// (broker.session.timeout.ms), as in the report; the supervisor's notice
+// of its exit fences it at once all the same.
 const (
 	dupKills = 20
 	dupDown  = time.Second
 )
+
+// scenarioRates are the cluster scenarios whose producer writes at
+// another rate than clusterRate. dup-kill's followers fetch 4 KiB
+// segments, a few batches a fetch: at clusterRate, while the killed
+// leader is down (fenced at once, its partitions led by another node
+// without a pause), the restarted node falls behind faster than it
+// fetches on a loaded machine and never rejoins the ISR.
+var scenarioRates = map[string]int{"dup-kill": clusterRate / 4}
 
 // dupTopicConfigs are the topic configs of both scenarios.
 var dupTopicConfigs = map[string]*string{segmentBytesConfig: kadm.StringPtr(dupSegmentBytes)}
@@ -78,6 +86,7 @@ func dupKill(ctx context.Context, r *clusterRun) (string, error) {
 		if err := r.c.KillNode(ctx, st.Leader); err != nil {
 			return "", err
 		}
+		r.p.resume.took()
 		killed[st.Leader]++
 		// The time down is the fault itself.
 		t := time.NewTimer(dupDown)

@@ -53,6 +53,7 @@ func isolatedLeader(ctx context.Context, r *clusterRun) (string, error) {
 	if err := r.c.IsolateNode(ctx, old); err != nil {
 		return "", err
 	}
+	r.p.resume.took()
 	// At once, while its followers still follow it: the isolated node
 	// thinks it leads and takes its clients' produces, but they cannot
 	// fetch what it takes (with the quorum cut alone they would, and

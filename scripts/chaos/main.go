@@ -4,7 +4,7 @@
 // counts what was acknowledged, lost, duplicated and reordered
 // (scripts/internal/ledger).
 //
-//	go run ./scripts/chaos -klog BIN [-scenario kill,pause,term,...] [-records N]
+//	go run ./scripts/chaos -klog BIN [-scenario kill,pause,term,...] [-records N] [-failovers N] [-kafka]
 //
 // Without -scenario every scenario runs. Scenarios on one node, each on a
 // fresh node and data directory:
@@ -19,9 +19,13 @@
 // Scenarios on a local cluster, klog up -n 3 faulted with klog node, each
 // in its own file and registered in clusterScenarios: see cluster.go.
 //
-// One line per scenario:
+// With -kafka (or KLOG_CHAOS_KAFKA=1) kafka-kill runs last: failover-kill's
+// faults against Kafka 4.4's three nodes (kafka.go).
 //
-//	CHAOS kill PASS acked: 50191, lost: 0, duplicated: 0, reordered: 0 (3 faults with 4985/5000/4998 records in flight, ...)
+// One line per scenario, with the time from each fault to the first
+// acknowledged produce after it on every partition (p50, max):
+//
+//	CHAOS kill PASS acked: 50191, lost: 0, duplicated: 0, reordered: 0, resumed p50 0.41s max 0.52s (3 faults) (3 faults with 4985/5000/4998 records in flight, ...)
 //
 // Exit 1 if any scenario lost, duplicated, reordered or moved an
 // acknowledged record, or failed to run; 2 on a usage error.
@@ -32,6 +36,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,14 +54,20 @@ func run() int {
 	partitions := flag.Int("partitions", 3, "partitions of the topic")
 	pause := flag.Duration("pause", 2*time.Second, "how long the pause scenario keeps the node stopped")
 	timeout := flag.Duration("timeout", 120*time.Second, "bound on each scenario")
+	flag.IntVar(&failovers, "failovers", failovers, "faults of a leader in each failover-* scenario and kafka-kill")
+	withKafka := flag.Bool("kafka", false, "also run kafka-kill against Kafka 4.4 (scripts/kafka/kafka.sh; also KLOG_CHAOS_KAFKA=1)")
+	flag.StringVar(&kafkaScript, "kafka-script", kafkaScript, "the reference broker's script, for -kafka")
 	flag.Parse()
-	if *bin == "" || flag.NArg() > 0 || *records < 100 || *clusterRecords < 100 || *partitions < 1 {
-		fmt.Fprintln(os.Stderr, "usage: chaos -klog BIN [-scenario NAME,...] [-records N>=100] [-cluster-records N>=100] [-partitions N] [-pause D] [-timeout D]")
+	if *bin == "" || flag.NArg() > 0 || *records < 100 || *clusterRecords < 100 || *partitions < 1 || failovers < 1 {
+		fmt.Fprintln(os.Stderr, "usage: chaos -klog BIN [-scenario NAME,...] [-records N>=100] [-cluster-records N>=100] [-partitions N] [-pause D] [-timeout D] [-failovers N] [-kafka]")
 		return 2
 	}
 	names := strings.Split(*scenarios, ",")
+	if kafkaWanted(*withKafka) && !slices.Contains(names, "kafka-kill") {
+		names = append(names, "kafka-kill")
+	}
 	for _, name := range names {
-		if _, ok := faults[name]; !ok && clusterScenarios[name] == nil && oneNodeSetups[name] == nil {
+		if _, ok := faults[name]; !ok && clusterScenarios[name] == nil && oneNodeSetups[name] == nil && name != "kafka-kill" {
 			fmt.Fprintf(os.Stderr, "chaos: unknown scenario %q (%s)\n", name, strings.Join(scenarioNames(), ", "))
 			return 2
 		}
@@ -66,7 +77,9 @@ func run() int {
 		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 		var line string
 		var err error
-		if f, ok := faults[name]; ok || oneNodeSetups[name] != nil {
+		if name == "kafka-kill" {
+			line, err = runKafkaKill(ctx, *clusterRecords, int32(*partitions))
+		} else if f, ok := faults[name]; ok || oneNodeSetups[name] != nil {
 			s := scenario{name: name, bin: *bin, fault: f, records: *records, partitions: int32(*partitions), pause: *pause}
 			if setup := oneNodeSetups[name]; setup != nil {
 				setup(&s)
@@ -121,15 +134,18 @@ var faults = map[string]fault{
 // clusterScenarios are the scenarios on a local cluster (klog up -n 3),
 // each in its own file and registered here with one line.
 var clusterScenarios = map[string]clusterScenario{
-	"leader-kill":     leaderKill,        // cluster.go, test 1 of issue 11
-	"min-isr":         notEnoughReplicas, // cluster.go, test 3
-	"rolling-restart": rollingRestart,    // cluster.go, test 5
-	"controller-kill": controllerKill,    // cluster.go, test 6
-	"coord-failover":  coordFailover,     // coordinator.go, test 7
-	"isolated-leader": isolatedLeader,    // isolation.go, test 2
-	"truncation":      truncation,        // isolation.go, test 4
-	"dup-kill":        dupKill,           // dup.go, issue 26
-	"leader-tail-cut": leaderTailCut,     // tailcut.go, issue 26
+	"leader-kill":      leaderKill,                                        // cluster.go, test 1 of issue 11
+	"min-isr":          notEnoughReplicas,                                 // cluster.go, test 3
+	"rolling-restart":  rollingRestart,                                    // cluster.go, test 5
+	"controller-kill":  controllerKill,                                    // cluster.go, test 6
+	"coord-failover":   coordFailover,                                     // coordinator.go, test 7
+	"isolated-leader":  isolatedLeader,                                    // isolation.go, test 2
+	"truncation":       truncation,                                        // isolation.go, test 4
+	"dup-kill":         dupKill,                                           // dup.go, issue 26
+	"leader-tail-cut":  leaderTailCut,                                     // tailcut.go, issue 26
+	"failover-kill":    failoverScenario(failoverFaults["failover-kill"]), // failover.go
+	"failover-stop":    failoverScenario(failoverFaults["failover-stop"]),
+	"failover-isolate": failoverScenario(failoverFaults["failover-isolate"]),
 }
 
 // scenarioNames is every scenario: those on one node, then those on a

@@ -67,6 +67,7 @@ func (s *scenario) run(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("before fault %d: %w", i+1, err)
 		}
 		inFlight = append(inFlight, strconv.FormatInt(p.cl.BufferedProduceRecords(), 10))
+		p.resume.fault()
 		if err := s.fault(ctx, n, s); err != nil {
 			p.close()
 			return "", fmt.Errorf("fault %d: %w (%s)", i+1, err, n.LogTail())
@@ -88,8 +89,8 @@ func (s *scenario) run(ctx context.Context) (string, error) {
 	if !rep.OK() {
 		verdict = "FAIL"
 	}
-	line := fmt.Sprintf("CHAOS %s %s %s (%d faults with %s records in flight, %d records read, %d produce errors%s, %.1fs)",
-		s.name, verdict, rep, count, strings.Join(inFlight, "/"), rep.Read, p.failed.Load(), p.firstError(), time.Since(start).Seconds())
+	line := fmt.Sprintf("CHAOS %s %s %s, %s (%d faults with %s records in flight, %d records read, %d produce errors%s, %.1fs)",
+		s.name, verdict, rep, p.resume.summary(), count, strings.Join(inFlight, "/"), rep.Read, p.failed.Load(), p.firstError(), time.Since(start).Seconds())
 	for _, e := range rep.Examples {
 		line += "\n  " + e
 	}
@@ -141,7 +142,7 @@ func (s *scenario) waitAcked(ctx context.Context, led *ledger.Ledger, p *produce
 // producer writes records numbered per partition, round robin, with an
 // idempotent acks=all client seeded with seeds, until stopped, at most
 // perSecond records a second (0: as fast as acknowledged); each
-// acknowledgement goes to the ledger.
+// acknowledgement goes to the ledger; extra are more client options.
 type producer struct {
 	cl     *kgo.Client
 	done   chan struct{}
@@ -149,12 +150,13 @@ type producer struct {
 	failed atomic.Int64
 	mu     sync.Mutex
 	first  error
+	resume resumes
 }
 
-func startProducer(ctx context.Context, seeds []string, partitions int32, perSecond int, led *ledger.Ledger) (*producer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
+func startProducer(ctx context.Context, seeds []string, partitions int32, perSecond int, led *ledger.Ledger, extra ...kgo.Opt) (*producer, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.MaxBufferedRecords(5000), kgo.ProducerLinger(2*time.Millisecond),
+		kgo.MaxBufferedRecords(5000), kgo.ProducerLinger(2 * time.Millisecond),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 		// kgo retries a REQUEST_TIMED_OUT produce on the same leader
 		// without asking for metadata, and asks an isolated leader as
@@ -162,11 +164,11 @@ func startProducer(ctx context.Context, seeds []string, partitions int32, perSec
 		// would be). Metadata at least every second, which kgo takes
 		// only with a leader epoch as new as the one it has, finds the
 		// leader the other nodes elected.
-		kgo.MetadataMinAge(250*time.Millisecond), kgo.MetadataMaxAge(time.Second))
+		kgo.MetadataMinAge(250 * time.Millisecond), kgo.MetadataMaxAge(time.Second)}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
-	p := &producer{cl: cl, done: make(chan struct{}), quit: make(chan struct{})}
+	p := &producer{cl: cl, done: make(chan struct{}), quit: make(chan struct{}), resume: resumes{partitions: int(partitions)}}
 	go func() {
 		defer close(p.done)
 		seqs := make([]int64, partitions)
@@ -210,6 +212,7 @@ func startProducer(ctx context.Context, seeds []string, partitions int32, perSec
 					return
 				}
 				led.Ack(r.Partition, seq, r.Offset)
+				p.resume.acked(r.Partition)
 			})
 		}
 	}()

@@ -6,10 +6,11 @@ package main
 // power loss of its machine's page cache leaves, and started again half a
 // second later, well within its broker session. The node must not lead
 // again at its old leader epoch with the shorter log, which would have
-// its followers truncate acknowledged records to it: its new incarnation
-// registers fenced, another replica leads at a higher epoch, and the
-// restarted node fetches what it lost. A few rounds; the ledger checks
-// what was acknowledged at the end.
+// its followers truncate acknowledged records to it: the supervisor's
+// notice of its exit fences it at once, its new incarnation registers
+// fenced too, another replica leads at a higher epoch, and the restarted
+// node fetches what it lost. A few rounds; the ledger checks what was
+// acknowledged at the end.
 
 import (
 	"context"
@@ -27,9 +28,10 @@ import (
 const (
 	// tailCutRounds is how many times leader-tail-cut kills a leader.
 	tailCutRounds = 3
-	// tailCutDowntime is how long the killed leader stays down: far less
-	// than the cluster's broker session (3 s), so that only its restart
-	// tells the controller it was gone.
+	// tailCutDowntime is how long the killed leader stays down: less
+	// than the cluster's broker session (1.5 s), so that its session
+	// never expires: the supervisor's notice of its exit and its restart
+	// tell the controller it was gone.
 	tailCutDowntime = 500 * time.Millisecond
 )
 
@@ -56,6 +58,7 @@ func leaderTailCut(ctx context.Context, r *clusterRun) (string, error) {
 		if err := r.c.KillNode(ctx, old); err != nil {
 			return "", err
 		}
+		r.p.resume.took()
 		cut, err := cutLastSegment(r.c, old)
 		if err != nil {
 			return "", err
