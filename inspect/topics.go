@@ -245,32 +245,6 @@ func nonNil(s []int32) []int32 {
 	return s
 }
 
-// AutoCreatesTopics reports whether broker creates a missing topic a client
-// asks for (its auto.create.topics.enable; Kafka's default is true). The
-// error says the config could not be read.
-func AutoCreatesTopics(ctx context.Context, adm *kadm.Client, broker int32) (bool, error) {
-	const key = "auto.create.topics.enable"
-	rcs, err := adm.DescribeBrokerConfigs(ctx, broker)
-	if err != nil {
-		return false, fmt.Errorf("describe broker %d configs: %w", broker, err)
-	}
-	for _, rc := range rcs {
-		if rc.Err != nil {
-			return false, fmt.Errorf("describe broker %d configs: %w", broker, rc.Err)
-		}
-		for _, c := range rc.Configs {
-			if c.Key == key && c.Value != nil {
-				on, err := strconv.ParseBool(*c.Value)
-				if err != nil {
-					return false, fmt.Errorf("broker %d %s=%q: %w", broker, key, *c.Value, err)
-				}
-				return on, nil
-			}
-		}
-	}
-	return false, fmt.Errorf("broker %d does not report %s: %w", broker, key, ErrNoResponse)
-}
-
 // configDescriptions converts configs, sorted by key.
 func configDescriptions(configs []kadm.Config) []ConfigDescription {
 	out := make([]ConfigDescription, 0, len(configs))
