@@ -27,63 +27,36 @@ var (
 // finished.
 
 func (h hooks) OnProduceRecordBuffered(r *kgo.Record) {
-	wt := h.wt
-	wt.mu.Lock()
-	defer wt.mu.Unlock()
-	wt.add(topicPartition{r.Topic, -1})
+	h.wt.topic(r.Topic).unpart.add(h.wt.clock.Load())
 }
 
 func (h hooks) OnProduceRecordPartitioned(r *kgo.Record, _ int32) {
 	wt := h.wt
-	wt.mu.Lock()
-	defer wt.mu.Unlock()
-	wt.remove(topicPartition{r.Topic, -1}, false)
-	wt.add(topicPartition{r.Topic, r.Partition})
+	t := wt.topic(r.Topic)
+	now := wt.clock.Load()
+	t.unpart.remove(now, false)
+	wt.part(t, r.Partition, true).add(now)
 }
 
 func (h hooks) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 	wt := h.wt
-	wt.mu.Lock()
-	defer wt.mu.Unlock()
+	t := wt.topic(r.Topic)
 	// A record that failed before it was partitioned is still pending
 	// on its topic.
 	tp := topicPartition{r.Topic, r.Partition}
-	if pw := wt.parts[tp]; pw == nil || pw.pending == 0 {
-		tp.partition = -1
+	pw := wt.part(t, r.Partition, false)
+	if pw == nil || pw.state.Load()&pendingMax == 0 {
+		tp.partition, pw = -1, &t.unpart
 	}
-	wt.remove(tp, err == nil)
-}
-
-// add counts a record pending on tp; the caller holds mu.
-func (wt *Watcher) add(tp topicPartition) {
-	pw := wt.parts[tp]
-	if pw == nil {
-		pw = &partWait{}
-		wt.parts[tp] = pw
-	}
-	if pw.pending == 0 {
-		pw.since = wt.now()
-	}
-	pw.pending++
-}
-
-// remove counts a record no longer pending on tp, delivered or not; the
-// caller holds mu. A delivery ends a reported wait.
-func (wt *Watcher) remove(tp topicPartition, delivered bool) {
-	pw := wt.parts[tp]
-	if pw == nil {
-		return
-	}
-	if pw.pending > 0 {
-		pw.pending--
-	}
-	if delivered {
-		now := wt.now()
-		if pw.reported {
-			wt.ended(tp.String()+" delivered again", now.Sub(pw.since))
-			pw.reported = false
+	now := wt.clock.Load()
+	since := pw.remove(now, err == nil)
+	// A delivery ends a reported wait.
+	if err == nil && pw.reported.Load() {
+		wt.mu.Lock()
+		defer wt.mu.Unlock()
+		if pw.reported.CompareAndSwap(true, false) {
+			wt.ended(tp.String()+" delivered again", wt.at(now).Sub(wt.at(since)))
 		}
-		pw.since = now
 	}
 }
 

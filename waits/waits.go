@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,8 +69,14 @@ type Watcher struct {
 	o   Options
 	now func() time.Time
 
+	// What the hooks count, by topic, and the clock they read, in
+	// milliseconds after epoch.
+	topics    atomic.Pointer[map[string]*topicWait]
+	lastTopic atomic.Pointer[topicWait]
+	epoch     time.Time
+	clock     atomic.Int64
+
 	mu        sync.Mutex
-	parts     map[topicPartition]*partWait
 	brokers   map[string]*brokerWait // by host:port
 	group     groupWait
 	look      look
@@ -94,15 +101,6 @@ func (tp topicPartition) String() string {
 	return fmt.Sprintf("%s/%d", tp.topic, tp.partition)
 }
 
-// partWait is what a partition's records wait for: since is when the
-// oldest pending record was buffered or, if later, when the last record
-// was delivered.
-type partWait struct {
-	pending  int
-	since    time.Time
-	reported bool
-}
-
 // brokerWait is a broker whose connections or requests fail: since the
 // first failure after the last success.
 type brokerWait struct {
@@ -121,17 +119,19 @@ type groupWait struct {
 
 // New returns a Watcher writing to w.
 func New(w io.Writer, o Options) *Watcher {
-	return &Watcher{
+	wt := &Watcher{
 		w:         w,
 		o:         o,
 		now:       time.Now,
-		parts:     make(map[topicPartition]*partWait),
+		epoch:     time.Now(),
 		brokers:   make(map[string]*brokerWait),
 		minISR:    make(map[string]int),
 		reported:  make(map[string]time.Duration),
 		reasons:   make(map[topicPartition]string),
 		answering: -1,
 	}
+	wt.topics.Store(new(map[string]*topicWait))
+	return wt
 }
 
 // Opts are the client options the Watcher needs: its hooks and, for a
@@ -147,14 +147,19 @@ func (wt *Watcher) Opts() []kgo.Opt {
 // Run reports waits until ctx ends, looking at cl's cluster when records
 // wait.
 func (wt *Watcher) Run(ctx context.Context, cl *kgo.Client) {
-	t := time.NewTicker(tick)
+	t := time.NewTicker(clockTick)
 	defer t.Stop()
 	lk := newLooker(cl)
-	for {
+	wt.setClock(wt.now())
+	for i := 1; ; i++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if i%int(tick/clockTick) != 0 {
+			wt.setClock(wt.now())
+			continue
 		}
 		if topics := wt.report(); len(topics) > 0 {
 			lk.start(ctx, wt, topics)
@@ -189,6 +194,7 @@ func (wt *Watcher) report() (lookTopics []string) {
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
 	now := wt.now()
+	wt.setClock(now)
 	var b strings.Builder
 	waits := wt.waits(now)
 	lines := 0
@@ -219,18 +225,19 @@ func (wt *Watcher) report() (lookTopics []string) {
 		_, _ = io.WriteString(wt.w, b.String())
 	}
 	topics := make(map[string]bool)
-	for tp, pw := range wt.parts {
-		waited := now.Sub(pw.since)
-		if pw.pending > 0 && waited >= Threshold {
+	wt.eachPart(func(tp topicPartition, pw *partWait) {
+		pending, since := pw.load()
+		waited := now.Sub(wt.at(since))
+		if pending > 0 && waited >= Threshold {
 			topics[tp.topic] = true
 		}
-		if pw.pending > 0 && wt.o.GiveUp > 0 && waited >= wt.o.GiveUp && !wt.gaveUp {
+		if pending > 0 && wt.o.GiveUp > 0 && waited >= wt.o.GiveUp && !wt.gaveUp {
 			wt.gaveUp = true
 			if wt.o.OnGiveUp != nil {
 				go wt.o.OnGiveUp()
 			}
 		}
-	}
+	})
 	for t := range topics {
 		lookTopics = append(lookTopics, t)
 	}
@@ -253,15 +260,17 @@ func (wt *Watcher) waits(now time.Time) []wait {
 	byWhy := make(map[string]*wait)
 	counts := make(map[string]int)
 	var names = make(map[string][]string)
-	for tp, pw := range wt.parts {
+	wt.eachPart(func(tp topicPartition, pw *partWait) {
 		// The first report waits for a look at the metadata begun
 		// once the wait passed Threshold, for at most lookTimeout.
-		waited := now.Sub(pw.since)
-		looked := wt.look.at.After(pw.since.Add(Threshold)) || waited >= Threshold+lookTimeout
-		if pw.pending == 0 || waited < Threshold || (!pw.reported && !looked) {
-			continue
+		pending, ms := pw.load()
+		since := wt.at(ms)
+		waited := now.Sub(since)
+		looked := wt.look.at.After(since.Add(Threshold)) || waited >= Threshold+lookTimeout
+		if pending == 0 || waited < Threshold || (!pw.reported.Load() && !looked) {
+			return
 		}
-		pw.reported = true
+		pw.reported.Store(true)
 		why := wt.partReason(tp)
 		wt.reasons[tp] = why
 		w := byWhy[why]
@@ -269,10 +278,10 @@ func (wt *Watcher) waits(now time.Time) []wait {
 			w = &wait{key: "partitions: " + why, why: why}
 			byWhy[why] = w
 		}
-		w.elapsed = max(w.elapsed, now.Sub(pw.since))
-		counts[why] += pw.pending
+		w.elapsed = max(w.elapsed, waited)
+		counts[why] += pending
 		names[why] = append(names[why], tp.String())
-	}
+	})
 	var out []wait
 	for why, w := range byWhy {
 		w.what = listNames(names[why]) + fmt.Sprintf(" (%d %s)", counts[why], plural(counts[why], "record"))

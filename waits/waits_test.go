@@ -22,6 +22,8 @@ func fakeWatcher(o Options) (*Watcher, *testkit.Clock, *testkit.Buffer) {
 	clock := testkit.NewClock(time.Unix(1000, 0))
 	wt := New(&out, o)
 	wt.now = clock.Now
+	wt.epoch = clock.Now()
+	wt.setClock(clock.Now())
 	return wt, clock, &out
 }
 
