@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -139,6 +140,45 @@ func TestRideThrough(t *testing.T) {
 		if got := RideThrough(tc.err); got != tc.want {
 			t.Errorf("RideThrough(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestCountsConcurrent: records buffered, partitioned and finished by
+// several goroutines at once, as the producer and its sinks do, leave
+// nothing pending, and a record that failed before it was partitioned is
+// taken off its topic.
+func TestCountsConcurrent(t *testing.T) {
+	wt, _, _ := fakeWatcher(Options{})
+	h := hooks{wt}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 1000 {
+				r := &kgo.Record{Topic: fmt.Sprint("t", g%2), Partition: int32(i % 7)}
+				h.OnProduceRecordBuffered(r)
+				if i%10 == 0 {
+					// On a partition no record of the test is given.
+					r.Partition = 7
+					h.OnProduceRecordUnbuffered(r, errors.New("failed"))
+					continue
+				}
+				h.OnProduceRecordPartitioned(r, 0)
+				h.OnProduceRecordUnbuffered(r, nil)
+			}
+		})
+	}
+	wg.Wait()
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	parts := 0
+	wt.eachPart(func(tp topicPartition, pw *partWait) {
+		parts++
+		if n, _ := pw.load(); n != 0 {
+			t.Errorf("%s: %d pending", tp, n)
+		}
+	})
+	if parts != 2*8 {
+		t.Errorf("%d partitions counted, want 16", parts)
 	}
 }
 
