@@ -21,8 +21,11 @@ func TestClusterHealth(t *testing.T) {
 	if r := nodeRun(t, b, stateDir, "kill", "1"); r.code != 0 {
 		t.Fatalf("klog node kill 1: exit %d %s", r.code, r.stderr)
 	}
+	// Until the quorum has fenced it, node 1 is listed and does not
+	// answer; after, it is a replica missing from the metadata. The
+	// supervisor's notice of its exit makes either as likely.
 	r := klogRun(t, b, "", "cluster", "health")
-	if r.code != 1 || !strings.Contains(r.stdout, "node 1 ("+info.Brokers[1]+") does not answer") {
+	if r.code != 1 || !strings.Contains(r.stdout, "node 1 ("+info.Brokers[1]+") does not answer") && !strings.Contains(r.stdout, "node 1 is a replica but not in the metadata") {
 		t.Fatalf("health with node 1 killed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = klogRun(t, b, "", "cluster", "health", "--wait", "--timeout", "300ms", "--format", "json")
