@@ -351,6 +351,7 @@ produce_auto_create() {
   echo "auto" >"$work/in"
   kl produce-missing produce "$atopic"
   fails_with 1 "topic does not exist; create it with klog topic create $atopic, or pass --create" || return 1
+  echo "auto" >"$work/in" # kl used up the input
   kl produce-auto-create produce "$atopic" --create
   ok_rc && landed 1 "$atopic" || return 1
   kl topic-describe-auto topic describe "$atopic"
@@ -579,7 +580,7 @@ member_848() {
     return 1
   fi
   kl group-seek-kip848-live group seek "$group848" --to start --yes
-  fails_with 1 "is Stable with 1 members"
+  fails_with 1 "is Stable with 1 member:"
 }
 group_describe_848() {
   local ok=0
