@@ -121,6 +121,11 @@ skipped() { [ "${CI:-}" != true ] && [ "${1:-0}" = 1 ]; }
 # end can repeat why a failed stage failed: a CI log is often read from
 # its last lines only.
 stage_logs=$(mktemp -d)
+# The clusters the suite starts register in a state directory of its own
+# (klog status, down and node find clusters there): a klog up the
+# developer runs is never one of the suite's candidates, and the suite
+# leaves nothing in theirs.
+export XDG_STATE_HOME="$stage_logs/state"
 bindir=
 # cleanup runs at exit, however the script ends: the load hog must not
 # outlive it.
