@@ -264,7 +264,13 @@ func sortLines(s string) string {
 // a producer could deliver only once the nodes came back.
 func TestConsumeGroupRidesThroughQuorumLoss(t *testing.T) {
 	c := brokertest.StartCluster(t, 3)
-	b := strings.Join(c.Bootstrap(), ",")
+	ridesThroughQuorumLoss(t, strings.Join(c.Bootstrap(), ","),
+		func(id int32) { c.Node(id).Kill() }, func(id int32) { c.Node(id).Start() })
+}
+
+// ridesThroughQuorumLoss is TestConsumeGroupRidesThroughQuorumLoss on the
+// three nodes of the cluster at b, which kill and start act on.
+func ridesThroughQuorumLoss(t *testing.T, b string, kill, start func(id int32)) {
 	mustRun(t, b, "", "topic", "create", "live", "-p", "1", "-r", "3")
 	mustRun(t, b, "before\n", "produce", "live", "-q")
 
@@ -279,13 +285,13 @@ func TestConsumeGroupRidesThroughQuorumLoss(t *testing.T) {
 		return out.String() == "before\n", out.String() + diag.String()
 	})
 
-	coord := testAdmin(t, c.Bootstrap()[0]).FindGroupCoordinators(ctx, "live")["live"]
+	coord := testAdmin(t, strings.Split(b, ",")[0]).FindGroupCoordinators(ctx, "live")["live"]
 	if coord.Err != nil {
 		t.Fatalf("find the coordinator of live: %v", coord.Err)
 	}
 	down := []int32{coord.NodeID, (coord.NodeID + 1) % 3}
 	for _, id := range down {
-		c.Node(id).Kill()
+		kill(id)
 	}
 	var pdiag testkit.Buffer
 	produced := make(chan int, 1)
@@ -302,7 +308,7 @@ func TestConsumeGroupRidesThroughQuorumLoss(t *testing.T) {
 			diag.String() + pdiag.String()
 	})
 	for _, id := range down {
-		c.Node(id).Start()
+		start(id)
 	}
 	testkit.WaitFor(t, "the producer to deliver the record", func() (bool, string) {
 		return strings.Contains(pdiag.String(), "klog: live/0 delivered again after "), pdiag.String()

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -35,4 +36,22 @@ func TestOutageOnRealCluster(t *testing.T) {
 	if r.code != 3 || !strings.Contains(r.stdout, "REPLICATION-FACTOR") || !strings.Contains(r.stdout, "?") || !strings.Contains(r.stderr, "klog: ? for orders/") {
 		t.Fatalf("topic describe during the outage: exit %d, want 3 with the table and ? where it could not read\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestConsumeRidesThroughQuorumLossOnRealCluster is
+// TestConsumeGroupRidesThroughQuorumLoss against a real klog up -n 3, its
+// nodes killed and started by klog node.
+func TestConsumeRidesThroughQuorumLossOnRealCluster(t *testing.T) {
+	stateDir := t.TempDir()
+	info := upDetached(t, stateDir, "-n", "3", "--any-port", "--data-dir", t.TempDir())
+	defer stateRun(t, stateDir, "down")
+	b := strings.Join(info.Brokers, ",")
+	node := func(op string) func(int32) {
+		return func(id int32) {
+			if r := nodeRun(t, b, stateDir, op, strconv.Itoa(int(id))); r.code != 0 {
+				t.Fatalf("klog node %s %d: exit %d %s", op, id, r.code, r.stderr)
+			}
+		}
+	}
+	ridesThroughQuorumLoss(t, b, node("kill"), node("start"))
 }
