@@ -33,6 +33,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -255,4 +256,19 @@ func (s *Settings) TLSConfig() (*tls.Config, error) {
 		cfg.VerifyConnection = verifyChainOnly(cfg.RootCAs)
 	}
 	return cfg, nil
+}
+
+// Explain adds to a client's error what s makes likely: a connection
+// closed under SASL is how some brokers refuse credentials (Kafka itself
+// answers SASL_AUTHENTICATION_FAILED with a message, which needs nothing
+// added).
+func (s *Settings) Explain(err error) error {
+	if err == nil || s == nil || !s.SASL() {
+		return err
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w (the broker closed the connection: with SASL this is how some brokers refuse credentials; check the mechanism %s, the user %q and its password)",
+			err, s.Mechanism, s.Username)
+	}
+	return err
 }

@@ -22,10 +22,10 @@ const (
 
 // globals holds the flags and environment shared by every command.
 type globals struct {
-	brokers string // -b/--brokers; resolved against $KLOG_BROKERS in resolve
-	admin   string // --admin; resolved against $KLOG_ADMIN in resolve
-	format  string // --format text|json
-	verbose int    // -v, repeatable
+	brokers string    // -b/--brokers; resolved against $KLOG_BROKERS in resolve
+	admin   string    // --admin; resolved against $KLOG_ADMIN in resolve
+	format  string    // --format text|json
+	verbose int       // -v, repeatable
 	conn    connFlags // TLS, SASL, -X client properties, --command-config
 
 	getenv func(string) string

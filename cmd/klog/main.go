@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
-	return exitCode(stderr, cmd, err)
+	return exitCode(stderr, cmd, g.conn.settings.Explain(err))
 }
 
 // exitCode reports err of cmd, the command that ran, on w and maps it to
