@@ -116,14 +116,14 @@ func unescape(s string) (string, error) {
 func ParseJAAS(v string) (module string, opts map[string]string, err error) {
 	fields := strings.Fields(v)
 	if len(fields) < 2 {
-		return "", nil, errors.New("sasl.jaas.config: want `LoginModule required key=\"value\" ...;`")
+		return "", nil, errors.New("want `LoginModule required key=\"value\" ...;`")
 	}
 	module = fields[0]
-	rest := strings.TrimSpace(v[strings.Index(v, fields[1])+len(fields[1]):])
-	switch fields[1] {
+	rest := strings.TrimLeftFunc(strings.TrimSpace(v)[len(module):], unicode.IsSpace)[len(fields[1]):]
+	switch strings.TrimSuffix(fields[1], ";") {
 	case "required", "requisite", "sufficient", "optional":
 	default:
-		return "", nil, fmt.Errorf("sasl.jaas.config: control flag %q: want required", fields[1])
+		return "", nil, fmt.Errorf("control flag %q: want required", fields[1])
 	}
 	opts = map[string]string{}
 	for {
@@ -133,11 +133,11 @@ func ParseJAAS(v string) (module string, opts map[string]string, err error) {
 		}
 		k, after, ok := strings.Cut(rest, "=")
 		if !ok {
-			return "", nil, fmt.Errorf("sasl.jaas.config: %q: want key=value", rest)
+			return "", nil, fmt.Errorf("%q: want key=value", rest)
 		}
 		value, remain, err := jaasValue(strings.TrimSpace(after))
 		if err != nil {
-			return "", nil, fmt.Errorf("sasl.jaas.config: option %s: %v", strings.TrimSpace(k), err)
+			return "", nil, fmt.Errorf("option %s: %v", strings.TrimSpace(k), err)
 		}
 		opts[strings.TrimSpace(k)] = value
 		rest = remain
