@@ -96,7 +96,7 @@ bootstrap.servers of the client config (--command-config, -X), else ` + defaultB
 Secured clusters: --security-protocol, --sasl-*, --tls-* and their
 $KLOG_* variables, a client config file (--command-config) and client
 properties (-X key=value) set how every command connects; see
-docs/security.md.`,
+docs/client-security.md.`,
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
