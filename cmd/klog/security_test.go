@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +21,7 @@ import (
 
 	"github.com/klogdev/klog/devca"
 	"github.com/klogdev/klog/internal/fakekafka"
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 // secureCluster is a kfake cluster over TLS with the dev CA's node
@@ -189,5 +194,47 @@ func TestSecureWrongPassword(t *testing.T) {
 				t.Errorf("kafka's answer %v, klog %q took %v", kafkaAnswer, args, took)
 			}
 		}
+	}
+}
+
+// klog bench's clients (the topic's creation, the producer, the
+// consumers) connect as the flags say.
+func TestSecureBench(t *testing.T) {
+	s := scramCluster(t, "secret")
+	props := filepath.Join(s.ca.Dir, "admin.properties")
+	for _, mode := range [][]string{{"produce", "-n", "200", "-s", "10"}, {"consume"}, {"e2e", "--rate", "200", "-d", "200ms"}} {
+		r := klogRunEnv(t, nil, nil, append([]string{"--command-config", props, "--format", "json", "bench", "-t", "b", "--broker-pid", strconv.Itoa(os.Getpid())}, mode...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, `"records":`) {
+			t.Fatalf("bench %q: exit %d\n%s%s", mode, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// klog tui's clients, the one to the cluster and one to each node, connect
+// as the flags say.
+func TestSecureTUI(t *testing.T) {
+	s := scramCluster(t, "secret")
+	in, keys := io.Pipe()
+	var out testkit.Buffer
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		args := []string{"--command-config", filepath.Join(s.ca.Dir, "admin.properties"), "tui", "--readonly", "--refresh", "100ms"}
+		done <- run(context.Background(), args, in, &out, &stderr, func(string) string { return "" })
+	}()
+	testkit.WaitFor(t, "the cluster screen with the node up", func() (bool, string) {
+		s2 := screenText(&out)
+		return strings.Contains(s2, s.addr) && strings.Contains(s2, "up"), s2
+	})
+	if _, err := io.WriteString(keys, "q"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("klog tui exit %d; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(testkit.WaitTimeout):
+		t.Fatalf("klog tui did not quit on q; screen:\n%s", screenText(&out))
 	}
 }
