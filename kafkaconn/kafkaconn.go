@@ -12,8 +12,9 @@
 //     Java properties as Kafka's console tools read them.
 //
 // Properties take the Java client's names (security.protocol,
-// sasl.mechanism, sasl.jaas.config with PlainLoginModule or
-// ScramLoginModule, ssl.truststore.*, ssl.keystore.*) and librdkafka's
+// sasl.mechanism, sasl.jaas.config with PlainLoginModule,
+// ScramLoginModule or OAuthBearerLoginModule's unsecured token,
+// ssl.truststore.*, ssl.keystore.*) and librdkafka's
 // (sasl.mechanisms, sasl.username, sasl.password, ssl.ca.location,
 // ssl.certificate.location, ssl.key.location). A property klog does not
 // know is an error naming it; a client property that only tunes a

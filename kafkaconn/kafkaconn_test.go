@@ -2,6 +2,7 @@ package kafkaconn
 
 import (
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -101,7 +102,8 @@ func TestSettingsErrors(t *testing.T) {
 		{Sources{Properties: []string{"ssl.keystore.certificate.chain=x"}}, `-X ssl.keystore.certificate.chain: unknown client property "ssl.keystore.certificate.chain"`},
 		{Sources{Properties: []string{"enable.ssl.certificate.verification=false"}}, "only with --tls-insecure-skip-verify"},
 		{Sources{Properties: []string{"novalue"}}, `-X "novalue": want key=value`},
-		{Sources{Properties: []string{"sasl.jaas.config=x.OAuthBearerLoginModule required;"}}, "klog reads PlainLoginModule and ScramLoginModule"},
+		{Sources{Properties: []string{"sasl.jaas.config=x.OAuthBearerLoginModule required;"}}, "give the token with --sasl-oauth-token"},
+		{Sources{Properties: []string{"sasl.jaas.config=x.KerberosLoginModule required;"}}, "login module x.KerberosLoginModule"},
 		{Sources{CommandConfig: "/nonexistent/c.properties"}, "--command-config: open /nonexistent/c.properties"},
 	} {
 		_, err := Load(c.src)
@@ -231,5 +233,30 @@ func TestNoHostnameCheck(t *testing.T) {
 	}
 	if err := dial(other.CA, "ssl.endpoint.identification.algorithm="); err == nil {
 		t.Fatal("without the host name check, another CA's certificate was taken")
+	}
+}
+
+// OAUTHBEARER takes a token from the flag, or makes the unsecured one
+// Kafka's login module makes for a subject.
+func TestOAuthBearer(t *testing.T) {
+	s, err := Load(Sources{Properties: []string{"sasl.mechanism=OAUTHBEARER",
+		`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="alice";`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(s.OAuthToken, ".")
+	if len(parts) != 3 || parts[2] != "" {
+		t.Fatalf("token %q: want header.claims.", s.OAuthToken)
+	}
+	claims, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || !strings.Contains(string(claims), `"sub":"alice"`) {
+		t.Fatalf("claims %s, %v", claims, err)
+	}
+	if opts, err := s.Opts(); err != nil || len(opts) != 1 {
+		t.Fatalf("%d options, %v", len(opts), err)
+	}
+	s, err = Load(Sources{Flags: map[string]string{"sasl-mechanism": "OAUTHBEARER", "sasl-oauth-token": "tok"}})
+	if err != nil || s.OAuthToken != "tok" || s.SecurityProtocol != SASLPlaintext {
+		t.Fatalf("%+v, %v", s, err)
 	}
 }
