@@ -100,6 +100,12 @@ func (g *globals) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return g.newClientWith(conn, extra...)
+}
+
+// newClientWith is newClient connecting with the options conn instead of
+// the connection flags'.
+func (g *globals) newClientWith(conn []kgo.Opt, extra ...kgo.Opt) (*kgo.Client, error) {
 	logger := g.logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
