@@ -226,15 +226,5 @@ func TestSecureTUI(t *testing.T) {
 		s2 := screenText(&out)
 		return strings.Contains(s2, s.addr) && strings.Contains(s2, "up"), s2
 	})
-	if _, err := io.WriteString(keys, "q"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("klog tui exit %d; stderr:\n%s", code, stderr.String())
-		}
-	case <-time.After(testkit.WaitTimeout):
-		t.Fatalf("klog tui did not quit on q; screen:\n%s", screenText(&out))
-	}
+	quitTUI(t, keys, done, &out, &stderr)
 }
