@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -227,4 +228,35 @@ func TestSecureTUI(t *testing.T) {
 		return strings.Contains(s2, s.addr) && strings.Contains(s2, "up"), s2
 	})
 	quitTUI(t, keys, done, &out, &stderr)
+}
+
+// -X is --client-property on every command that runs but klog up, whose
+// -X sets broker configs; --client-property is there on all.
+func TestClientPropertyShorthand(t *testing.T) {
+	root := newRootCmd(&globals{})
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.HasSubCommands() || c.RunE == nil && c.Run == nil {
+			return
+		}
+		x := c.Flags().ShorthandLookup("X")
+		want := "client-property"
+		if c.CommandPath() == "klog up" {
+			want = "config"
+		}
+		if x == nil || x.Name != want {
+			t.Errorf("%s: -X is %v, want --%s", c.CommandPath(), x, want)
+		}
+		if c.Flag("client-property") == nil {
+			t.Errorf("%s has no --client-property", c.CommandPath())
+		}
+	}
+	walk(root)
+	r := klogRun(t, "127.0.0.1:1", "", "up", "--client-property", "nope=1", "--help")
+	if r.code != 0 {
+		t.Fatalf("klog up --client-property: exit %d\n%s", r.code, r.stderr)
+	}
 }
