@@ -32,6 +32,7 @@ package kafkaconn
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -259,17 +260,31 @@ func (s *Settings) TLSConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// Explain adds to a client's error what s makes likely: a connection
-// closed under SASL is how some brokers refuse credentials (Kafka itself
-// answers SASL_AUTHENTICATION_FAILED with a message, which needs nothing
-// added).
+// Explain adds to a client's error what it most likely means and the
+// setting that changes it: a CA klog does not trust, a certificate for
+// another host, and a connection
+// closed under SASL, which is how some brokers refuse credentials (Kafka
+// itself answers SASL_AUTHENTICATION_FAILED with a message, which needs
+// nothing added). s may be nil: settings not loaded.
 func (s *Settings) Explain(err error) error {
-	if err == nil || s == nil || !s.SASL() {
+	if err == nil {
+		return nil
+	}
+	var (
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		hint    string
+	)
+	switch {
+	case errors.As(err, &unknown):
+		hint = "the brokers' certificate is signed by a CA klog does not trust: give the CA with --tls-ca or KLOG_TLS_CA"
+	case errors.As(err, &host):
+		hint = "the brokers' certificate does not name the host dialed: --tls-server-name names the one it has"
+	case s != nil && s.SASL() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
+		hint = fmt.Sprintf("the broker closed the connection: with SASL this is how some brokers refuse credentials; check the mechanism %s, the user %q and its password",
+			s.Mechanism, s.Username)
+	default:
 		return err
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w (the broker closed the connection: with SASL this is how some brokers refuse credentials; check the mechanism %s, the user %q and its password)",
-			err, s.Mechanism, s.Username)
-	}
-	return err
+	return fmt.Errorf("%w (%s)", err, hint)
 }

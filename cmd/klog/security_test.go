@@ -93,10 +93,20 @@ func TestSecureTLS(t *testing.T) {
 	// Without the CA the broker's certificate is refused, at once.
 	start := time.Now()
 	r := klogRun(t, s.addr, "", "--security-protocol", "SSL", "topic", "list")
-	if r.code != 1 || !strings.Contains(r.stderr, "certificate") {
+	if r.code != 1 || !strings.Contains(r.stderr, "certificate signed by unknown authority (the brokers' certificate is signed by a CA klog does not trust: give the CA with --tls-ca") {
 		t.Fatalf("without the CA: exit %d\n%s", r.code, r.stderr)
 	}
 	t.Logf("refused in %v: %s", time.Since(start), r.stderr)
+	// A name the certificate does not carry.
+	r = klogRun(t, s.addr, "", "--tls-ca", s.ca.CA, "--tls-server-name", "elsewhere.example", "topic", "list")
+	if r.code != 1 || !strings.Contains(r.stderr, "--tls-server-name names the one it has") {
+		t.Fatalf("another host's name: exit %d\n%s", r.code, r.stderr)
+	}
+	// Without TLS, franz-go says what is missing.
+	r = klogRun(t, s.addr, "", "topic", "list")
+	if r.code != 1 || !strings.Contains(r.stderr, "is TLS missing?") {
+		t.Fatalf("plaintext to a TLS listener: exit %d\n%s", r.code, r.stderr)
+	}
 }
 
 func TestSecureMTLS(t *testing.T) {
