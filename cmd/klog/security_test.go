@@ -97,6 +97,8 @@ func TestSecureTLS(t *testing.T) {
 		t.Fatalf("without the CA: exit %d\n%s", r.code, r.stderr)
 	}
 	t.Logf("refused in %v: %s", time.Since(start), r.stderr)
+	// Nothing checked, by the one flag that does it.
+	roundTrip(t, nil, "-b", s.addr, "--tls-insecure-skip-verify")
 	// A name the certificate does not carry.
 	r = klogRun(t, s.addr, "", "--tls-ca", s.ca.CA, "--tls-server-name", "elsewhere.example", "topic", "list")
 	if r.code != 1 || !strings.Contains(r.stderr, "--tls-server-name names the one it has") {
@@ -124,7 +126,8 @@ func TestSecureMTLS(t *testing.T) {
 // admin, and the client configs devca writes for it.
 func scramCluster(t *testing.T, password string, opts ...kfake.Opt) secureCluster {
 	t.Helper()
-	s := startSecure(t, false, append([]kfake.Opt{kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "admin", "secret")}, opts...)...)
+	s := startSecure(t, false, append([]kfake.Opt{kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "admin", "secret"),
+		kfake.Superuser("SCRAM-SHA-256", "admin256", "secret256"), kfake.Superuser("PLAIN", "plain", "plainpw")}, opts...)...)
 	_, err := devca.WriteClientConfigs(s.ca, devca.ClientConfig{
 		Bootstrap: s.addr, Users: []devca.User{{Name: "admin", Password: password, Mechanism: "SCRAM-SHA-512"}},
 	})
@@ -148,6 +151,14 @@ func TestSecureSCRAMProperties(t *testing.T) {
 	roundTrip(t, nil, "-b", s.addr,
 		"-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=SCRAM-SHA-512",
 		"-X", "sasl.username=admin", "-X", "sasl.password=secret", "-X", "ssl.ca.location="+s.ca.CA)
+}
+
+// Each mechanism, by flags.
+func TestSecureMechanisms(t *testing.T) {
+	s := scramCluster(t, "secret")
+	for _, m := range [][3]string{{"PLAIN", "plain", "plainpw"}, {"SCRAM-SHA-256", "admin256", "secret256"}, {"scram-sha-512", "admin", "secret"}} {
+		roundTrip(t, nil, "-b", s.addr, "--tls-ca", s.ca.CA, "--sasl-mechanism", m[0], "--sasl-username", m[1], "--sasl-password", m[2])
+	}
 }
 
 func TestSecureSCRAMEnv(t *testing.T) {
