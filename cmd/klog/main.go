@@ -121,6 +121,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newSnapshotCmd(g),
 		newClusterCmd(g),
 		newBenchCmd(g),
+		newUserCmd(g),
 	)
 	groupCommands(root)
 	return root
