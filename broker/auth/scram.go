@@ -209,10 +209,7 @@ type clientFirst struct {
 // saying why it is malformed when it is.
 func parseClientFirst(token []byte) (clientFirst, string) {
 	var cf clientFirst
-	if len(token) > maxSCRAMToken {
-		return cf, "too long"
-	}
-	if why := checkASCII(token); why != "" {
+	if why := checkToken(token); why != "" {
 		return cf, why
 	}
 	s := string(token)
@@ -264,10 +261,7 @@ type clientFinal struct {
 // parseClientFinal parses client-final, whose proof must be size bytes.
 func parseClientFinal(token []byte, size int) (clientFinal, string) {
 	var cf clientFinal
-	if len(token) > maxSCRAMToken {
-		return cf, "too long"
-	}
-	if why := checkASCII(token); why != "" {
+	if why := checkToken(token); why != "" {
 		return cf, why
 	}
 	s := string(token)
@@ -295,9 +289,12 @@ func parseClientFinal(token []byte, size int) (clientFinal, string) {
 	return cf, ""
 }
 
-// checkASCII says why a SCRAM message is not of the characters Kafka's
-// grammar allows (%x01-7F), if it is not.
-func checkASCII(b []byte) string {
+// checkToken says why a SCRAM message is too long or not of the
+// characters Kafka's grammar allows (%x01-7F), if it is.
+func checkToken(b []byte) string {
+	if len(b) > maxSCRAMToken {
+		return "too long"
+	}
 	for _, c := range b {
 		if c == 0 || c > 0x7f {
 			return "a character outside %x01-7F"

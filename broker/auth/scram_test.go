@@ -189,6 +189,23 @@ func (c *manualClient) salted(t *testing.T, password string, salt []byte, iterat
 	return b
 }
 
+// finalRefused runs an exchange of c with m whose client-final is
+// final(server-first), and checks it fails as a wrong password does.
+func finalRefused(t *testing.T, m auth.Mechanism, c *manualClient, what string, final func(serverFirst []byte) []byte) error {
+	t.Helper()
+	x := m.Start()
+	sf, _, err := x.Next(c.first())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, done, err := x.Next(final(sf))
+	if done {
+		t.Fatalf("%s admitted", what)
+	}
+	wantInvalid(t, err, m.Name())
+	return err
+}
+
 // TestSCRAMWrongProof checks proofs computed from a wrong salted password
 // (a wrong salt, a wrong iteration count, the right one's neighbour) are
 // refused, and the right salted password's proof accepted.
@@ -197,30 +214,18 @@ func TestSCRAMWrongProof(t *testing.T) {
 		m := mechanism(t, mech, withUser(t, creds{}, "alice", mech, "secret", 4096))
 		c := newManual(mech, "alice")
 		right := c.salted(t, "secret", salt, 4096)
-		wrong := map[string][]byte{
-			"right":            right,
+		x := m.Start()
+		sf, _, _ := x.Next(c.first())
+		if answer, done, err := x.Next(c.final(sf, right, "")); err != nil || !done || !strings.HasPrefix(string(answer), "v=") {
+			t.Fatalf("%s: the right proof: %q %v %v", mech, answer, done, err)
+		}
+		for name, salted := range map[string][]byte{
 			"wrong salt":       c.salted(t, "secret", []byte("another salt"), 4096),
 			"wrong iterations": c.salted(t, "secret", salt, 4097),
 			"one bit off":      append(append([]byte(nil), right[:len(right)-1]...), right[len(right)-1]^1),
 			"empty":            {},
-		}
-		for name, salted := range wrong {
-			x := m.Start()
-			sf, _, err := x.Next(c.first())
-			if err != nil {
-				t.Fatal(err)
-			}
-			answer, done, err := x.Next(c.final(sf, salted, ""))
-			if name == "right" {
-				if err != nil || !done || !strings.HasPrefix(string(answer), "v=") {
-					t.Fatalf("%s right proof: %q %v %v", mech, answer, done, err)
-				}
-				continue
-			}
-			if done {
-				t.Fatalf("%s: a proof from a %s admitted", mech, name)
-			}
-			wantInvalid(t, err, mech)
+		} {
+			err := finalRefused(t, m, c, mech+": a proof from a "+name, func(sf []byte) []byte { return c.final(sf, salted, "") })
 			if auth.FailureReason(err) != "wrong proof" {
 				t.Errorf("%s %s: reason %q", mech, name, auth.FailureReason(err))
 			}
@@ -255,14 +260,10 @@ func TestSCRAMNonce(t *testing.T) {
 		"client part modified": func(n string) string { return "X" + n[1:] },
 		"server part only":     func(n string) string { return n[len("clientnonce"):] },
 	} {
-		x := m.Start()
-		sf, _, _ := x.Next(c.first())
-		nonce := strings.TrimPrefix(strings.Split(string(sf), ",")[0], "r=")
-		_, done, err := x.Next(c.final(sf, salted, modify(nonce)))
-		if done {
-			t.Fatalf("nonce %s admitted", name)
-		}
-		wantInvalid(t, err, mech)
+		finalRefused(t, m, c, "nonce "+name, func(sf []byte) []byte {
+			nonce := strings.TrimPrefix(strings.Split(string(sf), ",")[0], "r=")
+			return c.final(sf, salted, modify(nonce))
+		})
 	}
 }
 
@@ -313,16 +314,9 @@ func TestSCRAMBadTokens(t *testing.T) {
 		"proof base64":    func(g string) string { return g[:len(g)-2] + "!!" },
 	}
 	for name, bad := range finals {
-		x := m.Start()
-		sf, _, err := x.Next(c.first())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, done, err := x.Next([]byte(bad(string(c.final(sf, salted, "")))))
-		if done {
-			t.Fatalf("client-final %s admitted", name)
-		}
-		wantInvalid(t, err, mech)
+		finalRefused(t, m, c, "client-final "+name, func(sf []byte) []byte {
+			return []byte(bad(string(c.final(sf, salted, ""))))
+		})
 	}
 }
 
@@ -379,4 +373,43 @@ func TestNewSCRAMCredentialIterations(t *testing.T) {
 	weak := creds{{"alice", auth.SCRAMSHA256}: {Salt: salt, StoredKey: []byte("k"), ServerKey: []byte("k"), Iterations: 1}}
 	_, _, err := mechanism(t, auth.SCRAMSHA256, weak).Start().Next([]byte("n,,n=alice,r=abc"))
 	wantInvalid(t, err, auth.SCRAMSHA256)
+}
+
+// BenchmarkSCRAMServer is the server's side of one SCRAM-SHA-512 login
+// (both steps, the client's proof made from a salted password computed
+// once), for a known user and for an unknown one.
+func BenchmarkSCRAMServer(b *testing.B) {
+	mech := auth.SCRAMSHA512
+	cred, err := auth.NewSCRAMCredential(mech, "secret", salt, 4096)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, _ := auth.Mechanisms([]string{mech}, creds{{"alice", mech}: cred}, "")
+	for _, user := range []string{"alice", "mallory"} {
+		b.Run(user, func(b *testing.B) {
+			c := newManual(mech, user)
+			salted, _ := pbkdf2.Key(c.h, "secret", salt, 4096, c.h().Size())
+			for b.Loop() {
+				x := m[0].Start()
+				sf, _, _ := x.Next(c.first())
+				if _, done, _ := x.Next(c.final(sf, salted, "")); done != (user == "alice") {
+					b.Fatal("unexpected outcome")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPLAIN is one PLAIN login checked against a SCRAM-SHA-512
+// credential of 4096 iterations, and one of an unknown user.
+func BenchmarkPLAIN(b *testing.B) {
+	cred, _ := auth.NewSCRAMCredential(auth.SCRAMSHA512, "secret", salt, 4096)
+	m, _ := auth.Mechanisms([]string{auth.PLAIN}, creds{{"alice", auth.SCRAMSHA512}: cred}, "")
+	for _, user := range []string{"alice", "mallory"} {
+		b.Run(user, func(b *testing.B) {
+			for b.Loop() {
+				m[0].Start().Next([]byte("\x00" + user + "\x00secret"))
+			}
+		})
+	}
 }
