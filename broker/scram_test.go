@@ -184,3 +184,46 @@ func codeName(code int16) string {
 	}
 	return kerr.ErrorForCode(code).(*kerr.Error).Message
 }
+
+// TestUserSCRAMCredentialsCluster alters credentials through each node of
+// three, two of which forward the change to the active controller, and
+// finds every change described by every node.
+func TestUserSCRAMCredentialsCluster(t *testing.T) {
+	ctx := testkit.Context(t)
+	c := brokertest.StartCluster(t, 3)
+	cl := c.Client()
+	var want []string
+	for _, n := range c.Nodes() {
+		user := fmt.Sprintf("user-%d", n.ID())
+		req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		u := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+		u.Name, u.Mechanism, u.Iterations, u.Salt, u.SaltedPassword = user, 2, 4096, []byte("salt"), []byte("salted")
+		req.Upsertions = append(req.Upsertions, u)
+		raw, err := cl.Broker(int(n.ID())).Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := raw.(*kmsg.AlterUserSCRAMCredentialsResponse).Results; len(r) != 1 || r[0].ErrorCode != 0 {
+			t.Fatalf("alter through node %d: %+v", n.ID(), r)
+		}
+		want = append(want, user+" SCRAM-SHA-512/4096")
+	}
+	for _, n := range c.Nodes() {
+		testkit.WaitFor(t, fmt.Sprintf("node %d to describe %q", n.ID(), want), func() (bool, string) {
+			raw, err := cl.Broker(int(n.ID())).Request(ctx, kmsg.NewPtrDescribeUserSCRAMCredentialsRequest())
+			if err != nil {
+				return false, err.Error()
+			}
+			var got []string
+			for _, r := range raw.(*kmsg.DescribeUserSCRAMCredentialsResponse).Results {
+				for _, ci := range r.CredentialInfos {
+					got = append(got, fmt.Sprintf("%s %s/%d", r.User, scramName(ci.Mechanism), ci.Iterations))
+				}
+			}
+			return slices.Equal(got, want), fmt.Sprint(got)
+		})
+	}
+}
+
+// scramName is the name of a SCRAM mechanism's type number.
+func scramName(typ int8) string { return kadm.ScramMechanism(typ).String() }
