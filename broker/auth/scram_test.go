@@ -50,13 +50,16 @@ func mechanism(t *testing.T, name string, c auth.CredentialSource) auth.Mechanis
 	return ms[0]
 }
 
-// clientOf is franz-go's client side of a SCRAM mechanism.
-func clientOf(name, user, password string) sasl.Mechanism {
-	a := scram.Auth{User: user, Pass: password}
-	if name == auth.SCRAMSHA256 {
-		return a.AsSha256Mechanism()
+// clientOf is franz-go's client side of a SCRAM mechanism, logging in as
+// user with password, or as a says when given.
+func clientOf(name, user, password string, a ...scram.Auth) sasl.Mechanism {
+	if len(a) == 0 {
+		a = append(a, scram.Auth{User: user, Pass: password})
 	}
-	return a.AsSha512Mechanism()
+	if name == auth.SCRAMSHA256 {
+		return a[0].AsSha256Mechanism()
+	}
+	return a[0].AsSha512Mechanism()
 }
 
 // login runs a whole exchange of franz-go's client with x, returning the
@@ -112,6 +115,12 @@ func TestSCRAMLogin(t *testing.T) {
 			}
 			if !x.Expiry().IsZero() {
 				t.Errorf("expiry %v", x.Expiry())
+			}
+			// The user's own authorization id, which the channel binding
+			// repeats.
+			zid := clientOf(mech, "", "", scram.Auth{Zid: "alice", User: "alice", Pass: "secret"})
+			if err := login(t, zid, m.Start()); err != nil {
+				t.Fatalf("login with authorization id alice: %v", err)
 			}
 			// A name with the characters SCRAM escapes.
 			if err := login(t, clientOf(mech, "a=b,c", "other"), m.Start()); err != nil {
