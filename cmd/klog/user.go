@@ -143,6 +143,7 @@ func newUserListCmd(g *globals) *cobra.Command {
 iteration count, or only the users named (a named user without a
 credential is an error). Salts and keys are never shown: no broker answers
 them.`,
+		ValidArgsFunction: completeUsers(g, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUserList(cmd.Context(), g, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -196,7 +197,8 @@ func newUserDeleteCmd(g *globals) *cobra.Command {
 		Short: "Delete a user's SCRAM credentials",
 		Long: `Delete a user's SCRAM credentials: all of them, or the one of --mechanism.
 Clients logged in stay connected; their next login fails.`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeUsers(g, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUserDelete(cmd.Context(), g, args[0], mechanism, c, cmd.OutOrStdout())
 		},
@@ -237,5 +239,17 @@ func runUserDelete(ctx context.Context, g *globals, user, mechanism string, c co
 			}
 		}
 		return err
+	})
+}
+
+// completeUsers completes the names of users with SCRAM credentials.
+func completeUsers(g *globals, maxArgs int) cobra.CompletionFunc {
+	return completeNames(g, maxArgs, func(ctx context.Context, adm *kadm.Client) []string {
+		users, _ := inspect.ListUsers(ctx, adm)
+		names := make([]string, 0, len(users))
+		for _, u := range users {
+			names = append(names, u.User)
+		}
+		return names
 	})
 }

@@ -64,6 +64,13 @@ func TestUserCreateListDelete(t *testing.T) {
 		t.Errorf("list of an unknown user: exit %d, stderr %q", r.code, r.stderr)
 	}
 
+	if got := lines(mustRun(t, b, "", "__complete", "user", "delete", "").stdout); !slices.Equal(got, []string{"alice", "bob", ":4"}) {
+		t.Errorf("complete delete = %q", got)
+	}
+	if got := lines(mustRun(t, b, "", "__complete", "user", "list", "bob", "a").stdout); !slices.Equal(got, []string{"alice", ":4"}) {
+		t.Errorf("complete list after bob = %q", got)
+	}
+
 	// Not a terminal, no --yes: nothing happens.
 	if r := klogRun(t, b, "", "user", "delete", "alice"); r.code != exitFailure || !strings.Contains(r.stderr, "pass --yes") {
 		t.Errorf("delete without --yes: exit %d, stderr %q", r.code, r.stderr)
