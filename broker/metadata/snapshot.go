@@ -23,6 +23,9 @@ type imageJSON struct {
 	Index          uint64      `json:"index"`
 	// BrokerConfigs are the dynamic broker configs by resource name.
 	BrokerConfigs map[string]map[string]string `json:"brokerConfigs,omitempty"`
+	// SCRAMCredentials are the users' SCRAM credentials, by user and
+	// then mechanism.
+	SCRAMCredentials []SCRAMCredential `json:"scramCredentials,omitempty"`
 }
 
 type topicJSON struct {
@@ -44,6 +47,8 @@ func EncodeImage(img *Image) ([]byte, error) {
 		BrokerConfigs:  img.BrokerConfigs,
 		Brokers:        make([]Broker, 0, len(img.Brokers)),
 		Topics:         make([]topicJSON, 0, len(img.Topics)),
+		// SCRAMCredentials: SortedSCRAMCredentials' order.
+		SCRAMCredentials: img.SortedSCRAMCredentials(),
 	}
 	for _, id := range img.SortedBrokerIDs() {
 		ij.Brokers = append(ij.Brokers, img.Brokers[id])
@@ -96,6 +101,13 @@ func DecodeImage(b []byte) (*Image, error) {
 			}
 			img.BrokerConfigs[name] = cfg
 		}
+	}
+	if len(ij.SCRAMCredentials) > 0 {
+		scram, err := img.Apply(&AlterSCRAMCredentialsRecord{Upsert: ij.SCRAMCredentials})
+		if err != nil {
+			return nil, fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
+		}
+		img.SCRAMCredentials = scram.SCRAMCredentials
 	}
 	for _, br := range ij.Brokers {
 		if _, dup := img.Brokers[br.ID]; dup || br.ID < 0 {

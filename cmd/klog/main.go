@@ -127,6 +127,7 @@ docs/client-security.md.`,
 		newSnapshotCmd(g),
 		newClusterCmd(g),
 		newBenchCmd(g),
+		newUserCmd(g),
 	)
 	g.conn.addClientPropertyX(root)
 	groupCommands(root)
