@@ -102,6 +102,9 @@ func ParseBroker(kv map[string]string) (*Broker, error) {
 	if err := b.bind(); err != nil {
 		return nil, err
 	}
+	if err := b.checkListeners(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidValue, err)
+	}
 	if err := checkQuorum(b.settings.NodeID, b.settings.QuorumVoters); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidValue, err)
 	}
