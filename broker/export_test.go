@@ -74,4 +74,4 @@ func (n *Node) LogConfigForTest(topic string, index int32) (log.Config, bool) {
 
 // DrainingForTest reports whether Close has begun draining the node's
 // client connections.
-func (n *Node) DrainingForTest() bool { return n.srv.Draining() }
+func (n *Node) DrainingForTest() bool { return n.listeners[0].srv.Draining() }

@@ -96,7 +96,8 @@ const listenerPrefix = "listener.name."
 
 // lookupListenerScoped finds the definition of a per-listener config,
 // listener.name.<listener>.<config>, for the configs Kafka lets a
-// listener override (ssl.*, sasl.*, connections.max.reauth.ms).
+// listener override (ssl.*, sasl.*, connections.max.reauth.ms, and
+// <mechanism>.sasl.jaas.config).
 func lookupListenerScoped(name string) (Def, bool) {
 	rest, ok := strings.CutPrefix(name, listenerPrefix)
 	if !ok {
@@ -105,6 +106,9 @@ func lookupListenerScoped(name string) (Def, bool) {
 	listener, cfg, ok := strings.Cut(rest, ".")
 	if !ok || listener == "" || listener != strings.ToLower(listener) {
 		return Def{}, false
+	}
+	if mech, jaas, ok := strings.Cut(cfg, "."); ok && jaas == "sasl.jaas.config" && mech == strings.ToLower(mech) {
+		cfg = jaas // listener.name.<listener>.<mechanism>.sasl.jaas.config
 	}
 	if !strings.HasPrefix(cfg, "ssl.") && !strings.HasPrefix(cfg, "sasl.") && cfg != "connections.max.reauth.ms" {
 		return Def{}, false
