@@ -219,7 +219,7 @@ func (d dispatcher) Handle(ctx context.Context, rc *wire.RequestContext, req kms
 		}
 	}()
 	if hook := n.cfg.RequestHook; hook != nil {
-		if resp, handled, err := hook(ctx, req); handled {
+		if resp, handled, err := hook(ctx, rc, req); handled {
 			return wire.Reply{Response: resp}, err
 		}
 	}

@@ -18,6 +18,17 @@ func (n *Node) PartitionForTest(topic string, index int32) *partition.Partition 
 	return n.partition(topic, index)
 }
 
+// PeerConnectionsForTest is the number of other nodes' connections open
+// on the node's listener name.
+func (n *Node) PeerConnectionsForTest(listener string) int {
+	for _, l := range n.listeners {
+		if l.Name == listener {
+			return l.srv.PeerConnections()
+		}
+	}
+	return 0
+}
+
 // PeerRequestsForTest is the number of requests the node sent to other
 // nodes (WriteTxnMarkers, AddPartitionsToTxn).
 func (n *Node) PeerRequestsForTest() int64 { return n.peers.Sent() }

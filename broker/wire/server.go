@@ -335,6 +335,20 @@ func remoteIP(c net.Conn) string {
 // because their responses are not being taken.
 func (s *Server) PausedConnections() int64 { return s.paused.Load() }
 
+// PeerConnections returns how many of the Server's connections are
+// other nodes' (IsPeerClientID).
+func (s *Server) PeerConnections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, peer := range s.mu.conns {
+		if peer {
+			n++
+		}
+	}
+	return n
+}
+
 // Draining reports whether Drain has begun.
 func (s *Server) Draining() bool { return s.draining.Load() }
 

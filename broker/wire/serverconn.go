@@ -93,8 +93,11 @@ func (rc *RequestContext) UntilHangup(ctx context.Context) (_ context.Context, s
 
 // serverConn is one connection a Server serves.
 type serverConn struct {
-	s      *Server
-	nc     net.Conn
+	s  *Server
+	nc net.Conn
+	// raw is the accepted connection nc wraps (TLS), as the Server
+	// registers it.
+	raw    net.Conn
 	br     *bufio.Reader
 	sr     *stallReader
 	limits Limits
@@ -131,7 +134,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	principal := AnonymousPrincipal
+	principal, raw := AnonymousPrincipal, nc
 	if s.cfg.TLS != nil {
 		tc, p, err := s.handshakeTLS(ctx, nc, s.cfg.Limits().ProgressTimeout)
 		if err != nil {
@@ -141,6 +144,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		nc, principal = tc, p
 	}
 	c := s.newConn(ctx, nc)
+	c.raw = raw
 	c.rc.Principal = principal
 	defer func() {
 		if !c.peer && s.draining.Load() {
@@ -343,7 +347,7 @@ func (c *serverConn) trackPeer() bool {
 	}
 	c.untrack = untrack
 	c.peer = true
-	c.s.markPeer(c.nc)
+	c.s.markPeer(c.raw)
 	return true
 }
 
