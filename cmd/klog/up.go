@@ -110,7 +110,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f.StringVar(&o.dataDir, "data-dir", "", "directory for the cluster's data (default $XDG_DATA_HOME/klog/default)")
 	f.BoolVar(&o.memory, "memory", false, "keep all data in memory; nothing is written to disk")
 	f.BoolVar(&o.durable, "durable", false, "acknowledge produces once fsynced, concurrent produces sharing fsyncs (-X klog.produce.durable=true)")
-	f.StringVar(&o.listen, "listen", "127.0.0.1:9092", "Kafka listener address (port 0 picks a free port)")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:9092", "Kafka listener address (port 0 picks a free port); with -X listeners=..., the first listener's when given")
 	f.StringVar(&o.advertise, "advertise", "", "host:port advertised to clients (default: the listener's address)")
 	f.StringArrayVarP(&o.configs, "config", "X", nil, "broker config as key=value, Kafka's names (repeatable)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -223,11 +223,15 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		return err
 	}
 	advertiseAdmin(configs, adminLn, o.advertise)
+	listen := o.listen
+	if _, ok := configs["listeners"]; ok && !cmd.Flags().Changed("listen") && !o.anyPort {
+		listen = "" // the first of -X listeners binds its own address
+	}
 	node, err := broker.Start(cmd.Context(), broker.Config{
 		NodeID:         nodeID,
 		DataDir:        dataDir,
 		Memory:         o.memory,
-		Listen:         o.listen,
+		Listen:         listen,
 		Listener:       inherited[supervisor.ListenerKafka],
 		QuorumListener: inherited[supervisor.ListenerQuorum],
 		Advertise:      o.advertise,
