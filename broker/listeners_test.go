@@ -263,3 +263,29 @@ func TestSASLSessionLifetime(t *testing.T) {
 		t.Errorf("the connection closed %v after authenticating, before its session lapsed", lasted)
 	}
 }
+
+// TestSASLReauthentication checks that a franz-go client re-authenticates
+// on its connection before connections.max.reauth.ms lapses (KIP-368)
+// and goes on producing on it. With a lifetime of 1s, which franz-go
+// shortens by at least 1s, it re-authenticates before each request.
+func TestSASLReauthentication(t *testing.T) {
+	seen := &principals{}
+	pki, configs := saslNode(t, seen, "connections.max.reauth.ms", "1000")
+	n := startSecure(t, configs, seen)
+	ctx := testkit.Context(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.ListenerAddr("SASL_SSL").String()), kgo.DialTLSConfig(pki.clientTLS(pkix.Name{})),
+		kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	testkit.WaitFor(t, "the client to re-authenticate twice", func() (bool, string) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "reauth", Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+		return seen.reauthentications("SASL_SSL") >= 2, ""
+	})
+	if p := seen.of("SASL_SSL", kmsg.Produce); p != "User:alice" {
+		t.Errorf("principal after re-authentication %q, want User:alice", p)
+	}
+}

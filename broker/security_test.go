@@ -168,18 +168,31 @@ func (e *testPlainExchange) Expiry() time.Time { return time.Time{} }
 // principals records the principal of each request a node served, by
 // listener and API.
 type principals struct {
-	mu   sync.Mutex
-	seen map[string]string // "LISTENER/Api" -> principal
+	mu    sync.Mutex
+	seen  map[string]string // "LISTENER/Api" -> principal
+	count map[string]int    // "LISTENER/Api" -> requests
 }
 
 func (p *principals) hook(_ context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.seen == nil {
-		p.seen = map[string]string{}
+		p.seen, p.count = map[string]string{}, map[string]int{}
 	}
 	p.seen[rc.Listener+"/"+kmsg.NameForKey(req.Key())] = rc.Principal
+	p.count[rc.Listener+"/"+kmsg.NameForKey(req.Key())]++
+	if req.Key() == kmsg.SASLHandshake.Int16() && rc.SASLAuthenticated() {
+		p.count[rc.Listener+"/reauthentication"]++
+	}
 	return nil, false, nil
+}
+
+// reauthentications counts the SaslHandshakes of connections that had
+// authenticated already (KIP-368).
+func (p *principals) reauthentications(listener string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count[listener+"/reauthentication"]
 }
 
 func (p *principals) of(listener string, key kmsg.Key) string {

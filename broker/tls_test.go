@@ -163,6 +163,23 @@ func TestTLSPKCS12(t *testing.T) {
 	if err := metadataOver(t, n.ListenerAddr("SSL"), pki.clientTLS(pkix.Name{CommonName: "app"})); err != nil {
 		t.Fatal(err)
 	}
+	// DescribeConfigs never shows a password, as Kafka answers null.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	rcs, err := kadm.NewClient(cl).DescribeBrokerConfigs(testkit.Context(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range rcs {
+		for _, c := range rc.Configs {
+			if c.Key == "ssl.keystore.password" && (c.Value != nil || !c.Sensitive) {
+				t.Errorf("ssl.keystore.password described as %v (sensitive %v), want null and sensitive", c.MaybeValue(), c.Sensitive)
+			}
+		}
+	}
 	bad := withConfigs(configs, "ssl.keystore.password", "wrong")
 	if err := startErr(t, bad); err == nil {
 		t.Error("a node started with a wrong keystore password")
