@@ -67,7 +67,7 @@ func (n *Node) newListeners(b *config.Broker) error {
 			SASL:            l.SASL(),
 		}
 		if l.TLS() {
-			if nl.tls, err = newTLSSource(b, l.Name, n.logger); err != nil {
+			if nl.tls, err = newTLSSource(b, l.Name, l.SASL(), n.logger); err != nil {
 				return fmt.Errorf("%w: %w", config.ErrInvalidValue, err)
 			}
 			scfg.TLS = nl.tls.serverConfig()

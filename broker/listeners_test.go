@@ -289,3 +289,26 @@ func TestSASLReauthentication(t *testing.T) {
 		t.Errorf("principal after re-authentication %q, want User:alice", p)
 	}
 }
+
+// TestSASLSSLClientAuth checks that a SASL_SSL listener asks for client
+// certificates only by its own listener.name.<name>.ssl.client.auth, as
+// Kafka: the broker-wide ssl.client.auth is for SSL listeners.
+func TestSASLSSLClientAuth(t *testing.T) {
+	for _, tc := range []struct {
+		config  string
+		refused bool
+	}{{"ssl.client.auth", false}, {"listener.name.sasl_ssl.ssl.client.auth", true}} {
+		pki, configs := saslNode(t, nil, tc.config, "required")
+		n := startSecure(t, configs, nil)
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.ListenerAddr("SASL_SSL").String()), kgo.DialTLSConfig(pki.clientTLS(pkix.Name{})),
+			kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = kadm.NewClient(cl).BrokerMetadata(testkit.Context(t))
+		cl.Close()
+		if refused := err != nil; refused != tc.refused {
+			t.Errorf("%s=required: a client without a certificate refused %v (%v), want %v", tc.config, refused, err, tc.refused)
+		}
+	}
+}

@@ -278,7 +278,7 @@ func (n *Node) open(ctx context.Context) error {
 		return err
 	}
 	n.self = metadata.Broker{ID: cfg.NodeID, Host: endpoints[0].Host, Port: endpoints[0].Port, Rack: n.static.Settings().Rack}
-	if len(endpoints) > 1 || endpoints[0].Name != listenerName {
+	if len(endpoints) > 1 || endpoints[0].Name != listenerName || endpoints[0].Protocol != listenerName {
 		// One PLAINTEXT listener registers as it always has: without
 		// endpoints, which read as it.
 		n.self.Endpoints = endpoints

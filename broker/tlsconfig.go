@@ -66,7 +66,7 @@ type fileStamp struct {
 
 // newTLSSource reads listener's key material; an error names what is
 // missing or does not load.
-func newTLSSource(b *config.Broker, listener string, logger *slog.Logger) (*tlsSource, error) {
+func newTLSSource(b *config.Broker, listener string, sasl bool, logger *slog.Logger) (*tlsSource, error) {
 	s := &tlsSource{listener: listener, broker: b, logger: logger}
 	get := func(name string) string { v, _ := b.ListenerValue(listener, name); return v }
 	protocols := splitList(get("ssl.enabled.protocols"))
@@ -75,8 +75,14 @@ func newTLSSource(b *config.Broker, listener string, logger *slog.Logger) (*tlsS
 		v := map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}[p]
 		s.minVersion, s.maxVersion = min(s.minVersion, v), max(s.maxVersion, v)
 	}
-	s.clientAuth = map[string]tls.ClientAuthType{"none": tls.NoClientCert, "requested": tls.VerifyClientCertIfGiven,
-		"required": tls.RequireAndVerifyClientCert}[get("ssl.client.auth")]
+	clientAuth := get("ssl.client.auth")
+	if sasl {
+		// A SASL_SSL listener asks for certificates only when its own
+		// listener.name.<name>.ssl.client.auth says so, as Kafka's.
+		clientAuth, _ = b.ListenerOverride(listener, "ssl.client.auth")
+	}
+	s.clientAuth = map[string]tls.ClientAuthType{"requested": tls.VerifyClientCertIfGiven,
+		"required": tls.RequireAndVerifyClientCert}[clientAuth]
 	s.verifyHost = get("ssl.endpoint.identification.algorithm") == "https"
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("listener %s: %w", listener, err)

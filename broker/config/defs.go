@@ -539,7 +539,7 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "socket.request.progress.timeout.ms", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "Time after which a connection whose started request receives no more bytes, or whose response being written is not taken, is closed. klog only: Kafka has no such limit and waits for connections.max.idle.ms.",
 		Validate: validator(TypeInt, atLeast(1))},
-	{Name: "ssl.client.auth", Type: TypeString, Default: "none", ReadOnly: true, Doc: "Whether TLS listeners ask clients for a certificate: none, requested, or required (mTLS).",
+	{Name: "ssl.client.auth", Type: TypeString, Default: "none", ReadOnly: true, Doc: "Whether TLS listeners ask clients for a certificate: none, requested, or required (mTLS); a SASL_SSL listener only by its own listener.name.<name>.ssl.client.auth, as Kafka.",
 		Validate: validator(TypeString, oneOf("required", "requested", "none"))},
 	{Name: "ssl.enabled.protocols", Type: TypeList, Default: "TLSv1.2,TLSv1.3", ReadOnly: true, Doc: "TLS versions TLS listeners accept.",
 		Validate: validator(TypeList, listOf(true, "TLSv1.2", "TLSv1.3"))},

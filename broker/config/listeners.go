@@ -91,6 +91,14 @@ func (b *Broker) ListenerValue(listener, name string) (string, bool) {
 	return b.get(name)
 }
 
+// ListenerOverride is the value of listener.name.<listener in lower
+// case>.<name> alone, as Kafka reads the configs that a listener only
+// takes from its own prefix (ssl.client.auth on SASL_SSL).
+func (b *Broker) ListenerOverride(listener, name string) (string, bool) {
+	v, ok := b.static[listenerPrefix+strings.ToLower(listener)+"."+name]
+	return v, ok
+}
+
 // listenerPrefix starts a per-listener config's name.
 const listenerPrefix = "listener.name."
 
