@@ -184,6 +184,16 @@ func (n *Node) drainListeners(timeout time.Duration) {
 	wg.Wait()
 }
 
+// listenerSummary names each listener with its protocol and bound
+// address, for the node's ready line.
+func (n *Node) listenerSummary() string {
+	parts := make([]string, len(n.listeners))
+	for i, l := range n.listeners {
+		parts[i] = l.Name + "(" + l.Protocol + ")=" + l.ln.Addr().String()
+	}
+	return strings.Join(parts, ",")
+}
+
 // ListenerAddr is the address listener name is bound to, nil for a
 // listener the node does not have.
 func (n *Node) ListenerAddr(name string) net.Addr {

@@ -226,7 +226,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.run(dial)
 	_, maxOpen := n.logs.OpenFiles()
-	n.logger.Info("node ready", "node", n.cfg.NodeID, "listen", n.Addr().String(), "advertise", n.Advertised(), "listeners", len(n.listeners), "max_open_log_files", maxOpen)
+	n.logger.Info("node ready", "node", n.cfg.NodeID, "listen", n.Addr().String(), "advertise", n.Advertised(), "listeners", n.listenerSummary(), "max_open_log_files", maxOpen)
 	return n, nil
 }
 

@@ -127,7 +127,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f.StringArrayVar(&o.listenerFDs, "listener-fd", nil, "serve on a socket the supervisor bound: kafka=FD, quorum=FD or admin=FD")
 	_ = f.MarkHidden("listener-fd")
 	f.BoolVarP(&o.detach, "detach", "d", false, "run in the background: return once the cluster is ready (its output goes to DATA-DIR/klog.log); klog status and klog down find it")
-	f.BoolVar(&o.anyPort, "any-port", false, "take free ports for the Kafka listeners, Raft and the admin API (the hosts of --listen and --admin-listen stay)")
+	f.BoolVar(&o.anyPort, "any-port", false, "take free ports for the Kafka listeners (those of -X listeners too), Raft and the admin API (the hosts of --listen and --admin-listen stay)")
 	f.StringArrayVar(&o.seedTopics, "seed-topic", nil, "create topic name:partitions[:replication-factor] once ready (repeatable)")
 	f.StringVar(&o.seedFile, "seed", "", "create the topics and produce the records of this YAML or JSON file once ready (see seed/testdata/seed.yaml)")
 	f.StringVar(&o.detachedLog, "detached-log", "", "")
@@ -185,7 +185,23 @@ func (o upOptions) brokerConfigs() (map[string]string, error) {
 		}
 		configs["klog.produce.durable"] = "true"
 	}
+	if v, ok := configs["listeners"]; ok && o.anyPort {
+		configs["listeners"] = anyPortListeners(v)
+	}
 	return configs, nil
+}
+
+// anyPortListeners is a listeners config with every port 0, for
+// --any-port: each listener takes a free port, its host kept.
+func anyPortListeners(v string) string {
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		name, addr, ok := strings.Cut(strings.TrimSpace(p), "://")
+		if host, _, err := net.SplitHostPort(addr); ok && err == nil {
+			parts[i] = name + "://" + net.JoinHostPort(host, "0")
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // runSingle is klog up of one node: alone, or a node of klog up -n under
