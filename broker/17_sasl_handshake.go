@@ -9,10 +9,14 @@ package broker
 // the mechanism's tokens follow as bare frames (broker/wire's
 // security.go). A mechanism the listener does not offer is answered
 // UNSUPPORTED_SASL_MECHANISM and the connection closed, after
-// connection.failed.authentication.delay.ms, as Kafka does. On an
-// authenticated connection a handshake for the same mechanism begins a
-// re-authentication (KIP-368); a handshake while one is under way, or on
-// a listener without SASL, is answered ILLEGAL_SASL_STATE.
+// connection.failed.authentication.delay.ms, as Kafka does. On a
+// connection that authenticated with SaslAuthenticate v1+, a handshake
+// begins a re-authentication (KIP-368), also once its session lapsed; one
+// for another mechanism than the session's is answered and the
+// connection closed, as Kafka does. A handshake while an exchange is under
+// way is answered ILLEGAL_SASL_STATE and closes the connection; one on a
+// listener without SASL, or from a client that cannot re-authenticate, is
+// answered ILLEGAL_SASL_STATE.
 
 import (
 	"context"
@@ -33,8 +37,9 @@ type saslSession struct {
 	// reauth is set when the connection had authenticated before: the
 	// principal must stay the same.
 	reauth bool
-	// v0 is set by a SaslHandshake v0 (bare tokens, no session lifetime).
-	v0 bool
+	// reauthCapable is set once a SaslAuthenticate v1+ completed the
+	// exchange: the client may re-authenticate (KIP-368).
+	reauthCapable bool
 }
 
 func handleSASLHandshake(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (wire.Reply, error) {
@@ -63,11 +68,24 @@ func handleSASLHandshake(n *Node, ctx context.Context, rc *wire.RequestContext, 
 		return wire.Reply{Response: resp, Close: true}, nil
 	}
 	reauth := rc.SASLAuthenticated()
-	if reauth && req.Version == 0 {
-		resp.ErrorCode = kerr.IllegalSaslState.Code
-		return wire.Reply{Response: resp, Close: true}, nil
+	if reauth {
+		prev, _ := rc.SASLCompleted().(*saslSession)
+		switch {
+		case prev == nil || !prev.reauthCapable || req.Version == 0:
+			// Kafka's KafkaApis answer: a client that cannot
+			// re-authenticate is not re-authenticating.
+			resp.ErrorCode = kerr.IllegalSaslState.Code
+			resp.SupportedMechanisms = nil
+			return wire.Reply{Response: resp}, nil
+		case prev.mechanism != chosen.Name():
+			// Kafka answers the handshake, then closes: a session is
+			// re-authenticated with the mechanism it began with.
+			n.logger.Info("re-authentication with another SASL mechanism", "listener", rc.Listener, "remote", rc.Remote, "mechanism", chosen.Name(), "was", prev.mechanism)
+			n.delayFailedAuthentication(ctx)
+			return wire.Reply{Response: resp, Close: true}, nil
+		}
 	}
-	rc.BeginSASL(&saslSession{mechanism: chosen.Name(), exchange: chosen.Start(), reauth: reauth, v0: req.Version == 0}, req.Version == 0)
+	rc.BeginSASL(&saslSession{mechanism: chosen.Name(), exchange: chosen.Start(), reauth: reauth}, req.Version == 0)
 	return wire.Reply{Response: resp}, nil
 }
 

@@ -62,6 +62,7 @@ func handleSASLAuthenticate(n *Node, ctx context.Context, rc *wire.RequestContex
 	if lifetime > 0 {
 		expiry = time.Now().Add(lifetime)
 	}
+	sess.reauthCapable = req.Version >= 1
 	rc.SASLDone(sess.exchange.Principal(), expiry)
 	resp.SessionLifetimeMillis = lifetime.Milliseconds()
 	return wire.Reply{Response: resp}, nil

@@ -255,6 +255,20 @@ func TestSASLSessionLifetime(t *testing.T) {
 	if ar := resp.(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != 0 || ar.SessionLifetimeMillis != 600 {
 		t.Fatalf("SaslAuthenticate answered %+v, want session_lifetime_ms 600", ar)
 	}
+	// Another connection authenticates again once its session lapsed.
+	c2 := dialSASL(t, pki, n.ListenerAddr("SASL_SSL"))
+	for _, req := range []kmsg.Request{hs, auth} {
+		if _, err := c2.Do(ctx, req, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lapsed := time.Now().Add(700 * time.Millisecond)
+	testkit.WaitFor(t, "the second session to lapse", func() (bool, string) { return time.Now().After(lapsed), "" })
+	for _, req := range []kmsg.Request{hs, auth, kmsg.NewPtrMetadataRequest()} {
+		if _, err := c2.Do(ctx, req, 5*time.Second); err != nil {
+			t.Fatalf("%s after re-authenticating a lapsed session: %v", kmsg.NameForKey(req.Key()), err)
+		}
+	}
 	testkit.WaitFor(t, "the session to lapse and close the connection", func() (bool, string) {
 		_, err := c.Do(ctx, kmsg.NewPtrApiVersionsRequest(), 5*time.Second)
 		return err != nil, ""

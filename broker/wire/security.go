@@ -57,8 +57,10 @@ type saslState struct {
 	// SASLDone; raw reports a SaslHandshake v0: bare tokens follow.
 	session any
 	raw     bool
-	// authenticated is set by SASLDone; the principal is then rc's.
+	// authenticated is set by SASLDone; the principal is then rc's, and
+	// done the session that authenticated it.
 	authenticated bool
+	done          any
 	// expiry is when the authentication lapses; zero: never.
 	expiry time.Time
 }
@@ -94,6 +96,13 @@ func (c *serverConn) saslAllows(key int16) error {
 		return nil
 	}
 	st := &c.sasl
+	if st.authenticated && st.session != nil {
+		// Re-authenticating: the exchange alone, as before the first.
+		if key == kmsg.SASLAuthenticate.Int16() || key == kmsg.SASLHandshake.Int16() {
+			return nil
+		}
+		return errSASLState
+	}
 	if st.authenticated {
 		if !st.expiry.IsZero() && time.Now().After(st.expiry) && key != kmsg.SASLHandshake.Int16() {
 			return errSessionExpired
@@ -142,6 +151,15 @@ func (rc *RequestContext) SASLSession() any {
 	return rc.conn.sasl.session
 }
 
+// SASLCompleted is the session of the connection's last completed
+// authentication (SASLDone), nil before one.
+func (rc *RequestContext) SASLCompleted() any {
+	if !rc.SASL() {
+		return nil
+	}
+	return rc.conn.sasl.done
+}
+
 // BeginSASL starts an authentication of the connection, as the handler
 // of its SaslHandshake chose: session is what the handler of
 // SaslAuthenticate continues (SASLSession); raw, for a SaslHandshake v0,
@@ -160,7 +178,7 @@ func (rc *RequestContext) SASLDone(principal string, expiry time.Time) {
 		return
 	}
 	st := &rc.conn.sasl
-	st.session, st.raw = nil, false
+	st.done, st.session, st.raw = st.session, nil, false
 	st.authenticated, st.expiry = true, expiry
 	rc.conn.rc.Principal = principal
 	rc.Principal = principal
