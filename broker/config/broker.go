@@ -249,6 +249,12 @@ func (b *Broker) BrokerValues() []Value {
 	for _, d := range bds {
 		out = append(out, hideSensitive(b.brokerValue(d)))
 	}
+	for n := range b.static {
+		// The per-listener overrides given, as Kafka lists them.
+		if d, ok := lookupListenerScoped(n); ok {
+			out = append(out, hideSensitive(b.brokerValue(d)))
+		}
+	}
 	for _, n := range b.unknownDynamic(true) {
 		out = append(out, b.unknownValue(n, true))
 	}

@@ -74,6 +74,16 @@ func TestListenerScopedConfigs(t *testing.T) {
 	if v, ok := b.BrokerValue("listener.name.client.ssl.keystore.password"); !ok || !v.Sensitive || v.Value != "" {
 		t.Errorf("a per-listener password is described as %+v; want sensitive and hidden", v)
 	}
+	listed := map[string]Value{}
+	for _, v := range b.BrokerValues() {
+		listed[v.Name] = v
+	}
+	if v, ok := listed["listener.name.client.ssl.client.auth"]; !ok || v.Value != "required" || v.Source != SourceStaticBrokerConfig {
+		t.Errorf("BrokerValues lists the override as %+v (listed %v), want required, static", v, ok)
+	}
+	if v := listed["listener.name.client.ssl.keystore.password"]; !v.Sensitive || v.Value != "" || !v.Null {
+		t.Errorf("BrokerValues lists a per-listener password as %+v, want null and sensitive", v)
+	}
 	for _, bad := range []map[string]string{
 		{"listener.name.client.ssl.client.auth": "always"},
 		{"listener.name.client.log.retention.ms": "1"},
