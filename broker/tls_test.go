@@ -62,6 +62,10 @@ func TestMutualTLS(t *testing.T) {
 	if p := seen.of("SSL", kmsg.Metadata); p != "User:CN=ops,O=klog" {
 		t.Errorf("principal %q, want User:CN=ops,O=klog (DEFAULT)", p)
 	}
+	bad := withConfigs(pki.serverConfigs("server.pem"), "listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "ssl.principal.mapping.rules", "RULE:^CN=(.*)$/$1/X")
+	if err := startErr(t, bad); err == nil {
+		t.Error("a node started with ssl.principal.mapping.rules that do not parse")
+	}
 }
 
 // TestTLSAnonymousWithoutClientCertificate checks that an SSL listener
