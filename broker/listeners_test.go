@@ -136,6 +136,17 @@ func TestSASLGate(t *testing.T) {
 		t.Fatalf("Metadata between handshake and authentication: %v, want the connection closed", err)
 	}
 
+	// A token past 512 KiB before authentication closes the connection
+	// unread, as Kafka's sasl.server.max.receive.size.
+	c = dialSASL(t, pki, addr)
+	if _, err := c.Do(ctx, hs, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	auth.SASLAuthBytes = make([]byte, 600<<10)
+	if _, err := c.Do(ctx, auth, 5*time.Second); !closed(err) {
+		t.Fatalf("an oversized token: %v, want the connection closed", err)
+	}
+
 	// On a listener without SASL, the SASL keys are answered
 	// ILLEGAL_SASL_STATE, as Kafka's KafkaApis does.
 	pc, err := wire.Dial(ctx, n.ListenerAddr("PLAINTEXT").String(), wire.DialConfig{ClientID: "test", Timeout: 5 * time.Second, MaxFrame: 1 << 20})
