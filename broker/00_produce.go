@@ -65,7 +65,7 @@ import (
 	"github.com/klogdev/klog/store/log/record"
 )
 
-func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (wire.Reply, error) {
+func handleProduce(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (wire.Reply, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	if req.Version < 3 {
 		return wire.Reply{}, fmt.Errorf("%w: Produce v%d is listed, not served", errUnsupported, req.Version)
@@ -76,7 +76,7 @@ func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq km
 		syncAppends(resp, synced)
 		return wire.Reply{}, nil
 	}
-	return n.produceReply(ctx, req, resp, pending, synced), nil
+	return n.produceReply(ctx, rc.Listener, req, resp, pending, synced), nil
 }
 
 // appendProduce appends each partition's batches of req and answers each
@@ -142,7 +142,7 @@ func (n *Node) appendProduce(ctx context.Context, req *kmsg.ProduceRequest, resp
 // at once when none waits for followers or the disk, else later, once
 // the synced appends are fsynced and the pending ones replicated or
 // timed out.
-func (n *Node) produceReply(ctx context.Context, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, pending, synced []ackWait) wire.Reply {
+func (n *Node) produceReply(ctx context.Context, listener string, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, pending, synced []ackWait) wire.Reply {
 	// Most appends are done at once (one replica, or followers quick):
 	// answer those now.
 	pending = settleAcks(resp, pending)
@@ -154,7 +154,7 @@ func (n *Node) produceReply(ctx context.Context, req *kmsg.ProduceRequest, resp 
 			return resp.Topics[w.topic].Partitions[w.partition].ErrorCode != 0
 		})
 		awaitAcks(ctx, resp, pending, timeout)
-		n.addProduceLeaderHints(req, resp)
+		n.addProduceLeaderHints(listener, req, resp)
 		return resp
 	}
 	if len(pending) == 0 && len(synced) == 0 {

@@ -101,7 +101,7 @@ func handleFetch(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kms
 	}
 	// What is read: for an incremental fetch, every partition of its
 	// session. respond then keeps what the client is told.
-	f := &fetch{req: fc.req, resp: resp, iso: partition.ReadUncommitted}
+	f := &fetch{req: fc.req, resp: resp, iso: partition.ReadUncommitted, listener: rc.Listener}
 	switch {
 	case follower:
 		// A follower reads up to the log end (checked per partition
@@ -141,6 +141,9 @@ type fetch struct {
 	// node's response budget.
 	buf    *[]byte
 	budget *fetchBudget
+	// listener is the listener the fetch came on, whose endpoints its
+	// leader hints name.
+	listener string
 }
 
 // longPoll fills f's response, waiting up to the request's MaxWaitMillis
@@ -388,7 +391,7 @@ func (n *Node) fillFetch(f *fetch) (total int, stop, starved bool) {
 	for _, s := range spans {
 		resp.Topics[s.t].Partitions[s.p].RecordBatches = (*buf)[s.start:s.end]
 	}
-	n.addFetchLeaderHints(req, resp)
+	n.addFetchLeaderHints(f.listener, req, resp)
 	return len(*buf), stop, starved && len(*buf) == 0
 }
 

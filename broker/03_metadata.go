@@ -48,7 +48,7 @@ const autoCreateTimeout = 10 * time.Second
 // for the voters of a cluster still forming to register.
 const formingWait = 5 * time.Second
 
-func handleMetadata(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleMetadata(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	img := n.ctrl.Image()
@@ -74,7 +74,7 @@ func handleMetadata(n *Node, ctx context.Context, _ *wire.RequestContext, kreq k
 		cancel()
 	}
 
-	resp.Brokers = metadataBrokers(img)
+	resp.Brokers = metadataBrokers(img, rc)
 	clusterID := img.ClusterID
 	resp.ClusterID = &clusterID
 	resp.ControllerID = n.controllerID(img)
@@ -203,15 +203,18 @@ func (n *Node) autoCreate(ctx context.Context, name string) error {
 	return nil
 }
 
-func metadataBrokers(img *metadata.Image) []kmsg.MetadataResponseBroker {
+// metadataBrokers are the live brokers at their endpoints of the
+// listener rc came on; those without it are left out, as Kafka does.
+func metadataBrokers(img *metadata.Image, rc *wire.RequestContext) []kmsg.MetadataResponseBroker {
 	out := make([]kmsg.MetadataResponseBroker, 0, len(img.Brokers))
 	for _, id := range img.SortedBrokerIDs() {
 		b := img.Brokers[id]
-		if b.Fenced {
+		e, ok := brokerEndpoint(b, rc)
+		if b.Fenced || !ok {
 			continue
 		}
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port = b.ID, b.Host, b.Port
+		mb.NodeID, mb.Host, mb.Port = b.ID, e.Host, e.Port
 		if b.Rack != "" {
 			rack := b.Rack
 			mb.Rack = &rack

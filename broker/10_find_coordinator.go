@@ -15,7 +15,9 @@ package broker
 // answered once (Kafka answers every repetition; see duplicates.go).
 //
 // Transactional ids (type 1) map the same way to __transaction_state,
-// created on first use. Share groups (type 2) are not supported.
+// created on first use. Share groups (type 2) are not supported. The
+// coordinator is named at its endpoint of the listener the request came
+// on.
 
 import (
 	"context"
@@ -26,7 +28,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleFindCoordinator(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleFindCoordinator(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	keys := distinct(req.CoordinatorKeys, identity[string])
@@ -37,7 +39,7 @@ func handleFindCoordinator(n *Node, ctx context.Context, _ *wire.RequestContext,
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		c.NodeID, c.Port = -1, -1
-		if err := n.findCoordinator(ctx, req.CoordinatorType, key, &c); err != nil {
+		if err := n.findCoordinator(ctx, rc, req.CoordinatorType, key, &c); err != nil {
 			c.ErrorCode = errorCode(err)
 			c.ErrorMessage = errorMessage(err)
 		} else {
@@ -61,7 +63,7 @@ const (
 	coordinatorKeyTransaction int8 = 1
 )
 
-func (n *Node) findCoordinator(ctx context.Context, keyType int8, key string, c *kmsg.FindCoordinatorResponseCoordinator) error {
+func (n *Node) findCoordinator(ctx context.Context, rc *wire.RequestContext, keyType int8, key string, c *kmsg.FindCoordinatorResponseCoordinator) error {
 	var it *internalTopic
 	switch keyType {
 	case coordinatorKeyGroup:
@@ -82,11 +84,12 @@ func (n *Node) findCoordinator(ctx context.Context, keyType int8, key string, c 
 	}
 	p := t.Partitions[it.partitionFor(img, n.settings(), key)]
 	b, ok := img.Brokers[p.Leader]
-	if !ok || p.Leader < 0 || b.Fenced {
+	e, hasListener := brokerEndpoint(b, rc)
+	if !ok || p.Leader < 0 || b.Fenced || !hasListener {
 		// As Kafka's metadata cache, which finds no endpoint for a leader
-		// that is not alive.
+		// that is not alive, or without the request's listener.
 		return kerr.CoordinatorNotAvailable
 	}
-	c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
+	c.NodeID, c.Host, c.Port = b.ID, e.Host, e.Port
 	return nil
 }

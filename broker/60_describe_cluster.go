@@ -4,7 +4,8 @@ package broker
 //
 // Brokers, cluster id and controller from the metadata image. v1 adds the
 // endpoint type (1 = brokers, the only kind klog answers for); v2 adds
-// fenced brokers when asked.
+// fenced brokers when asked. Brokers are named at their endpoint of the
+// listener the request came on; one without it is left out.
 //
 // Not implemented: authorized operations (no ACLs).
 
@@ -17,7 +18,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDescribeCluster(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeCluster(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	if req.Version >= 1 && req.EndpointType != 1 {
@@ -30,11 +31,12 @@ func handleDescribeCluster(n *Node, _ context.Context, _ *wire.RequestContext, k
 	resp.ControllerID = n.controllerID(img)
 	for _, id := range img.SortedBrokerIDs() {
 		b := img.Brokers[id]
-		if b.Fenced && !req.IncludeFencedBrokers {
+		e, ok := brokerEndpoint(b, rc)
+		if b.Fenced && !req.IncludeFencedBrokers || !ok {
 			continue
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID, rb.Host, rb.Port = b.ID, b.Host, b.Port
+		rb.NodeID, rb.Host, rb.Port = b.ID, e.Host, e.Port
 		rb.IsFenced = b.Fenced
 		if b.Rack != "" {
 			rack := b.Rack

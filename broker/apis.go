@@ -59,6 +59,7 @@ func apiTable() []api {
 		{kmsg.SyncGroup, 0, 5, simple(handleSyncGroup)},
 		{kmsg.DescribeGroups, 0, 6, simple(handleDescribeGroups)},
 		{kmsg.ListGroups, 0, 5, simple(handleListGroups)},
+		{kmsg.SASLHandshake, 0, 1, handleSASLHandshake},
 		{kmsg.ApiVersions, 0, 5, simple(handleApiVersions)},
 		{kmsg.CreateTopics, 2, 7, simple(handleCreateTopics)},
 		{kmsg.DeleteTopics, 1, 6, simple(handleDeleteTopics)},
@@ -73,6 +74,7 @@ func apiTable() []api {
 		{kmsg.DescribeConfigs, 1, 4, simple(handleDescribeConfigs)},
 		{kmsg.AlterConfigs, 0, 2, simple(handleAlterConfigs)},
 		{kmsg.DescribeLogDirs, 1, 5, simple(handleDescribeLogDirs)},
+		{kmsg.SASLAuthenticate, 0, 2, handleSASLAuthenticate},
 		{kmsg.CreatePartitions, 0, 3, simple(handleCreatePartitions)},
 		{kmsg.DeleteGroups, 0, 3, simple(handleDeleteGroups)},
 		{kmsg.ElectLeaders, 0, 2, simple(handleElectLeaders)},
@@ -219,7 +221,7 @@ func (d dispatcher) Handle(ctx context.Context, rc *wire.RequestContext, req kms
 		}
 	}()
 	if hook := n.cfg.RequestHook; hook != nil {
-		if resp, handled, err := hook(ctx, req); handled {
+		if resp, handled, err := hook(ctx, rc, req); handled {
 			return wire.Reply{Response: resp}, err
 		}
 	}

@@ -22,7 +22,8 @@ func (c imageCredentials) SCRAMCredential(user, mechanism string) (auth.SCRAMCre
 }
 
 // credentials is the CredentialSource over n's metadata, for
-// auth.Mechanisms.
+// auth.Mechanisms. It may be made before the controller starts: the image
+// is looked up at each exchange, and none comes before the node serves.
 func (n *Node) credentials() auth.CredentialSource {
-	return imageCredentials{image: n.ctrl.Image}
+	return imageCredentials{image: func() *metadata.Image { return n.ctrl.Image() }}
 }

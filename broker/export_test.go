@@ -19,6 +19,17 @@ func (n *Node) PartitionForTest(topic string, index int32) *partition.Partition 
 	return n.partition(topic, index)
 }
 
+// PeerConnectionsForTest is the number of other nodes' connections open
+// on the node's listener name.
+func (n *Node) PeerConnectionsForTest(listener string) int {
+	for _, l := range n.listeners {
+		if l.Name == listener {
+			return l.srv.PeerConnections()
+		}
+	}
+	return 0
+}
+
 // PeerRequestsForTest is the number of requests the node sent to other
 // nodes (WriteTxnMarkers, AddPartitionsToTxn).
 func (n *Node) PeerRequestsForTest() int64 { return n.peers.Sent() }
@@ -75,7 +86,7 @@ func (n *Node) LogConfigForTest(topic string, index int32) (log.Config, bool) {
 
 // DrainingForTest reports whether Close has begun draining the node's
 // client connections.
-func (n *Node) DrainingForTest() bool { return n.srv.Draining() }
+func (n *Node) DrainingForTest() bool { return n.listeners[0].srv.Draining() }
 
 // SnapshotMetadataForTest has the node's Raft take a snapshot of the
 // metadata image now.

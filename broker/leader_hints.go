@@ -23,10 +23,13 @@ type leaderHints struct {
 	n       *Node
 	img     *metadata.Image
 	brokers map[int32]metadata.Broker
+	// listener is the listener the request came on: the endpoints named
+	// are of it, and a broker without it is left out.
+	listener string
 }
 
-func (n *Node) leaderHints() *leaderHints {
-	return &leaderHints{n: n, img: n.ctrl.Image()}
+func (n *Node) leaderHints(listener string) *leaderHints {
+	return &leaderHints{n: n, img: n.ctrl.Image(), listener: listener}
 }
 
 // leader is Kafka's KafkaApis.getCurrentLeader: the leader and leader
@@ -42,7 +45,7 @@ func (h *leaderHints) leader(topic string, index int32) (leader, epoch int32) {
 	} else if t, ok := h.img.Topic(topic); ok && index >= 0 && int(index) < len(t.Partitions) {
 		leader, epoch = t.Partitions[index].Leader, t.Partitions[index].LeaderEpoch
 	}
-	if b, ok := h.img.Brokers[leader]; ok && !b.Fenced {
+	if b, ok := h.img.Brokers[leader]; ok && !b.Fenced && hasEndpoint(b, h.listener) {
 		if h.brokers == nil {
 			h.brokers = map[int32]metadata.Broker{}
 		}
@@ -51,14 +54,29 @@ func (h *leaderHints) leader(topic string, index int32) (leader, epoch int32) {
 	return leader, epoch
 }
 
+// hintBroker is a broker a hint names, at its endpoint of the request's
+// listener.
+type hintBroker struct {
+	metadata.Endpoint
+	ID   int32
+	Rack string
+}
+
 // sorted is the endpoints gathered, by broker id.
-func (h *leaderHints) sorted() []metadata.Broker {
-	out := make([]metadata.Broker, 0, len(h.brokers))
+func (h *leaderHints) sorted() []hintBroker {
+	out := make([]hintBroker, 0, len(h.brokers))
 	for _, b := range h.brokers {
-		out = append(out, b)
+		e, _ := b.Endpoint(h.listener)
+		out = append(out, hintBroker{Endpoint: e, ID: b.ID, Rack: b.Rack})
 	}
-	slices.SortFunc(out, func(a, b metadata.Broker) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b hintBroker) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// hasEndpoint reports whether b has a listener named listener.
+func hasEndpoint(b metadata.Broker, listener string) bool {
+	_, ok := b.Endpoint(listener)
+	return ok
 }
 
 func rackPtr(rack string) *string {
@@ -69,11 +87,11 @@ func rackPtr(rack string) *string {
 }
 
 // addProduceLeaderHints puts the hints in a Produce response of v10+.
-func (n *Node) addProduceLeaderHints(req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) {
+func (n *Node) addProduceLeaderHints(listener string, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) {
 	if req.Version < 10 {
 		return
 	}
-	h := n.leaderHints()
+	h := n.leaderHints(listener)
 	for ti := range resp.Topics {
 		st := &resp.Topics[ti]
 		name := st.Topic
@@ -98,12 +116,12 @@ func (n *Node) addProduceLeaderHints(req *kmsg.ProduceRequest, resp *kmsg.Produc
 }
 
 // addFetchLeaderHints puts the hints in a Fetch response of v16+.
-func (n *Node) addFetchLeaderHints(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
+func (n *Node) addFetchLeaderHints(listener string, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
 	resp.Brokers = resp.Brokers[:0]
 	if req.Version < 16 {
 		return
 	}
-	h := n.leaderHints()
+	h := n.leaderHints(listener)
 	for ti := range resp.Topics {
 		st := &resp.Topics[ti]
 		t, ok := h.img.TopicByID(st.TopicID)

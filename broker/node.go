@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/clock"
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/controller"
@@ -58,16 +59,19 @@ type Config struct {
 	// state, so that a node started again on it finds them; nil is a
 	// fresh state that goes when the node closes.
 	MemoryState *MemoryState
-	// Listen is the Kafka listener address, e.g. 127.0.0.1:9092. Port 0
-	// picks a free port.
+	// Listen is the address of the node's primary Kafka listener (the
+	// first of the listeners config, PLAINTEXT by default), e.g.
+	// 127.0.0.1:9092; port 0 picks a free port. Empty: the listener's
+	// address in the listeners config.
 	Listen string
 	// Listener, when set, is a socket already bound to Listen's address
 	// (by klog up -n's supervisor), served instead of listening anew;
 	// QuorumListener likewise for the node's Raft address as a voter.
 	// The node closes them.
 	Listener, QuorumListener net.Listener
-	// Advertise is the host:port clients are told to connect to; empty
-	// means the listener's address.
+	// Advertise is the host:port clients are told to connect to on the
+	// primary listener; empty means its advertised.listeners entry, else
+	// its address.
 	Advertise string
 	// Configs are static broker configs by Kafka name (-X key=value).
 	Configs map[string]string
@@ -78,6 +82,11 @@ type Config struct {
 	// RequestHook, for tests, sees each request before its handler; nil
 	// (the default) costs dispatch one comparison.
 	RequestHook RequestHook
+	// SASLMechanisms, for tests, are SASL mechanisms the node has beside
+	// klog's (broker/auth), one named as one of klog's in its place: a
+	// SASL listener offers those of them its sasl.enabled.mechanisms
+	// names.
+	SASLMechanisms []auth.Mechanism
 	// Clock is the time retention, segment.ms, the cleaner's delete
 	// horizons, transaction and session timeouts and offset expiry are
 	// judged at; AdvanceClock moves it. nil is a clock of the node's own
@@ -121,12 +130,14 @@ type Node struct {
 	// cleaning holds a token while a cleaning pass runs (see cleaner.go).
 	cleaning chan struct{}
 	events   *events.Ring // recent events (events_record.go)
-	ln       net.Listener
 	self     metadata.Broker
 
-	// srv serves the Kafka listener's connections with the handlers of
-	// apiTable (dispatcher).
-	srv *wire.Server
+	// listeners are the node's Kafka listeners, the primary first, each
+	// serving its connections with the handlers of apiTable
+	// (dispatcher); interBroker names the one other nodes connect to
+	// (listeners.go).
+	listeners   []*listener
+	interBroker string
 	// requestPool holds the bytes of requests being read or handled
 	// (queued.max.request.bytes), all connections together.
 	requestPool *wire.Pool
@@ -201,21 +212,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		closeListeners(cfg.Listener, cfg.QuorumListener)
 		return nil, err
 	}
-	ln := cfg.Listener
-	if ln == nil {
-		if ln, err = net.Listen("tcp", n.cfg.Listen); err != nil {
-			closeListeners(cfg.QuorumListener)
-			return nil, fmt.Errorf("listen on %s: %w", n.cfg.Listen, err)
-		}
-	}
-	n.ln = ln
-	if err := n.open(ctx); err != nil {
-		ln.Close()
+	dial, err := n.interBrokerDial()
+	if err != nil {
+		closeListeners(cfg.Listener, cfg.QuorumListener)
 		return nil, err
 	}
-	n.run()
+	if err := n.bindListeners(); err != nil {
+		closeListeners(cfg.QuorumListener)
+		return nil, err
+	}
+	if err := n.open(ctx); err != nil {
+		n.closeListeners()
+		return nil, err
+	}
+	n.run(dial)
 	_, maxOpen := n.logs.OpenFiles()
-	n.logger.Info("node ready", "node", n.cfg.NodeID, "listen", ln.Addr().String(), "advertise", n.Advertised(), "max_open_log_files", maxOpen)
+	n.logger.Info("node ready", "node", n.cfg.NodeID, "listen", n.Addr().String(), "advertise", n.Advertised(), "listeners", n.listenerSummary(), "max_open_log_files", maxOpen)
 	return n, nil
 }
 
@@ -231,9 +243,6 @@ func newNode(cfg Config) (*Node, error) {
 	// writes while the disk is full); every line the node logs goes through
 	// one rate limit.
 	logger = slog.New(ratelog.New(logger.Handler(), ratelog.Options{}))
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:9092"
-	}
 	brokerCfg, err := config.ParseBroker(cfg.Configs)
 	if err != nil {
 		return nil, err
@@ -254,15 +263,9 @@ func newNode(cfg Config) (*Node, error) {
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
 	n.responseBytes = wire.NewPool(brokerCfg.Settings().QueuedMaxResponseBytes)
 	n.fetchSessions = newFetchSessions()
-	n.srv = wire.NewServer(wire.ServerConfig{
-		Listener:        listenerName,
-		Logger:          logger,
-		MaxRequestBytes: brokerCfg.Settings().SocketRequestMaxBytes,
-		Requests:        n.requestPool,
-		Responses:       n.responseBytes,
-		Limits:          n.connLimits,
-		Switch:          n.cut,
-	}, dispatcher{n})
+	if err := n.newListeners(brokerCfg); err != nil {
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -271,11 +274,16 @@ func newNode(cfg Config) (*Node, error) {
 // what it opened.
 func (n *Node) open(ctx context.Context) error {
 	cfg := n.cfg
-	host, port, err := advertised(cfg.Advertise, n.ln.Addr())
+	endpoints, err := n.endpoints()
 	if err != nil {
 		return err
 	}
-	n.self = metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: n.static.Settings().Rack}
+	n.self = metadata.Broker{ID: cfg.NodeID, Host: endpoints[0].Host, Port: endpoints[0].Port, Rack: n.static.Settings().Rack}
+	if len(endpoints) > 1 || endpoints[0].Name != listenerName || endpoints[0].Protocol != listenerName {
+		// One PLAINTEXT listener registers as it always has: without
+		// endpoints, which read as it.
+		n.self.Endpoints = endpoints
+	}
 
 	fs := vfs.OS()
 	dataDir := cfg.DataDir
@@ -359,10 +367,10 @@ func (n *Node) openLogs(ctx context.Context, fs vfs.FS) error {
 }
 
 // run starts the node's fetchers, coordinators and background loops, and
-// serves its listener.
-func (n *Node) run() {
+// serves its listeners; dial secures its connections to other nodes.
+func (n *Node) run(dial wire.DialConfig) {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.peers = coordinator.NewPeers(n.cfg.NodeID, func(id int32) (string, bool) { return n.brokerAddr(id, true) }, n.cut)
+	n.peers = coordinator.NewPeers(n.cfg.NodeID, func(id int32) (string, bool) { return n.brokerAddr(id, true) }, n.cut, dial)
 	rs := n.static.Settings().Replica
 	n.replicas = replica.New(replica.Config{
 		NodeID:           n.cfg.NodeID,
@@ -375,6 +383,7 @@ func (n *Node) run() {
 		Timeout:          rs.SocketTimeout,
 		MaxFrame:         n.static.Settings().SocketRequestMaxBytes,
 		Switch:           n.cut,
+		Dial:             dial,
 	})
 	n.isr = controllerISR{n.ctrl, n.self.ID}
 	n.isrExpand = make(chan isrProposal, 64)
@@ -385,12 +394,9 @@ func (n *Node) run() {
 	n.txns = n.newTxnCoordinator()
 	n.reconcile()
 
-	n.wg.Add(6)
+	n.wg.Add(5)
 	go n.maintainISR()
-	go func() {
-		defer n.wg.Done()
-		n.srv.Serve(n.ctx, n.ln)
-	}()
+	n.serveListeners()
 	go n.watchMetadata()
 	go n.maintainLogs()
 	go n.runCleaner()
@@ -415,13 +421,14 @@ func advertised(adv string, addr net.Addr) (string, int32, error) {
 	return host, int32(port), nil
 }
 
-// Addr is the address the Kafka listener is bound to.
-func (n *Node) Addr() net.Addr { return n.ln.Addr() }
+// Addr is the address the primary Kafka listener is bound to.
+func (n *Node) Addr() net.Addr { return n.listeners[0].ln.Addr() }
 
 // ID is the node's id (node.id).
 func (n *Node) ID() int32 { return n.cfg.NodeID }
 
-// Advertised is the host:port clients are told to use.
+// Advertised is the host:port clients are told to use on the primary
+// listener.
 func (n *Node) Advertised() string { return n.self.Addr() }
 
 // QueuedRequestBytes returns the bytes of requests being read or handled,
@@ -435,7 +442,13 @@ func (n *Node) QueuedResponseBytes() int64 { return n.responseBytes.Reserved() }
 
 // PausedConnections returns how many connections are not being read
 // because their responses are not being taken.
-func (n *Node) PausedConnections() int64 { return n.srv.PausedConnections() }
+func (n *Node) PausedConnections() int64 {
+	var paused int64
+	for _, l := range n.listeners {
+		paused += l.srv.PausedConnections()
+	}
+	return paused
+}
 
 // ParkedFetches returns how many fetches are waiting for data (a long
 // poll: less than MinBytes available, MaxWait not over).
@@ -497,9 +510,9 @@ func (n *Node) Halt(halted func()) error { return n.close(halted) }
 
 func (n *Node) close(halted func()) error {
 	n.closeOnce.Do(func() {
-		n.ln.Close()
+		n.closeListeners()
 		if halted == nil {
-			n.srv.Drain(drainTimeout)
+			n.drainListeners(drainTimeout)
 		}
 		// Serve closes the connections left and returns once they ended.
 		n.cancel()
@@ -525,8 +538,8 @@ func (n *Node) close(halted func()) error {
 // finish their requests and write their answers.
 const drainTimeout = 2 * time.Second
 
-// listenerName names the node's one Kafka listener, as Kafka's default
-// listeners config does (wire.RequestContext.Listener).
+// listenerName names the listener of Kafka's default listeners config,
+// the one a broker registration without endpoints has.
 const listenerName = "PLAINTEXT"
 
 // connLimits are the bounds of the listener's connections, from the

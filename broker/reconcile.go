@@ -170,8 +170,8 @@ func (n *Node) setLeaderState(part *partition.Partition, img *metadata.Image, p 
 	}
 }
 
-// brokerAddr is broker id's host:port as the current metadata image has
-// it; false if the image has no such broker, or if unfenced is set and it
+// brokerAddr is broker id's host:port on the inter-broker listener, as
+// the current metadata image has it; false if the image has no such broker, or if unfenced is set and it
 // is fenced. The coordinators' peers ask for unfenced brokers only (a
 // fenced node is not sent markers or verifications); the fetchers for any
 // broker the image has: a follower fetches from the leader it names.
@@ -180,7 +180,7 @@ func (n *Node) brokerAddr(id int32, unfenced bool) (string, bool) {
 	if !ok || unfenced && b.Fenced {
 		return "", false
 	}
-	return b.Addr(), true
+	return b.EndpointAddr(n.interBroker)
 }
 
 // leaderState is a partition's leader state as the metadata image img

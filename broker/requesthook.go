@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
 // RequestHook sees every request a node decodes, from clients and from
@@ -15,8 +17,9 @@ import (
 // nothing is sent) and a non-nil err closes the connection, as a
 // handler's does. It runs on the connection's goroutine, so a hook that
 // blocks holds that connection's later requests too; ctx ends when the
-// node closes.
-type RequestHook func(ctx context.Context, req kmsg.Request) (resp kmsg.Response, handled bool, err error)
+// node closes. rc is the request's context: its listener, its
+// connection's principal.
+type RequestHook func(ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (resp kmsg.Response, handled bool, err error)
 
 // RetentionNow runs the node's retention pass over every log now, the
 // pass it otherwise runs every log.retention.check.interval.ms: segments

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/wire"
 )
 
 // AnyKey, as the key of Control, controls requests of every API key.
@@ -116,7 +118,7 @@ func (c *Cluster) DelayRequests(key kmsg.Key, d time.Duration) (remove func()) {
 
 // requestHook is each node's broker.RequestHook: it holds requests while
 // the node hangs, then runs the cluster's controls.
-func (n *Node) requestHook(ctx context.Context, req kmsg.Request) (kmsg.Response, bool, error) {
+func (n *Node) requestHook(ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, bool, error) {
 	if hung := n.hung.Load(); hung != nil {
 		select {
 		case <-*hung:

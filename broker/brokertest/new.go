@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/klogdev/klog/broker"
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/seed"
 )
@@ -68,6 +69,12 @@ func NodeConfig(id int32, key, value string) Option {
 			c.Configs[key] = value
 		}
 	})
+}
+
+// SASLMechanisms gives every node SASL mechanisms beside klog's (a test's
+// own): its SASL listeners offer those sasl.enabled.mechanisms names.
+func SASLMechanisms(mechs ...auth.Mechanism) Option {
+	return nodeOption(func(c *broker.Config) { c.SASLMechanisms = append(c.SASLMechanisms, mechs...) })
 }
 
 // Logger sends the nodes' logs to l instead of t.Log.

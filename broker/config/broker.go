@@ -102,6 +102,9 @@ func ParseBroker(kv map[string]string) (*Broker, error) {
 	if err := b.bind(); err != nil {
 		return nil, err
 	}
+	if err := b.checkListeners(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidValue, err)
+	}
 	if err := checkQuorum(b.settings.NodeID, b.settings.QuorumVoters); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidValue, err)
 	}
@@ -245,6 +248,12 @@ func (b *Broker) BrokerValues() []Value {
 	out := make([]Value, 0, len(bds))
 	for _, d := range bds {
 		out = append(out, hideSensitive(b.brokerValue(d)))
+	}
+	for n := range b.static {
+		// The per-listener overrides given, as Kafka lists them.
+		if d, ok := lookupListenerScoped(n); ok {
+			out = append(out, hideSensitive(b.brokerValue(d)))
+		}
 	}
 	for _, n := range b.unknownDynamic(true) {
 		out = append(out, b.unknownValue(n, true))

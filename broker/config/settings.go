@@ -49,6 +49,11 @@ type Settings struct {
 	// controller's periodic preferred leader elections.
 	AutoLeaderRebalance          bool          // auto.leader.rebalance.enable
 	LeaderImbalanceCheckInterval time.Duration // leader.imbalance.check.interval.seconds
+	// ConnectionsMaxReauth is connections.max.reauth.ms, the longest
+	// session a SASL authentication opens (0: no limit), and
+	// FailedAuthenticationDelay connection.failed.authentication.delay.ms.
+	ConnectionsMaxReauth      time.Duration
+	FailedAuthenticationDelay time.Duration
 
 	// MaxInflightRequests, QueuedMaxResponseBytesPerConnection and
 	// QueuedMaxResponseBytes bound the responses waiting to be written:
@@ -211,6 +216,8 @@ func bindSettings(r *binder) Settings {
 		BrokerSessionTimeout:         r.ms("broker.session.timeout.ms"),
 		AutoLeaderRebalance:          r.bool("auto.leader.rebalance.enable"),
 		LeaderImbalanceCheckInterval: r.duration("leader.imbalance.check.interval.seconds", ".seconds", time.Second),
+		ConnectionsMaxReauth:         r.ms("connections.max.reauth.ms"),
+		FailedAuthenticationDelay:    r.ms("connection.failed.authentication.delay.ms"),
 
 		MaxInflightRequests:                 r.int32("klog.max.inflight.requests.per.connection"),
 		QueuedMaxResponseBytesPerConnection: r.int64("klog.queued.max.response.bytes.per.connection"),

@@ -51,6 +51,7 @@ func TestSettingsDefaults(t *testing.T) {
 		BrokerSessionTimeout:         9 * time.Second,
 		AutoLeaderRebalance:          true,
 		LeaderImbalanceCheckInterval: 300 * time.Second,
+		FailedAuthenticationDelay:    100 * time.Millisecond,
 
 		MaxInflightRequests:                 5,
 		QueuedMaxResponseBytesPerConnection: 1 << 20,

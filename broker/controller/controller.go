@@ -621,7 +621,7 @@ func (c *Controller) updateReady() {
 // current, unfenced registration: the node is ready.
 func (c *Controller) registered(img *metadata.Image) bool {
 	b, ok := img.Brokers[c.cfg.NodeID]
-	return ok && img.ClusterID != "" && b == c.cfg.Self
+	return ok && img.ClusterID != "" && b.Equal(c.cfg.Self)
 }
 
 func (c *Controller) notify() {

@@ -81,7 +81,7 @@ func TestReadyImage(t *testing.T) {
 				t.Errorf("self registration %+v without an incarnation", b)
 			}
 			b.Incarnation = metadata.UUID{}
-			if b != (metadata.Broker{ID: 1, Host: "127.0.0.1", Port: 9092}) {
+			if !b.Equal(metadata.Broker{ID: 1, Host: "127.0.0.1", Port: 9092}) {
 				t.Errorf("self registration %+v", b)
 			}
 		})

@@ -107,7 +107,7 @@ func (c *Controller) registerLoop() {
 	for {
 		ch := c.Changed()
 		img := c.Image()
-		if b, ok := img.Brokers[c.cfg.NodeID]; ok && img.ClusterID != "" && (withoutFence(b) == c.cfg.Self || b.ShuttingDown && c.shuttingDown.Load()) {
+		if b, ok := img.Brokers[c.cfg.NodeID]; ok && img.ClusterID != "" && (withoutFence(b).Equal(c.cfg.Self) || b.ShuttingDown && c.shuttingDown.Load()) {
 			// Registered; a fenced broker is unfenced by its heartbeats,
 			// one shut down (by an earlier run) registers again.
 			backoff = 20 * time.Millisecond

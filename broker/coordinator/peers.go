@@ -69,9 +69,10 @@ type peerConn struct {
 // NewPeers returns the client of node self, which finds the other nodes
 // through resolve; cut, if set, is the node's fault switch (the node's
 // Isolate).
-func NewPeers(self int32, resolve func(id int32) (string, bool), cut *wire.Switch) *Peers {
-	p := &Peers{resolve: resolve, dial: wire.DialConfig{ClientID: wire.PeerClientID(self), Timeout: peerDialTimeout,
-		MaxFrame: peerMaxResponseBytes, Switch: cut}}
+func NewPeers(self int32, resolve func(id int32) (string, bool), cut *wire.Switch, secure wire.DialConfig) *Peers {
+	dial := secure
+	dial.ClientID, dial.Timeout, dial.MaxFrame, dial.Switch = wire.PeerClientID(self), peerDialTimeout, peerMaxResponseBytes, cut
+	p := &Peers{resolve: resolve, dial: dial}
 	p.mu.conns = make(map[int32]*peerConn)
 	return p
 }

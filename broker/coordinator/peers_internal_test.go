@@ -46,7 +46,7 @@ func TestPeersRequest(t *testing.T) {
 		b = append(b, 1, 5, 2, 0xaa, 0xbb) // one header tag: 5, two bytes
 		return resp.AppendTo(b)
 	})
-	p := NewPeers(0, func(id int32) (string, bool) { return f.Addr, id == 1 }, nil)
+	p := NewPeers(0, func(id int32) (string, bool) { return f.Addr, id == 1 }, nil, wire.DialConfig{})
 	defer p.Close()
 	ctx := testkit.Context(t)
 
@@ -100,7 +100,7 @@ func TestPeersIsolated(t *testing.T) {
 		return resp.AppendTo(append(binary.BigEndian.AppendUint32(nil, uint32(h.CorrelationID)), 0))
 	})
 	cut := &wire.Switch{}
-	p := NewPeers(0, func(int32) (string, bool) { return f.Addr, true }, cut)
+	p := NewPeers(0, func(int32) (string, bool) { return f.Addr, true }, cut, wire.DialConfig{})
 	defer p.Close()
 	ctx := testkit.Context(t)
 	if _, err := p.Request(ctx, 1, addPartitionsRequest()); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,10 +66,55 @@ type Broker struct {
 	ShuttingDown    bool   `json:"shuttingDown,omitempty"`
 	Incarnation     UUID   `json:"incarnation,omitzero"`
 	UncleanShutdown bool   `json:"uncleanShutdown,omitempty"`
+	// Endpoints are the broker's listeners as clients reach them, as
+	// Kafka's RegisterBrokerRecord lists them; Host and Port are the
+	// first's. A registration without them (one written before brokers
+	// had several listeners) has the one listener PLAINTEXT at Host and
+	// Port.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+}
+
+// Endpoint is one listener of a broker, as its clients reach it.
+type Endpoint struct {
+	// Name is the listener's name (PLAINTEXT, CLIENT).
+	Name string `json:"name"`
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+	// Protocol is the listener's security protocol (PLAINTEXT, SSL,
+	// SASL_PLAINTEXT, SASL_SSL).
+	Protocol string `json:"protocol"`
 }
 
 // Addr is the broker's Kafka address, host:port.
 func (b Broker) Addr() string { return net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))) }
+
+// Equal reports whether b and o are the same registration.
+func (b Broker) Equal(o Broker) bool {
+	return b.ID == o.ID && b.Host == o.Host && b.Port == o.Port && b.Rack == o.Rack && b.Fenced == o.Fenced &&
+		b.ShuttingDown == o.ShuttingDown && b.Incarnation == o.Incarnation && b.UncleanShutdown == o.UncleanShutdown &&
+		slices.Equal(b.Endpoints, o.Endpoints)
+}
+
+// Endpoint returns the broker's endpoint of listener, as Kafka answers a
+// request that came on that listener; false when the broker has no
+// listener of that name.
+func (b Broker) Endpoint(listener string) (Endpoint, bool) {
+	if len(b.Endpoints) == 0 {
+		return Endpoint{Name: "PLAINTEXT", Host: b.Host, Port: b.Port, Protocol: "PLAINTEXT"}, listener == "PLAINTEXT"
+	}
+	for _, e := range b.Endpoints {
+		if e.Name == listener {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// EndpointAddr is the host:port of the broker's endpoint of listener.
+func (b Broker) EndpointAddr(listener string) (string, bool) {
+	e, ok := b.Endpoint(listener)
+	return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), ok
+}
 
 // Active reports whether the broker may lead, join an ISR or get new
 // replicas: neither fenced nor shutting down.

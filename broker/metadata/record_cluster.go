@@ -62,6 +62,11 @@ func (r *RegisterBrokerRecord) apply(img *Image) (*Image, error) {
 	if b.Port < 0 || b.Port > math.MaxUint16 {
 		return nil, fmt.Errorf("%w: broker %d port %d", ErrInvalidRecord, b.ID, b.Port)
 	}
+	for _, e := range b.Endpoints {
+		if e.Name == "" || e.Port < 0 || e.Port > math.MaxUint16 {
+			return nil, fmt.Errorf("%w: broker %d endpoint %q port %d", ErrInvalidRecord, b.ID, e.Name, e.Port)
+		}
+	}
 	prev, ok := img.Brokers[b.ID]
 	switch {
 	case r.IfIncarnation != nil:

@@ -24,6 +24,8 @@ func goldenRecords() []struct {
 			`{"v":1,"type":"SetClusterID","data":{"clusterID":"c1","brokerDefaults":{"a":"b","min.insync.replicas":"2"}}}`},
 		{&RegisterBrokerRecord{Broker: Broker{ID: 2, Host: "h", Port: 9092, Rack: "r", Fenced: true, ShuttingDown: true, Incarnation: inc, UncleanShutdown: true}, IfIncarnation: &inc},
 			`{"v":1,"type":"RegisterBroker","data":{"broker":{"id":2,"host":"h","port":9092,"rack":"r","fenced":true,"shuttingDown":true,"incarnation":"AAAAAAAAAAAAAAAAAAAACQ","uncleanShutdown":true},"ifIncarnation":"AAAAAAAAAAAAAAAAAAAACQ"}}`},
+		{&RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092, Endpoints: []Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9092, Protocol: "PLAINTEXT"}, {Name: "CLIENT", Host: "c", Port: 9093, Protocol: "SASL_SSL"}}}},
+			`{"v":1,"type":"RegisterBroker","data":{"broker":{"id":1,"host":"h","port":9092,"endpoints":[{"name":"PLAINTEXT","host":"h","port":9092,"protocol":"PLAINTEXT"},{"name":"CLIENT","host":"c","port":9093,"protocol":"SASL_SSL"}]}}}`},
 		{&SetControllerRecord{ID: 3},
 			`{"v":1,"type":"SetController","data":{"id":3}}`},
 		{&CreateTopicRecord{Name: "t", ID: testID(1), Configs: map[string]string{"cleanup.policy": "compact"}, Internal: true,
@@ -78,5 +80,60 @@ func TestRecordEncodingGolden(t *testing.T) {
 		if typ := kind().Type(); !seen[typ] {
 			t.Errorf("no golden record of kind %s", typ)
 		}
+	}
+}
+
+// TestBrokerEndpointsOfOldRecord checks that a registration written
+// before brokers had several listeners reads as one PLAINTEXT listener
+// at its host and port, and names no other.
+func TestBrokerEndpointsOfOldRecord(t *testing.T) {
+	rec, err := Decode([]byte(`{"v":1,"type":"RegisterBroker","data":{"broker":{"id":2,"host":"h","port":9092}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := rec.(*RegisterBrokerRecord).Broker
+	if addr, ok := b.EndpointAddr("PLAINTEXT"); !ok || addr != "h:9092" {
+		t.Errorf("PLAINTEXT endpoint %q, %v; want h:9092", addr, ok)
+	}
+	if _, ok := b.Endpoint("SASL_SSL"); ok {
+		t.Error("an old registration has a SASL_SSL endpoint")
+	}
+	withEndpoints := Broker{Host: "h", Port: 1, Endpoints: []Endpoint{{Name: "CLIENT", Host: "c", Port: 2, Protocol: "SSL"}}}
+	if addr, ok := withEndpoints.EndpointAddr("CLIENT"); !ok || addr != "c:2" {
+		t.Errorf("CLIENT endpoint %q, %v; want c:2", addr, ok)
+	}
+	if _, ok := withEndpoints.Endpoint("PLAINTEXT"); ok {
+		t.Error("a broker without a PLAINTEXT listener has its endpoint")
+	}
+}
+
+// TestBrokerEqualComparesEveryField checks that Broker.Equal, which
+// lists the fields it compares, tells apart brokers differing in any.
+func TestBrokerEqualComparesEveryField(t *testing.T) {
+	base := Broker{ID: 1, Host: "h", Port: 1, Endpoints: []Endpoint{{Name: "A"}}}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		other := base
+		v := reflect.ValueOf(&other).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.Slice:
+			v.Set(reflect.ValueOf([]Endpoint{{Name: "B"}}))
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.String:
+			v.SetString("x")
+		case reflect.Int32:
+			v.SetInt(7)
+		case reflect.Array:
+			v.Index(0).SetUint(1)
+		default:
+			t.Fatalf("field %s of kind %s: extend this test", typ.Field(i).Name, v.Kind())
+		}
+		if base.Equal(other) {
+			t.Errorf("Equal ignores %s", typ.Field(i).Name)
+		}
+	}
+	if !base.Equal(Broker{ID: 1, Host: "h", Port: 1, Endpoints: []Endpoint{{Name: "A"}}}) {
+		t.Error("Equal tells apart equal brokers")
 	}
 }

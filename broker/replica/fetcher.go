@@ -135,7 +135,8 @@ func (f *fetcher) run() {
 			c.Close()
 		}
 	}()
-	dial := wire.DialConfig{ClientID: wire.PeerClientID(f.cfg.NodeID), Timeout: f.cfg.Timeout, MaxFrame: f.cfg.MaxFrame, Switch: f.cfg.Switch}
+	dial := f.cfg.Dial
+	dial.ClientID, dial.Timeout, dial.MaxFrame, dial.Switch = wire.PeerClientID(f.cfg.NodeID), f.cfg.Timeout, f.cfg.MaxFrame, f.cfg.Switch
 	for f.ctx.Err() == nil {
 		if c == nil {
 			addr, ok := f.cfg.Addr(f.leader)

@@ -56,6 +56,10 @@ type Config struct {
 	// Switch, if set, is the node's fault switch: its Isolate cuts every
 	// fetcher's connection, and fetchers cannot connect until Heal.
 	Switch *wire.Switch
+	// Dial, with its TLS and SASL set, secures the connections to the
+	// leaders as the inter-broker listener asks; its other fields are
+	// set from the ones above.
+	Dial wire.DialConfig
 }
 
 // Manager owns the fetchers of one node.

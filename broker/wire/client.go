@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // The client side, for the requests one node sends another's Kafka
@@ -48,6 +51,13 @@ type DialConfig struct {
 	// Switch, if set, tracks the connection: its Isolate closes it, and
 	// Dial fails while it is isolated.
 	Switch *Switch
+	// TLS, when set, returns the TLS client config of a new connection:
+	// the inter-broker listener is SSL or SASL_SSL.
+	TLS func() (*tls.Config, error)
+	// SASL, when set, authenticates a new connection with the mechanism
+	// (SaslHandshake v1, then SaslAuthenticate until the mechanism is
+	// done): the inter-broker listener is SASL_PLAINTEXT or SASL_SSL.
+	SASL sasl.Mechanism
 }
 
 // Conn is one client connection to a node's Kafka listener, for one
@@ -80,8 +90,101 @@ func Dial(ctx context.Context, addr string, cfg DialConfig) (*Conn, error) {
 		nc.Close()
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	return &Conn{nc: nc, rd: bufio.NewReader(nc), f: kmsg.NewRequestFormatter(kmsg.FormatterClientID(cfg.ClientID)),
-		maxFrame: cfg.MaxFrame, untrack: untrack}, nil
+	if cfg.TLS != nil {
+		if nc, err = dialTLS(ctx, nc, addr, cfg); err != nil {
+			untrack()
+			return nil, err
+		}
+	}
+	c := &Conn{nc: nc, rd: bufio.NewReader(nc), f: kmsg.NewRequestFormatter(kmsg.FormatterClientID(cfg.ClientID)),
+		maxFrame: cfg.MaxFrame, untrack: untrack}
+	if cfg.SASL != nil {
+		if err := c.authenticate(ctx, addr, cfg.SASL, cfg.Timeout); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("dial %s: %w", addr, err)
+		}
+	}
+	return c, nil
+}
+
+// dialTLS makes nc a TLS connection to addr, the handshake bounded by
+// cfg.Timeout. On error nc is closed.
+func dialTLS(ctx context.Context, nc net.Conn, addr string, cfg DialConfig) (net.Conn, error) {
+	tcfg, err := cfg.TLS()
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if tcfg.ServerName == "" && !tcfg.InsecureSkipVerify {
+		tcfg = tcfg.Clone()
+		tcfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(nc, tcfg)
+	if cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+		defer cancel()
+	}
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("dial %s: TLS handshake: %w", addr, err)
+	}
+	return tc, nil
+}
+
+// authenticate runs mech's exchange on a new connection, as a Kafka
+// client does: SaslHandshake v1, then SaslAuthenticate v1 with each
+// token until the mechanism is done.
+func (c *Conn) authenticate(ctx context.Context, addr string, mech sasl.Mechanism, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, mech.Name()
+	resp, err := c.Do(ctx, hs, timeout)
+	if err != nil {
+		return err
+	}
+	if err := kerrCode(resp.(*kmsg.SASLHandshakeResponse).ErrorCode, nil); err != nil {
+		return fmt.Errorf("SASL handshake for %s: %w", mech.Name(), err)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	session, token, err := mech.Authenticate(ctx, host)
+	if err != nil {
+		return err
+	}
+	for {
+		req := kmsg.NewPtrSASLAuthenticateRequest()
+		req.Version, req.SASLAuthBytes = 1, token
+		resp, err := c.Do(ctx, req, timeout)
+		if err != nil {
+			return err
+		}
+		ar := resp.(*kmsg.SASLAuthenticateResponse)
+		if err := kerrCode(ar.ErrorCode, ar.ErrorMessage); err != nil {
+			return fmt.Errorf("SASL %s: %w", mech.Name(), err)
+		}
+		done, next, err := session.Challenge(ar.SASLAuthBytes)
+		if err != nil {
+			return fmt.Errorf("SASL %s: %w", mech.Name(), err)
+		}
+		if done {
+			return nil
+		}
+		token = next
+	}
+}
+
+// kerrCode is a Kafka error code as an error, nil for none.
+func kerrCode(code int16, msg *string) error {
+	if code == 0 {
+		return nil
+	}
+	err := kerr.ErrorForCode(code)
+	if msg != nil && *msg != "" {
+		return fmt.Errorf("%w: %s", err, *msg)
+	}
+	return err
 }
 
 // Close closes the connection.

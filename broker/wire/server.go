@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -103,6 +104,9 @@ type Reply struct {
 	// end cancels, except in a drain, where it finishes and its answer is
 	// written.
 	Later func(ctx context.Context) kmsg.Response
+	// Close closes the connection once Response is written: a failed
+	// SASL authentication's answer, as Kafka sends it before closing.
+	Close bool
 }
 
 // Limits are the bounds of a Server's connections that a node's dynamic
@@ -146,6 +150,18 @@ type ServerConfig struct {
 	Responses *Pool
 	// Limits returns the connections' current bounds.
 	Limits func() Limits
+	// TLS, when set, serves the listener's connections over TLS: each
+	// handshake must finish within socket.request.progress.timeout.ms
+	// (Limits.ProgressTimeout). GetConfigForClient may give each
+	// connection the key material of the moment.
+	TLS *tls.Config
+	// TLSPrincipal, when set, is the principal of a TLS connection, from
+	// its handshake (the client's certificate); an error closes the
+	// connection. Unset, or without TLS: AnonymousPrincipal.
+	TLSPrincipal func(tls.ConnectionState) (string, error)
+	// SASL has the listener's connections authenticate with SASL before
+	// any other request (security.go).
+	SASL bool
 	// Switch tracks the connections of other klog nodes, known by their
 	// client id (IsPeerClientID): its Isolate closes them, and while it is
 	// isolated they are closed at their first request. nil tracks none.
@@ -319,6 +335,20 @@ func remoteIP(c net.Conn) string {
 // because their responses are not being taken.
 func (s *Server) PausedConnections() int64 { return s.paused.Load() }
 
+// PeerConnections returns how many of the Server's connections are
+// other nodes' (IsPeerClientID).
+func (s *Server) PeerConnections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, peer := range s.mu.conns {
+		if peer {
+			n++
+		}
+	}
+	return n
+}
+
 // Draining reports whether Drain has begun.
 func (s *Server) Draining() bool { return s.draining.Load() }
 
@@ -373,7 +403,10 @@ func (s *Server) Drain(timeout time.Duration) {
 // unread bytes would reset the connection, and a reset may discard the
 // answers the client has received but not yet read.
 func closeGently(nc net.Conn) {
-	tc, ok := nc.(*net.TCPConn)
+	tc, ok := nc.(interface {
+		net.Conn
+		CloseWrite() error
+	})
 	if !ok || tc.CloseWrite() != nil {
 		return
 	}

@@ -93,8 +93,11 @@ func (rc *RequestContext) UntilHangup(ctx context.Context) (_ context.Context, s
 
 // serverConn is one connection a Server serves.
 type serverConn struct {
-	s      *Server
-	nc     net.Conn
+	s  *Server
+	nc net.Conn
+	// raw is the accepted connection nc wraps (TLS), as the Server
+	// registers it.
+	raw    net.Conn
 	br     *bufio.Reader
 	sr     *stallReader
 	limits Limits
@@ -109,6 +112,8 @@ type serverConn struct {
 	// hungUp is set by UntilHangup's stop when the client closed the
 	// connection while its request was handled.
 	hungUp bool
+	// sasl is the connection's authentication on a SASL listener.
+	sasl saslState
 
 	// reserve takes a frame's bytes from the request pool as they arrive
 	// (ReadFrame); held of them are held, for a frame of heldFrame bytes.
@@ -129,7 +134,18 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	principal, raw := AnonymousPrincipal, nc
+	if s.cfg.TLS != nil {
+		tc, p, err := s.handshakeTLS(ctx, nc, s.cfg.Limits().ProgressTimeout)
+		if err != nil {
+			s.logger.Debug("closing connection", "remote", nc.RemoteAddr().String(), "err", err)
+			return
+		}
+		nc, principal = tc, p
+	}
 	c := s.newConn(ctx, nc)
+	c.raw = raw
+	c.rc.Principal = principal
 	defer func() {
 		if !c.peer && s.draining.Load() {
 			closeGently(nc)
@@ -163,6 +179,12 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		}
 	}()
 	for {
+		if c.sasl.raw {
+			if !c.serveRawToken(ctx) {
+				return
+			}
+			continue
+		}
 		hdr, body, frame, ok := c.next(ctx)
 		if !ok || !c.serve(ctx, connCtx, hdr, body, frame) {
 			return
@@ -227,7 +249,7 @@ func (c *serverConn) next(ctx context.Context) (hdr Header, body, frame []byte, 
 			"err", fmt.Errorf("%w: may decode into %d bytes", errDecodeTooLarge, DecodeBound(key, version, int(size))))
 		return
 	}
-	frame, c.held, err = ReadFrame(c.br, c.s.cfg.MaxRequestBytes, c.frameBuf, c.reserve)
+	frame, c.held, err = ReadFrame(c.br, c.maxFrame(), c.frameBuf, c.reserve)
 	if err != nil {
 		if !c.stop() {
 			c.logClosed(ctx, "stalled", err)
@@ -272,6 +294,10 @@ func (c *serverConn) serve(ctx, connCtx context.Context, hdr Header, body, frame
 		c.rc.ClientID = *hdr.ClientID
 	}
 	if !c.trackPeer() {
+		return false
+	}
+	if err := c.saslAllows(hdr.Key); err != nil {
+		c.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
 		return false
 	}
 	if hdr.Key != kmsg.Produce.Int16() {
@@ -321,7 +347,7 @@ func (c *serverConn) trackPeer() bool {
 	}
 	c.untrack = untrack
 	c.peer = true
-	c.s.markPeer(c.nc)
+	c.s.markPeer(c.raw)
 	return true
 }
 
@@ -351,7 +377,7 @@ func (c *serverConn) answer(connCtx context.Context, hdr Header, reply Reply) bo
 		reply.Release()
 	}
 	c.q.push(b, reply.Reserved)
-	return true
+	return !reply.Close
 }
 
 // drop gives back what a reply that is not queued holds: its buffers and

@@ -110,7 +110,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f.StringVar(&o.dataDir, "data-dir", "", "directory for the cluster's data (default $XDG_DATA_HOME/klog/default)")
 	f.BoolVar(&o.memory, "memory", false, "keep all data in memory; nothing is written to disk")
 	f.BoolVar(&o.durable, "durable", false, "acknowledge produces once fsynced, concurrent produces sharing fsyncs (-X klog.produce.durable=true)")
-	f.StringVar(&o.listen, "listen", "127.0.0.1:9092", "Kafka listener address (port 0 picks a free port)")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:9092", "Kafka listener address (port 0 picks a free port); with -X listeners=..., the first listener's when given")
 	f.StringVar(&o.advertise, "advertise", "", "host:port advertised to clients (default: the listener's address)")
 	f.StringArrayVarP(&o.configs, "config", "X", nil, "broker config as key=value, Kafka's names (repeatable)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -127,7 +127,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f.StringArrayVar(&o.listenerFDs, "listener-fd", nil, "serve on a socket the supervisor bound: kafka=FD, quorum=FD or admin=FD")
 	_ = f.MarkHidden("listener-fd")
 	f.BoolVarP(&o.detach, "detach", "d", false, "run in the background: return once the cluster is ready (its output goes to DATA-DIR/klog.log); klog status and klog down find it")
-	f.BoolVar(&o.anyPort, "any-port", false, "take free ports for the Kafka listeners, Raft and the admin API (the hosts of --listen and --admin-listen stay)")
+	f.BoolVar(&o.anyPort, "any-port", false, "take free ports for the Kafka listeners (those of -X listeners too), Raft and the admin API (the hosts of --listen and --admin-listen stay)")
 	f.StringArrayVar(&o.seedTopics, "seed-topic", nil, "create topic name:partitions[:replication-factor] once ready (repeatable)")
 	f.StringVar(&o.seedFile, "seed", "", "create the topics and produce the records of this YAML or JSON file once ready (see seed/testdata/seed.yaml)")
 	f.StringVar(&o.detachedLog, "detached-log", "", "")
@@ -185,7 +185,23 @@ func (o upOptions) brokerConfigs() (map[string]string, error) {
 		}
 		configs["klog.produce.durable"] = "true"
 	}
+	if v, ok := configs["listeners"]; ok && o.anyPort {
+		configs["listeners"] = anyPortListeners(v)
+	}
 	return configs, nil
+}
+
+// anyPortListeners is a listeners config with every port 0, for
+// --any-port: each listener takes a free port, its host kept.
+func anyPortListeners(v string) string {
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		name, addr, ok := strings.Cut(strings.TrimSpace(p), "://")
+		if host, _, err := net.SplitHostPort(addr); ok && err == nil {
+			parts[i] = name + "://" + net.JoinHostPort(host, "0")
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // runSingle is klog up of one node: alone, or a node of klog up -n under
@@ -223,11 +239,15 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		return err
 	}
 	advertiseAdmin(configs, adminLn, o.advertise)
+	listen := o.listen
+	if _, ok := configs["listeners"]; ok && !cmd.Flags().Changed("listen") && !o.anyPort {
+		listen = "" // the first of -X listeners binds its own address
+	}
 	node, err := broker.Start(cmd.Context(), broker.Config{
 		NodeID:         nodeID,
 		DataDir:        dataDir,
 		Memory:         o.memory,
-		Listen:         o.listen,
+		Listen:         listen,
 		Listener:       inherited[supervisor.ListenerKafka],
 		QuorumListener: inherited[supervisor.ListenerQuorum],
 		Advertise:      o.advertise,

@@ -291,3 +291,15 @@ func latest(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, iso
 	}
 	return resp.Topics[0].Partitions[0].Offset
 }
+
+func TestAnyPortListeners(t *testing.T) {
+	for in, want := range map[string]string{
+		"PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+		"CLIENT://[::1]:9093, INTERNAL://:9094":                "CLIENT://[::1]:0,INTERNAL://:0",
+		"bad":                                                  "bad",
+	} {
+		if got := anyPortListeners(in); got != want {
+			t.Errorf("anyPortListeners(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
