@@ -23,6 +23,8 @@ type imageJSON struct {
 	Index          uint64      `json:"index"`
 	// BrokerConfigs are the dynamic broker configs by resource name.
 	BrokerConfigs map[string]map[string]string `json:"brokerConfigs,omitempty"`
+	// ACLs are the ACL bindings, by id.
+	ACLs []ACLEntry `json:"acls,omitempty"`
 }
 
 type topicJSON struct {
@@ -44,6 +46,7 @@ func EncodeImage(img *Image) ([]byte, error) {
 		BrokerConfigs:  img.BrokerConfigs,
 		Brokers:        make([]Broker, 0, len(img.Brokers)),
 		Topics:         make([]topicJSON, 0, len(img.Topics)),
+		ACLs:           img.ACLs.Sorted(),
 	}
 	for _, id := range img.SortedBrokerIDs() {
 		ij.Brokers = append(ij.Brokers, img.Brokers[id])
@@ -95,6 +98,14 @@ func DecodeImage(b []byte) (*Image, error) {
 				img.BrokerConfigs = map[string]map[string]string{}
 			}
 			img.BrokerConfigs[name] = cfg
+		}
+	}
+	if len(ij.ACLs) > 0 {
+		img.ACLs = img.ACLs.clone()
+		for _, e := range ij.ACLs {
+			if err := img.ACLs.add(e); err != nil {
+				return nil, fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
+			}
 		}
 	}
 	for _, br := range ij.Brokers {
