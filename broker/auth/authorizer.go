@@ -9,10 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// StandardAuthorizer is the value of authorizer.class.name that turns
-// authorization on: Kafka's class name, the one authorizer klog has.
-const StandardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-
 // Config is the authorizer's broker configs.
 type Config struct {
 	// Enabled is authorizer.class.name set to StandardAuthorizer; without
@@ -326,15 +322,4 @@ func (a *Authorizer) AuthorizeAny(principal, host string, op kmsg.ACLOperation, 
 		}
 	}
 	return Decision{Rule: RuleNoMatch}
-}
-
-// ParseSuperUsers splits super.users: principals separated by ';'.
-func ParseSuperUsers(v string) []string {
-	var out []string
-	for p := range strings.SplitSeq(v, ";") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
