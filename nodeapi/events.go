@@ -39,6 +39,10 @@ const (
 	EventSegmentRoll  = "segment_roll"
 	EventCleaning     = "cleaning"
 	EventRebalance    = "rebalance"
+	// EventAuthorizationDenied: a request the authorizer denied, with
+	// who, from where, the API, the resource and operation, and the rule
+	// that decided.
+	EventAuthorizationDenied = "authorization_denied"
 )
 
 // Events is GET /v1/events. A node holds its last Capacity events

@@ -1,0 +1,197 @@
+package broker
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/auth"
+	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/events"
+	"github.com/klogdev/klog/broker/metadata"
+	"github.com/klogdev/klog/broker/wire"
+)
+
+// The handlers ask authorize whether a request's principal may do
+// Kafka's operation on Kafka's resource (the operations each API checks
+// are Kafka's KafkaApis and AuthorizerIntegrationTest's). The authorizer
+// is built from the image's ACLs and the broker's authorizer configs and
+// built again only when one of them changed. A denial goes to the event
+// ring, repeats of one denial coalesced (denials).
+//
+// Requests of other klog nodes (wire.IsPeerClientID) are the node's own
+// and are allowed: Kafka asks CLUSTER_ACTION of the broker principal
+// they authenticate as, and until klog's listeners authenticate nodes a
+// peer is known only by its client id.
+
+// authzState is the authorizer of one set of ACLs and one settings value.
+type authzState struct {
+	acls     *metadata.ACLs
+	settings *config.Settings
+	a        *auth.Authorizer
+}
+
+// authorizer returns the authorizer of the current ACLs and configs.
+func (n *Node) authorizer() *auth.Authorizer {
+	acls, s := n.ctrl.Image().ACLs, n.settings()
+	if st := n.authz.Load(); st != nil && st.acls == acls && st.settings == s {
+		return st.a
+	}
+	var list []auth.ACL
+	if s.Authorizer.Enabled {
+		entries := acls.Sorted()
+		list = make([]auth.ACL, len(entries))
+		for i, e := range entries {
+			list[i] = auth.ACL(e.ACL)
+		}
+	}
+	a := auth.New(auth.Config{
+		Enabled: s.Authorizer.Enabled, SuperUsers: s.Authorizer.SuperUsers, AllowEveryoneIfNoACL: s.Authorizer.AllowEveryoneIfNoACL,
+	}, list)
+	n.authz.Store(&authzState{acls: acls, settings: s, a: a})
+	return a
+}
+
+// principal is who rc's request is from, and the host it came from.
+func (n *Node) principal(rc *wire.RequestContext) (principal, host string) {
+	host, _, err := net.SplitHostPort(rc.Remote)
+	if err != nil {
+		host = rc.Remote
+	}
+	return rc.Principal, host
+}
+
+// internal reports whether rc is a request authorization does not apply
+// to: one made up inside the node (no context), or another klog node's.
+func internal(rc *wire.RequestContext) bool {
+	return rc == nil || wire.IsPeerClientID(rc.ClientID)
+}
+
+// authorize reports whether rc's principal may do op on the resource of
+// type rt named name. A denial is recorded in the event ring.
+func (n *Node) authorize(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	d := n.decide(rc, op, rt, name)
+	if !d.Allowed {
+		n.recordDenial(rc, op, rt, name, d)
+	}
+	return d.Allowed
+}
+
+// visible reports whether rc's principal may do op on the resource,
+// recording no denial: for what a request filters (the topics of an
+// all-topics Metadata, the groups ListGroups lists), where Kafka logs no
+// denial either.
+func (n *Node) visible(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	return n.decide(rc, op, rt, name).Allowed
+}
+
+// decide is the authorizer's decision for rc.
+func (n *Node) decide(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) auth.Decision {
+	a := n.authorizer()
+	if !a.Enabled() || internal(rc) {
+		return auth.Decision{Allowed: true, Rule: auth.RuleNoAuthorizer}
+	}
+	principal, host := n.principal(rc)
+	return a.Authorize(principal, host, op, rt, name)
+}
+
+// authorizeCluster reports whether rc's principal may do op on the
+// cluster.
+func (n *Node) authorizeCluster(rc *wire.RequestContext, op kmsg.ACLOperation) bool {
+	return n.authorize(rc, op, kmsg.ACLResourceTypeCluster, auth.ClusterName)
+}
+
+// authorizeAny reports whether rc's principal may do op on some
+// resource of type rt (Kafka's authorizeByResourceType).
+func (n *Node) authorizeAny(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ACLResourceType) bool {
+	a := n.authorizer()
+	if !a.Enabled() || internal(rc) {
+		return true
+	}
+	principal, host := n.principal(rc)
+	d := a.AuthorizeAny(principal, host, op, rt)
+	if !d.Allowed {
+		n.recordDenial(rc, op, rt, "", d)
+	}
+	return d.Allowed
+}
+
+// denialWindow is how long repeats of one denial are coalesced: the
+// first is recorded, the others counted into the next one recorded after
+// the window.
+const denialWindow = 10 * time.Second
+
+// maxDenialKeys bounds the denials remembered for coalescing; past it
+// they are forgotten at once (and the next of each is recorded).
+const maxDenialKeys = 4096
+
+// denialKey is what makes two denials repeats of one another.
+type denialKey struct {
+	principal, host, clientID string
+	api                       int16
+	op                        kmsg.ACLOperation
+	rt                        kmsg.ACLResourceType
+	name                      string
+}
+
+// denials coalesces repeated denials for the event ring.
+type denials struct {
+	mu   sync.Mutex
+	seen map[denialKey]*denialSeen
+}
+
+type denialSeen struct {
+	at      time.Time // when the last one was recorded
+	repeats int64     // denied since, not recorded
+}
+
+// admit reports whether a denial of k at now is recorded, and how many
+// repeats of it were not since the last one recorded.
+func (d *denials) admit(k denialKey, now time.Time) (bool, int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen == nil || len(d.seen) >= maxDenialKeys {
+		d.seen = map[denialKey]*denialSeen{}
+	}
+	s := d.seen[k]
+	if s == nil {
+		d.seen[k] = &denialSeen{at: now}
+		return true, 0
+	}
+	if now.Sub(s.at) < denialWindow {
+		s.repeats++
+		return false, 0
+	}
+	repeats := s.repeats
+	s.at, s.repeats = now, 0
+	return true, repeats
+}
+
+// recordDenial records a denial in the event ring, unless it repeats one
+// recorded in the last denialWindow.
+func (n *Node) recordDenial(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string, d auth.Decision) {
+	principal, host := n.principal(rc)
+	k := denialKey{principal: principal, host: host, clientID: rc.ClientID, api: rc.Header.Key, op: op, rt: rt, name: name}
+	ok, repeats := n.denials.admit(k, time.Now())
+	if !ok {
+		return
+	}
+	detail := map[string]any{
+		"principal": principal, "client_id": rc.ClientID, "address": rc.Remote, "api": kmsg.NameForKey(rc.Header.Key),
+		"operation": op.String(), "resource_type": rt.String(), "resource_name": name,
+		"rule": d.Rule.String(), "reason": d.Reason(),
+	}
+	if repeats > 0 {
+		detail["repeats"] = repeats
+	}
+	e := events.Event{Kind: events.AuthorizationDenied, Partition: -1, Detail: detail}
+	switch rt {
+	case kmsg.ACLResourceTypeTopic:
+		e.Topic = name
+	case kmsg.ACLResourceTypeGroup:
+		e.Group = name
+	}
+	n.events.Append(e)
+}
