@@ -14,10 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDescribeCluster(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeCluster(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	if req.Version >= 1 && req.EndpointType != 1 {
@@ -41,6 +42,12 @@ func handleDescribeCluster(n *Node, _ context.Context, _ *wire.RequestContext, k
 			rb.Rack = &rack
 		}
 		resp.Brokers = append(resp.Brokers, rb)
+	}
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = 0
+		if n.authorizeCluster(rc, kmsg.ACLOperationDescribe) {
+			resp.ClusterAuthorizedOperations = n.authorizedOperations(rc, kmsg.ACLResourceTypeCluster, auth.ClusterName)
+		}
 	}
 	return resp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/auth"
@@ -118,6 +119,31 @@ func (n *Node) authorizeAny(rc *wire.RequestContext, op kmsg.ACLOperation, rt km
 	return d.Allowed
 }
 
+// supportedOperations are the operations Kafka lists in the authorized
+// operations of a resource of each type (AclEntry.supportedOperations).
+var supportedOperations = map[kmsg.ACLResourceType][]kmsg.ACLOperation{
+	kmsg.ACLResourceTypeTopic: {kmsg.ACLOperationRead, kmsg.ACLOperationWrite, kmsg.ACLOperationCreate, kmsg.ACLOperationDescribe,
+		kmsg.ACLOperationDelete, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs},
+	kmsg.ACLResourceTypeGroup: {kmsg.ACLOperationRead, kmsg.ACLOperationDescribe, kmsg.ACLOperationDelete,
+		kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs},
+	kmsg.ACLResourceTypeCluster: {kmsg.ACLOperationCreate, kmsg.ACLOperationClusterAction, kmsg.ACLOperationDescribeConfigs,
+		kmsg.ACLOperationAlterConfigs, kmsg.ACLOperationIdempotentWrite, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe},
+	kmsg.ACLResourceTypeTransactionalId: {kmsg.ACLOperationDescribe, kmsg.ACLOperationWrite},
+}
+
+// authorizedOperations is the bitfield of the operations on a resource
+// rc's principal may do (bit 1<<op), as Metadata, DescribeGroups and
+// DescribeCluster give it when asked.
+func (n *Node) authorizedOperations(rc *wire.RequestContext, rt kmsg.ACLResourceType, name string) int32 {
+	var ops int32
+	for _, op := range supportedOperations[rt] {
+		if n.visible(rc, op, rt, name) {
+			ops |= 1 << op
+		}
+	}
+	return ops
+}
+
 // denialWindow is how long repeats of one denial are coalesced: the
 // first is recorded, the others counted into the next one recorded after
 // the window.
@@ -194,4 +220,110 @@ func (n *Node) recordDenial(rc *wire.RequestContext, op kmsg.ACLOperation, rt km
 		e.Group = name
 	}
 	n.events.Append(e)
+}
+
+// splitAuthorized answers a request's items (topics, groups) that denied
+// refuses (its error code, 0 to keep an item) with refuse, and the others
+// with call, which answers the items it is given in their order, one
+// answer each. The answers come back in the request's order. call is not
+// made when every item is refused, and is made with all of them (none,
+// too) when none is.
+func splitAuthorized[T, R any](topics []T, denied func(*T) int16, call func([]T) []R, refuse func(*T, int16) R) []R {
+	codes := make([]int16, len(topics))
+	var kept []T
+	for i := range topics {
+		if codes[i] = denied(&topics[i]); codes[i] == 0 {
+			kept = append(kept, topics[i])
+		}
+	}
+	if len(kept) == len(topics) {
+		return call(topics)
+	}
+	var got []R
+	if len(kept) > 0 {
+		got = call(kept)
+	}
+	out := make([]R, 0, len(topics))
+	for i := range topics {
+		switch {
+		case codes[i] != 0:
+			out = append(out, refuse(&topics[i], codes[i]))
+		case len(got) > 0:
+			out = append(out, got[0])
+			got = got[1:]
+		}
+	}
+	return out
+}
+
+// topicNameOf is the name of a request's topic: name, or the topic of id
+// for requests that name topics by id; "" for an id no topic has.
+func (n *Node) topicNameOf(name string, id [16]byte) string {
+	if name != "" || id == ([16]byte{}) {
+		return name
+	}
+	if t, ok := n.ctrl.Image().TopicByID(id); ok {
+		return t.Name
+	}
+	return ""
+}
+
+// topicDenied returns the error code of a topic rc's principal may not do
+// op on (TOPIC_AUTHORIZATION_FAILED), or of every topic when groupCode is
+// set (the group's refusal); 0 to keep it. A topic id no topic has is
+// kept, for the handler to answer unknown.
+func (n *Node) topicDenied(rc *wire.RequestContext, groupCode int16, op kmsg.ACLOperation, name string, id [16]byte) int16 {
+	if groupCode != 0 {
+		return groupCode
+	}
+	if name = n.topicNameOf(name, id); name != "" && !n.authorize(rc, op, kmsg.ACLResourceTypeTopic, name) {
+		return kerr.TopicAuthorizationFailed.Code
+	}
+	return 0
+}
+
+// groupDenied returns GROUP_AUTHORIZATION_FAILED's code unless rc's
+// principal may do op on the group, 0 when it may.
+func (n *Node) groupDenied(rc *wire.RequestContext, op kmsg.ACLOperation, group string) int16 {
+	if n.authorize(rc, op, kmsg.ACLResourceTypeGroup, group) {
+		return 0
+	}
+	return kerr.GroupAuthorizationFailed.Code
+}
+
+// topicsAllowed returns whether rc's principal may do op on a topic,
+// each topic asked of the authorizer once per request.
+func (n *Node) topicsAllowed(rc *wire.RequestContext, op kmsg.ACLOperation) func(name string) bool {
+	seen := map[string]bool{}
+	return func(name string) bool {
+		ok, known := seen[name]
+		if !known {
+			ok = n.authorize(rc, op, kmsg.ACLResourceTypeTopic, name)
+			seen[name] = ok
+		}
+		return ok
+	}
+}
+
+// configDenied returns the refusal of a config resource rc's principal
+// may not do op (DESCRIBE_CONFIGS, ALTER_CONFIGS) on: a topic's
+// (TOPIC_AUTHORIZATION_FAILED), a broker's, which is the cluster's
+// (CLUSTER_AUTHORIZATION_FAILED), or a group's
+// (GROUP_AUTHORIZATION_FAILED); nil when it may.
+func (n *Node) configDenied(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ConfigResourceType, name string) error {
+	switch rt {
+	case kmsg.ConfigResourceTypeTopic:
+		if !n.authorize(rc, op, kmsg.ACLResourceTypeTopic, name) {
+			return kerr.TopicAuthorizationFailed
+		}
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+		if !n.authorizeCluster(rc, op) {
+			return kerr.ClusterAuthorizationFailed
+		}
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if !n.authorize(rc, op, kmsg.ACLResourceTypeGroup, name) {
+			return kerr.GroupAuthorizationFailed
+		}
+	}
+	return nil
 }
