@@ -26,13 +26,16 @@ import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleCreateTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleCreateTopics(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	ctx, cancel := requestContext(ctx, req.TimeoutMillis)
@@ -43,6 +46,8 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 		names.add(rt.Topic)
 	}
 	created := false
+	// CREATE on the cluster, or on each topic (TOPIC_AUTHORIZATION_FAILED).
+	createAll := n.visible(rc, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, auth.ClusterName)
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -71,7 +76,11 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 				spec.NullConfigs = append(spec.NullConfigs, c.Name)
 			}
 		}
-		t, err := n.ctrl.CreateTopic(ctx, spec, req.ValidateOnly)
+		var t *metadata.Topic
+		err := error(kerr.TopicAuthorizationFailed)
+		if createAll || n.authorize(rc, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic, rt.Topic) {
+			t, err = n.ctrl.CreateTopic(ctx, spec, req.ValidateOnly)
+		}
 		if err != nil {
 			st.ErrorCode = errorCode(err)
 			st.ErrorMessage = errorMessage(err)
