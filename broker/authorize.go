@@ -98,6 +98,15 @@ func (n *Node) decide(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ACL
 	return a.Authorize(principal, host, op, rt, name)
 }
 
+// ExplainACL is how the node's authorizer decides whether principal,
+// connected from host, may do op on the resource of type rt named name,
+// for the admin API (klog acl explain); enabled says whether an
+// authorizer is configured. It records nothing.
+func (n *Node) ExplainACL(principal, host string, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) (enabled bool, d auth.Decision) {
+	a := n.authorizer()
+	return a.Enabled(), a.Authorize(principal, host, op, rt, name)
+}
+
 // authorizeCluster reports whether rc's principal may do op on the
 // cluster.
 func (n *Node) authorizeCluster(rc *wire.RequestContext, op kmsg.ACLOperation) bool {

@@ -137,12 +137,14 @@ func SortEvents(evs []Event) {
 	})
 }
 
-// Subject is what the event is about: "group G", "topic/partition", or
-// "-".
+// Subject is what the event is about: "group G", "topic/partition",
+// "topic T" (a topic's, an authorization denied), or "-".
 func (e Event) Subject() string {
 	switch {
 	case e.Group != "":
 		return "group " + e.Group
+	case e.Topic != "" && e.Partition < 0:
+		return "topic " + e.Topic
 	case e.Topic != "":
 		return e.Topic + "/" + strconv.Itoa(int(e.Partition))
 	}

@@ -110,6 +110,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newTopicCmd(g),
 		newGroupCmd(g),
 		newTxnCmd(g),
+		newACLCmd(g),
 		newUpCmd(g),
 		newNodeCmd(g),
 		newLogCmd(g),
