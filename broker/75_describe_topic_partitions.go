@@ -57,20 +57,7 @@ func handleDescribeTopicPartitions(n *Node, _ context.Context, rc *wire.RequestC
 		names = slices.Compact(names)
 	}
 	names = slices.DeleteFunc(names, func(name string) bool { return name < cursorTopic })
-	// Topics the principal may not DESCRIBE: left out of an all-topics
-	// answer, TOPIC_AUTHORIZATION_FAILED when named.
-	names = slices.DeleteFunc(names, func(name string) bool {
-		if all {
-			return !n.visible(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name)
-		}
-		if n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name) {
-			return false
-		}
-		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
-		st.Topic, st.ErrorCode = kmsg.StringPtr(name), kerr.TopicAuthorizationFailed.Code
-		resp.Topics = append(resp.Topics, st)
-		return true
-	})
+	names = n.describableTopics(rc, resp, names, all)
 	if req.Cursor != nil && (cursorPartition < 0 || (!all && !slices.Contains(names, cursorTopic))) {
 		for _, rt := range req.Topics {
 			st := kmsg.NewDescribeTopicPartitionsResponseTopic()
@@ -143,4 +130,22 @@ func describeTopicPartitionsTopic(img *metadata.Image, t *metadata.Topic, start,
 		st.Partitions = append(st.Partitions, sp)
 	}
 	return st
+}
+
+// describableTopics returns the names rc's principal may DESCRIBE: the
+// others are left out of an all-topics answer and, when named, answered
+// TOPIC_AUTHORIZATION_FAILED in resp.
+func (n *Node) describableTopics(rc *wire.RequestContext, resp *kmsg.DescribeTopicPartitionsResponse, names []string, all bool) []string {
+	return slices.DeleteFunc(names, func(name string) bool {
+		if all {
+			return !n.visible(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name)
+		}
+		if n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name) {
+			return false
+		}
+		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
+		st.Topic, st.ErrorCode = kmsg.StringPtr(name), kerr.TopicAuthorizationFailed.Code
+		resp.Topics = append(resp.Topics, st)
+		return true
+	})
 }

@@ -229,11 +229,7 @@ func bindSettings(r *binder) Settings {
 		QueuedMaxResponseBytes:              r.int64("klog.queued.max.response.bytes"),
 		LogMaxOpenFiles:                     r.int32("klog.max.open.files"),
 		ProduceDurable:                      r.bool("klog.produce.durable"),
-		Authorizer: AuthorizerSettings{
-			Enabled:              strings.TrimSpace(r.string("authorizer.class.name")) == StandardAuthorizer,
-			SuperUsers:           splitSuperUsers(r.string("super.users")),
-			AllowEveryoneIfNoACL: r.bool("allow.everyone.if.no.acl.found"),
-		},
+		Authorizer:                          bindAuthorizer(r),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),
@@ -358,6 +354,15 @@ func (r *binder) bool(name string) bool {
 func (r *binder) string(name string) string {
 	v, _ := r.raw(name, TypeString)
 	return v
+}
+
+// bindAuthorizer reads the authorizer's configs.
+func bindAuthorizer(r *binder) AuthorizerSettings {
+	return AuthorizerSettings{
+		Enabled:              strings.TrimSpace(r.string("authorizer.class.name")) == StandardAuthorizer,
+		SuperUsers:           splitSuperUsers(r.string("super.users")),
+		AllowEveryoneIfNoACL: r.bool("allow.everyone.if.no.acl.found"),
+	}
 }
 
 // splitSuperUsers splits super.users: principals separated by ';'.

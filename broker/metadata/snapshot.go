@@ -100,13 +100,8 @@ func DecodeImage(b []byte) (*Image, error) {
 			img.BrokerConfigs[name] = cfg
 		}
 	}
-	if len(ij.ACLs) > 0 {
-		img.ACLs = img.ACLs.clone()
-		for _, e := range ij.ACLs {
-			if err := img.ACLs.add(e); err != nil {
-				return nil, fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
-			}
-		}
+	if err := img.decodeACLs(ij.ACLs); err != nil {
+		return nil, err
 	}
 	for _, br := range ij.Brokers {
 		if _, dup := img.Brokers[br.ID]; dup || br.ID < 0 {
@@ -144,4 +139,18 @@ func DecodeImage(b []byte) (*Image, error) {
 		img.TopicIDs[id] = t.Name
 	}
 	return img, nil
+}
+
+// decodeACLs sets the ACLs of an image being decoded.
+func (img *Image) decodeACLs(entries []ACLEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	img.ACLs = img.ACLs.clone()
+	for _, e := range entries {
+		if err := img.ACLs.add(e); err != nil {
+			return fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
+		}
+	}
+	return nil
 }
