@@ -56,6 +56,19 @@ func handleDescribeACLs(n *Node, _ context.Context, rc *wire.RequestContext, kre
 	return resp, nil
 }
 
+// aclChangeRefused is why CreateAcls and DeleteAcls refuse every ACL of
+// a request: CLUSTER_AUTHORIZATION_FAILED without ALTER on the cluster,
+// SECURITY_DISABLED without an authorizer; nil when they may go on.
+func (n *Node) aclChangeRefused(rc *wire.RequestContext) error {
+	switch {
+	case !n.authorizeCluster(rc, kmsg.ACLOperationAlter):
+		return kerr.ClusterAuthorizationFailed
+	case !n.settings().Authorizer.Enabled:
+		return errNoAuthorizer
+	}
+	return nil
+}
+
 // unknownACLElement refuses a filter with an UNKNOWN element.
 func unknownACLElement(f auth.Filter) error {
 	if f.ResourceType == kmsg.ACLResourceTypeUnknown || f.PatternType == kmsg.ACLResourcePatternTypeUnknown ||

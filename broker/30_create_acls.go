@@ -14,7 +14,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/auth"
@@ -37,13 +36,7 @@ func handleCreateACLs(n *Node, ctx context.Context, rc *wire.RequestContext, kre
 		}
 	}
 	errs := make([]error, len(acls))
-	var all error
-	switch {
-	case !n.authorizeCluster(rc, kmsg.ACLOperationAlter):
-		all = kerr.ClusterAuthorizationFailed
-	case !n.settings().Authorizer.Enabled:
-		all = errNoAuthorizer
-	}
+	all := n.aclChangeRefused(rc)
 	var valid []metadata.ACL
 	var at []int
 	for i, a := range acls {

@@ -13,7 +13,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/auth"
@@ -35,13 +34,7 @@ func handleDeleteACLs(n *Node, ctx context.Context, rc *wire.RequestContext, kre
 		}
 	}
 	errs := make([]error, len(filters))
-	var all error
-	switch {
-	case !n.authorizeCluster(rc, kmsg.ACLOperationAlter):
-		all = kerr.ClusterAuthorizationFailed
-	case !n.settings().Authorizer.Enabled:
-		all = errNoAuthorizer
-	}
+	all := n.aclChangeRefused(rc)
 	var matchers []func(metadata.ACL) bool
 	var at []int
 	for i, f := range filters {

@@ -9,22 +9,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/nodeapi"
 )
 
 // ErrACLSpec is what an ACLSpec that cannot make its request wraps (no
 // principal, no resource, an unknown operation).
 var ErrACLSpec = errors.New("ACL spec")
 
-// ACL is one ACL binding as klog acl shows it, in Kafka's names.
-type ACL struct {
-	ResourceType string `json:"resource_type"`
-	ResourceName string `json:"resource_name"`
-	PatternType  string `json:"pattern_type"`
-	Principal    string `json:"principal"`
-	Host         string `json:"host"`
-	Operation    string `json:"operation"`
-	Permission   string `json:"permission"`
-}
+// ACL is one ACL binding as klog acl shows it, in Kafka's names: the
+// admin API's (klog acl explain) shape.
+type ACL = nodeapi.ACL
 
 // ACLSpec is the ACLs klog acl create makes, or the filter klog acl list
 // and delete select with: principals allowed or denied, the hosts they

@@ -158,6 +158,16 @@ type request struct {
 	op        kmsg.ACLOperation
 }
 
+// newRequest is the request of principal from host for op, the host
+// parsed once.
+func newRequest(principal, host string, op kmsg.ACLOperation) request {
+	req := request{principal: principal, host: host, op: op}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		req.addr = ip.Unmap()
+	}
+	return req
+}
+
 // Authorize decides whether principal, connected from host (an address),
 // may do op on the resource of type rt named name. Deny beats allow; an
 // ALLOW of READ, WRITE, DELETE or ALTER implies DESCRIBE, one of
@@ -174,10 +184,7 @@ func (a *Authorizer) Authorize(principal, host string, op kmsg.ACLOperation, rt 
 	if t == nil {
 		return a.noACL()
 	}
-	req := request{principal: principal, host: host, op: op}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		req.addr = ip.Unmap()
-	}
+	req := newRequest(principal, host, op)
 	var allow *compiled
 	found := false
 	check := func(acls []compiled) *compiled {
@@ -278,10 +285,7 @@ func (a *Authorizer) AuthorizeAny(principal, host string, op kmsg.ACLOperation, 
 	if t == nil {
 		return a.noACL()
 	}
-	req := request{principal: principal, host: host, op: op}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		req.addr = ip.Unmap()
-	}
+	req := newRequest(principal, host, op)
 	applies := func(c *compiled) bool {
 		return (c.Principal == principal || c.Principal == WildcardPrincipal) && c.matchesHost(req) &&
 			(c.Operation == op || c.Operation == kmsg.ACLOperationAll)
