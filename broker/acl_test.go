@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/broker/wire"
@@ -130,4 +132,24 @@ func describeACLs(t *testing.T, ctx context.Context, adm *kadm.Client) string {
 	slices.Sort(out)
 	out = slices.Compact(out)
 	return strings.Join(out, "; ")
+}
+
+// TestACLsReplicated checks that ACLs created through any node reach
+// every node's authorizer: they are metadata records.
+func TestACLsReplicated(t *testing.T) {
+	c := brokertest.New(t, securedOptions(brokertest.Nodes(3))...)
+	ctx := testkit.Context(t)
+	for _, n := range c.Nodes() {
+		adm := kadm.NewClient(n.Client(kgo.ClientID("as-admin")))
+		mustCreateACLs(t, ctx, adm, kadm.NewACLs().Allow("User:alice").Topics("via-"+strconv.Itoa(int(n.ID()))).Operations(kadm.OpRead))
+	}
+	for _, n := range c.Nodes() {
+		for _, via := range c.Nodes() {
+			name := "via-" + strconv.Itoa(int(via.ID()))
+			testkit.WaitFor(t, "node "+strconv.Itoa(int(n.ID()))+" to allow alice to read "+name, func() (bool, string) {
+				_, d := n.Broker().ExplainACL("User:alice", "127.0.0.1", kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, name)
+				return d.Allowed, d.Reason()
+			})
+		}
+	}
 }
