@@ -89,23 +89,7 @@ func handleCreateTopics(n *Node, ctx context.Context, rc *wire.RequestContext, k
 			continue
 		}
 		created = created || !req.ValidateOnly
-		st.TopicID = t.ID
-		st.NumPartitions = int32(len(t.Partitions))
-		if len(t.Partitions) > 0 {
-			st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
-		}
-		for _, v := range n.brokerConfig(n.ctrl.Image()).TopicValues(t.Configs) {
-			c := kmsg.NewCreateTopicsResponseTopicConfig()
-			c.Name = v.Name
-			if !v.Null && !v.Sensitive {
-				value := v.Value
-				c.Value = &value
-			}
-			c.ReadOnly = v.ReadOnly
-			c.Source = int8(v.Source)
-			c.IsSensitive = v.Sensitive
-			st.Configs = append(st.Configs, c)
-		}
+		n.describeCreated(rc, t, &st)
 		resp.Topics = append(resp.Topics, st)
 	}
 	if created {
@@ -165,4 +149,33 @@ func changeEach[Req, Resp any, K comparable](n *Node, ctx context.Context, timeo
 		n.reconcile()
 	}
 	return out
+}
+
+// describeCreated fills a created topic's answer: its id, partitions,
+// replication factor and configs, the configs only when rc's principal
+// may DESCRIBE_CONFIGS it (TOPIC_AUTHORIZATION_FAILED in
+// ConfigErrorCode otherwise, as Kafka answers).
+func (n *Node) describeCreated(rc *wire.RequestContext, t *metadata.Topic, st *kmsg.CreateTopicsResponseTopic) {
+	st.TopicID = t.ID
+	st.NumPartitions = int32(len(t.Partitions))
+	if len(t.Partitions) > 0 {
+		st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
+	}
+	st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
+	if !n.visible(rc, kmsg.ACLOperationDescribeConfigs, kmsg.ACLResourceTypeTopic, t.Name) {
+		st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+		return
+	}
+	for _, v := range n.brokerConfig(n.ctrl.Image()).TopicValues(t.Configs) {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name = v.Name
+		if !v.Null && !v.Sensitive {
+			value := v.Value
+			c.Value = &value
+		}
+		c.ReadOnly = v.ReadOnly
+		c.Source = int8(v.Source)
+		c.IsSensitive = v.Sensitive
+		st.Configs = append(st.Configs, c)
+	}
 }

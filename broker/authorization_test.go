@@ -181,3 +181,35 @@ func TestAuthorizationDenialEvents(t *testing.T) {
 		t.Errorf("denial event detail %v", d)
 	}
 }
+
+// TestAuthorizationCreateTopics checks CreateTopics: CREATE on the topic
+// (or the cluster) to create it, TOPIC_AUTHORIZATION_FAILED otherwise,
+// and the configs of a topic created hidden without DESCRIBE_CONFIGS.
+func TestAuthorizationCreateTopics(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	mustCreateACLs(t, ctx, kadm.NewClient(as(c, "admin")), kadm.NewACLs().Allow("User:alice").Topics("new-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpCreate))
+	alice := as(c, "alice")
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	for _, name := range []string{"new-one", "other"} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range resp.Topics {
+		switch st.Topic {
+		case "new-one":
+			if st.ErrorCode != 0 || st.ConfigErrorCode != kerr.TopicAuthorizationFailed.Code || len(st.Configs) != 0 {
+				t.Errorf("create new-one: error %d, config error %d, %d configs", st.ErrorCode, st.ConfigErrorCode, len(st.Configs))
+			}
+		case "other":
+			if st.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+				t.Errorf("create other: error %d, want TOPIC_AUTHORIZATION_FAILED", st.ErrorCode)
+			}
+		}
+	}
+}
