@@ -226,3 +226,95 @@ func BenchmarkAuthorize(b *testing.B) {
 		a.Authorize("User:u7", "10.0.0.1", read, topic, "topic-4507")
 	}
 }
+
+// TestKafkaStandardAuthorizerCases replays the cases of Kafka's
+// StandardAuthorizerTest (each named after its test) and expects the
+// decisions Kafka's asserts expect. The mock request context's address is
+// 127.0.0.1 unless a case names another.
+func TestKafkaStandardAuthorizerCases(t *testing.T) {
+	type check struct {
+		principal, host string
+		op              kmsg.ACLOperation
+		rt              kmsg.ACLResourceType
+		name            string
+		want            bool
+	}
+	const lh = "127.0.0.1"
+	for _, c := range []struct {
+		name   string
+		cfg    Config
+		acls   []ACL
+		checks []check
+	}{
+		{"testAllowEveryoneIfNoAclFoundConfigEnabled", Config{Enabled: true, SuperUsers: []string{"User:alice", "User:chris"}, AllowEveryoneIfNoACL: true},
+			[]ACL{acl(topic, "topic1", literal, "User:Alice", "*", read, allow)},
+			[]check{{"User:Bob", lh, read, topic, "topic1", false}, {"User:Bob", lh, read, topic, "topic2", true}}},
+		{"testAllowEveryoneIfNoAclFoundConfigDisabled", Config{Enabled: true, SuperUsers: []string{"User:alice", "User:chris"}},
+			[]ACL{acl(topic, "topic1", literal, "User:Alice", "*", read, allow)},
+			[]check{{"User:Bob", lh, read, topic, "topic1", false}, {"User:Bob", lh, read, topic, "topic2", false}}},
+		{"testDenyPrecedenceWithOperationAll", Config{Enabled: true}, []ACL{
+			acl(topic, "foo", literal, "User:alice", "*", all, deny),
+			acl(topic, "foo", prefixed, "User:alice", "*", read, allow),
+			acl(topic, "foo", literal, "User:*", "*", all, deny),
+			acl(topic, "foo", prefixed, "User:*", "*", describe, allow),
+		}, []check{
+			{"User:alice", lh, write, topic, "foo", false}, {"User:alice", lh, read, topic, "foo", false},
+			{"User:alice", lh, describe, topic, "foo", false}, {"User:alice", lh, read, topic, "foobar", true},
+			{"User:bob", lh, describe, topic, "foo", false}, {"User:bob", lh, read, topic, "foo", false},
+			{"User:bob", lh, write, topic, "foo", false}, {"User:bob", lh, describe, topic, "foobaz", true},
+			{"User:bob", lh, read, topic, "foobaz", false},
+		}},
+		{"testTopicAclWithOperationAll", Config{Enabled: true}, []ACL{
+			acl(topic, "foo", literal, "User:*", "*", all, allow),
+			acl(topic, "bar", prefixed, "User:alice", "*", all, allow),
+			acl(topic, "baz", literal, "User:bob", "*", all, allow),
+		}, []check{
+			{"User:alice", lh, write, topic, "foo", true}, {"User:alice", lh, kmsg.ACLOperationDescribeConfigs, topic, "bar", true},
+			{"User:alice", lh, describe, topic, "baz", false},
+			{"User:bob", lh, write, topic, "foo", true}, {"User:bob", lh, read, topic, "bar", false}, {"User:bob", lh, describe, topic, "baz", true},
+			{"User:malory", lh, describe, topic, "foo", true}, {"User:malory", lh, write, topic, "bar", false}, {"User:malory", lh, read, topic, "baz", false},
+		}},
+		{"testHostAddressAclValidation", Config{Enabled: true}, []ACL{
+			acl(topic, "foo", literal, "User:alice", "192.168.1.1", read, deny),
+			acl(topic, "foo", literal, "User:alice", "*", read, allow),
+			acl(topic, "bar", literal, "User:bob", "192.168.1.2", read, allow),
+			acl(topic, "bar", literal, "User:*", lh, describe, allow),
+		}, []check{
+			{"User:alice", lh, read, topic, "foo", true}, {"User:alice", lh, read, topic, "bar", false}, {"User:alice", lh, describe, topic, "bar", true},
+			{"User:alice", "192.168.1.1", read, topic, "foo", false}, {"User:alice", "192.168.1.1", read, topic, "bar", false}, {"User:alice", "192.168.1.1", describe, topic, "bar", false},
+			{"User:alice", "192.168.1.2", read, topic, "foo", true}, {"User:alice", "192.168.1.2", read, topic, "bar", false}, {"User:alice", "192.168.1.2", describe, topic, "bar", false},
+			{"User:bob", lh, read, topic, "foo", false}, {"User:bob", lh, read, topic, "bar", false}, {"User:bob", lh, describe, topic, "bar", true},
+			{"User:bob", "192.168.1.1", read, topic, "foo", false}, {"User:bob", "192.168.1.1", read, topic, "bar", false}, {"User:bob", "192.168.1.1", describe, topic, "bar", false},
+			{"User:bob", "192.168.1.2", read, topic, "foo", false}, {"User:bob", "192.168.1.2", read, topic, "bar", true}, {"User:bob", "192.168.1.2", describe, topic, "bar", true},
+		}},
+		{"testAuthorizationWithManyAcls", Config{Enabled: true}, []ACL{
+			acl(topic, "green2", literal, "User:*", "*", read, allow),
+			acl(topic, "green", prefixed, "User:bob", "*", read, allow),
+			acl(topic, "betamax4", literal, "User:bob", "*", read, allow),
+			acl(topic, "betamax", literal, "User:bob", "*", read, allow),
+			acl(topic, "beta", prefixed, "User:*", "*", read, allow),
+			acl(topic, "alpha", prefixed, "User:*", "*", read, allow),
+			acl(topic, "alp", prefixed, "User:bob", "*", read, deny),
+			acl(group, "*", literal, "User:bob", "*", write, allow),
+			acl(group, "wheel", literal, "User:*", "*", write, deny),
+		}, []check{
+			{"User:bob", lh, read, topic, "green1", true}, {"User:bob", lh, write, group, "wheel", false},
+			{"User:bob", lh, read, topic, "alpha", false}, {"User:bob", lh, write, group, "arbitrary", true}, {"User:bob", lh, read, topic, "ala", false},
+		}},
+		{"testPrefixAcls", Config{Enabled: true}, []ACL{
+			acl(topic, "fooa", prefixed, "User:alice", "*", all, allow),
+			acl(topic, "foobar", literal, "User:bob", "*", all, allow),
+			acl(topic, "f", prefixed, "User:bob", "*", all, allow),
+		}, []check{
+			{"User:bob", lh, write, topic, "foobarr", true}, {"User:bob", lh, read, topic, "goobar", false}, {"User:bob", lh, read, topic, "fooa", true},
+			{"User:alice", lh, describe, topic, "fooa", true}, {"User:alice", lh, write, topic, "bar", false}, {"User:alice", lh, read, topic, "baz", false},
+		}},
+	} {
+		a := New(c.cfg, c.acls)
+		for _, k := range c.checks {
+			if d := a.Authorize(k.principal, k.host, k.op, k.rt, k.name); d.Allowed != k.want {
+				t.Errorf("%s: %s from %s %s %s %q: allowed %v (%s), want %v", c.name, k.principal, k.host, k.op, k.rt, k.name, d.Allowed, d.Reason(), k.want)
+			}
+		}
+	}
+}
