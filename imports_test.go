@@ -110,7 +110,7 @@ var importRules = []importRule{
 		Why: "partitions, replicas, metadata and configs sit below the coordinators, the controller and the handlers"},
 	{Name: "transport", From: []string{"broker/wire/...", "broker/server/..."}, To: []string{k("broker")},
 		Why: "the transport carries requests; the handlers are above it"},
-	{Name: "clients", From: []string{"tui/...", "inspect/...", "seed/...", "loadgen/...", "waits/..."}, To: []string{k("broker/..."), k("store/...")}, Transitive: true,
+	{Name: "clients", From: []string{"tui/...", "inspect/...", "seed/...", "loadgen/...", "waits/...", "kafkaconn/...", "devca/..."}, To: []string{k("broker/..."), k("store/...")}, Transitive: true,
 		Why: "the TUI, the inspection and load libraries read the cluster as a client does"},
 	{Name: "supervisor", From: []string{"supervisor/..."}, To: []string{k("broker/..."), k("store/...")}, Transitive: true,
 		Why: "the supervisor runs nodes as processes: it knows their command line, not their code"},

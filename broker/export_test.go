@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/store/log"
 )
@@ -75,3 +76,11 @@ func (n *Node) LogConfigForTest(topic string, index int32) (log.Config, bool) {
 // DrainingForTest reports whether Close has begun draining the node's
 // client connections.
 func (n *Node) DrainingForTest() bool { return n.srv.Draining() }
+
+// SnapshotMetadataForTest has the node's Raft take a snapshot of the
+// metadata image now.
+func (n *Node) SnapshotMetadataForTest() error { return n.ctrl.Snapshot() }
+
+// CredentialsForTest is the CredentialSource the node's SASL mechanisms
+// check.
+func (n *Node) CredentialsForTest() auth.CredentialSource { return n.credentials() }

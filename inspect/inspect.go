@@ -7,7 +7,8 @@
 // Every function takes the franz-go clients it talks through (*kgo.Client,
 // *kadm.Client) and never creates a client of its own except through a
 // ClientFunc it is given; it only reads, never changes the cluster, but for
-// AbortTransaction (klog txn abort and the TUI's abort key). Per-item
+// AbortTransaction (klog txn abort and the TUI's abort key) and the users'
+// SCRAM credentials (SetUserPassword, DeleteUser: klog user). Per-item
 // failures (one group, one partition) are carried in the returned values, so
 // a caller can show what could be read beside what could not; a returned
 // error means nothing useful could be read.

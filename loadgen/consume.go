@@ -28,8 +28,7 @@ func Consume(ctx context.Context, c Config) (*Result, error) {
 		}
 		want = held
 	}
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(c.Brokers...),
+	cl, err := c.newClient(
 		kgo.ConsumeTopics(c.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(int32(c.FetchMaxBytes)),
@@ -71,7 +70,7 @@ func Consume(ctx context.Context, c Config) (*Result, error) {
 // endOffsets lists the end offsets of c.Topic's partitions, or with
 // start their log start offsets.
 func endOffsets(ctx context.Context, c *Config, start bool) (kadm.ListedOffsets, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Brokers...))
+	cl, err := c.newClient()
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}

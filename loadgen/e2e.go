@@ -83,8 +83,7 @@ func e2eConsumer(ctx context.Context, c *Config) (*kgo.Client, error) {
 	}
 	start := map[int32]kgo.Offset{}
 	ends.Each(func(o kadm.ListedOffset) { start[o.Partition] = kgo.NewOffset().At(o.Offset) })
-	cons, err := kgo.NewClient(
-		kgo.SeedBrokers(c.Brokers...),
+	cons, err := c.newClient(
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.Topic: start}),
 		kgo.FetchMaxBytes(int32(c.FetchMaxBytes)),
 		kgo.FetchMaxPartitionBytes(int32(c.FetchMaxPartitionBytes)),

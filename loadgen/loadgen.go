@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -34,7 +35,10 @@ var ErrConfig = errors.New("bad load configuration")
 // Config is one run.
 type Config struct {
 	Brokers []string
-	Topic   string
+	// ClientOpts are added to every client of the run: how to connect
+	// to a secured cluster (kafkaconn's options).
+	ClientOpts []kgo.Opt
+	Topic      string
 	// Partitions and ReplicationFactor are the topic's when the run
 	// creates it (an existing topic is used as it is); 0 is 1 partition
 	// and the broker's default replication factor.
@@ -347,7 +351,7 @@ func (r *Result) rates() {
 // gets its topic auto-created by the warm-up record, so a refusal is
 // logged and not fatal.
 func createTopic(ctx context.Context, c *Config) bool {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Brokers...))
+	cl, err := c.newClient()
 	if err != nil {
 		c.Logger.Warn("create topic: client", "err", err)
 		return false
@@ -427,7 +431,13 @@ func producerOpts(c *Config) []kgo.Opt {
 	if c.PartitionRun > 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	}
-	return opts
+	return append(opts, c.ClientOpts...)
+}
+
+// newClient is a client of the run's brokers with opts and the
+// connection's options.
+func (c *Config) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(slices.Concat([]kgo.Opt{kgo.SeedBrokers(c.Brokers...)}, opts, c.ClientOpts)...)
 }
 
 // warmUp produces one record (with c.PartitionRun, one to each

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,7 +20,7 @@ func Metadata(ctx context.Context, c Config) (*Result, error) {
 		return nil, fmt.Errorf("%w: metadata needs a number of requests", ErrConfig)
 	}
 	r := &Result{TopicCreated: createTopic(ctx, &c)}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Brokers...))
+	cl, err := c.newClient()
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}

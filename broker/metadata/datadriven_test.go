@@ -229,6 +229,8 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 			}
 		}
 		return r, nil
+	case "scram":
+		return parseSCRAM(d.Input)
 	case "alloc-pids":
 		return &AllocateProducerIDsRecord{BlockSize: num("size")}, nil
 	case "create-acls":
@@ -401,8 +403,32 @@ func dumpImage(img *Image) string {
 		a := e.ACL
 		fmt.Fprintf(&b, "acl %v %s:%s:%s %s@%s %s %s\n", e.ID, a.ResourceType, a.PatternType, a.ResourceName, a.Principal, a.Host, a.Operation, a.Permission)
 	}
+	for _, c := range img.SortedSCRAMCredentials() {
+		fmt.Fprintf(&b, "scram %q %s iterations=%d salt=%q\n", c.User, c.Mechanism, c.Iterations, c.Salt)
+	}
 	if len(img.TopicIDs) != len(img.Topics) {
 		fmt.Fprintf(&b, "(%d topic ids for %d topics)\n", len(img.TopicIDs), len(img.Topics))
 	}
 	return b.String()
+}
+
+// parseSCRAM parses the lines of a scram command: "upsert USER MECHANISM
+// ITERATIONS" (salt and keys made from the user's name) and "delete USER
+// MECHANISM".
+func parseSCRAM(input string) (Record, error) {
+	r := &AlterSCRAMCredentialsRecord{}
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 4 && f[0] == "upsert":
+			it, _ := strconv.ParseInt(f[3], 10, 32)
+			r.Upsert = append(r.Upsert, SCRAMCredential{User: f[1], Mechanism: f[2], Iterations: int32(it),
+				Salt: []byte("salt-" + f[1]), StoredKey: []byte("stored-" + f[1]), ServerKey: []byte("server-" + f[1])})
+		case len(f) == 3 && f[0] == "delete":
+			r.Delete = append(r.Delete, SCRAMUser{User: f[1], Mechanism: f[2]})
+		default:
+			return nil, fmt.Errorf("scram: %q is neither upsert USER MECH ITERATIONS nor delete USER MECH", line)
+		}
+	}
+	return r, nil
 }

@@ -55,3 +55,7 @@ var ErrStalePartitionEpoch = errors.New("stale partition epoch")
 // IfIncarnation is no longer the registered incarnation: a fencing change
 // computed for a run of the broker that has since been replaced.
 var ErrStaleIncarnation = errors.New("stale broker incarnation")
+
+// ErrUnknownSCRAMCredential is returned by Apply for the deletion of a
+// SCRAM credential the image does not hold.
+var ErrUnknownSCRAMCredential = errors.New("unknown SCRAM credential")

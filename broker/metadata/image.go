@@ -33,6 +33,9 @@ type Image struct {
 	// name: a node id ("1") for one broker's, "" for the cluster-wide
 	// defaults. Values are as set; resolution is broker/config's.
 	BrokerConfigs map[string]map[string]string
+	// SCRAMCredentials are the users' SCRAM credentials by user, then
+	// by mechanism; nil when there are none.
+	SCRAMCredentials map[string]map[string]SCRAMCredential
 	// NextProducerID is the first producer ID of the next block to hand out.
 	NextProducerID int64
 	// ACLs are the ACL bindings (nil when there are none).

@@ -32,6 +32,7 @@ var recordKinds = [...]func() Record{
 	func() Record { return new(PartitionChangeRecord) },
 	func() Record { return new(CreateACLsRecord) },
 	func() Record { return new(RemoveACLsRecord) },
+	func() Record { return new(AlterSCRAMCredentialsRecord) },
 }
 
 // recordKindsByType maps each kind's Type to recordKinds' row.

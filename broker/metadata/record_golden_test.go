@@ -39,6 +39,10 @@ func goldenRecords() []struct {
 			`{"v":1,"type":"AlterTopicConfigs","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAQ","replace":true,"set":{"retention.ms":"5"},"delete":["segment.ms"]}}`},
 		{&AlterTopicConfigsRecord{Broker: &broker, Set: map[string]string{"min.insync.replicas": "1"}},
 			`{"v":1,"type":"AlterTopicConfigs","data":{"topic":"","id":"AAAAAAAAAAAAAAAAAAAAAA","broker":"2","set":{"min.insync.replicas":"1"}}}`},
+		{&AlterSCRAMCredentialsRecord{
+			Upsert: []SCRAMCredential{{User: "alice", Mechanism: "SCRAM-SHA-512", Salt: []byte("salt"), StoredKey: []byte("stored"), ServerKey: []byte("server"), Iterations: 8192}},
+			Delete: []SCRAMUser{{User: "bob", Mechanism: "SCRAM-SHA-256"}}},
+			`{"v":1,"type":"AlterSCRAMCredentials","data":{"upsert":[{"user":"alice","mechanism":"SCRAM-SHA-512","salt":"c2FsdA==","storedKey":"c3RvcmVk","serverKey":"c2VydmVy","iterations":8192}],"delete":[{"user":"bob","mechanism":"SCRAM-SHA-256"}]}}`},
 		{&AllocateProducerIDsRecord{BlockSize: 1000},
 			`{"v":1,"type":"AllocateProducerIDs","data":{"blockSize":1000}}`},
 		{&PartitionChangeRecord{Topic: "t", ID: testID(1), Partition: 4, Leader: new(int32(2)), ISR: []int32{2, 3}, Replicas: []int32{2, 3, 4},

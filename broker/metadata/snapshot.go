@@ -25,6 +25,9 @@ type imageJSON struct {
 	BrokerConfigs map[string]map[string]string `json:"brokerConfigs,omitempty"`
 	// ACLs are the ACL bindings, by id.
 	ACLs []ACLEntry `json:"acls,omitempty"`
+	// SCRAMCredentials are the users' SCRAM credentials, by user and
+	// then mechanism.
+	SCRAMCredentials []SCRAMCredential `json:"scramCredentials,omitempty"`
 }
 
 type topicJSON struct {
@@ -47,6 +50,8 @@ func EncodeImage(img *Image) ([]byte, error) {
 		Brokers:        make([]Broker, 0, len(img.Brokers)),
 		Topics:         make([]topicJSON, 0, len(img.Topics)),
 		ACLs:           img.ACLs.Sorted(),
+		// SCRAMCredentials: SortedSCRAMCredentials' order.
+		SCRAMCredentials: img.SortedSCRAMCredentials(),
 	}
 	for _, id := range img.SortedBrokerIDs() {
 		ij.Brokers = append(ij.Brokers, img.Brokers[id])
@@ -103,6 +108,9 @@ func DecodeImage(b []byte) (*Image, error) {
 	if err := img.decodeACLs(ij.ACLs); err != nil {
 		return nil, err
 	}
+	if err := img.decodeSCRAMCredentials(ij.SCRAMCredentials); err != nil {
+		return nil, err
+	}
 	for _, br := range ij.Brokers {
 		if _, dup := img.Brokers[br.ID]; dup || br.ID < 0 {
 			return nil, fmt.Errorf("%w: image broker %d", ErrMalformedRecord, br.ID)
@@ -152,5 +160,19 @@ func (img *Image) decodeACLs(entries []ACLEntry) error {
 			return fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
 		}
 	}
+	return nil
+}
+
+// decodeSCRAMCredentials sets the SCRAM credentials of an image being
+// decoded.
+func (img *Image) decodeSCRAMCredentials(creds []SCRAMCredential) error {
+	if len(creds) == 0 {
+		return nil
+	}
+	scram, err := img.Apply(&AlterSCRAMCredentialsRecord{Upsert: creds})
+	if err != nil {
+		return fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
+	}
+	img.SCRAMCredentials = scram.SCRAMCredentials
 	return nil
 }

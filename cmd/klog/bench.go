@@ -158,6 +158,11 @@ func (o *benchOptions) config(cmd *cobra.Command, g *globals) (loadgen.Config, e
 		c.Acks = acks
 		c.Idempotent = acks == -1 && (o.idempotent || !cmd.Flags().Changed("idempotent"))
 	}
+	conn, err := g.clientOpts()
+	if err != nil {
+		return c, err
+	}
+	c.ClientOpts = conn
 	if _, err := loadgen.Codec(c.Compression); err != nil {
 		return c, usagef("-z %q: want none, gzip, snappy, lz4 or zstd", c.Compression)
 	}

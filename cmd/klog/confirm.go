@@ -26,7 +26,7 @@ type consent struct {
 }
 
 // destructive makes cmd, a command that deletes or moves data (topic
-// delete and trim, group delete and seek, txn abort), confirm as every
+// delete and trim, group delete and seek, txn abort, user delete), confirm as every
 // such command does: it registers --yes (-y), adds the rule to the help,
 // and fills in c, which the command asks through, from cmd's stdin and
 // stderr when it runs. verb says what the command does ("delete"), done

@@ -19,6 +19,7 @@ var destructiveCommands = []string{
 	"klog group seek",
 	"klog txn abort",
 	"klog snapshot delete", // its refusal: TestSnapshotListDelete
+	"klog user delete",     // its refusal: TestUserCreateListDelete
 	"klog acl delete",      // its refusal: TestACLCommands
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,10 +22,11 @@ const (
 
 // globals holds the flags and environment shared by every command.
 type globals struct {
-	brokers string // -b/--brokers; resolved against $KLOG_BROKERS in resolve
-	admin   string // --admin; resolved against $KLOG_ADMIN in resolve
-	format  string // --format text|json
-	verbose int    // -v, repeatable
+	brokers string    // -b/--brokers; resolved against $KLOG_BROKERS in resolve
+	admin   string    // --admin; resolved against $KLOG_ADMIN in resolve
+	format  string    // --format text|json
+	verbose int       // -v, repeatable
+	conn    connFlags // TLS, SASL, -X client properties, --command-config
 
 	getenv func(string) string
 	logger *slog.Logger // set by resolve, writes to the command's stderr
@@ -33,10 +35,11 @@ type globals struct {
 // register adds the global flags to the root command.
 func (g *globals) register(root *cobra.Command) {
 	f := root.PersistentFlags()
-	f.StringVarP(&g.brokers, "brokers", "b", "", "comma-separated seed brokers (default $KLOG_BROKERS, else "+defaultBrokers+")")
+	f.StringVarP(&g.brokers, "brokers", "b", "", "comma-separated seed brokers (default $KLOG_BROKERS, else the client config's bootstrap.servers, else "+defaultBrokers+")")
 	f.StringVar(&g.admin, "admin", "", "comma-separated admin API addresses of the nodes (default $KLOG_ADMIN, else found from the brokers)")
 	f.StringVar(&g.format, "format", formatText, "output format: text|json")
 	f.CountVarP(&g.verbose, "verbose", "v", "log more on stderr (-vv for debug)")
+	g.conn.register(root)
 }
 
 // resolve validates the global flags and fills in the defaults that depend on
@@ -44,6 +47,14 @@ func (g *globals) register(root *cobra.Command) {
 func (g *globals) resolve(cmd *cobra.Command) error {
 	if g.brokers == "" && g.getenv != nil {
 		g.brokers = strings.TrimSpace(g.getenv("KLOG_BROKERS"))
+	}
+	g.conn.resolve(cmd)
+	if g.brokers == "" && (g.conn.named(g.getenv) || len(g.conn.properties) > 0) {
+		s, err := g.conn.load(g.getenv)
+		if err != nil {
+			return err
+		}
+		g.brokers = s.Brokers
 	}
 	if g.brokers == "" {
 		g.brokers = defaultBrokers
@@ -79,11 +90,22 @@ func (g *globals) seeds() []string {
 }
 
 // newClient returns a franz-go client for the seed brokers with klog's
-// defaults: never auto-create topics, log through the command's logger,
-// and ask for metadata again a quarter second after the last time, not
-// franz-go's 5 s, when a leader is lost (a killed node of klog up -n has
-// another leader within milliseconds).
+// defaults: connect as the connection flags say (TLS, SASL), never
+// auto-create topics, log through the command's logger, and ask for
+// metadata again a quarter second after the last time, not franz-go's
+// 5 s, when a leader is lost (a killed node of klog up -n has another
+// leader within milliseconds).
 func (g *globals) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
+	conn, err := g.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	return g.newClientWith(conn, extra...)
+}
+
+// newClientWith is newClient connecting with the options conn instead of
+// the connection flags'.
+func (g *globals) newClientWith(conn []kgo.Opt, extra ...kgo.Opt) (*kgo.Client, error) {
 	logger := g.logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -96,7 +118,7 @@ func (g *globals) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 		kgo.RetryTimeout(15 * time.Second),
 		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
-	cl, err := kgo.NewClient(append(opts, extra...)...)
+	cl, err := kgo.NewClient(slices.Concat(opts, conn, extra)...)
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}

@@ -44,6 +44,15 @@ const completionTimeout = 3 * time.Second
 // completeGroups completes group names from the live cluster; every
 // positional argument is a group, each named once.
 func completeGroups(g *globals, maxArgs int) cobra.CompletionFunc {
+	return completeNames(g, maxArgs, func(ctx context.Context, adm *kadm.Client) []string {
+		listed, _ := adm.ListGroups(ctx)
+		return listed.Groups()
+	})
+}
+
+// completeNames completes the names list finds in the live cluster, up to
+// maxArgs positional arguments (0: any number), each named once.
+func completeNames(g *globals, maxArgs int, list func(context.Context, *kadm.Client) []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if maxArgs > 0 && len(args) >= maxArgs {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -55,8 +64,7 @@ func completeGroups(g *globals, maxArgs int) cobra.CompletionFunc {
 		defer cancel()
 		var names []cobra.Completion
 		_ = withAdmin(g, func(adm *kadm.Client) error {
-			listed, _ := adm.ListGroups(ctx)
-			for _, n := range listed.Groups() {
+			for _, n := range list(ctx, adm) {
 				if strings.HasPrefix(n, toComplete) && !slices.Contains(args, n) {
 					names = append(names, n)
 				}

@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
-	return exitCode(stderr, cmd, err)
+	return exitCode(stderr, cmd, g.conn.settings.Explain(err))
 }
 
 // exitCode reports err of cmd, the command that ran, on w and maps it to
@@ -90,7 +90,13 @@ func newRootCmd(g *globals) *cobra.Command {
 		Long: `klog is a Kafka-compatible event streaming broker in one binary, and the
 command line to work with any Kafka-compatible cluster.
 
-Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers + `.`,
+Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else the
+bootstrap.servers of the client config (--command-config, -X), else ` + defaultBrokers + `.
+
+Secured clusters: --security-protocol, --sasl-*, --tls-* and their
+$KLOG_* variables, a client config file (--command-config) and client
+properties (-X key=value) set how every command connects; see
+docs/client-security.md.`,
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -122,7 +128,9 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newSnapshotCmd(g),
 		newClusterCmd(g),
 		newBenchCmd(g),
+		newUserCmd(g),
 	)
+	g.conn.addClientPropertyX(root)
 	groupCommands(root)
 	return root
 }

@@ -40,6 +40,13 @@ func TestTUIStarts(t *testing.T) {
 	testkit.WaitFor(t, "the topics screen", func() (bool, string) {
 		return strings.Contains(screenText(&out), "tui-topic"), screenText(&out)
 	})
+	quitTUI(t, keys, done, &out, &stderr)
+}
+
+// quitTUI presses q and waits for klog tui to exit 0 with its code on
+// done.
+func quitTUI(t *testing.T, keys io.Writer, done <-chan int, out *testkit.Buffer, stderr *bytes.Buffer) {
+	t.Helper()
 	if _, err := io.WriteString(keys, "q"); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +56,7 @@ func TestTUIStarts(t *testing.T) {
 			t.Fatalf("klog tui exit %d; stderr:\n%s", code, stderr.String())
 		}
 	case <-time.After(testkit.WaitTimeout):
-		t.Fatalf("klog tui did not quit on q; screen:\n%s", screenText(&out))
+		t.Fatalf("klog tui did not quit on q; screen:\n%s", screenText(out))
 	}
 }
 

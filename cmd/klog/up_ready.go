@@ -94,7 +94,9 @@ func announce(cmd *cobra.Command, g *globals, o upOptions, info readyInfo, regis
 // probeAndSeed waits, for a detached klog up, until a produce and a
 // metadata request succeed, and applies the seeds.
 func probeAndSeed(ctx context.Context, g *globals, o upOptions, info readyInfo, spec seed.Spec, cmd *cobra.Command) error {
-	cl, err := g.newClient(append(seed.ProducerOpts(), kgo.SeedBrokers(info.Brokers...))...)
+	// The cluster's own listener: the connection flags are for clusters
+	// klog's commands visit.
+	cl, err := g.newClientWith(nil, append(seed.ProducerOpts(), kgo.SeedBrokers(info.Brokers...))...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,262 @@
+package kafkaconn
+
+import (
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/klogdev/klog/devca"
+)
+
+func TestParseProperties(t *testing.T) {
+	text := "# comment\n! also\n  bootstrap.servers = a:1,b:2\nsasl.mechanism:SCRAM-SHA-512\n" +
+		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n" +
+		"    username=\"alice\" \\\n    password=\"p\\\\\\\"w\";\n" +
+		"ssl.truststore.location /tmp/x\\u00e9.p12\nempty=\n"
+	got, err := ParseProperties(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Property{
+		{"bootstrap.servers", "a:1,b:2"},
+		{"sasl.mechanism", "SCRAM-SHA-512"},
+		{"sasl.jaas.config", `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="p\"w";`},
+		{"ssl.truststore.location", "/tmp/xé.p12"},
+		{"empty", ""},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	module, opts, err := ParseJAAS(got[2].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if module != "org.apache.kafka.common.security.scram.ScramLoginModule" || opts["username"] != "alice" || opts["password"] != `p"w` {
+		t.Fatalf("module %q options %q", module, opts)
+	}
+	for _, bad := range []string{"x", `M required username="open`, "M maybe a=b;"} {
+		if _, _, err := ParseJAAS(bad); err == nil {
+			t.Errorf("ParseJAAS(%q) took it", bad)
+		}
+	}
+}
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Flags beat -X, -X beats the environment, the environment beats the
+// file; each origin is named.
+func TestPrecedence(t *testing.T) {
+	file := writeFile(t, "c.properties", "bootstrap.servers=f:1\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=file password=file;\nacks=all\n")
+	env := map[string]string{"KLOG_COMMAND_CONFIG": file, "KLOG_SASL_USERNAME": "env", "KLOG_SASL_PASSWORD": "env"}
+	s, err := Load(Sources{
+		Properties: []string{"sasl.password=x", "sasl.mechanisms=SCRAM-SHA-256"},
+		Flags:      map[string]string{"sasl-mechanism": "scram-sha-512"},
+		Getenv:     func(k string) string { return env[k] },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{s.Brokers, s.SecurityProtocol, s.Mechanism, s.Username, s.Password}
+	want := []string{"f:1", SASLPlaintext, MechanismSCRAMSHA512, "env", "x"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	origins := []string{s.Origin("security-protocol"), s.Origin("sasl-mechanism"), s.Origin("sasl-username"), s.Origin("sasl-password")}
+	if !reflect.DeepEqual(origins, []string{file + ": security.protocol", "--sasl-mechanism", "KLOG_SASL_USERNAME", "-X sasl.password"}) {
+		t.Fatalf("origins %q", origins)
+	}
+	if !reflect.DeepEqual(s.Ignored, []string{file + ": acks"}) {
+		t.Fatalf("ignored %q", s.Ignored)
+	}
+	opts, err := s.Opts()
+	if err != nil || len(opts) != 1 {
+		t.Fatalf("%d options, %v; want SASL's", len(opts), err)
+	}
+}
+
+func TestSettingsErrors(t *testing.T) {
+	for _, c := range []struct {
+		src  Sources
+		want string
+	}{
+		{Sources{Flags: map[string]string{"sasl-mechanism": "SCRAM-SHA-512"}}, "--sasl-mechanism SCRAM-SHA-512 needs a username: --sasl-username or KLOG_SASL_USERNAME"},
+		{Sources{Flags: map[string]string{"sasl-mechanism": "PLAIN", "sasl-username": "u"}}, "PLAIN needs a password"},
+		{Sources{Properties: []string{"sasl.mechanism=GSSAPI"}}, `-X sasl.mechanism "GSSAPI": want PLAIN`},
+		{Sources{Properties: []string{"sasl.mechanism=OAUTHBEARER"}}, "OAUTHBEARER needs a token"},
+		{Sources{Properties: []string{"security.protocol=SASL_SSL"}}, "needs a SASL mechanism"},
+		{Sources{Properties: []string{"security.protocol=TLS"}}, `-X security.protocol "TLS": want PLAINTEXT`},
+		{Sources{Properties: []string{"security.protocol=PLAINTEXT", "sasl.mechanism=PLAIN"}}, "use SASL_PLAINTEXT or SASL_SSL"},
+		{Sources{Properties: []string{"ssl.keystore.certificate.chain=x"}}, `-X ssl.keystore.certificate.chain: unknown client property "ssl.keystore.certificate.chain"`},
+		{Sources{Properties: []string{"enable.ssl.certificate.verification=false"}}, "only with --tls-insecure-skip-verify"},
+		{Sources{Properties: []string{"novalue"}}, `-X "novalue": want key=value`},
+		{Sources{Properties: []string{"sasl.jaas.config=x.OAuthBearerLoginModule required;"}}, "give the token with --sasl-oauth-token"},
+		{Sources{Properties: []string{"sasl.jaas.config=x.KerberosLoginModule required;"}}, "login module x.KerberosLoginModule"},
+		{Sources{CommandConfig: "/nonexistent/c.properties"}, "--command-config: open /nonexistent/c.properties"},
+	} {
+		_, err := Load(c.src)
+		if err == nil || !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
+// The protocol follows from the other settings when none names it.
+func TestInferProtocol(t *testing.T) {
+	for _, c := range []struct {
+		props []string
+		want  string
+	}{
+		{nil, Plaintext},
+		{[]string{"ssl.ca.location=x"}, SSL},
+		{[]string{"sasl.mechanism=PLAIN", "sasl.username=u", "sasl.password=p"}, SASLPlaintext},
+		{[]string{"sasl.mechanism=PLAIN", "sasl.username=u", "sasl.password=p", "ssl.ca.location=x"}, SASLSSL},
+	} {
+		s, err := Load(Sources{Properties: c.props})
+		if err != nil || s.SecurityProtocol != c.want {
+			t.Errorf("%q: %v %v, want %s", c.props, s, err, c.want)
+		}
+	}
+}
+
+// The CA and client certificate load from PEM and PKCS12; a bad password
+// or a JKS store is an error naming the file.
+func TestKeyMaterial(t *testing.T) {
+	ca, err := devca.Ensure(t.TempDir(), nil, []int32{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := ca.Client("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, props := range [][]string{
+		{"ssl.ca.location=" + ca.CA, "ssl.certificate.location=" + alice.Cert, "ssl.key.location=" + alice.Key},
+		{"ssl.truststore.location=" + ca.Truststore, "ssl.truststore.password=" + ca.Password,
+			"ssl.keystore.location=" + alice.Keystore, "ssl.keystore.password=" + ca.Password, "ssl.key.password=" + ca.Password},
+		{"ssl.ca.location=" + ca.Nodes[1].Keystore, "ssl.truststore.password=" + ca.Password, "ssl.certificate.location=" + ca.Nodes[1].PEM},
+	} {
+		s, err := Load(Sources{Properties: props})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := s.TLSConfig()
+		if err != nil {
+			t.Fatalf("%q: %v", props, err)
+		}
+		if cfg.RootCAs == nil || len(cfg.Certificates) != 1 {
+			t.Fatalf("%q: roots %v, %d certificates", props, cfg.RootCAs != nil, len(cfg.Certificates))
+		}
+	}
+	for _, c := range []struct {
+		props []string
+		want  string
+	}{
+		{[]string{"ssl.truststore.location=" + ca.Truststore, "ssl.truststore.password=wrong"}, "truststore.p12: not PEM, and as PKCS12"},
+		{[]string{"ssl.truststore.location=" + ca.Truststore, "ssl.truststore.type=JKS"}, "JKS stores are not supported"},
+		{[]string{"ssl.ca.location=" + ca.CA, "ssl.certificate.location=" + alice.Cert}, "give the key with --tls-key"},
+		{[]string{"ssl.ca.location=" + ca.CA, "ssl.key.location=" + alice.Key}, "without a certificate"},
+	} {
+		s, err := Load(Sources{Properties: c.props})
+		if err == nil {
+			_, err = s.TLSConfig()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.props, err, c.want)
+		}
+	}
+}
+
+// An empty ssl.endpoint.identification.algorithm skips the host name
+// check but not the chain's.
+func TestNoHostnameCheck(t *testing.T) {
+	ca, err := devca.Ensure(t.TempDir(), nil, []int32{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := devca.Ensure(t.TempDir(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(ca.Nodes[1].PEM, ca.Nodes[1].PEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.(*tls.Conn).Handshake()
+			c.Close()
+		}
+	}()
+	dial := func(caFile string, props ...string) error {
+		s, err := Load(Sources{Properties: append(props, "ssl.ca.location="+caFile)})
+		if err != nil {
+			return err
+		}
+		cfg, err := s.TLSConfig()
+		if err != nil {
+			return err
+		}
+		cfg.ServerName = "elsewhere.example"
+		c, err := tls.Dial("tcp", ln.Addr().String(), cfg)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	if err := dial(ca.CA); err == nil {
+		t.Fatal("a certificate without the name dialed was taken")
+	}
+	if err := dial(ca.CA, "ssl.endpoint.identification.algorithm="); err != nil {
+		t.Fatalf("without the host name check: %v", err)
+	}
+	if err := dial(other.CA, "ssl.endpoint.identification.algorithm="); err == nil {
+		t.Fatal("without the host name check, another CA's certificate was taken")
+	}
+}
+
+// OAUTHBEARER takes a token from the flag, or makes the unsecured one
+// Kafka's login module makes for a subject.
+func TestOAuthBearer(t *testing.T) {
+	s, err := Load(Sources{Properties: []string{"sasl.mechanism=OAUTHBEARER",
+		`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="alice";`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(s.OAuthToken, ".")
+	if len(parts) != 3 || parts[2] != "" {
+		t.Fatalf("token %q: want header.claims.", s.OAuthToken)
+	}
+	claims, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || !strings.Contains(string(claims), `"sub":"alice"`) {
+		t.Fatalf("claims %s, %v", claims, err)
+	}
+	if opts, err := s.Opts(); err != nil || len(opts) != 1 {
+		t.Fatalf("%d options, %v", len(opts), err)
+	}
+	s, err = Load(Sources{Flags: map[string]string{"sasl-mechanism": "OAUTHBEARER", "sasl-oauth-token": "tok"}})
+	if err != nil || s.OAuthToken != "tok" || s.SecurityProtocol != SASLPlaintext {
+		t.Fatalf("%+v, %v", s, err)
+	}
+}
