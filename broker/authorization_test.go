@@ -213,3 +213,27 @@ func TestAuthorizationCreateTopics(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorizationSCRAMCredentials checks that describing SCRAM
+// credentials needs DESCRIBE on the cluster and altering them ALTER, as
+// Kafka asks.
+func TestAuthorizationSCRAMCredentials(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	alice := as(c, "alice")
+	describe := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+	dresp, err := describe.RequestWith(ctx, alice)
+	if err != nil || dresp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice describes SCRAM credentials: %+v, %v", dresp, err)
+	}
+	alter := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	up := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+	up.Name, up.Mechanism, up.Iterations, up.Salt, up.SaltedPassword = "bob", 2, 4096, []byte("salt"), []byte("salted-password-of-bob")
+	alter.Upsertions = append(alter.Upsertions, up)
+	aresp, err := alter.RequestWith(ctx, alice)
+	if err != nil || len(aresp.Results) != 1 || aresp.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice alters SCRAM credentials: %+v, %v", aresp, err)
+	}
+	if aresp, err = alter.RequestWith(ctx, as(c, "admin")); err != nil || aresp.Results[0].ErrorCode != 0 {
+		t.Fatalf("admin alters SCRAM credentials: %+v, %v", aresp, err)
+	}
+}
