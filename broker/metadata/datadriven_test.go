@@ -30,6 +30,9 @@ import (
 //	partition-change topic=<s> partition=<n> [leader=<n>] [isr=<a,b>] [replicas=<a,b>]
 //	                 [adding=<a,b>] [removing=<a,b>] [bump-leader-epoch]
 //	                 [if-leader-epoch=<n>] [if-partition-epoch=<n>]
+//	client-quota                                input: "<entity> set k=v" and "<entity> remove k"
+//	                                            lines; <entity> is user=<u>,client-id=<c>,ip=<a>
+//	                                            parts, "default" for a kind's default
 //	raw                                         input: an encoded record
 //
 // Other commands:
@@ -226,6 +229,8 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 			}
 		}
 		return r, nil
+	case "client-quota":
+		return parseClientQuota(d.Input)
 	case "alloc-pids":
 		return &AllocateProducerIDsRecord{BlockSize: num("size")}, nil
 	case "partition-change":
@@ -258,6 +263,54 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		return r, nil
 	}
 	return nil, fmt.Errorf("unknown command %q", d.Cmd)
+}
+
+// parseClientQuota parses client-quota's input lines.
+func parseClientQuota(input string) (Record, error) {
+	r := &ClientQuotaRecord{}
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return nil, fmt.Errorf("bad client-quota line %q", line)
+		}
+		var c QuotaChange
+		for _, part := range strings.Split(f[0], ",") {
+			kind, name, _ := strings.Cut(part, "=")
+			q := Named(name)
+			if name == "default" {
+				q = DefaultName
+			}
+			switch kind {
+			case "user":
+				c.Entity.User = q
+			case "client-id":
+				c.Entity.ClientID = q
+			case "ip":
+				c.Entity.IP = q
+			case "none":
+			default:
+				return nil, fmt.Errorf("bad entity %q", f[0])
+			}
+		}
+		switch f[1] {
+		case "set":
+			k, v, _ := strings.Cut(f[2], "=")
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, err
+			}
+			c.Key, c.Value = k, &n
+		case "remove":
+			c.Key = f[2]
+		default:
+			return nil, fmt.Errorf("bad client-quota line %q", line)
+		}
+		r.Changes = append(r.Changes, c)
+	}
+	return r, nil
 }
 
 // parsePartitions parses "<p>: <r1>,<r2>" lines (leader is the first
@@ -362,6 +415,12 @@ func dumpImage(img *Image) string {
 		cfg := img.BrokerConfigs[name]
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
 			fmt.Fprintf(&b, "broker-config %q %s=%s\n", name, k, cfg[k])
+		}
+	}
+	for _, e := range img.SortedQuotaEntities() {
+		q := img.ClientQuotas[e]
+		for _, k := range slices.Sorted(maps.Keys(q)) {
+			fmt.Fprintf(&b, "client-quota %s %s=%v\n", e, k, q[k])
 		}
 	}
 	if len(img.TopicIDs) != len(img.Topics) {

@@ -33,6 +33,9 @@ type Image struct {
 	// name: a node id ("1") for one broker's, "" for the cluster-wide
 	// defaults. Values are as set; resolution is broker/config's.
 	BrokerConfigs map[string]map[string]string
+	// ClientQuotas are the client quotas by entity: each entity's quota
+	// keys (producer_byte_rate, ...) and their values.
+	ClientQuotas map[QuotaEntity]map[string]float64
 	// NextProducerID is the first producer ID of the next block to hand out.
 	NextProducerID int64
 	// Index is the Raft index of the last applied record.

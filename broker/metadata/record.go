@@ -30,6 +30,7 @@ var recordKinds = [...]func() Record{
 	func() Record { return new(AlterTopicConfigsRecord) },
 	func() Record { return new(AllocateProducerIDsRecord) },
 	func() Record { return new(PartitionChangeRecord) },
+	func() Record { return new(ClientQuotaRecord) },
 }
 
 // recordKindsByType maps each kind's Type to recordKinds' row.

@@ -42,6 +42,11 @@ func goldenRecords() []struct {
 		{&PartitionChangeRecord{Topic: "t", ID: testID(1), Partition: 4, Leader: new(int32(2)), ISR: []int32{2, 3}, Replicas: []int32{2, 3, 4},
 			AddingReplicas: []int32{4}, RemovingReplicas: []int32{}, BumpLeaderEpoch: true, IfLeaderEpoch: new(int32(5)), IfPartitionEpoch: new(int32(6))},
 			`{"v":1,"type":"PartitionChange","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAQ","partition":4,"leader":2,"isr":[2,3],"replicas":[2,3,4],"addingReplicas":[4],"removingReplicas":[],"bumpLeaderEpoch":true,"ifLeaderEpoch":5,"ifPartitionEpoch":6}}`},
+		{&ClientQuotaRecord{Changes: []QuotaChange{
+			{Entity: QuotaEntity{User: Named("alice"), ClientID: DefaultName}, Key: "producer_byte_rate", Value: new(1048576.0)},
+			{Entity: QuotaEntity{IP: Named("10.0.0.1")}, Key: "connection_creation_rate"},
+		}},
+			`{"v":1,"type":"ClientQuota","data":{"changes":[{"entity":{"user":{"name":"alice"},"clientID":{"default":true}},"key":"producer_byte_rate","value":1048576},{"entity":{"ip":{"name":"10.0.0.1"}},"key":"connection_creation_rate"}]}}`},
 		{&PartitionChangeRecord{Topic: "t", Partition: 0},
 			`{"v":1,"type":"PartitionChange","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAA","partition":0,"isr":null,"replicas":null,"addingReplicas":null,"removingReplicas":null}}`},
 	}

@@ -23,6 +23,13 @@ type imageJSON struct {
 	Index          uint64      `json:"index"`
 	// BrokerConfigs are the dynamic broker configs by resource name.
 	BrokerConfigs map[string]map[string]string `json:"brokerConfigs,omitempty"`
+	// ClientQuotas are the client quotas, in SortedQuotaEntities' order.
+	ClientQuotas []quotaJSON `json:"clientQuotas,omitempty"`
+}
+
+type quotaJSON struct {
+	Entity QuotaEntity        `json:"entity"`
+	Values map[string]float64 `json:"values"`
 }
 
 type topicJSON struct {
@@ -44,6 +51,9 @@ func EncodeImage(img *Image) ([]byte, error) {
 		BrokerConfigs:  img.BrokerConfigs,
 		Brokers:        make([]Broker, 0, len(img.Brokers)),
 		Topics:         make([]topicJSON, 0, len(img.Topics)),
+	}
+	for _, e := range img.SortedQuotaEntities() {
+		ij.ClientQuotas = append(ij.ClientQuotas, quotaJSON{Entity: e, Values: img.ClientQuotas[e]})
 	}
 	for _, id := range img.SortedBrokerIDs() {
 		ij.Brokers = append(ij.Brokers, img.Brokers[id])
@@ -97,6 +107,9 @@ func DecodeImage(b []byte) (*Image, error) {
 			img.BrokerConfigs[name] = cfg
 		}
 	}
+	if err := img.decodeClientQuotas(ij.ClientQuotas); err != nil {
+		return nil, err
+	}
 	for _, br := range ij.Brokers {
 		if _, dup := img.Brokers[br.ID]; dup || br.ID < 0 {
 			return nil, fmt.Errorf("%w: image broker %d", ErrMalformedRecord, br.ID)
@@ -133,4 +146,24 @@ func DecodeImage(b []byte) (*Image, error) {
 		img.TopicIDs[id] = t.Name
 	}
 	return img, nil
+}
+
+// decodeClientQuotas sets img's client quotas from an encoded image's,
+// checked as ClientQuotaRecord checks them.
+func (img *Image) decodeClientQuotas(qs []quotaJSON) error {
+	for _, q := range qs {
+		if _, dup := img.ClientQuotas[q.Entity]; dup || len(q.Values) == 0 {
+			return fmt.Errorf("%w: image client quotas of %s", ErrMalformedRecord, q.Entity)
+		}
+		rec := &ClientQuotaRecord{}
+		for _, k := range slices.Sorted(maps.Keys(q.Values)) {
+			rec.Changes = append(rec.Changes, QuotaChange{Entity: q.Entity, Key: k, Value: new(q.Values[k])})
+		}
+		n, err := rec.apply(img)
+		if err != nil {
+			return fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
+		}
+		img.ClientQuotas = n.ClientQuotas
+	}
+	return nil
 }
