@@ -80,6 +80,8 @@ func apiTable() []api {
 		{kmsg.AlterPartitionAssignments, 0, 1, simple(handleAlterPartitionReassignments)},
 		{kmsg.ListPartitionReassignments, 0, 0, simple(handleListPartitionReassignments)},
 		{kmsg.OffsetDelete, 0, 0, simple(handleOffsetDelete)},
+		{kmsg.DescribeClientQuotas, 0, 1, simple(handleDescribeClientQuotas)},
+		{kmsg.AlterClientQuotas, 0, 1, simple(handleAlterClientQuotas)},
 		{kmsg.DescribeQuorum, 0, 2, simple(handleDescribeQuorum)},
 		{kmsg.DescribeCluster, 0, 2, simple(handleDescribeCluster)},
 		{kmsg.DescribeProducers, 0, 0, simple(handleDescribeProducers)},
