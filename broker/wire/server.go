@@ -103,6 +103,13 @@ type Reply struct {
 	// end cancels, except in a drain, where it finishes and its answer is
 	// written.
 	Later func(ctx context.Context) kmsg.Response
+	// Throttle, if set, mutes the connection for that long once the
+	// answer is queued (or, deferred, once the handler returned; or,
+	// with no answer, at once): it reads no further request until then,
+	// as Kafka mutes the channel of a client over its quota (KIP-219).
+	// The Response carries the same throttle_time_ms, so that the client
+	// backs off too. A drain ends the mute.
+	Throttle time.Duration
 }
 
 // Limits are the bounds of a Server's connections that a node's dynamic
@@ -160,6 +167,9 @@ type Server struct {
 	// draining is set by Drain: client connections read no further
 	// request.
 	draining atomic.Bool
+	// drained is closed when Drain begins: muted connections stop
+	// waiting (Reply.Throttle).
+	drained chan struct{}
 	// paused counts the connections not read because their responses
 	// are not being taken.
 	paused atomic.Int64
@@ -178,7 +188,7 @@ type Server struct {
 
 // NewServer returns a Server of h; Serve starts it.
 func NewServer(cfg ServerConfig, h Handler) *Server {
-	s := &Server{cfg: cfg, h: h, logger: cfg.Logger}
+	s := &Server{cfg: cfg, h: h, logger: cfg.Logger, drained: make(chan struct{})}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -334,7 +344,9 @@ func (s *Server) Draining() bool { return s.draining.Load() }
 // an acks=all produce waits for. Close the listener first, or new
 // connections are refused as they come.
 func (s *Server) Drain(timeout time.Duration) {
-	s.draining.Store(true)
+	if !s.draining.Swap(true) {
+		close(s.drained)
+	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	woken := false
