@@ -57,6 +57,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
@@ -65,18 +66,23 @@ import (
 	"github.com/klogdev/klog/store/log/record"
 )
 
-func handleProduce(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (wire.Reply, error) {
+func handleProduce(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (wire.Reply, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	if req.Version < 3 {
 		return wire.Reply{}, fmt.Errorf("%w: Produce v%d is listed, not served", errUnsupported, req.Version)
 	}
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	pending, synced := n.appendProduce(ctx, req, resp)
+	// The client's producer_byte_rate (quota.go).
+	throttle := n.recordQuota(auth.ProduceQuota, rc, float64(produceBytes(req)))
+	resp.ThrottleMillis = throttleMillis(throttle)
 	if req.Acks == 0 {
 		syncAppends(resp, synced)
-		return wire.Reply{}, nil
+		return wire.Reply{Throttle: throttle}, nil
 	}
-	return n.produceReply(ctx, req, resp, pending, synced), nil
+	reply := n.produceReply(ctx, req, resp, pending, synced)
+	reply.Throttle = throttle
+	return reply, nil
 }
 
 // appendProduce appends each partition's batches of req and answers each

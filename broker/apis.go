@@ -224,5 +224,9 @@ func (d dispatcher) Handle(ctx context.Context, rc *wire.RequestContext, req kms
 		}
 	}
 	api, _ := lookupAPI(req.Key())
-	return api.handle(n, ctx, rc, req)
+	reply, err = api.handle(n, ctx, rc, req)
+	if err == nil {
+		n.throttleRequest(rc, req, &reply)
+	}
+	return reply, err
 }

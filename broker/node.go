@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/clock"
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/controller"
@@ -137,6 +138,8 @@ type Node struct {
 	parkedFetches atomic.Int64
 	// fetchSessions holds the incremental fetch sessions (fetch_session.go).
 	fetchSessions *fetchSessions
+	// quotas enforces the client quotas of the metadata image (quota.go).
+	quotas *auth.Quotas
 
 	ctx    context.Context // cancelled by Close; owned by the node
 	cancel context.CancelFunc
@@ -254,6 +257,7 @@ func newNode(cfg Config) (*Node, error) {
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
 	n.responseBytes = wire.NewPool(brokerCfg.Settings().QueuedMaxResponseBytes)
 	n.fetchSessions = newFetchSessions()
+	n.quotas = auth.NewQuotas(auth.QuotaConfig{Samples: int(brokerCfg.Settings().QuotaWindows), Window: brokerCfg.Settings().QuotaWindow})
 	n.srv = wire.NewServer(wire.ServerConfig{
 		Listener:        listenerName,
 		Logger:          logger,

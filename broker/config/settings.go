@@ -50,6 +50,11 @@ type Settings struct {
 	AutoLeaderRebalance          bool          // auto.leader.rebalance.enable
 	LeaderImbalanceCheckInterval time.Duration // leader.imbalance.check.interval.seconds
 
+	// QuotaWindows and QuotaWindow are the window client quota rates
+	// are measured over: QuotaWindows windows of QuotaWindow.
+	QuotaWindows int32         // quota.window.num
+	QuotaWindow  time.Duration // quota.window.size.seconds
+
 	// MaxInflightRequests, QueuedMaxResponseBytesPerConnection and
 	// QueuedMaxResponseBytes bound the responses waiting to be written:
 	// a connection over them is not read (klog only).
@@ -211,6 +216,9 @@ func bindSettings(r *binder) Settings {
 		BrokerSessionTimeout:         r.ms("broker.session.timeout.ms"),
 		AutoLeaderRebalance:          r.bool("auto.leader.rebalance.enable"),
 		LeaderImbalanceCheckInterval: r.duration("leader.imbalance.check.interval.seconds", ".seconds", time.Second),
+
+		QuotaWindows: r.int32("quota.window.num"),
+		QuotaWindow:  r.duration("quota.window.size.seconds", ".seconds", time.Second),
 
 		MaxInflightRequests:                 r.int32("klog.max.inflight.requests.per.connection"),
 		QueuedMaxResponseBytesPerConnection: r.int64("klog.queued.max.response.bytes.per.connection"),

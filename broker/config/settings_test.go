@@ -51,6 +51,8 @@ func TestSettingsDefaults(t *testing.T) {
 		BrokerSessionTimeout:         9 * time.Second,
 		AutoLeaderRebalance:          true,
 		LeaderImbalanceCheckInterval: 300 * time.Second,
+		QuotaWindows:                 11,
+		QuotaWindow:                  time.Second,
 
 		MaxInflightRequests:                 5,
 		QueuedMaxResponseBytesPerConnection: 1 << 20,
