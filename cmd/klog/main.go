@@ -120,6 +120,7 @@ Brokers are taken from -b/--brokers, else $KLOG_BROKERS, else ` + defaultBrokers
 		newStatusCmd(g),
 		newSnapshotCmd(g),
 		newClusterCmd(g),
+		newQuotaCmd(g),
 		newBenchCmd(g),
 	)
 	groupCommands(root)
