@@ -49,26 +49,21 @@ func (f *quotaEntityFlags) register(cmd *cobra.Command) {
 // entity is the entity the flags name; required says one must be named.
 func (f *quotaEntityFlags) entity(cmd *cobra.Command, required bool) (inspect.QuotaEntity, error) {
 	var e inspect.QuotaEntity
-	if f.defaultUser && cmd.Flags().Changed("user") || f.defaultClientID && cmd.Flags().Changed("client-id") {
-		return nil, usagef("a name and the default are mutually exclusive (--user and --default-user, --client-id and --default-client-id)")
-	}
-	switch {
-	case f.defaultUser:
-		e = append(e, inspect.QuotaEntityPart{Type: "user", Default: true})
-	case cmd.Flags().Changed("user"):
-		if f.user == "" {
-			return nil, usagef("--user needs a name (--default-user for the default)")
+	for _, k := range []struct {
+		typ, name string
+		isDefault bool
+	}{{"user", f.user, f.defaultUser}, {"client-id", f.clientID, f.defaultClientID}} {
+		named := cmd.Flags().Changed(k.typ)
+		switch {
+		case named && k.isDefault:
+			return nil, usagef("--%s and --default-%s are mutually exclusive", k.typ, k.typ)
+		case k.isDefault:
+			e = append(e, inspect.QuotaEntityPart{Type: k.typ, Default: true})
+		case named && k.name == "":
+			return nil, usagef("--%s needs a name (--default-%s for the default)", k.typ, k.typ)
+		case named:
+			e = append(e, inspect.QuotaEntityPart{Type: k.typ, Name: k.name})
 		}
-		e = append(e, inspect.QuotaEntityPart{Type: "user", Name: f.user})
-	}
-	switch {
-	case f.defaultClientID:
-		e = append(e, inspect.QuotaEntityPart{Type: "client-id", Default: true})
-	case cmd.Flags().Changed("client-id"):
-		if f.clientID == "" {
-			return nil, usagef("--client-id needs a name (--default-client-id for the default)")
-		}
-		e = append(e, inspect.QuotaEntityPart{Type: "client-id", Name: f.clientID})
 	}
 	if required && len(e) == 0 {
 		return nil, usagef("name whom the quota is for: --user, --default-user, --client-id or --default-client-id")
