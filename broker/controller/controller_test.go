@@ -344,6 +344,10 @@ func TestRestart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			alice := metadata.QuotaEntity{User: metadata.Named("alice"), ClientID: metadata.DefaultName}
+			if errs, err := c.AlterClientQuotas(ctx, []QuotaAlteration{{Entity: alice, Ops: []QuotaOp{{Key: metadata.QuotaProducerByteRate, Value: new(1024.0)}}}}, false); err != nil || errs[0] != nil {
+				t.Fatalf("alter client quotas: %v %v", err, errs)
+			}
 			if snapshot {
 				if err := c.raft.Snapshot().Error(); err != nil {
 					t.Fatal(err)
@@ -369,6 +373,9 @@ func TestRestart(t *testing.T) {
 			}
 			if _, ok := after.Topic("gone"); ok {
 				t.Error("deleted topic came back")
+			}
+			if q := after.ClientQuotas[alice]; q[metadata.QuotaProducerByteRate] != 1024 || len(after.ClientQuotas) != 1 {
+				t.Errorf("client quotas after restart: %v", after.ClientQuotas)
 			}
 			second, err := c2.AllocateProducerIDs(ctx, 1000)
 			if err != nil {
