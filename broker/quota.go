@@ -45,7 +45,7 @@ func quotaExempt(rc *wire.RequestContext) bool {
 // recordQuota records v against the client's quota of kind and returns
 // how long it is to be throttled.
 func (n *Node) recordQuota(kind auth.QuotaKind, rc *wire.RequestContext, v float64) time.Duration {
-	if quotaExempt(rc) {
+	if quotaExempt(rc) || !n.quotas.Enabled(kind) {
 		return 0
 	}
 	return n.quotas.Record(kind, rc.Principal, rc.ClientID, v, time.Now())
@@ -70,7 +70,7 @@ func throttleMillis(d time.Duration) int32 {
 // fetchQuotaBytes bounds what a client's fetch may read to what its
 // consumer_byte_rate allows in a window (Kafka's getMaxValueInQuotaWindow).
 func (n *Node) fetchQuotaBytes(rc *wire.RequestContext, maxBytes int) int {
-	if quotaExempt(rc) {
+	if quotaExempt(rc) || !n.quotas.Enabled(auth.FetchQuota) {
 		return maxBytes
 	}
 	if m, ok := n.quotas.MaxInWindow(auth.FetchQuota, rc.Principal, rc.ClientID); ok && m < float64(maxBytes) {

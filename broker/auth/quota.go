@@ -3,6 +3,7 @@ package auth
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klogdev/klog/broker/metadata"
@@ -68,6 +69,9 @@ type QuotaConfig struct {
 type Quotas struct {
 	cfg rateConfig
 	max int
+	// enabled says, per kind, whether a quota of that kind is set: the
+	// request paths look without the lock.
+	enabled [numQuotaKinds]atomic.Bool
 
 	mu struct {
 		sync.Mutex
@@ -120,15 +124,14 @@ func (q *Quotas) SetQuotas(quotas map[metadata.QuotaEntity]map[string]float64) {
 	}
 	q.mu.Lock()
 	q.mu.quotas = byKind
+	for k := range numQuotaKinds {
+		q.enabled[k].Store(len(byKind[k]) > 0)
+	}
 	q.mu.Unlock()
 }
 
 // Enabled reports whether a quota of kind is set for anyone.
-func (q *Quotas) Enabled(kind QuotaKind) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.mu.quotas[kind]) > 0
-}
+func (q *Quotas) Enabled(kind QuotaKind) bool { return q.enabled[kind].Load() }
 
 // Record counts v (bytes, or percent-seconds of handler time) for the
 // client of principal and clientID at now and returns how long it is to
@@ -136,6 +139,9 @@ func (q *Quotas) Enabled(kind QuotaKind) bool {
 // gives, bounded by one window for the request quota as Kafka bounds it.
 // A client no quota applies to is not measured.
 func (q *Quotas) Record(kind QuotaKind, principal, clientID string, v float64, now time.Time) time.Duration {
+	if !q.Enabled(kind) {
+		return 0
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	r, limit, ok := q.rateLocked(kind, principal, clientID, now)
