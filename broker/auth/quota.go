@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,8 +32,14 @@ func (k QuotaKind) key() string {
 	return [...]string{metadata.QuotaProducerByteRate, metadata.QuotaConsumerByteRate, metadata.QuotaRequestPercentage}[k]
 }
 
-// DefaultMaxQuotaSensors bounds the rates Quotas keeps at once.
-const DefaultMaxQuotaSensors = 100_000
+// DefaultMaxQuotaSensors bounds the rates Quotas keeps at once: about
+// half a kilobyte each (a rate's samples, its key of at most two names
+// of maxScopeName bytes).
+const DefaultMaxQuotaSensors = 10_000
+
+// maxScopeName bounds the bytes of a user or client id a rate is keyed
+// by: a longer one (a client id may have 32 KiB) is keyed by its SHA-256.
+const maxScopeName = 64
 
 // QuotaConfig is the quota window of a node's Quotas.
 type QuotaConfig struct {
@@ -61,11 +68,12 @@ type QuotaConfig struct {
 // come back to the quota (Record).
 //
 // Memory is bounded: a rate with no record for a whole quota window holds
-// nothing Kafka's would still count, so it is dropped; and at most
-// MaxSensors rates are kept: what does not fit (a client rotating client
+// nothing Kafka's would still count, so it is dropped; at most MaxSensors
+// rates are kept, each keyed by names of at most maxScopeName bytes (a
+// longer one by its hash). What does not fit (a client rotating client
 // ids faster than the window forgets them) is measured in one rate per
-// kind shared by all of it, which throttles those clients together,
-// never less than each alone.
+// kind shared by all of it, which throttles those clients together, never
+// less than each alone.
 type Quotas struct {
 	cfg rateConfig
 	max int
@@ -254,10 +262,20 @@ func (q *Quotas) scopeLocked(kind QuotaKind, user, clientID string) (quotaScope,
 			continue
 		}
 		if v, ok := quotas[l.e]; ok {
-			return quotaScope{kind: kind, user: l.user, clientID: l.clientID}, v, true
+			return quotaScope{kind: kind, user: scopeName(l.user), clientID: scopeName(l.clientID)}, v, true
 		}
 	}
 	return quotaScope{}, 0, false
+}
+
+// scopeName is name as a rate's key: itself, or its SHA-256 when longer
+// than maxScopeName.
+func scopeName(name string) string {
+	if len(name) <= maxScopeName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return string(sum[:])
 }
 
 // userOf is the user name of a principal ("User:alice" is "alice"), the

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +147,26 @@ func TestQuotaRatesBounded(t *testing.T) {
 	q.Record(ProduceQuota, "User:ANONYMOUS", "late", 1, t0.Add(11*time.Second))
 	if n := q.Rates(); n != 1 {
 		t.Errorf("%d rates after the window passed, want 1", n)
+	}
+}
+
+// TestQuotaLongNames: a rate of a long client id is keyed by its hash,
+// still its own.
+func TestQuotaLongNames(t *testing.T) {
+	q := NewQuotas(kafkaWd)
+	produceQuotas(q, map[metadata.QuotaEntity]float64{{ClientID: deflt}: 1000})
+	long := strings.Repeat("x", 32<<10)
+	if d := q.Record(ProduceQuota, "User:ANONYMOUS", long, 11000, t0); d != time.Second {
+		t.Fatalf("long client id throttled %v, want 1s", d)
+	}
+	if d := q.Record(ProduceQuota, "User:ANONYMOUS", long+"y", 1, t0); d != 0 {
+		t.Fatalf("another long client id throttled %v", d)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for s := range q.mu.rates {
+		if len(s.clientID) > maxScopeName {
+			t.Errorf("a rate keyed by %d bytes", len(s.clientID))
+		}
 	}
 }
