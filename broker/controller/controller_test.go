@@ -645,3 +645,38 @@ func TestRaftPeerErrorsWarn(t *testing.T) {
 		t.Errorf("levels:\n%s", out)
 	}
 }
+
+// TestAlterClientQuotasWritesChangesOnly: as Kafka's controller, a value
+// set to what it is and the removal of a key not set write no record; a
+// refused alteration writes nothing of its own while the others commit.
+func TestAlterClientQuotasWritesChangesOnly(t *testing.T) {
+	c := start(t, testConfig(t, ""))
+	ctx := ctxT(t)
+	alice := metadata.QuotaEntity{User: metadata.Named("alice")}
+	bob := metadata.QuotaEntity{User: metadata.Named("bob")}
+	set := func(e metadata.QuotaEntity, key string, v *float64) QuotaAlteration {
+		return QuotaAlteration{Entity: e, Ops: []QuotaOp{{Key: key, Value: v}}}
+	}
+	errs, err := c.AlterClientQuotas(ctx, []QuotaAlteration{
+		set(alice, metadata.QuotaProducerByteRate, new(10.0)),
+		set(bob, metadata.QuotaProducerByteRate, new(-1.0)),
+	}, false)
+	if err != nil || errs[0] != nil || !errors.Is(errs[1], ErrInvalidRequest) {
+		t.Fatalf("alter: %v %v", err, errs)
+	}
+	index := c.Image().Index
+	errs, err = c.AlterClientQuotas(ctx, []QuotaAlteration{
+		set(alice, metadata.QuotaProducerByteRate, new(10.0)),
+		set(alice, metadata.QuotaConsumerByteRate, nil),
+		set(bob, metadata.QuotaProducerByteRate, nil),
+	}, false)
+	if err != nil || errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("alter: %v %v", err, errs)
+	}
+	if got := c.Image().Index; got != index {
+		t.Errorf("alterations that change nothing moved the log from %d to %d", index, got)
+	}
+	if q := c.Image().ClientQuotas; len(q) != 1 || q[alice][metadata.QuotaProducerByteRate] != 10 {
+		t.Errorf("quotas: %v", q)
+	}
+}
