@@ -57,6 +57,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/txn"
@@ -72,11 +73,16 @@ func handleProduce(n *Node, ctx context.Context, rc *wire.RequestContext, kreq k
 	}
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	pending, synced := n.appendProduce(ctx, rc, req, resp)
+	// The client's producer_byte_rate (quota.go).
+	throttle := n.recordQuota(auth.ProduceQuota, rc, float64(produceBytes(req)))
+	resp.ThrottleMillis = throttleMillis(throttle)
 	if req.Acks == 0 {
 		syncAppends(resp, synced)
-		return wire.Reply{}, nil
+		return wire.Reply{Throttle: throttle}, nil
 	}
-	return n.produceReply(ctx, rc.Listener, req, resp, pending, synced), nil
+	reply := n.produceReply(ctx, rc.Listener, req, resp, pending, synced)
+	reply.Throttle = throttle
+	return reply, nil
 }
 
 // appendProduce appends each partition's batches of req and answers each

@@ -114,6 +114,9 @@ func handleFetch(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kms
 	if limit := int(n.settings().FetchMaxBytes); f.maxBytes <= 0 || f.maxBytes > limit {
 		f.maxBytes = limit
 	}
+	if !follower {
+		f.maxBytes = n.fetchQuotaBytes(rc, f.maxBytes)
+	}
 	f.buf = wire.GetBuffer()
 	f.budget = &fetchBudget{pool: n.responseBytes}
 	release := func() { wire.PutBuffer(f.buf); f.budget.keep(nil) }
@@ -124,11 +127,17 @@ func handleFetch(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kms
 	}()
 	n.authorizeFetch(rc, f, follower)
 	n.longPoll(ctx, rc, f)
-	n.respond(fc, resp, follower)
+	var throttle time.Duration
+	if !follower {
+		throttle = n.throttleFetch(rc, fc, resp)
+	}
+	if throttle == 0 {
+		n.respond(fc, resp, follower)
+	}
 	if f.iso != partition.ReadReplica {
 		n.countBytesOut(f.req, resp)
 	}
-	return wire.Reply{Response: resp, Release: release, SizeHint: fetchResponseSize(resp), Reserved: f.budget.handOver(len(*f.buf))}, nil
+	return wire.Reply{Response: resp, Release: release, SizeHint: fetchResponseSize(resp), Reserved: f.budget.handOver(len(*f.buf)), Throttle: throttle}, nil
 }
 
 // fetch is one fetch being served: what it reads and where it reads it

@@ -87,6 +87,8 @@ func apiTable() []api {
 		{kmsg.OffsetDelete, 0, 0, simple(handleOffsetDelete)},
 		{kmsg.DescribeUserSCRAMCredentials, 0, 0, simple(handleDescribeUserSCRAMCredentials)},
 		{kmsg.AlterUserSCRAMCredentials, 0, 0, simple(handleAlterUserSCRAMCredentials)},
+		{kmsg.DescribeClientQuotas, 0, 1, simple(handleDescribeClientQuotas)},
+		{kmsg.AlterClientQuotas, 0, 1, simple(handleAlterClientQuotas)},
 		{kmsg.DescribeQuorum, 0, 2, simple(handleDescribeQuorum)},
 		{kmsg.DescribeCluster, 0, 2, simple(handleDescribeCluster)},
 		{kmsg.DescribeProducers, 0, 0, simple(handleDescribeProducers)},
@@ -232,5 +234,9 @@ func (d dispatcher) Handle(ctx context.Context, rc *wire.RequestContext, req kms
 		}
 	}
 	api, _ := lookupAPI(req.Key())
-	return api.handle(n, ctx, rc, req)
+	reply, err = api.handle(n, ctx, rc, req)
+	if err == nil {
+		n.throttleRequest(rc, req, &reply)
+	}
+	return reply, err
 }

@@ -157,6 +157,8 @@ type Node struct {
 	parkedFetches atomic.Int64
 	// fetchSessions holds the incremental fetch sessions (fetch_session.go).
 	fetchSessions *fetchSessions
+	// quotas enforces the client quotas of the metadata image (quota.go).
+	quotas *auth.Quotas
 
 	ctx    context.Context // cancelled by Close; owned by the node
 	cancel context.CancelFunc
@@ -272,6 +274,7 @@ func newNode(cfg Config) (*Node, error) {
 	n.requestPool = wire.NewPool(brokerCfg.Settings().QueuedMaxRequestBytes)
 	n.responseBytes = wire.NewPool(brokerCfg.Settings().QueuedMaxResponseBytes)
 	n.fetchSessions = newFetchSessions()
+	n.quotas = auth.NewQuotas(auth.QuotaConfig{Samples: int(brokerCfg.Settings().QuotaWindows), Window: brokerCfg.Settings().QuotaWindow})
 	if err := n.newListeners(brokerCfg); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,7 @@ func (n *Node) reconcile() {
 	defer n.reconcileMu.Unlock()
 	img := n.ctrl.Image()
 	n.applyBrokerConfigs(img)
+	n.quotas.SetQuotas(img.ClientQuotas)
 
 	want := make(map[partitionKey]struct{})
 	resolved := make(topicConfigs, len(img.Topics))

@@ -28,7 +28,9 @@ func Consume(ctx context.Context, c Config) (*Result, error) {
 		}
 		want = held
 	}
+	var throttles throttleTally
 	cl, err := c.newClient(
+		kgo.WithHooks(&throttles),
 		kgo.ConsumeTopics(c.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(int32(c.FetchMaxBytes)),
@@ -60,6 +62,7 @@ func Consume(ctx context.Context, c Config) (*Result, error) {
 		})
 	}
 	r.Records = n.Load()
+	r.Throttles = throttles.get()
 	if err := w.stop(r, r.Bytes); err != nil {
 		return r, fmt.Errorf("broker sample: %w", err)
 	}

@@ -174,7 +174,9 @@ type Result struct {
 	Batches int64
 	// Requests is, for a produce run, the Produce requests written.
 	Requests int64
-	Elapsed  time.Duration
+	// Throttles is what the brokers' client quotas made the run wait.
+	Throttles Throttles
+	Elapsed   time.Duration
 	// RecordsPerSec and MBps are over Elapsed.
 	RecordsPerSec float64
 	MBps          float64

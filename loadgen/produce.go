@@ -30,7 +30,8 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	}
 	r := &Result{TopicCreated: createTopic(ctx, &c)}
 	var batches batchCounter
-	cl, err := kgo.NewClient(append(producerOpts(&c), kgo.WithHooks(&batches))...)
+	var throttles throttleTally
+	cl, err := kgo.NewClient(append(producerOpts(&c), kgo.WithHooks(&batches, &throttles))...)
 	if err != nil {
 		return nil, fmt.Errorf("producer: %w", err)
 	}
@@ -52,6 +53,7 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	err = cl.Flush(ctx)
 	stopProgress()
 	r.Records, r.Errors, r.Batches, r.Requests = t.acked.Load(), t.failed.Load(), batches.batches.Load(), batches.requests.Load()
+	r.Throttles = throttles.get()
 	r.Bytes = r.Records * int64(c.Size)
 	if werr := w.stop(r, r.Bytes); werr != nil {
 		return r, fmt.Errorf("broker sample: %w", werr)

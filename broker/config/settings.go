@@ -55,6 +55,11 @@ type Settings struct {
 	ConnectionsMaxReauth      time.Duration
 	FailedAuthenticationDelay time.Duration
 
+	// QuotaWindows and QuotaWindow are the window client quota rates
+	// are measured over: QuotaWindows windows of QuotaWindow.
+	QuotaWindows int32         // quota.window.num
+	QuotaWindow  time.Duration // quota.window.size.seconds
+
 	// MaxInflightRequests, QueuedMaxResponseBytesPerConnection and
 	// QueuedMaxResponseBytes bound the responses waiting to be written:
 	// a connection over them is not read (klog only).
@@ -230,6 +235,9 @@ func bindSettings(r *binder) Settings {
 		LeaderImbalanceCheckInterval: r.duration("leader.imbalance.check.interval.seconds", ".seconds", time.Second),
 		ConnectionsMaxReauth:         r.ms("connections.max.reauth.ms"),
 		FailedAuthenticationDelay:    r.ms("connection.failed.authentication.delay.ms"),
+
+		QuotaWindows: r.int32("quota.window.num"),
+		QuotaWindow:  r.duration("quota.window.size.seconds", ".seconds", time.Second),
 
 		MaxInflightRequests:                 r.int32("klog.max.inflight.requests.per.connection"),
 		QueuedMaxResponseBytesPerConnection: r.int64("klog.queued.max.response.bytes.per.connection"),

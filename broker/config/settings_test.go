@@ -52,6 +52,8 @@ func TestSettingsDefaults(t *testing.T) {
 		AutoLeaderRebalance:          true,
 		LeaderImbalanceCheckInterval: 300 * time.Second,
 		FailedAuthenticationDelay:    100 * time.Millisecond,
+		QuotaWindows:                 11,
+		QuotaWindow:                  time.Second,
 
 		MaxInflightRequests:                 5,
 		QueuedMaxResponseBytesPerConnection: 1 << 20,

@@ -344,6 +344,10 @@ func TestRestart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			alice := metadata.QuotaEntity{User: metadata.Named("alice"), ClientID: metadata.DefaultName}
+			if errs, err := c.AlterClientQuotas(ctx, []QuotaAlteration{{Entity: alice, Ops: []QuotaOp{{Key: metadata.QuotaProducerByteRate, Value: new(1024.0)}}}}, false); err != nil || errs[0] != nil {
+				t.Fatalf("alter client quotas: %v %v", err, errs)
+			}
 			if snapshot {
 				if err := c.raft.Snapshot().Error(); err != nil {
 					t.Fatal(err)
@@ -369,6 +373,9 @@ func TestRestart(t *testing.T) {
 			}
 			if _, ok := after.Topic("gone"); ok {
 				t.Error("deleted topic came back")
+			}
+			if q := after.ClientQuotas[alice]; q[metadata.QuotaProducerByteRate] != 1024 || len(after.ClientQuotas) != 1 {
+				t.Errorf("client quotas after restart: %v", after.ClientQuotas)
 			}
 			second, err := c2.AllocateProducerIDs(ctx, 1000)
 			if err != nil {
@@ -636,5 +643,40 @@ func TestRaftPeerErrorsWarn(t *testing.T) {
 	out := buf.String()
 	if !strings.Contains(out, `level=WARN msg="failed to appendEntries to"`) || !strings.Contains(out, `level=ERROR msg="failed to persist vote"`) {
 		t.Errorf("levels:\n%s", out)
+	}
+}
+
+// TestAlterClientQuotasWritesChangesOnly: as Kafka's controller, a value
+// set to what it is and the removal of a key not set write no record; a
+// refused alteration writes nothing of its own while the others commit.
+func TestAlterClientQuotasWritesChangesOnly(t *testing.T) {
+	c := start(t, testConfig(t, ""))
+	ctx := ctxT(t)
+	alice := metadata.QuotaEntity{User: metadata.Named("alice")}
+	bob := metadata.QuotaEntity{User: metadata.Named("bob")}
+	set := func(e metadata.QuotaEntity, key string, v *float64) QuotaAlteration {
+		return QuotaAlteration{Entity: e, Ops: []QuotaOp{{Key: key, Value: v}}}
+	}
+	errs, err := c.AlterClientQuotas(ctx, []QuotaAlteration{
+		set(alice, metadata.QuotaProducerByteRate, new(10.0)),
+		set(bob, metadata.QuotaProducerByteRate, new(-1.0)),
+	}, false)
+	if err != nil || errs[0] != nil || !errors.Is(errs[1], ErrInvalidRequest) {
+		t.Fatalf("alter: %v %v", err, errs)
+	}
+	index := c.Image().Index
+	errs, err = c.AlterClientQuotas(ctx, []QuotaAlteration{
+		set(alice, metadata.QuotaProducerByteRate, new(10.0)),
+		set(alice, metadata.QuotaConsumerByteRate, nil),
+		set(bob, metadata.QuotaProducerByteRate, nil),
+	}, false)
+	if err != nil || errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("alter: %v %v", err, errs)
+	}
+	if got := c.Image().Index; got != index {
+		t.Errorf("alterations that change nothing moved the log from %d to %d", index, got)
+	}
+	if q := c.Image().ClientQuotas; len(q) != 1 || q[alice][metadata.QuotaProducerByteRate] != 10 {
+		t.Errorf("quotas: %v", q)
 	}
 }

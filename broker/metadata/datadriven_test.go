@@ -33,6 +33,9 @@ import (
 //	                 [if-leader-epoch=<n>] [if-partition-epoch=<n>]
 //	create-acls                                 input: "<id> <type> <name> <pattern> <principal> <host> <op> <perm>" lines
 //	remove-acls ids=<a,b>
+//	client-quota                                input: "<entity> set k=v" and "<entity> remove k"
+//	                                            lines; <entity> is user=<u>,client-id=<c>,ip=<a>
+//	                                            parts, "default" for a kind's default
 //	raw                                         input: an encoded record
 //
 // Other commands:
@@ -231,6 +234,8 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		return r, nil
 	case "scram":
 		return parseSCRAM(d.Input)
+	case "client-quota":
+		return parseClientQuota(d.Input)
 	case "alloc-pids":
 		return &AllocateProducerIDsRecord{BlockSize: num("size")}, nil
 	case "create-acls":
@@ -291,6 +296,54 @@ func parseCreateACLs(input string) (Record, error) {
 		}
 		a.ResourceName, a.Principal, a.Host = f[2], f[4], f[5]
 		r.ACLs = append(r.ACLs, ACLEntry{ID: testID(id), ACL: a})
+	}
+	return r, nil
+}
+
+// parseClientQuota parses client-quota's input lines.
+func parseClientQuota(input string) (Record, error) {
+	r := &ClientQuotaRecord{}
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return nil, fmt.Errorf("bad client-quota line %q", line)
+		}
+		var c QuotaChange
+		for _, part := range strings.Split(f[0], ",") {
+			kind, name, _ := strings.Cut(part, "=")
+			q := Named(name)
+			if name == "default" {
+				q = DefaultName
+			}
+			switch kind {
+			case "user":
+				c.Entity.User = q
+			case "client-id":
+				c.Entity.ClientID = q
+			case "ip":
+				c.Entity.IP = q
+			case "none":
+			default:
+				return nil, fmt.Errorf("bad entity %q", f[0])
+			}
+		}
+		switch f[1] {
+		case "set":
+			k, v, _ := strings.Cut(f[2], "=")
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, err
+			}
+			c.Key, c.Value = k, &n
+		case "remove":
+			c.Key = f[2]
+		default:
+			return nil, fmt.Errorf("bad client-quota line %q", line)
+		}
+		r.Changes = append(r.Changes, c)
 	}
 	return r, nil
 }
@@ -405,6 +458,12 @@ func dumpImage(img *Image) string {
 	}
 	for _, c := range img.SortedSCRAMCredentials() {
 		fmt.Fprintf(&b, "scram %q %s iterations=%d salt=%q\n", c.User, c.Mechanism, c.Iterations, c.Salt)
+	}
+	for _, e := range img.SortedQuotaEntities() {
+		q := img.ClientQuotas[e]
+		for _, k := range slices.Sorted(maps.Keys(q)) {
+			fmt.Fprintf(&b, "client-quota %s %s=%v\n", e, k, q[k])
+		}
 	}
 	if len(img.TopicIDs) != len(img.Topics) {
 		fmt.Fprintf(&b, "(%d topic ids for %d topics)\n", len(img.TopicIDs), len(img.Topics))

@@ -37,6 +37,9 @@ type Image struct {
 	// SCRAMCredentials are the users' SCRAM credentials by user, then
 	// by mechanism; nil when there are none.
 	SCRAMCredentials map[string]map[string]SCRAMCredential
+	// ClientQuotas are the client quotas by entity: each entity's quota
+	// keys (producer_byte_rate, ...) and their values.
+	ClientQuotas map[QuotaEntity]map[string]float64
 	// NextProducerID is the first producer ID of the next block to hand out.
 	NextProducerID int64
 	// ACLs are the ACL bindings (nil when there are none).

@@ -33,6 +33,7 @@ var recordKinds = [...]func() Record{
 	func() Record { return new(CreateACLsRecord) },
 	func() Record { return new(RemoveACLsRecord) },
 	func() Record { return new(AlterSCRAMCredentialsRecord) },
+	func() Record { return new(ClientQuotaRecord) },
 }
 
 // recordKindsByType maps each kind's Type to recordKinds' row.

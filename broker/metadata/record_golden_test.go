@@ -55,6 +55,11 @@ func goldenRecords() []struct {
 			`{"v":1,"type":"CreateACLs","data":{"acls":[{"id":"AAAAAAAAAAAAAAAAAAAAAg","acl":{"resourceType":"TOPIC","resourceName":"orders","patternType":"PREFIXED","principal":"User:alice","host":"10.0.0.0/8","operation":"WRITE","permission":"DENY"}}]}}`},
 		{&RemoveACLsRecord{IDs: []UUID{testID(2)}},
 			`{"v":1,"type":"RemoveACLs","data":{"ids":["AAAAAAAAAAAAAAAAAAAAAg"]}}`},
+		{&ClientQuotaRecord{Changes: []QuotaChange{
+			{Entity: QuotaEntity{User: Named("alice"), ClientID: DefaultName}, Key: "producer_byte_rate", Value: new(1048576.0)},
+			{Entity: QuotaEntity{IP: Named("10.0.0.1")}, Key: "connection_creation_rate"},
+		}},
+			`{"v":1,"type":"ClientQuota","data":{"changes":[{"entity":{"user":{"name":"alice"},"clientID":{"default":true}},"key":"producer_byte_rate","value":1048576},{"entity":{"ip":{"name":"10.0.0.1"}},"key":"connection_creation_rate"}]}}`},
 		{&PartitionChangeRecord{Topic: "t", Partition: 0},
 			`{"v":1,"type":"PartitionChange","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAA","partition":0,"isr":null,"replicas":null,"addingReplicas":null,"removingReplicas":null}}`},
 	}

@@ -28,6 +28,13 @@ type imageJSON struct {
 	// SCRAMCredentials are the users' SCRAM credentials, by user and
 	// then mechanism.
 	SCRAMCredentials []SCRAMCredential `json:"scramCredentials,omitempty"`
+	// ClientQuotas are the client quotas, in SortedQuotaEntities' order.
+	ClientQuotas []quotaJSON `json:"clientQuotas,omitempty"`
+}
+
+type quotaJSON struct {
+	Entity QuotaEntity        `json:"entity"`
+	Values map[string]float64 `json:"values"`
 }
 
 type topicJSON struct {
@@ -52,6 +59,9 @@ func EncodeImage(img *Image) ([]byte, error) {
 		ACLs:           img.ACLs.Sorted(),
 		// SCRAMCredentials: SortedSCRAMCredentials' order.
 		SCRAMCredentials: img.SortedSCRAMCredentials(),
+	}
+	for _, e := range img.SortedQuotaEntities() {
+		ij.ClientQuotas = append(ij.ClientQuotas, quotaJSON{Entity: e, Values: img.ClientQuotas[e]})
 	}
 	for _, id := range img.SortedBrokerIDs() {
 		ij.Brokers = append(ij.Brokers, img.Brokers[id])
@@ -109,6 +119,9 @@ func DecodeImage(b []byte) (*Image, error) {
 		return nil, err
 	}
 	if err := img.decodeSCRAMCredentials(ij.SCRAMCredentials); err != nil {
+		return nil, err
+	}
+	if err := img.decodeClientQuotas(ij.ClientQuotas); err != nil {
 		return nil, err
 	}
 	for _, br := range ij.Brokers {
@@ -174,5 +187,25 @@ func (img *Image) decodeSCRAMCredentials(creds []SCRAMCredential) error {
 		return fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
 	}
 	img.SCRAMCredentials = scram.SCRAMCredentials
+	return nil
+}
+
+// decodeClientQuotas sets img's client quotas from an encoded image's,
+// checked as ClientQuotaRecord checks them.
+func (img *Image) decodeClientQuotas(qs []quotaJSON) error {
+	for _, q := range qs {
+		if _, dup := img.ClientQuotas[q.Entity]; dup || len(q.Values) == 0 {
+			return fmt.Errorf("%w: image client quotas of %s", ErrMalformedRecord, q.Entity)
+		}
+		rec := &ClientQuotaRecord{}
+		for _, k := range slices.Sorted(maps.Keys(q.Values)) {
+			rec.Changes = append(rec.Changes, QuotaChange{Entity: q.Entity, Key: k, Value: new(q.Values[k])})
+		}
+		n, err := rec.apply(img)
+		if err != nil {
+			return fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
+		}
+		img.ClientQuotas = n.ClientQuotas
+	}
 	return nil
 }

@@ -107,6 +107,13 @@ type Reply struct {
 	// Close closes the connection once Response is written: a failed
 	// SASL authentication's answer, as Kafka sends it before closing.
 	Close bool
+	// Throttle, if set, mutes the connection for that long once the
+	// answer is queued (or, deferred, once the handler returned; or,
+	// with no answer, at once): it reads no further request until then,
+	// as Kafka mutes the channel of a client over its quota (KIP-219).
+	// The Response carries the same throttle_time_ms, so that the client
+	// backs off too. A drain ends the mute.
+	Throttle time.Duration
 }
 
 // Limits are the bounds of a Server's connections that a node's dynamic
@@ -176,6 +183,9 @@ type Server struct {
 	// draining is set by Drain: client connections read no further
 	// request.
 	draining atomic.Bool
+	// drained is closed when Drain begins: muted connections stop
+	// waiting (Reply.Throttle).
+	drained chan struct{}
 	// paused counts the connections not read because their responses
 	// are not being taken.
 	paused atomic.Int64
@@ -194,7 +204,7 @@ type Server struct {
 
 // NewServer returns a Server of h; Serve starts it.
 func NewServer(cfg ServerConfig, h Handler) *Server {
-	s := &Server{cfg: cfg, h: h, logger: cfg.Logger}
+	s := &Server{cfg: cfg, h: h, logger: cfg.Logger, drained: make(chan struct{})}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -364,7 +374,9 @@ func (s *Server) Draining() bool { return s.draining.Load() }
 // an acks=all produce waits for. Close the listener first, or new
 // connections are refused as they come.
 func (s *Server) Drain(timeout time.Duration) {
-	s.draining.Store(true)
+	if !s.draining.Swap(true) {
+		close(s.drained)
+	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	woken := false

@@ -126,6 +126,8 @@ type serverConn struct {
 	frameBuf []byte
 	// deferred counts the deferred answers (Reply.Later) being made.
 	deferred sync.WaitGroup
+	// mutedUntil is when the connection's last Reply.Throttle ends.
+	mutedUntil time.Time
 }
 
 // serveConn serves nc until it ends, ctx is done or the Server drains.
@@ -224,7 +226,7 @@ func (c *serverConn) stop() bool { return !c.peer && c.s.draining.Load() }
 
 // next reads the connection's next request; false ends the connection.
 func (c *serverConn) next(ctx context.Context) (hdr Header, body, frame []byte, ok bool) {
-	if c.stop() {
+	if c.stop() || !c.waitMuted(ctx) || c.stop() {
 		return
 	}
 	// A client that does not take its responses is not read.
@@ -358,6 +360,7 @@ func (c *serverConn) answer(connCtx context.Context, hdr Header, reply Reply) bo
 		c.drop(reply)
 		return false // nobody to answer
 	}
+	c.muteFor(reply.Throttle)
 	if reply.Later != nil {
 		ch := make(chan *[]byte, 1)
 		c.q.pushLater(ch)

@@ -220,6 +220,7 @@ type benchReport struct {
 	ScheduleMS    *benchPercentile `json:"from_schedule_ms,omitempty"`
 	AchievedRate  float64          `json:"achieved_rate,omitempty"`
 	FirstRecordMS float64          `json:"first_record_ms,omitempty"`
+	Throttles     *benchThrottles  `json:"throttles,omitempty"`
 	Client        benchUsage       `json:"client"`
 	Broker        *benchUsage      `json:"broker,omitempty"`
 	BrokerPIDs    []int            `json:"broker_pids,omitempty"`
@@ -239,6 +240,13 @@ type benchConfigJSON struct {
 	LingerMS    float64  `json:"linger_ms"`
 	BatchMax    int      `json:"batch_max,omitempty"`
 	Compression string   `json:"compression,omitempty"`
+}
+
+// benchThrottles is what the brokers' client quotas made the run wait.
+type benchThrottles struct {
+	Count   int64   `json:"count"`
+	TotalMS float64 `json:"total_ms"`
+	MaxMS   float64 `json:"max_ms"`
 }
 
 type benchPercentile struct {
@@ -296,6 +304,9 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions, mode string, run 
 		rep.Config.Partitions, rep.Config.Size, rep.Config.Acks = c.Partitions, c.Size, o.acks
 		rep.Config.BatchMax, rep.Config.Compression = c.BatchMax, c.Compression
 	}
+	if th := res.Throttles; th.Count > 0 {
+		rep.Throttles = &benchThrottles{Count: th.Count, TotalMS: millis(th.Total), MaxMS: millis(th.Max)}
+	}
 	if b := res.Broker; b != nil {
 		rep.Broker = &benchUsage{CPUS: b.CPUS, CPUPerGB: b.CPUPerGB, RSSMB: b.RSSMB, HWMMB: b.HWMMB, EarlyRSSMB: b.RSSEarlyMB}
 	}
@@ -344,6 +355,9 @@ func benchText(t *table, r *benchReport) {
 	}
 	if r.Mode == "consume" {
 		t.row("first record\t%.3f ms\n", r.FirstRecordMS)
+	}
+	if th := r.Throttles; th != nil {
+		t.row("throttled\t%d times\t%.0f ms in all\tmax %.0f ms\n", th.Count, th.TotalMS, th.MaxMS)
 	}
 	lat := func(name string, p *benchPercentile) {
 		if p != nil {

@@ -18,6 +18,7 @@ var destructiveCommands = []string{
 	"klog group delete",
 	"klog group seek",
 	"klog txn abort",
+	"klog quota delete",
 	"klog snapshot delete", // its refusal: TestSnapshotListDelete
 	"klog user delete",     // its refusal: TestUserCreateListDelete
 	"klog acl delete",      // its refusal: TestACLCommands

@@ -127,6 +127,7 @@ docs/client-security.md.`,
 		newStatusCmd(g),
 		newSnapshotCmd(g),
 		newClusterCmd(g),
+		newQuotaCmd(g),
 		newBenchCmd(g),
 		newUserCmd(g),
 	)
