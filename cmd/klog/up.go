@@ -22,6 +22,7 @@ import (
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/adminapi"
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/secure"
 	"github.com/klogdev/klog/supervisor"
 )
 
@@ -52,6 +53,9 @@ type upOptions struct {
 	listenerFDs []string
 	seedTopics  []string
 	seedFile    string
+	// secure opens SASL_SSL and SSL listeners with the dev CA's
+	// certificates and users (up_secure.go).
+	secure bool
 }
 
 // controlledShutdownTimeout bounds how long a stopping node waits for the
@@ -130,6 +134,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f.BoolVar(&o.anyPort, "any-port", false, "take free ports for the Kafka listeners (those of -X listeners too), Raft and the admin API (the hosts of --listen and --admin-listen stay)")
 	f.StringArrayVar(&o.seedTopics, "seed-topic", nil, "create topic name:partitions[:replication-factor] once ready (repeatable)")
 	f.StringVar(&o.seedFile, "seed", "", "create the topics and produce the records of this YAML or JSON file once ready (see seed/testdata/seed.yaml)")
+	f.BoolVar(&o.secure, "secure", false, "also serve SASL_SSL and mTLS (SSL) listeners with a dev CA's certificates and the SCRAM users admin and app, kept in DATA-DIR/secure; prints how to connect")
 	f.StringVar(&o.detachedLog, "detached-log", "", "")
 	_ = f.MarkHidden("detached-log")
 	return cmd
@@ -158,6 +163,9 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	}
 	configs, err := o.brokerConfigs()
 	if err != nil {
+		return err
+	}
+	if err := checkSecure(o, configs); err != nil {
 		return err
 	}
 	if o.nodes != 1 {
@@ -239,6 +247,12 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		return err
 	}
 	advertiseAdmin(configs, adminLn, o.advertise)
+	var sec *secure.Cluster
+	if o.secure && !child {
+		if sec, err = secureSingle(o, rootDir, configs); err != nil {
+			return err
+		}
+	}
 	listen := o.listen
 	if _, ok := configs["listeners"]; ok && !cmd.Flags().Changed("listen") && !o.anyPort {
 		listen = "" // the first of -X listeners binds its own address
@@ -250,6 +264,7 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		Listen:         listen,
 		Listener:       inherited[supervisor.ListenerKafka],
 		QuorumListener: inherited[supervisor.ListenerQuorum],
+		Listeners:      map[string]net.Listener{secure.SASLSSL: inherited[secure.SASLSSL], secure.MTLS: inherited[secure.MTLS]},
 		Advertise:      o.advertise,
 		Configs:        configs,
 		Logger:         logger,
@@ -269,6 +284,14 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 	}
 	brokers := node.Advertised()
 	info := readyInfo{Brokers: []string{brokers}, ClusterID: node.ClusterState().ClusterID, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory}
+	if sec != nil {
+		info.Secure, err = provisionSecure(cmd.Context(), g, sec, info.Brokers,
+			advertisedAt(brokers, node.ListenerAddr(secure.SASLSSL)), advertisedAt(brokers, node.ListenerAddr(secure.MTLS)))
+		if err != nil {
+			node.Close()
+			return err
+		}
+	}
 	unregister, err := announce(cmd, g, o, info, registerSingle(g, child))
 	if err != nil {
 		node.Close()
@@ -455,8 +478,10 @@ func printReady(w io.Writer, format string, info readyInfo) error {
 	if format == formatJSON {
 		return json.NewEncoder(w).Encode(info)
 	}
-	_, err := fmt.Fprintf(w, "BROKERS=%s\n", strings.Join(info.Brokers, ","))
-	return err
+	if _, err := fmt.Fprintf(w, "BROKERS=%s\n", strings.Join(info.Brokers, ",")); err != nil || info.Secure == nil {
+		return err
+	}
+	return printSecure(w, info.Secure)
 }
 
 // defaultDataDir is the per-cluster data directory used when --data-dir is

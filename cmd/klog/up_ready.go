@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klogdev/klog/secure"
 	"github.com/klogdev/klog/seed"
 	"github.com/klogdev/klog/supervisor"
 )
@@ -34,6 +35,8 @@ type readyInfo struct {
 	PID       int                     `json:"pid"`
 	Log       string                  `json:"log,omitempty"`
 	Nodes     []supervisor.NodeStatus `json:"nodes,omitempty"`
+	// Secure is how to connect to the listeners of klog up --secure.
+	Secure *secure.Info `json:"secure,omitempty"`
 }
 
 // seedTimeout bounds the readiness probe and the seeding of klog up.
