@@ -96,12 +96,26 @@ all are ready. Each node gets the cluster's defaults unless -X sets them:
 default.replication.factor, offsets.topic.replication.factor and
 transaction.state.log.replication.factor 3, min.insync.replicas and
 transaction.state.log.min.isr 2 (for -n 2: 2 and 1). A node that dies stays down until klog node start; SIGINT
-or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
+or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).
+
+With --secure each node also serves a SASL_SSL listener (SCRAM-SHA-512,
+SCRAM-SHA-256 and PLAIN) and an SSL listener that asks for a client
+certificate (mTLS), with certificates of a dev CA: one node on the two
+ports after --listen's (9093, 9094), a cluster on the ports after its Raft
+range (9098-9100 and 9101-9103 for -n 3), free ports with --any-port. The
+users admin and app get SCRAM credentials with generated passwords. The
+CA, the certificates, the passwords (users.json) and client configs for
+Java, librdkafka and franz-go live in DATA-DIR/secure and are kept across
+restarts. After BROKERS= klog up prints the secure listeners, the users
+and the client config files (with --format json, the "secure" object).
+The PLAINTEXT listener stays open without authentication, for klog's own
+commands: keep it on loopback.`,
 		Example: `  klog up
   klog up -n 3
   klog up -n 3 --hosts 127.0.0.1,127.0.0.2,127.0.0.3
   klog up -n 3 --racks r1,r2,r3 -X replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector
   klog up --memory --listen 127.0.0.1:0
+  klog up --secure && klog --command-config ~/.local/share/klog/default/secure/app.properties topic list
   klog up -X num.partitions=3 -X log.retention.ms=3600000
   klog up --detach --any-port --format json --ready-file ready.json --seed-topic orders:3
   klog up -n 3 --detach --any-port --seed seed/testdata/seed.yaml && klog down`,

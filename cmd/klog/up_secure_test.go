@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,4 +140,60 @@ func checkSecureFiles(t *testing.T, s *secure.Info) {
 			t.Errorf("%s holds a secret and has mode %v", f, st.Mode().Perm())
 		}
 	}
+}
+
+// TestExampleSecureReadyFile is the snippet of docs/client-security.md:
+// a Go test of an application reading the ready file of klog up --secure
+// --format json and producing over SASL_SSL as the user app.
+func TestExampleSecureReadyFile(t *testing.T) {
+	readyFile := upSecureReadyFile(t) // klog up --secure --detach --any-port --format json --ready-file FILE
+	b, err := os.ReadFile(readyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready struct {
+		Secure struct {
+			Bootstrap string `json:"bootstrap"`
+			CA        string `json:"ca"`
+			Users     []struct {
+				Name     string `json:"name"`
+				Password string `json:"password"`
+			} `json:"users"`
+		} `json:"secure"`
+	}
+	if err := json.Unmarshal(b, &ready); err != nil {
+		t.Fatal(err)
+	}
+	pem, err := os.ReadFile(ready.Secure.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	app := ready.Secure.Users[1] // admin, then app
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(strings.Split(ready.Secure.Bootstrap, ",")...),
+		kgo.DialTLSConfig(&tls.Config{RootCAs: roots}),
+		kgo.SASL(scram.Auth{User: app.Name, Pass: app.Password}.AsSha512Mechanism()),
+		kgo.DefaultProduceTopic("orders"),
+		kgo.AllowAutoTopicCreation(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(t.Context(), kgo.StringRecord("hello")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// upSecureReadyFile starts klog up --secure in the background for the
+// test, and returns its ready file.
+func upSecureReadyFile(t *testing.T) string {
+	t.Helper()
+	readyFile := filepath.Join(t.TempDir(), "ready.json")
+	stateDir := t.TempDir()
+	upDetached(t, stateDir, "--secure", "--any-port", "--data-dir", t.TempDir(), "--ready-file", readyFile)
+	t.Cleanup(func() { stateRun(t, stateDir, "down") })
+	return readyFile
 }
