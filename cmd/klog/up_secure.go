@@ -55,6 +55,13 @@ func secureSingle(o upOptions, rootDir string, configs map[string]string) (*secu
 		return nil, err
 	}
 	maps.Copy(configs, c.NodeConfigs(0, secure.Listeners{Plaintext: o.listen, SASLSSL: at(1), MTLS: at(2)}))
+	if len(hosts) > 1 {
+		// The secure listeners are advertised on --advertise's host
+		// (port 0: the port bound).
+		_, sport, _ := net.SplitHostPort(at(1))
+		_, mport, _ := net.SplitHostPort(at(2))
+		configs["advertised.listeners"] = "PLAINTEXT://" + o.advertise + "," + secure.SASLSSL + "://" + net.JoinHostPort(hosts[1], sport) + "," + secure.MTLS + "://" + net.JoinHostPort(hosts[1], mport)
+	}
 	return c, nil
 }
 
