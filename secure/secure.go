@@ -32,7 +32,6 @@ import (
 
 	"github.com/klogdev/klog/devca"
 	"github.com/klogdev/klog/inspect"
-	"github.com/klogdev/klog/supervisor"
 )
 
 // Dir is the directory of the cluster's security, under its data
@@ -122,10 +121,28 @@ func ensurePasswords(path string, names ...string) (map[string]string, error) {
 	if b, err = json.MarshalIndent(passwords, "", "  "); err != nil {
 		return nil, err
 	}
-	if err := supervisor.WriteFileAtomic(path, append(b, '\n'), 0o600); err != nil {
+	if err := writeSecret(path, append(b, '\n')); err != nil {
 		return nil, fmt.Errorf("write the users' passwords: %w", err)
 	}
 	return passwords, nil
+}
+
+// writeSecret replaces path with data, readable by its owner only,
+// through a temporary file renamed over it: a reader sees all or nothing.
+func writeSecret(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // Listeners are a node's addresses, host:port, under --secure.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/inspect"
-	"github.com/klogdev/klog/secure"
 	"github.com/klogdev/klog/supervisor"
 )
 
@@ -58,12 +57,9 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 	}
 	defer control.Close()
 
-	var sec *secure.Cluster
-	var secureArgs func(supervisor.NodeLayout) []string
-	if o.secure {
-		if sec, secureArgs, err = secureLayout(dir, layout); err != nil {
-			return err
-		}
+	sec, secureArgs, err := secureLayout(o, dir, layout)
+	if err != nil {
+		return err
 	}
 	ctx := cmd.Context()
 	sup, err := startNodes(cmd, o, configs, dir, layout, admin, secureArgs)
@@ -82,14 +78,8 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 		// its addresses in this network namespace.
 		fmt.Fprintf(cmd.ErrOrStderr(), "klog: the cluster's id: %v\n", err)
 	}
-	if sec != nil {
-		var tls, mtls []string
-		for _, n := range layout.Nodes {
-			tls, mtls = append(tls, n.SecureAddress()), append(mtls, n.MTLSAddress())
-		}
-		if info.Secure, err = provisionSecure(ctx, g, sec, brokers, strings.Join(tls, ","), strings.Join(mtls, ",")); err != nil {
-			return err
-		}
+	if info.Secure, err = clusterSecureInfo(ctx, g, sec, layout); err != nil {
+		return err
 	}
 	if _, err := announce(cmd, g, o, info, func(info readyInfo) (func(), error) {
 		return func() {}, control.Update(info.ClusterID, info.Admin, info.Log)

@@ -67,12 +67,8 @@ const controlledShutdownTimeout = 10 * time.Second
 // (100 MiB each by default) and its working set fit well inside it.
 const defaultMemoryLimit = "448MiB"
 
-func newUpCmd(g *globals) *cobra.Command {
-	var o upOptions
-	cmd := &cobra.Command{
-		Use:   "up",
-		Short: "Start a local klog broker",
-		Long: `Start a klog node (controller and broker in one process) and serve Kafka
+// upLong is klog up's help.
+const upLong = `Start a klog node (controller and broker in one process) and serve Kafka
 clients until interrupted (SIGINT or SIGTERM shut it down cleanly).
 
 Data lives in a per-cluster directory that survives restarts
@@ -109,7 +105,14 @@ Java, librdkafka and franz-go live in DATA-DIR/secure and are kept across
 restarts. After BROKERS= klog up prints the secure listeners, the users
 and the client config files (with --format json, the "secure" object).
 The PLAINTEXT listener stays open without authentication, for klog's own
-commands: keep it on loopback.`,
+commands: keep it on loopback.`
+
+func newUpCmd(g *globals) *cobra.Command {
+	var o upOptions
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local klog broker",
+		Long:  upLong,
 		Example: `  klog up
   klog up -n 3
   klog up -n 3 --hosts 127.0.0.1,127.0.0.2,127.0.0.3
@@ -236,16 +239,9 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 	if len(o.racks) > 0 {
 		return usagef("--racks needs -n 2 or more; one node takes -X broker.rack=RACK")
 	}
-	// A node of a cluster is told its id (-X node.id, by its supervisor);
-	// a node without one is node 0 of a single-node cluster.
-	var nodeID int32
-	v, child := configs["node.id"]
-	if child {
-		id, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || id < 0 {
-			return usagef("-X node.id=%s: want a node id, 0 or more", v)
-		}
-		nodeID = int32(id)
+	nodeID, child, err := configNodeID(configs)
+	if err != nil {
+		return err
 	}
 	dataDir, rootDir, err := nodeDataDir(g, o, nodeID, child)
 	if err != nil {
@@ -261,14 +257,12 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		return err
 	}
 	advertiseAdmin(configs, adminLn, o.advertise)
-	var sec *secure.Cluster
-	if o.secure && !child {
-		if sec, err = secureSingle(o, rootDir, configs); err != nil {
-			return err
-		}
+	sec, err := secureSingle(o, child, rootDir, configs)
+	if err != nil {
+		return err
 	}
 	listen := o.listen
-	if _, ok := configs["listeners"]; ok && !cmd.Flags().Changed("listen") && !o.anyPort {
+	if _, ok := configs["listeners"]; ok && !cmd.Flags().Changed("listen") && !o.anyPort && !o.secure {
 		listen = "" // the first of -X listeners binds its own address
 	}
 	node, err := broker.Start(cmd.Context(), broker.Config{
@@ -298,13 +292,9 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 	}
 	brokers := node.Advertised()
 	info := readyInfo{Brokers: []string{brokers}, ClusterID: node.ClusterState().ClusterID, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory}
-	if sec != nil {
-		info.Secure, err = provisionSecure(cmd.Context(), g, sec, info.Brokers,
-			advertisedAt(brokers, node.ListenerAddr(secure.SASLSSL)), advertisedAt(brokers, node.ListenerAddr(secure.MTLS)))
-		if err != nil {
-			node.Close()
-			return err
-		}
+	if info.Secure, err = singleSecureInfo(cmd.Context(), g, sec, node); err != nil {
+		node.Close()
+		return err
 	}
 	unregister, err := announce(cmd, g, o, info, registerSingle(g, child))
 	if err != nil {
@@ -321,6 +311,21 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		defer stopFaults()
 	}
 	return serveNode(cmd.Context(), node, logger)
+}
+
+// configNodeID is the id of a node of a cluster, which its supervisor
+// gives it as -X node.id (child); a node without one is node 0 of a
+// single-node cluster.
+func configNodeID(configs map[string]string) (id int32, child bool, err error) {
+	v, child := configs["node.id"]
+	if !child {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0, true, usagef("-X node.id=%s: want a node id, 0 or more", v)
+	}
+	return int32(n), true, nil
 }
 
 // nodeDataDir makes the directory of node id, a child of klog up -n or

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/secure"
 	"github.com/klogdev/klog/supervisor"
 )
@@ -34,7 +35,12 @@ func checkSecure(o upOptions, configs map[string]string) error {
 // secureSingle makes or keeps the security of a single node of --secure
 // in rootDir and adds its configs to configs: PLAINTEXT on --listen,
 // SASL_SSL and SSL on the two ports after it (free ports for port 0).
-func secureSingle(o upOptions, rootDir string, configs map[string]string) (*secure.Cluster, error) {
+// Without --secure, and for a node of klog up -n (its supervisor gives it
+// its configs), it does nothing and returns nil.
+func secureSingle(o upOptions, child bool, rootDir string, configs map[string]string) (*secure.Cluster, error) {
+	if !o.secure || child {
+		return nil, nil
+	}
 	host, portText, err := net.SplitHostPort(o.listen)
 	if err != nil {
 		return nil, usagef("--listen %q: %v", o.listen, err)
@@ -66,8 +72,11 @@ func secureSingle(o upOptions, rootDir string, configs map[string]string) (*secu
 }
 
 // secureLayout makes or keeps the security of the cluster of layout in
-// dir, and returns each node's flags for it.
-func secureLayout(dir string, layout supervisor.Layout) (*secure.Cluster, func(supervisor.NodeLayout) []string, error) {
+// dir, and returns each node's flags for it; nothing without --secure.
+func secureLayout(o upOptions, dir string, layout supervisor.Layout) (*secure.Cluster, func(supervisor.NodeLayout) []string, error) {
+	if !o.secure {
+		return nil, nil, nil
+	}
 	var hosts []string
 	var ids []int32
 	for _, n := range layout.Nodes {
@@ -105,6 +114,31 @@ func provisionSecure(ctx context.Context, g *globals, c *secure.Cluster, brokers
 		return nil, fmt.Errorf("--secure: %w", err)
 	}
 	return c.WriteClientConfigs(bootstrap, mtlsBootstrap)
+}
+
+// singleSecureInfo creates the users of sec on node and writes the client
+// configs of its secure listeners; nil without --secure.
+func singleSecureInfo(ctx context.Context, g *globals, sec *secure.Cluster, node *broker.Node) (*secure.Info, error) {
+	if sec == nil {
+		return nil, nil
+	}
+	brokers := node.Advertised()
+	return provisionSecure(ctx, g, sec, []string{brokers},
+		advertisedAt(brokers, node.ListenerAddr(secure.SASLSSL)), advertisedAt(brokers, node.ListenerAddr(secure.MTLS)))
+}
+
+// clusterSecureInfo creates the users of sec on the cluster of layout and
+// writes the client configs of its secure listeners; nil without
+// --secure.
+func clusterSecureInfo(ctx context.Context, g *globals, sec *secure.Cluster, layout supervisor.Layout) (*secure.Info, error) {
+	if sec == nil {
+		return nil, nil
+	}
+	var tls, mtls []string
+	for _, n := range layout.Nodes {
+		tls, mtls = append(tls, n.SecureAddress()), append(mtls, n.MTLSAddress())
+	}
+	return provisionSecure(ctx, g, sec, layout.Brokers(), strings.Join(tls, ","), strings.Join(mtls, ","))
 }
 
 // advertisedAt is addr's port on the host of advertised (host:port), how
