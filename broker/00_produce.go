@@ -71,7 +71,7 @@ func handleProduce(n *Node, ctx context.Context, rc *wire.RequestContext, kreq k
 		return wire.Reply{}, fmt.Errorf("%w: Produce v%d is listed, not served", errUnsupported, req.Version)
 	}
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	pending, synced := n.appendProduce(ctx, req, resp)
+	pending, synced := n.appendProduce(ctx, rc, req, resp)
 	if req.Acks == 0 {
 		syncAppends(resp, synced)
 		return wire.Reply{}, nil
@@ -81,11 +81,12 @@ func handleProduce(n *Node, ctx context.Context, rc *wire.RequestContext, kreq k
 
 // appendProduce appends each partition's batches of req and answers each
 // partition in resp, refusing the request's partitions whole when it
-// carries transactional batches without a transactional id, or an acks
-// Kafka does not know. It returns the acks=-1 appends that wait for the
+// carries transactional batches without a transactional id it may WRITE,
+// or an acks Kafka does not know, and each topic it may not WRITE
+// (TOPIC_AUTHORIZATION_FAILED, whether or not it exists). It returns the acks=-1 appends that wait for the
 // high watermark (pending) and the appends of a durable node, to be
 // fsynced first (synced).
-func (n *Node) appendProduce(ctx context.Context, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) (pending, synced []ackWait) {
+func (n *Node) appendProduce(ctx context.Context, rc *wire.RequestContext, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) (pending, synced []ackWait) {
 	img := n.ctrl.Image()
 	acks := req.Acks
 	validAcks := acks == 0 || acks == 1 || acks == -1
@@ -93,7 +94,7 @@ func (n *Node) appendProduce(ctx context.Context, req *kmsg.ProduceRequest, resp
 	// and the log's append read the views.
 	views, transactional := produceBatches(req)
 	var requestErr *kerr.Error
-	if req.TransactionID == nil && transactional {
+	if transactional && (req.TransactionID == nil || !n.authorize(rc, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)) {
 		requestErr = kerr.TransactionalIDAuthorizationFailed
 	}
 
@@ -103,6 +104,9 @@ func (n *Node) appendProduce(ctx context.Context, req *kmsg.ProduceRequest, resp
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		topic, topicErr := produceTopic(img, req.Version, rt)
+		if topicErr != kerr.UnknownTopicID && !n.authorize(rc, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, topicName(topic, rt.Topic)) {
+			topicErr = kerr.TopicAuthorizationFailed
+		}
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
@@ -353,6 +357,15 @@ func produceTopic(img *metadata.Image, version int16, rt *kmsg.ProduceRequestTop
 		return nil, kerr.UnknownTopicOrPartition
 	}
 	return t, nil
+}
+
+// topicName is the name of t, a topic a request named, or name when it
+// does not exist.
+func topicName(t *metadata.Topic, name string) string {
+	if t != nil {
+		return t.Name
+	}
+	return name
 }
 
 // produceOne appends one partition's batches, rp's records as parsed in

@@ -122,6 +122,7 @@ func handleFetch(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kms
 			release() // a panic: there is no answer to hand the buffer to
 		}
 	}()
+	n.authorizeFetch(rc, f, follower)
 	n.longPoll(ctx, rc, f)
 	n.respond(fc, resp, follower)
 	if f.iso != partition.ReadReplica {
@@ -144,6 +145,29 @@ type fetch struct {
 	// listener is the listener the fetch came on, whose endpoints its
 	// leader hints name.
 	listener string
+	// denied marks the topics of req (by index) the principal may not
+	// fetch: READ on the topic for a consumer, CLUSTER_ACTION for a
+	// follower (TOPIC_AUTHORIZATION_FAILED for each partition).
+	denied []bool
+}
+
+// authorizeFetch fills f.denied, once per fetch however long it waits.
+// A topic id no topic has stays UNKNOWN_TOPIC_ID; a topic name is
+// authorized whether or not it exists, as Kafka does.
+func (n *Node) authorizeFetch(rc *wire.RequestContext, f *fetch, follower bool) {
+	img := n.ctrl.Image()
+	f.denied = make([]bool, len(f.req.Topics))
+	clusterAction := !follower || n.authorizeCluster(rc, kmsg.ACLOperationClusterAction)
+	for ti := range f.req.Topics {
+		name := fetchTopicName(f.req, img, ti)
+		switch {
+		case name == "":
+		case follower:
+			f.denied[ti] = !clusterAction
+		default:
+			f.denied[ti] = !n.authorize(rc, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, name)
+		}
+	}
 }
 
 // longPoll fills f's response, waiting up to the request's MaxWaitMillis
@@ -347,7 +371,9 @@ func (n *Node) fillFetch(f *fetch) (total int, stop, starved bool) {
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		name := fetchTopicName(req, img, ti)
 		var topicErr *kerr.Error
-		if _, ok := img.Topic(name); !ok {
+		if _, ok := img.Topic(name); f.denied != nil && f.denied[ti] {
+			topicErr = kerr.TopicAuthorizationFailed
+		} else if !ok {
 			topicErr = kerr.UnknownTopicOrPartition
 			if req.Version >= 13 {
 				topicErr = kerr.UnknownTopicID

@@ -36,7 +36,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleListOffsets(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleListOffsets(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	img := n.ctrl.Image()
@@ -47,6 +47,7 @@ func handleListOffsets(n *Node, _ context.Context, _ *wire.RequestContext, kreq 
 		}
 	}
 	topics := make(map[string]int, len(req.Topics)) // index in resp.Topics
+	described := n.topicsAllowed(rc, kmsg.ACLOperationDescribe)
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
 		i, ok := topics[rt.Topic]
@@ -68,6 +69,10 @@ func handleListOffsets(n *Node, _ context.Context, _ *wire.RequestContext, kreq 
 			case firstOfMany:
 				sp.ErrorCode = errorCode(errDuplicatePartition)
 			case once:
+				if !described(rt.Topic) {
+					sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+					break
+				}
 				n.listPartitionOffset(img, req, rt.Topic, rp, &sp)
 			}
 			resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, sp)

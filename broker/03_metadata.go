@@ -23,8 +23,13 @@ package broker
 // The requested topics are a set, as in Kafka: a topic named twice (even
 // the empty name, answered INVALID_TOPIC_EXCEPTION) is answered once.
 //
-// Not implemented: authorized operations (klog has no ACLs); the fields
-// keep Kafka's "not requested" value.
+// Authorization, as Kafka's: a topic the principal may not DESCRIBE is
+// left out of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED
+// when named (with no id, so that its existence does not show; asked
+// for by id, with the id). A missing topic is auto-created only with
+// CREATE on the cluster or on the topic, else answered
+// TOPIC_AUTHORIZATION_FAILED. The topics' authorized operations (and the
+// cluster's, v8-10) are given when asked for.
 
 import (
 	"context"
@@ -36,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/controller"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/wire"
@@ -55,7 +61,7 @@ func handleMetadata(n *Node, ctx context.Context, rc *wire.RequestContext, kreq 
 
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	allowAuto := (req.Version < 4 || req.AllowAutoTopicCreation) && n.settings().AutoCreateTopics
-	requested := distinct(req.Topics, metadataTopicKey)
+	requested, denied := n.authorizeMetadata(rc, img, distinct(req.Topics, metadataTopicKey), allowAuto)
 
 	if !allTopics && allowAuto {
 		img = n.autoCreateRequested(ctx, img, requested)
@@ -81,15 +87,83 @@ func handleMetadata(n *Node, ctx context.Context, rc *wire.RequestContext, kreq 
 
 	if allTopics {
 		for _, name := range img.SortedTopicNames() {
-			t, _ := img.Topic(name)
-			resp.Topics = append(resp.Topics, metadataTopic(img, t))
+			if n.visible(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name) {
+				t, _ := img.Topic(name)
+				resp.Topics = append(resp.Topics, metadataTopic(img, t))
+			}
 		}
-		return resp, nil
+	} else {
+		for _, rt := range requested {
+			resp.Topics = append(resp.Topics, requestedMetadataTopic(img, rt))
+		}
+		resp.Topics = append(resp.Topics, denied...)
 	}
-	for _, rt := range requested {
-		resp.Topics = append(resp.Topics, requestedMetadataTopic(img, rt))
-	}
+	n.metadataOperations(rc, req, resp)
 	return resp, nil
+}
+
+// authorizeMetadata splits the topics a Metadata request names into
+// those it answers and those it refuses (TOPIC_AUTHORIZATION_FAILED):
+// topics the principal may not DESCRIBE, and, when the request may
+// auto-create, missing topics it may not CREATE (on the cluster or the
+// topic).
+func (n *Node) authorizeMetadata(rc *wire.RequestContext, img *metadata.Image, requested []kmsg.MetadataRequestTopic, allowAuto bool) (allowed []kmsg.MetadataRequestTopic, denied []kmsg.MetadataResponseTopic) {
+	refuse := func(name *string, id [16]byte) {
+		st := kmsg.NewMetadataResponseTopic()
+		st.Topic, st.TopicID, st.ErrorCode = name, id, kerr.TopicAuthorizationFailed.Code
+		denied = append(denied, st)
+	}
+	mayCreateAll := -1 // unknown yet; CREATE on the cluster is asked once
+	for _, rt := range requested {
+		if rt.Topic == nil {
+			if t, ok := img.TopicByID(rt.TopicID); ok && !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
+				refuse(nil, rt.TopicID)
+				continue
+			}
+			allowed = append(allowed, rt)
+			continue
+		}
+		name := *rt.Topic
+		if !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name) {
+			refuse(rt.Topic, [16]byte{})
+			continue
+		}
+		if _, ok := img.Topic(name); !ok && allowAuto {
+			if mayCreateAll < 0 {
+				mayCreateAll = 0
+				if n.visible(rc, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, auth.ClusterName) {
+					mayCreateAll = 1
+				}
+			}
+			if mayCreateAll == 0 && !n.authorize(rc, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic, name) {
+				refuse(rt.Topic, [16]byte{})
+				continue
+			}
+		}
+		allowed = append(allowed, rt)
+	}
+	return allowed, denied
+}
+
+// metadataOperations fills the authorized operations a Metadata request
+// asks for: each answered topic's and, in v8-10, the cluster's.
+func (n *Node) metadataOperations(rc *wire.RequestContext, req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) {
+	if req.Version < 8 {
+		return
+	}
+	if req.IncludeClusterAuthorizedOperations && req.Version <= 10 {
+		resp.AuthorizedOperations = 0
+		if n.authorizeCluster(rc, kmsg.ACLOperationDescribe) {
+			resp.AuthorizedOperations = n.authorizedOperations(rc, kmsg.ACLResourceTypeCluster, auth.ClusterName)
+		}
+	}
+	if req.IncludeTopicAuthorizedOperations {
+		for i := range resp.Topics {
+			if t := resp.Topics[i].Topic; t != nil && resp.Topics[i].ErrorCode == 0 {
+				resp.Topics[i].AuthorizedOperations = n.authorizedOperations(rc, kmsg.ACLResourceTypeTopic, *t)
+			}
+		}
+	}
 }
 
 // autoCreateRequested creates the topics a Metadata request names that

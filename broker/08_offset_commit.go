@@ -16,6 +16,33 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleOffsetCommit(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.OffsetCommit(ctx, req.(*kmsg.OffsetCommitRequest)), nil
+func handleOffsetCommit(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.OffsetCommitRequest)
+	groupCode := n.groupDenied(rc, kmsg.ACLOperationRead, req.Group)
+	if groupCode != 0 && len(req.Topics) == 0 {
+		return req.ResponseKind(), nil
+	}
+	var resp *kmsg.OffsetCommitResponse
+	answers := splitAuthorized(req.Topics,
+		func(t *kmsg.OffsetCommitRequestTopic) int16 {
+			return n.topicDenied(rc, groupCode, kmsg.ACLOperationRead, t.Topic, t.TopicID)
+		},
+		func(kept []kmsg.OffsetCommitRequestTopic) []kmsg.OffsetCommitResponseTopic {
+			sub := *req
+			sub.Topics = kept
+			resp = n.groups.OffsetCommit(ctx, &sub)
+			return resp.Topics
+		},
+		func(t *kmsg.OffsetCommitRequestTopic, code int16) kmsg.OffsetCommitResponseTopic {
+			st := kmsg.OffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
+			for _, p := range t.Partitions {
+				st.Partitions = append(st.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+			}
+			return st
+		})
+	if resp == nil {
+		resp = req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	}
+	resp.Topics = answers
+	return resp, nil
 }

@@ -39,7 +39,9 @@ func handleFindCoordinator(n *Node, ctx context.Context, rc *wire.RequestContext
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		c.NodeID, c.Port = -1, -1
-		if err := n.findCoordinator(ctx, rc, req.CoordinatorType, key, &c); err != nil {
+		if err := n.authorizeCoordinatorKey(rc, req.CoordinatorType, key); err != nil {
+			c.ErrorCode, c.ErrorMessage = errorCode(err), errorMessage(err)
+		} else if err := n.findCoordinator(ctx, rc, req.CoordinatorType, key, &c); err != nil {
 			c.ErrorCode = errorCode(err)
 			c.ErrorMessage = errorMessage(err)
 		} else {
@@ -91,5 +93,21 @@ func (n *Node) findCoordinator(ctx context.Context, rc *wire.RequestContext, key
 		return kerr.CoordinatorNotAvailable
 	}
 	c.NodeID, c.Host, c.Port = b.ID, e.Host, e.Port
+	return nil
+}
+
+// authorizeCoordinatorKey checks that rc's principal may DESCRIBE the
+// group or transactional id whose coordinator it looks for.
+func (n *Node) authorizeCoordinatorKey(rc *wire.RequestContext, typ int8, key string) error {
+	switch typ {
+	case 0:
+		if !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, key) {
+			return kerr.GroupAuthorizationFailed
+		}
+	case 1:
+		if !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key) {
+			return kerr.TransactionalIDAuthorizationFailed
+		}
+	}
 	return nil
 }

@@ -10,11 +10,18 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleJoinGroup(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.JoinGroup(groupContext(ctx, rc), req.(*kmsg.JoinGroupRequest)), nil
+func handleJoinGroup(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.JoinGroupRequest)
+	if !n.authorize(rc, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+		return resp, nil
+	}
+	return n.groups.JoinGroup(groupContext(ctx, rc), req), nil
 }

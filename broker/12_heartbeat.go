@@ -8,11 +8,18 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleHeartbeat(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.Heartbeat(ctx, req.(*kmsg.HeartbeatRequest)), nil
+func handleHeartbeat(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.HeartbeatRequest)
+	if !n.authorize(rc, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	return n.groups.Heartbeat(ctx, req), nil
 }

@@ -16,8 +16,28 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDescribeGroups(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
+func handleDescribeGroups(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.DescribeGroupsRequest)
 	r.Groups = distinct(r.Groups, identity[string])
-	return n.groups.DescribeGroups(ctx, r), nil
+	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	resp.Groups = splitAuthorized(r.Groups,
+		func(g *string) int16 { return n.groupDenied(rc, kmsg.ACLOperationDescribe, *g) },
+		func(kept []string) []kmsg.DescribeGroupsResponseGroup {
+			sub := *r
+			sub.Groups = kept
+			return n.groups.DescribeGroups(ctx, &sub).Groups
+		},
+		func(g *string, code int16) kmsg.DescribeGroupsResponseGroup {
+			sg := kmsg.NewDescribeGroupsResponseGroup()
+			sg.Group, sg.ErrorCode = *g, code
+			return sg
+		})
+	if r.IncludeAuthorizedOperations {
+		for i := range resp.Groups {
+			if resp.Groups[i].ErrorCode == 0 {
+				resp.Groups[i].AuthorizedOperations = n.authorizedOperations(rc, kmsg.ACLResourceTypeGroup, resp.Groups[i].Group)
+			}
+		}
+	}
+	return resp, nil
 }

@@ -7,12 +7,22 @@ package broker
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleListGroups(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.ListGroups(ctx, req.(*kmsg.ListGroupsRequest)), nil
+func handleListGroups(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
+	resp := n.groups.ListGroups(ctx, req.(*kmsg.ListGroupsRequest))
+	// DESCRIBE on the cluster lists every group, else those the
+	// principal may DESCRIBE, as Kafka lists them.
+	if !n.visible(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeCluster, auth.ClusterName) {
+		resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+			return !n.visible(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, g.Group)
+		})
+	}
+	return resp, nil
 }

@@ -26,13 +26,16 @@ import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/controller"
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleCreateTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleCreateTopics(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	ctx, cancel := requestContext(ctx, req.TimeoutMillis)
@@ -43,6 +46,8 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 		names.add(rt.Topic)
 	}
 	created := false
+	// CREATE on the cluster, or on each topic (TOPIC_AUTHORIZATION_FAILED).
+	createAll := n.visible(rc, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, auth.ClusterName)
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -71,7 +76,11 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 				spec.NullConfigs = append(spec.NullConfigs, c.Name)
 			}
 		}
-		t, err := n.ctrl.CreateTopic(ctx, spec, req.ValidateOnly)
+		var t *metadata.Topic
+		err := error(kerr.TopicAuthorizationFailed)
+		if createAll || n.authorize(rc, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic, rt.Topic) {
+			t, err = n.ctrl.CreateTopic(ctx, spec, req.ValidateOnly)
+		}
 		if err != nil {
 			st.ErrorCode = errorCode(err)
 			st.ErrorMessage = errorMessage(err)
@@ -80,23 +89,7 @@ func handleCreateTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 			continue
 		}
 		created = created || !req.ValidateOnly
-		st.TopicID = t.ID
-		st.NumPartitions = int32(len(t.Partitions))
-		if len(t.Partitions) > 0 {
-			st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
-		}
-		for _, v := range n.brokerConfig(n.ctrl.Image()).TopicValues(t.Configs) {
-			c := kmsg.NewCreateTopicsResponseTopicConfig()
-			c.Name = v.Name
-			if !v.Null && !v.Sensitive {
-				value := v.Value
-				c.Value = &value
-			}
-			c.ReadOnly = v.ReadOnly
-			c.Source = int8(v.Source)
-			c.IsSensitive = v.Sensitive
-			st.Configs = append(st.Configs, c)
-		}
+		n.describeCreated(rc, t, &st)
 		resp.Topics = append(resp.Topics, st)
 	}
 	if created {
@@ -156,4 +149,33 @@ func changeEach[Req, Resp any, K comparable](n *Node, ctx context.Context, timeo
 		n.reconcile()
 	}
 	return out
+}
+
+// describeCreated fills a created topic's answer: its id, partitions,
+// replication factor and configs, the configs only when rc's principal
+// may DESCRIBE_CONFIGS it (TOPIC_AUTHORIZATION_FAILED in
+// ConfigErrorCode otherwise, as Kafka answers).
+func (n *Node) describeCreated(rc *wire.RequestContext, t *metadata.Topic, st *kmsg.CreateTopicsResponseTopic) {
+	st.TopicID = t.ID
+	st.NumPartitions = int32(len(t.Partitions))
+	if len(t.Partitions) > 0 {
+		st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
+	}
+	st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
+	if !n.visible(rc, kmsg.ACLOperationDescribeConfigs, kmsg.ACLResourceTypeTopic, t.Name) {
+		st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+		return
+	}
+	for _, v := range n.brokerConfig(n.ctrl.Image()).TopicValues(t.Configs) {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name = v.Name
+		if !v.Null && !v.Sensitive {
+			value := v.Value
+			c.Value = &value
+		}
+		c.ReadOnly = v.ReadOnly
+		c.Source = int8(v.Source)
+		c.IsSensitive = v.Sensitive
+		st.Configs = append(st.Configs, c)
+	}
 }

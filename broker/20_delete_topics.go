@@ -24,7 +24,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDeleteTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDeleteTopics(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	ctx, cancel := requestContext(ctx, req.TimeoutMillis)
@@ -48,7 +48,7 @@ func handleDeleteTopics(n *Node, ctx context.Context, _ *wire.RequestContext, kr
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		if n.deleteTopic(ctx, img, tg, &st) {
+		if n.deleteTopic(ctx, rc, img, tg, &st) {
 			deleted = true
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -116,7 +116,7 @@ func (c deleteCounts) next(tg deleteTarget) (occurrence, error) {
 
 // deleteTopic deletes the topic tg names, as img resolves its name or
 // id, and answers it in st; it reports whether the topic was deleted.
-func (n *Node) deleteTopic(ctx context.Context, img *metadata.Image, tg deleteTarget, st *kmsg.DeleteTopicsResponseTopic) bool {
+func (n *Node) deleteTopic(ctx context.Context, rc *wire.RequestContext, img *metadata.Image, tg deleteTarget, st *kmsg.DeleteTopicsResponseTopic) bool {
 	name := ""
 	if tg.name != nil {
 		name = *tg.name
@@ -130,8 +130,14 @@ func (n *Node) deleteTopic(ctx context.Context, img *metadata.Image, tg deleteTa
 		st.ErrorCode, st.ErrorMessage = kerr.UnknownTopicID.Code, errorMessage(kerr.UnknownTopicID)
 		return false
 	}
+	_, exists := img.Topic(name)
 	var err error
 	switch {
+	case !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name),
+		exists && !n.authorize(rc, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic, name):
+		// Kafka tells a topic the principal may not see from one it may
+		// not delete by neither: both are TOPIC_AUTHORIZATION_FAILED.
+		err = kerr.TopicAuthorizationFailed
 	case !n.settings().DeleteTopicEnable:
 		err = kerr.TopicDeletionDisabled
 	default:

@@ -39,7 +39,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDeleteRecords(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDeleteRecords(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	img := n.ctrl.Image()
@@ -52,6 +52,7 @@ func handleDeleteRecords(n *Node, ctx context.Context, _ *wire.RequestContext, k
 	alive := n.brokerAlive
 	topics := make(map[string]int, len(req.Topics)) // index in resp.Topics
 	var pending []lowWatermarkWait
+	deletable := n.topicsAllowed(rc, kmsg.ACLOperationDelete)
 	for _, rt := range req.Topics {
 		i, ok := topics[rt.Topic]
 		if !ok {
@@ -70,6 +71,11 @@ func handleDeleteRecords(n *Node, ctx context.Context, _ *wire.RequestContext, k
 			delete(last, tp)
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
+			if !deletable(rt.Topic) {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, sp)
+				continue
+			}
 			p, required, lw, err := n.deletePartitionRecords(img, tp, offset, alive)
 			switch {
 			case err != nil:

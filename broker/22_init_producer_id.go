@@ -17,8 +17,10 @@ import (
 	"math"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -33,13 +35,23 @@ type producerIDs struct {
 	end  int64 // exclusive
 }
 
-func handleInitProducerID(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleInitProducerID(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
-	if req.TransactionalID != nil {
-		return n.txns.InitProducerID(ctx, req), nil
-	}
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	switch {
+	case req.TransactionalID != nil && !n.authorize(rc, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	case req.TransactionalID != nil:
+		return n.txns.InitProducerID(ctx, req), nil
+	case !n.visible(rc, kmsg.ACLOperationIdempotentWrite, kmsg.ACLResourceTypeCluster, auth.ClusterName) &&
+		!n.authorizeAny(rc, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic):
+		// An idempotent producer needs IDEMPOTENT_WRITE on the cluster
+		// or WRITE on some topic (KIP-679).
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	if req.Version >= 3 && req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16-1 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1
 		return resp, nil

@@ -25,7 +25,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleOffsetForLeaderEpoch(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleOffsetForLeaderEpoch(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	img := n.ctrl.Image()
@@ -34,6 +34,10 @@ func handleOffsetForLeaderEpoch(n *Node, _ context.Context, _ *wire.RequestConte
 			return &t.Partitions
 		},
 		func(p kmsg.OffsetForLeaderEpochRequestTopicPartition) int32 { return p.Partition })
+	// A follower's needs CLUSTER_ACTION, a consumer's DESCRIBE on each
+	// topic.
+	clusterDenied := req.ReplicaID >= 0 && !n.authorizeCluster(rc, kmsg.ACLOperationClusterAction)
+	described := n.topicsAllowed(rc, kmsg.ACLOperationDescribe)
 	for _, rt := range topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
@@ -42,6 +46,10 @@ func handleOffsetForLeaderEpoch(n *Node, _ context.Context, _ *wire.RequestConte
 			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
 			p, perr := n.localReplica(img, rt.Topic, rp.Partition)
 			switch {
+			case clusterDenied:
+				sp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			case req.ReplicaID < 0 && !described(rt.Topic):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case perr != nil:
 				sp.ErrorCode = perr.Code
 			default:

@@ -9,11 +9,24 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleAddOffsetsToTxn(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
-	return n.txns.AddOffsetsToTxn(ctx, req.(*kmsg.AddOffsetsToTxnRequest)), nil
+func handleAddOffsetsToTxn(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
+	code := int16(0)
+	if !n.authorize(rc, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, req.TransactionalID) {
+		code = kerr.TransactionalIDAuthorizationFailed.Code
+	} else {
+		code = n.groupDenied(rc, kmsg.ACLOperationRead, req.Group)
+	}
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+		resp.ErrorCode = code
+		return resp, nil
+	}
+	return n.txns.AddOffsetsToTxn(ctx, req), nil
 }

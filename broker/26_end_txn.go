@@ -15,11 +15,19 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleEndTxn(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
-	return n.txns.EndTxn(ctx, req.(*kmsg.EndTxnRequest)), nil
+func handleEndTxn(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.EndTxnRequest)
+	if !n.authorize(rc, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, req.TransactionalID) {
+		resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		resp.ProducerID, resp.ProducerEpoch = -1, -1
+		return resp, nil
+	}
+	return n.txns.EndTxn(ctx, req), nil
 }

@@ -47,7 +47,7 @@ import (
 // retries.
 const markerReplicationWait = 5 * time.Second
 
-func handleWriteTxnMarkers(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleWriteTxnMarkers(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.WriteTxnMarkersRequest)
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	img := n.ctrl.Image()
@@ -58,6 +58,9 @@ func handleWriteTxnMarkers(n *Node, ctx context.Context, _ *wire.RequestContext,
 		end   int64 // the offset after its marker, once written
 	}
 	var targets []target
+	// The transaction coordinators' request: CLUSTER_ACTION, else every
+	// partition CLUSTER_AUTHORIZATION_FAILED.
+	denied := !n.authorizeCluster(rc, kmsg.ACLOperationClusterAction)
 	for _, m := range req.Markers {
 		sm := kmsg.NewWriteTxnMarkersResponseMarker()
 		sm.ProducerID = m.ProducerID
@@ -71,6 +74,9 @@ func handleWriteTxnMarkers(n *Node, ctx context.Context, _ *wire.RequestContext,
 				*sp = kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				sp.Partition = index
 				p, perr := n.leaderPartition(img, rt.Topic, index)
+				if denied {
+					perr = kerr.ClusterAuthorizationFailed
+				}
 				if perr != nil {
 					sp.ErrorCode = perr.Code
 					continue

@@ -33,6 +33,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -42,8 +43,38 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleTxnOffsetCommit(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleTxnOffsetCommit(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.TxnOffsetCommitRequest)
+	// WRITE on the transactional id, READ on the group, READ on each
+	// topic (TRANSACTIONAL_ID_, GROUP_, TOPIC_AUTHORIZATION_FAILED).
+	all := n.groupDenied(rc, kmsg.ACLOperationRead, req.Group)
+	if !n.authorize(rc, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, req.TransactionalID) {
+		all = kerr.TransactionalIDAuthorizationFailed.Code
+	}
+	var refused []kmsg.TxnOffsetCommitResponseTopic
+	req.Topics = slices.DeleteFunc(req.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) bool {
+		code := n.topicDenied(rc, all, kmsg.ACLOperationRead, t.Topic, t.TopicID)
+		if code != 0 {
+			st := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
+			for _, p := range t.Partitions {
+				st.Partitions = append(st.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+			}
+			refused = append(refused, st)
+		}
+		return code != 0
+	})
+	if len(refused) > 0 && len(req.Topics) == 0 {
+		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		resp.Topics = refused
+		return resp, nil
+	}
+	resp, err := n.txnOffsetCommit(ctx, req)
+	resp.Topics = append(resp.Topics, refused...)
+	return resp, err
+}
+
+// txnOffsetCommit commits the offsets of req's topics, each authorized.
+func (n *Node) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
 	known, unknown := splitUnknownTopics(n.ctrl.Image(), req)
 	if len(known.Topics) == 0 {
 		return unknown, nil

@@ -27,7 +27,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDescribeConfigs(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeConfigs(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	img := n.ctrl.Image()
@@ -42,6 +42,11 @@ func handleDescribeConfigs(n *Node, _ context.Context, _ *wire.RequestContext, k
 		empty := ""
 		sr.ErrorMessage = &empty
 		var values []config.Value
+		if err := n.configDenied(rc, kmsg.ACLOperationDescribeConfigs, rr.ResourceType, rr.ResourceName); err != nil {
+			sr.ErrorCode, sr.ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			t, ok := img.Topic(rr.ResourceName)

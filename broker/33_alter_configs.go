@@ -18,14 +18,19 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleAlterConfigs(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleAlterConfigs(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	resp.Resources = changeEach(n, ctx, 30000, req.ValidateOnly, req.Resources,
 		func(rr *kmsg.AlterConfigsRequestResource) configResource {
 			return configResource{rr.ResourceType, rr.ResourceName}
 		}, errDuplicateResource,
-		n.alterConfigs,
+		func(ctx context.Context, rr *kmsg.AlterConfigsRequestResource, validateOnly bool) error {
+			if err := n.configDenied(rc, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); err != nil {
+				return err
+			}
+			return n.alterConfigs(ctx, rr, validateOnly)
+		},
 		func(rr *kmsg.AlterConfigsRequestResource, err error) kmsg.AlterConfigsResponseResource {
 			sr := kmsg.NewAlterConfigsResponseResource()
 			sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName

@@ -36,9 +36,14 @@ import (
 	"github.com/klogdev/klog/store/vfs"
 )
 
-func handleDescribeLogDirs(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeLogDirs(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !n.authorizeCluster(rc, kmsg.ACLOperationDescribe) {
+		// Kafka answers no directory; v3+ says why.
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.TotalBytes, dir.UsableBytes = -1, -1
 	if n.mem != nil {

@@ -18,17 +18,21 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleCreatePartitions(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleCreatePartitions(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	resp.Topics = changeEach(n, ctx, req.TimeoutMillis, req.ValidateOnly, req.Topics,
 		func(rt *kmsg.CreatePartitionsRequestTopic) string { return rt.Topic }, errDuplicateTopic,
 		func(ctx context.Context, rt *kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+			if !n.authorize(rc, kmsg.ACLOperationAlter, kmsg.ACLResourceTypeTopic, rt.Topic) {
+				return kerr.TopicAuthorizationFailed
+			}
 			var assignment [][]int32
 			if rt.Assignment != nil {
 				assignment = make([][]int32, 0, len(rt.Assignment))

@@ -17,8 +17,19 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDeleteGroups(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
+func handleDeleteGroups(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.DeleteGroupsRequest)
 	r.Groups = distinct(r.Groups, identity[string])
-	return n.groups.DeleteGroups(ctx, r), nil
+	resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	resp.Groups = splitAuthorized(r.Groups,
+		func(g *string) int16 { return n.groupDenied(rc, kmsg.ACLOperationDelete, *g) },
+		func(kept []string) []kmsg.DeleteGroupsResponseGroup {
+			sub := *r
+			sub.Groups = kept
+			return n.groups.DeleteGroups(ctx, &sub).Groups
+		},
+		func(g *string, code int16) kmsg.DeleteGroupsResponseGroup {
+			return kmsg.DeleteGroupsResponseGroup{Group: *g, ErrorCode: code}
+		})
+	return resp, nil
 }

@@ -34,19 +34,23 @@ const (
 	electionUnclean   int8 = 1
 )
 
-func handleElectLeaders(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleElectLeaders(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ElectLeadersRequest)
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 
-	if req.ElectionType != electionPreferred && req.ElectionType != electionUnclean {
-		msg := fmt.Sprintf("Unknown election type %d", req.ElectionType)
-		resp.ErrorCode = kerr.InvalidRequest.Code
+	authorized := n.authorizeCluster(rc, kmsg.ACLOperationAlter)
+	if !authorized || req.ElectionType != electionPreferred && req.ElectionType != electionUnclean {
+		code, msg := kerr.InvalidRequest.Code, fmt.Sprintf("Unknown election type %d", req.ElectionType)
+		if !authorized {
+			code, msg = kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Description
+		}
+		resp.ErrorCode = code
 		for _, rt := range req.Topics {
 			st := kmsg.NewElectLeadersResponseTopic()
 			st.Topic = rt.Topic
 			for _, index := range rt.Partitions {
 				sp := kmsg.NewElectLeadersResponseTopicPartition()
-				sp.Partition, sp.ErrorCode, sp.ErrorMessage = index, kerr.InvalidRequest.Code, kmsg.StringPtr(msg)
+				sp.Partition, sp.ErrorCode, sp.ErrorMessage = index, code, kmsg.StringPtr(msg)
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)

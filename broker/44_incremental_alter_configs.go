@@ -28,14 +28,19 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleIncrementalAlterConfigs(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleIncrementalAlterConfigs(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	resp.Resources = changeEach(n, ctx, 30000, req.ValidateOnly, req.Resources,
 		func(rr *kmsg.IncrementalAlterConfigsRequestResource) configResource {
 			return configResource{rr.ResourceType, rr.ResourceName}
 		}, errDuplicateResource,
-		n.incrementalAlter,
+		func(ctx context.Context, rr *kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
+			if err := n.configDenied(rc, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); err != nil {
+				return err
+			}
+			return n.incrementalAlter(ctx, rr, validateOnly)
+		},
 		func(rr *kmsg.IncrementalAlterConfigsRequestResource, err error) kmsg.IncrementalAlterConfigsResponseResource {
 			sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 			sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName

@@ -11,15 +11,20 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/controller"
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleListPartitionReassignments(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleListPartitionReassignments(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	if !n.authorizeCluster(rc, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, errorMessage(kerr.ClusterAuthorizationFailed)
+		return resp, nil
+	}
 
 	var parts []controller.TopicPartition
 	if req.Topics != nil {

@@ -9,7 +9,8 @@ package broker
 // DUPLICATE_RESOURCE (answered once), both with Kafka's messages. Salts
 // and keys are never answered.
 //
-// Not implemented here: authorization (DESCRIBE on CLUSTER).
+// The principal needs DESCRIBE on the cluster
+// (CLUSTER_AUTHORIZATION_FAILED for the whole request otherwise).
 
 import (
 	"context"
@@ -22,9 +23,14 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDescribeUserSCRAMCredentials(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeUserSCRAMCredentials(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !n.authorizeCluster(rc, kmsg.ACLOperationDescribe) {
+		// DESCRIBE on the cluster, as Kafka asks.
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, errorMessage(kerr.ClusterAuthorizationFailed)
+		return resp, nil
+	}
 	img := n.ctrl.Image()
 	var users []string
 	count := map[string]int{}

@@ -13,12 +13,13 @@ package broker
 // password; the metadata keeps the salt and the keys derived from it.
 // klog also refuses an empty salt or salted password
 // (UNACCEPTABLE_CREDENTIAL), which Kafka fails on with an unknown error.
-//
-// Not implemented here: authorization (ALTER on CLUSTER).
+// The principal needs ALTER on the cluster: every user is answered
+// CLUSTER_AUTHORIZATION_FAILED otherwise.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/auth"
@@ -26,7 +27,7 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleAlterUserSCRAMCredentials(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleAlterUserSCRAMCredentials(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
 	dels := make([]controller.SCRAMDeletion, 0, len(req.Deletions))
@@ -38,7 +39,11 @@ func handleAlterUserSCRAMCredentials(n *Node, ctx context.Context, _ *wire.Reque
 		ups = append(ups, controller.SCRAMUpsertion{User: u.Name, Mechanism: scramMechanismName(u.Mechanism),
 			Iterations: u.Iterations, Salt: u.Salt, SaltedPassword: u.SaltedPassword})
 	}
-	results, err := n.ctrl.AlterSCRAMCredentials(ctx, dels, ups)
+	var results []controller.UserResult
+	err := error(kerr.ClusterAuthorizationFailed)
+	if n.authorizeCluster(rc, kmsg.ACLOperationAlter) {
+		results, err = n.ctrl.AlterSCRAMCredentials(ctx, dels, ups)
+	}
 	if err != nil {
 		// The request failed as a whole: every user named is told so.
 		seen := map[string]bool{}

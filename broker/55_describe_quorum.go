@@ -30,9 +30,13 @@ import (
 // clusterMetadataLog is the topic name of Kafka's metadata log.
 const clusterMetadataLog = "__cluster_metadata"
 
-func handleDescribeQuorum(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeQuorum(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeQuorumRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
+	if !n.authorizeCluster(rc, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, errorMessage(kerr.ClusterAuthorizationFailed)
+		return resp, nil
+	}
 	if len(req.Topics) != 1 || req.Topics[0].Topic != clusterMetadataLog || len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != 0 {
 		for _, rt := range req.Topics {
 			st := kmsg.NewDescribeQuorumResponseTopic()

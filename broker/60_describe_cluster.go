@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -43,6 +44,12 @@ func handleDescribeCluster(n *Node, _ context.Context, rc *wire.RequestContext, 
 			rb.Rack = &rack
 		}
 		resp.Brokers = append(resp.Brokers, rb)
+	}
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = 0
+		if n.authorizeCluster(rc, kmsg.ACLOperationDescribe) {
+			resp.ClusterAuthorizedOperations = n.authorizedOperations(rc, kmsg.ACLResourceTypeCluster, auth.ClusterName)
+		}
 	}
 	return resp, nil
 }

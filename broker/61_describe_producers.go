@@ -11,17 +11,19 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleDescribeProducers(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeProducers(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeProducersRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
 	img := n.ctrl.Image()
 	topics := mergeTopics(req.Topics, func(t *kmsg.DescribeProducersRequestTopic) string { return t.Topic },
 		func(t *kmsg.DescribeProducersRequestTopic) *[]int32 { return &t.Partitions }, identity[int32])
+	readable := n.topicsAllowed(rc, kmsg.ACLOperationRead)
 	for _, rt := range topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
@@ -29,6 +31,9 @@ func handleDescribeProducers(n *Node, _ context.Context, _ *wire.RequestContext,
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = index
 			p, perr := n.leaderPartition(img, rt.Topic, index)
+			if !readable(rt.Topic) {
+				perr = kerr.TopicAuthorizationFailed
+			}
 			switch {
 			case perr != nil:
 				// With Kafka's default message (ReplicaManager's

@@ -7,12 +7,18 @@ package broker
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleListTransactions(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
-	return n.txns.ListTransactions(ctx, req.(*kmsg.ListTransactionsRequest)), nil
+func handleListTransactions(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
+	resp := n.txns.ListTransactions(ctx, req.(*kmsg.ListTransactionsRequest))
+	// The transactional ids the principal may DESCRIBE, as Kafka lists.
+	resp.TransactionStates = slices.DeleteFunc(resp.TransactionStates, func(s kmsg.ListTransactionsResponseTransactionState) bool {
+		return !n.visible(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, s.TransactionalID)
+	})
+	return resp, nil
 }

@@ -13,11 +13,24 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
 )
 
 func handleConsumerGroupHeartbeat(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
-	return n.groups.ConsumerGroupHeartbeat(groupContext(ctx, rc), req.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
+	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
+	code := n.groupDenied(rc, kmsg.ACLOperationRead, r.Group)
+	for _, t := range r.SubscribedTopicNames {
+		if code == 0 && !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t) {
+			code = kerr.TopicAuthorizationFailed.Code
+		}
+	}
+	if code != 0 {
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, errorMessage(kerr.ErrorForCode(code))
+		return resp, nil
+	}
+	return n.groups.ConsumerGroupHeartbeat(groupContext(ctx, rc), r), nil
 }

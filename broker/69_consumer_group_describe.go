@@ -13,8 +13,21 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleConsumerGroupDescribe(n *Node, ctx context.Context, _ *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
+func handleConsumerGroupDescribe(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ConsumerGroupDescribeRequest)
 	r.Groups = distinct(r.Groups, identity[string])
-	return n.groups.ConsumerGroupDescribe(ctx, r), nil
+	resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	resp.Groups = splitAuthorized(r.Groups,
+		func(g *string) int16 { return n.groupDenied(rc, kmsg.ACLOperationDescribe, *g) },
+		func(kept []string) []kmsg.ConsumerGroupDescribeResponseGroup {
+			sub := *r
+			sub.Groups = kept
+			return n.groups.ConsumerGroupDescribe(ctx, &sub).Groups
+		},
+		func(g *string, code int16) kmsg.ConsumerGroupDescribeResponseGroup {
+			sg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			sg.Group, sg.ErrorCode = *g, code
+			return sg
+		})
+	return resp, nil
 }

@@ -36,21 +36,7 @@ import (
 // max.request.partition.size.limit does at its default.
 const maxResponsePartitions = 2000
 
-// topicOperations is the bit field of the ACL operations that apply to a
-// topic (Kafka's AclEntry.supportedOperations(TOPIC)).
-var topicOperations = func() int32 {
-	var bits int32
-	for _, op := range []kmsg.ACLOperation{
-		kmsg.ACLOperationRead, kmsg.ACLOperationWrite, kmsg.ACLOperationCreate,
-		kmsg.ACLOperationDelete, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe,
-		kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs,
-	} {
-		bits |= 1 << op
-	}
-	return bits
-}()
-
-func handleDescribeTopicPartitions(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeTopicPartitions(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeTopicPartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
 	img := n.ctrl.Image()
@@ -71,6 +57,7 @@ func handleDescribeTopicPartitions(n *Node, _ context.Context, _ *wire.RequestCo
 		names = slices.Compact(names)
 	}
 	names = slices.DeleteFunc(names, func(name string) bool { return name < cursorTopic })
+	names = n.describableTopics(rc, resp, names, all)
 	if req.Cursor != nil && (cursorPartition < 0 || (!all && !slices.Contains(names, cursorTopic))) {
 		for _, rt := range req.Topics {
 			st := kmsg.NewDescribeTopicPartitionsResponseTopic()
@@ -96,7 +83,7 @@ func handleDescribeTopicPartitions(n *Node, _ context.Context, _ *wire.RequestCo
 			st := kmsg.NewDescribeTopicPartitionsResponseTopic()
 			st.Topic = kmsg.StringPtr(name)
 			st.IsInternal = metadata.IsInternalTopic(name)
-			st.AuthorizedOperations = topicOperations
+			st.AuthorizedOperations = n.authorizedOperations(rc, kmsg.ACLResourceTypeTopic, name)
 			st.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			if metadata.ValidateTopicName(name) != nil {
 				st.ErrorCode = kerr.InvalidTopicException.Code
@@ -111,6 +98,7 @@ func handleDescribeTopicPartitions(n *Node, _ context.Context, _ *wire.RequestCo
 		count := int32(len(t.Partitions))
 		upper := min(count, start+remaining)
 		st := describeTopicPartitionsTopic(img, t, start, upper)
+		st.AuthorizedOperations = n.authorizedOperations(rc, kmsg.ACLResourceTypeTopic, name)
 		resp.Topics = append(resp.Topics, st)
 		if upper < count {
 			resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: name, Partition: upper}
@@ -127,7 +115,6 @@ func describeTopicPartitionsTopic(img *metadata.Image, t *metadata.Topic, start,
 	st.Topic = kmsg.StringPtr(t.Name)
 	st.TopicID = t.ID
 	st.IsInternal = t.Internal
-	st.AuthorizedOperations = topicOperations
 	st.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
 	for i := start; i < upper; i++ {
 		p := t.Partitions[i]
@@ -143,4 +130,22 @@ func describeTopicPartitionsTopic(img *metadata.Image, t *metadata.Topic, start,
 		st.Partitions = append(st.Partitions, sp)
 	}
 	return st
+}
+
+// describableTopics returns the names rc's principal may DESCRIBE: the
+// others are left out of an all-topics answer and, when named, answered
+// TOPIC_AUTHORIZATION_FAILED in resp.
+func (n *Node) describableTopics(rc *wire.RequestContext, resp *kmsg.DescribeTopicPartitionsResponse, names []string, all bool) []string {
+	return slices.DeleteFunc(names, func(name string) bool {
+		if all {
+			return !n.visible(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name)
+		}
+		if n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name) {
+			return false
+		}
+		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
+		st.Topic, st.ErrorCode = kmsg.StringPtr(name), kerr.TopicAuthorizationFailed.Code
+		resp.Topics = append(resp.Topics, st)
+		return true
+	})
 }

@@ -71,6 +71,9 @@ func apiTable() []api {
 		{kmsg.EndTxn, 0, 5, simple(handleEndTxn)},
 		{kmsg.WriteTxnMarkers, 1, 2, simple(handleWriteTxnMarkers)},
 		{kmsg.TxnOffsetCommit, 0, 6, simple(handleTxnOffsetCommit)},
+		{kmsg.DescribeACLs, 1, 3, simple(handleDescribeACLs)},
+		{kmsg.CreateACLs, 1, 3, simple(handleCreateACLs)},
+		{kmsg.DeleteACLs, 1, 3, simple(handleDeleteACLs)},
 		{kmsg.DescribeConfigs, 1, 4, simple(handleDescribeConfigs)},
 		{kmsg.AlterConfigs, 0, 2, simple(handleAlterConfigs)},
 		{kmsg.DescribeLogDirs, 1, 5, simple(handleDescribeLogDirs)},
@@ -220,6 +223,9 @@ func (d dispatcher) Handle(ctx context.Context, rc *wire.RequestContext, req kms
 			return later(ctx)
 		}
 	}()
+	if p := n.cfg.Principal; p != nil {
+		rc.Principal = p(rc)
+	}
 	if hook := n.cfg.RequestHook; hook != nil {
 		if resp, handled, err := hook(ctx, rc, req); handled {
 			return wire.Reply{Response: resp}, err

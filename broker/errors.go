@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/controller"
 	"github.com/klogdev/klog/broker/errmsg"
 	"github.com/klogdev/klog/broker/metadata"
@@ -101,6 +102,7 @@ var errorCodes = []struct {
 	{controller.ErrDuplicateResource, kerr.DuplicateResource},
 	{controller.ErrNotController, kerr.NotController},
 	{controller.ErrClosed, kerr.NotController},
+	{auth.ErrInvalidACL, kerr.InvalidRequest},
 	{errDuplicateTopic, kerr.InvalidRequest},
 	{errDuplicateTopicID, kerr.InvalidRequest},
 	{errDuplicateResource, kerr.InvalidRequest},

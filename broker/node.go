@@ -93,6 +93,11 @@ type Config struct {
 	// SASL listener offers those of them its sasl.enabled.mechanisms
 	// names.
 	SASLMechanisms []auth.Mechanism
+	// Principal, for tests, names the principal of each request (from its
+	// client id, say) in place of the connection's, so that tests
+	// exercise the authorizer with users of their own; nil keeps the
+	// principal the connection authenticated as.
+	Principal func(rc *wire.RequestContext) string
 	// Clock is the time retention, segment.ms, the cleaner's delete
 	// horizons, transaction and session timeouts and offset expiry are
 	// judged at; AdvanceClock moves it. nil is a clock of the node's own
@@ -136,7 +141,11 @@ type Node struct {
 	// cleaning holds a token while a cleaning pass runs (see cleaner.go).
 	cleaning chan struct{}
 	events   *events.Ring // recent events (events_record.go)
-	self     metadata.Broker
+	// authz is the authorizer of the current ACLs and configs, denials
+	// the denials recently recorded in events (authorize.go).
+	authz   atomic.Pointer[authzState]
+	denials denials
+	self    metadata.Broker
 
 	// listeners are the node's Kafka listeners, the primary first, each
 	// serving its connections with the handlers of apiTable

@@ -39,6 +39,10 @@ const (
 	EventSegmentRoll  = "segment_roll"
 	EventCleaning     = "cleaning"
 	EventRebalance    = "rebalance"
+	// EventAuthorizationDenied: a request the authorizer denied, with
+	// who, from where, the API, the resource and operation, and the rule
+	// that decided.
+	EventAuthorizationDenied = "authorization_denied"
 )
 
 // Events is GET /v1/events. A node holds its last Capacity events
@@ -133,12 +137,14 @@ func SortEvents(evs []Event) {
 	})
 }
 
-// Subject is what the event is about: "group G", "topic/partition", or
-// "-".
+// Subject is what the event is about: "group G", "topic/partition",
+// "topic T" (a topic's, an authorization denied), or "-".
 func (e Event) Subject() string {
 	switch {
 	case e.Group != "":
 		return "group " + e.Group
+	case e.Topic != "" && e.Partition < 0:
+		return "topic " + e.Topic
 	case e.Topic != "":
 		return e.Topic + "/" + strconv.Itoa(int(e.Partition))
 	}

@@ -128,6 +128,7 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.HandleFunc("GET "+nodeapi.PathBatch, h.batch)
 	mux.Handle("GET /metrics", metricsHandler(node))
 	mux.HandleFunc("GET "+nodeapi.PathEvents, h.events)
+	mux.HandleFunc("GET "+nodeapi.PathACLExplain, h.explainACL)
 	h.transactionRoutes(mux)
 	h.clockRoutes(mux)
 	return muxErrors{mux}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/auth"
+	"github.com/klogdev/klog/broker/wire"
 	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/seed"
 )
@@ -27,6 +28,15 @@ type options struct {
 	// node are applied to each node's config in order, after the
 	// defaults.
 	node []func(*broker.Config)
+}
+
+// Principal names the principal of each request every node serves, in
+// place of the connection's (broker.Config.Principal): tests of the
+// authorizer name users by client id, say.
+func Principal(of func(rc *wire.RequestContext) string) Option {
+	return func(o *options) {
+		o.node = append(o.node, func(c *broker.Config) { c.Principal = of })
+	}
 }
 
 // Nodes sets how many nodes New starts: 1 (the default) to

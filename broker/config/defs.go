@@ -221,6 +221,19 @@ func oneOf(values ...string) func(string) error {
 	}
 }
 
+// StandardAuthorizer is the value of authorizer.class.name that turns
+// authorization on: Kafka's class name, the one authorizer klog has.
+const StandardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+// knownAuthorizer checks authorizer.class.name: empty, or the
+// StandardAuthorizer.
+func knownAuthorizer(v string) error {
+	if v = strings.TrimSpace(v); v == "" {
+		return nil
+	}
+	return knownClass(StandardAuthorizer)(v)
+}
+
 // knownClass checks a class config names one of the classes klog
 // implements; Kafka refuses a class it cannot load in these words.
 func knownClass(classes ...string) func(string) error {
@@ -403,6 +416,10 @@ func gzipLevel(v string) error {
 var brokerOnlyDefs = []Def{
 	{Name: "advertised.listeners", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "Addresses clients are told, NAME://HOST:PORT for listeners whose published address differs from the bound one; port 0 is the bound port.",
 		Validate: validator(TypeString)},
+	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", ReadOnly: true, Doc: "With an authorizer (authorizer.class.name), whether a resource that no ACL names is open to everyone; denied to all but super users otherwise.",
+		Validate: validator(TypeBoolean)},
+	{Name: "authorizer.class.name", Type: TypeString, Default: "", ReadOnly: true, Doc: "The authorizer; empty allows every request. klog knows Kafka's org.apache.kafka.metadata.authorizer.StandardAuthorizer: ACLs in the metadata log (klog acl, CreateAcls), super.users and allow.everyone.if.no.acl.found.",
+		Validate: validator(TypeString, knownAuthorizer)},
 	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Create a topic when a client asks for metadata or produces to a missing one.",
 		Validate: validator(TypeBoolean)},
 	{Name: "auto.leader.rebalance.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether the active controller moves leadership back to the preferred replicas every leader.imbalance.check.interval.seconds (a quorum of several voters only).",
@@ -567,6 +584,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypePassword)},
 	{Name: "ssl.truststore.type", Type: TypeString, Default: "PKCS12", ReadOnly: true, Doc: "Format of the truststore: PKCS12 or PEM (Kafka defaults to JKS, which klog does not read).",
 		Validate: validator(TypeString, oneOf("PKCS12", "PEM"))},
+	{Name: "super.users", Type: TypeString, Default: "", ReadOnly: true, Doc: "Principals the authorizer allows everything, separated by ';' (User:admin;User:ops).",
+		Validate: validator(TypeString)},
 	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: TypeInt, Default: "10000", ReadOnly: true, Doc: "How often the transaction coordinator aborts transactions past their timeout.",
 		Validate: validator(TypeInt, atLeast(1))},
 	{Name: "transaction.max.timeout.ms", Type: TypeInt, Default: "900000", ReadOnly: true, Doc: "Largest transaction timeout a producer may ask for.",

@@ -68,6 +68,8 @@ type Settings struct {
 	// store/log.DefaultMaxOpenFiles.
 	LogMaxOpenFiles int32
 
+	// Authorizer is authorizer.class.name and the authorizer's configs.
+	Authorizer  AuthorizerSettings
 	Group       GroupSettings
 	Transaction TransactionSettings
 	Replica     ReplicaSettings
@@ -77,6 +79,16 @@ type Settings struct {
 	OffsetsTopic          InternalTopicSettings
 	TransactionStateTopic InternalTopicSettings
 	Cleaner               CleanerSettings
+}
+
+// AuthorizerSettings configure authorization.
+type AuthorizerSettings struct {
+	// Enabled is authorizer.class.name set to StandardAuthorizer.
+	Enabled bool
+	// SuperUsers is super.users, split at ';'.
+	SuperUsers []string
+	// AllowEveryoneIfNoACL is allow.everyone.if.no.acl.found.
+	AllowEveryoneIfNoACL bool
 }
 
 // CleanerSettings configure the log cleaner (log.cleaner.*).
@@ -224,6 +236,7 @@ func bindSettings(r *binder) Settings {
 		QueuedMaxResponseBytes:              r.int64("klog.queued.max.response.bytes"),
 		LogMaxOpenFiles:                     r.int32("klog.max.open.files"),
 		ProduceDurable:                      r.bool("klog.produce.durable"),
+		Authorizer:                          bindAuthorizer(r),
 		Group: GroupSettings{
 			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
 			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),
@@ -348,6 +361,26 @@ func (r *binder) bool(name string) bool {
 func (r *binder) string(name string) string {
 	v, _ := r.raw(name, TypeString)
 	return v
+}
+
+// bindAuthorizer reads the authorizer's configs.
+func bindAuthorizer(r *binder) AuthorizerSettings {
+	return AuthorizerSettings{
+		Enabled:              strings.TrimSpace(r.string("authorizer.class.name")) == StandardAuthorizer,
+		SuperUsers:           splitSuperUsers(r.string("super.users")),
+		AllowEveryoneIfNoACL: r.bool("allow.everyone.if.no.acl.found"),
+	}
+}
+
+// splitSuperUsers splits super.users: principals separated by ';'.
+func splitSuperUsers(v string) []string {
+	var out []string
+	for p := range strings.SplitSeq(v, ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // optional reads a config with no default (NoDefault) of type t: "" while

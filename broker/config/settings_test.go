@@ -259,3 +259,23 @@ func TestRackSettings(t *testing.T) {
 		t.Errorf("unknown selector refused with %q", msg)
 	}
 }
+
+// TestAuthorizerSettings checks that authorizer.class.name turns the
+// StandardAuthorizer on, refuses a class klog does not have, and that
+// super.users splits at ';'.
+func TestAuthorizerSettings(t *testing.T) {
+	if d := DefaultBroker().Settings().Authorizer; d.Enabled || d.AllowEveryoneIfNoACL || len(d.SuperUsers) != 0 {
+		t.Errorf("defaults: %+v", d)
+	}
+	b, err := ParseBroker(map[string]string{"authorizer.class.name": StandardAuthorizer,
+		"super.users": "User:admin; User:ops;", "allow.everyone.if.no.acl.found": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := b.Settings().Authorizer; !a.Enabled || !a.AllowEveryoneIfNoACL || !slices.Equal(a.SuperUsers, []string{"User:admin", "User:ops"}) {
+		t.Errorf("settings: %+v", a)
+	}
+	if _, err := ParseBroker(map[string]string{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"}); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("unknown authorizer: %v", err)
+	}
+}

@@ -293,14 +293,7 @@ func (c *Controller) alterConfigs(ctx context.Context, rec *metadata.AlterTopicC
 	if validateOnly {
 		return nil
 	}
-	res, err := c.propose(ctx, rec)
-	if err != nil {
-		return err
-	}
-	if res.err == nil {
-		c.spread(ctx)
-	}
-	return res.err
+	return c.proposeAndSpread(ctx, rec)
 }
 
 // AllocateProducerIDs reserves a block of n producer IDs and returns the
@@ -573,4 +566,72 @@ func manualPartition(img *metadata.Image, index int32, replicas []int32, rf int)
 			"All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", index)
 	}
 	return metadata.Partition{Index: index, Leader: isr[0], Replicas: slices.Clone(replicas), ISR: isr}, nil
+}
+
+// CreateACLs adds acls, checked by the caller, in one record; an ACL
+// equal to one the cluster has is not added again, as Kafka's controller
+// keeps one of each.
+func (c *Controller) CreateACLs(ctx context.Context, acls []metadata.ACL) error {
+	if err := c.CatchUp(ctx); err != nil {
+		return err
+	}
+	held := c.Image().ACLs
+	rec := &metadata.CreateACLsRecord{}
+	seen := map[metadata.ACL]bool{}
+	for _, a := range acls {
+		if _, ok := held.ID(a); ok || seen[a] {
+			continue
+		}
+		seen[a] = true
+		id, err := metadata.NewTopicID(nil)
+		if err != nil {
+			return err
+		}
+		rec.ACLs = append(rec.ACLs, metadata.ACLEntry{ID: id, ACL: a})
+	}
+	if len(rec.ACLs) == 0 {
+		return nil
+	}
+	return c.proposeAndSpread(ctx, rec)
+}
+
+// DeleteACLs removes, in one record, the ACLs each filter matches and
+// returns them, by filter.
+func (c *Controller) DeleteACLs(ctx context.Context, filters []func(metadata.ACL) bool) ([][]metadata.ACL, error) {
+	if err := c.CatchUp(ctx); err != nil {
+		return nil, err
+	}
+	held := c.Image().ACLs.Sorted()
+	out := make([][]metadata.ACL, len(filters))
+	rec := &metadata.RemoveACLsRecord{}
+	removed := map[metadata.UUID]bool{}
+	for i, match := range filters {
+		for _, e := range held {
+			if !match(e.ACL) {
+				continue
+			}
+			out[i] = append(out[i], e.ACL)
+			if !removed[e.ID] {
+				removed[e.ID] = true
+				rec.IDs = append(rec.IDs, e.ID)
+			}
+		}
+	}
+	if len(rec.IDs) == 0 {
+		return out, nil
+	}
+	return out, c.proposeAndSpread(ctx, rec)
+}
+
+// proposeAndSpread commits rec and, once applied, waits for the other
+// nodes to have it (spread).
+func (c *Controller) proposeAndSpread(ctx context.Context, rec metadata.Record) error {
+	res, err := c.propose(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if res.err == nil {
+		c.spread(ctx)
+	}
+	return res.err
 }

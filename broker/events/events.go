@@ -60,6 +60,12 @@ const (
 	// classic group began a rebalance (detail: state, generation,
 	// members, protocol, reason).
 	Rebalance Kind = "rebalance"
+	// AuthorizationDenied: the authorizer denied a request (detail:
+	// principal, client_id, address, api, operation, resource_type,
+	// resource_name, rule, reason, and repeats: the same denials not
+	// recorded since the last one was, at most one being recorded every
+	// ten seconds).
+	AuthorizationDenied Kind = "authorization_denied"
 )
 
 // Event is one thing that happened. Detail's values are strings, integers,

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"bytes"
+	"encoding"
 	"fmt"
 	"maps"
 	"slices"
@@ -30,6 +31,8 @@ import (
 //	partition-change topic=<s> partition=<n> [leader=<n>] [isr=<a,b>] [replicas=<a,b>]
 //	                 [adding=<a,b>] [removing=<a,b>] [bump-leader-epoch]
 //	                 [if-leader-epoch=<n>] [if-partition-epoch=<n>]
+//	create-acls                                 input: "<id> <type> <name> <pattern> <principal> <host> <op> <perm>" lines
+//	remove-acls ids=<a,b>
 //	raw                                         input: an encoded record
 //
 // Other commands:
@@ -230,6 +233,14 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		return parseSCRAM(d.Input)
 	case "alloc-pids":
 		return &AllocateProducerIDsRecord{BlockSize: num("size")}, nil
+	case "create-acls":
+		return parseCreateACLs(d.Input)
+	case "remove-acls":
+		r := &RemoveACLsRecord{}
+		for _, n := range parseIDs(args["ids"]) {
+			r.IDs = append(r.IDs, testID(int(n)))
+		}
+		return r, nil
 	case "partition-change":
 		r := &PartitionChangeRecord{Topic: args["topic"], ID: optID(), Partition: int32(num("partition"))}
 		if _, ok := args["leader"]; ok {
@@ -260,6 +271,28 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		return r, nil
 	}
 	return nil, fmt.Errorf("unknown command %q", d.Cmd)
+}
+
+// parseCreateACLs parses "<id> <type> <name> <pattern> <principal>
+// <host> <op> <perm>" lines.
+func parseCreateACLs(input string) (Record, error) {
+	r := &CreateACLsRecord{}
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 8 {
+			return nil, fmt.Errorf("bad acl line %q", line)
+		}
+		id, _ := strconv.Atoi(f[0])
+		var a ACL
+		for i, v := range []encoding.TextUnmarshaler{&a.ResourceType, &a.PatternType, &a.Operation, &a.Permission} {
+			if err := v.UnmarshalText([]byte(f[[]int{1, 3, 6, 7}[i]])); err != nil {
+				return nil, err
+			}
+		}
+		a.ResourceName, a.Principal, a.Host = f[2], f[4], f[5]
+		r.ACLs = append(r.ACLs, ACLEntry{ID: testID(id), ACL: a})
+	}
+	return r, nil
 }
 
 // parsePartitions parses "<p>: <r1>,<r2>" lines (leader is the first
@@ -365,6 +398,10 @@ func dumpImage(img *Image) string {
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
 			fmt.Fprintf(&b, "broker-config %q %s=%s\n", name, k, cfg[k])
 		}
+	}
+	for _, e := range img.ACLs.Sorted() {
+		a := e.ACL
+		fmt.Fprintf(&b, "acl %v %s:%s:%s %s@%s %s %s\n", e.ID, a.ResourceType, a.PatternType, a.ResourceName, a.Principal, a.Host, a.Operation, a.Permission)
 	}
 	for _, c := range img.SortedSCRAMCredentials() {
 		fmt.Fprintf(&b, "scram %q %s iterations=%d salt=%q\n", c.User, c.Mechanism, c.Iterations, c.Salt)

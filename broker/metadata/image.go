@@ -39,6 +39,8 @@ type Image struct {
 	SCRAMCredentials map[string]map[string]SCRAMCredential
 	// NextProducerID is the first producer ID of the next block to hand out.
 	NextProducerID int64
+	// ACLs are the ACL bindings (nil when there are none).
+	ACLs *ACLs
 	// Index is the Raft index of the last applied record.
 	Index uint64
 }

@@ -30,6 +30,8 @@ var recordKinds = [...]func() Record{
 	func() Record { return new(AlterTopicConfigsRecord) },
 	func() Record { return new(AllocateProducerIDsRecord) },
 	func() Record { return new(PartitionChangeRecord) },
+	func() Record { return new(CreateACLsRecord) },
+	func() Record { return new(RemoveACLsRecord) },
 	func() Record { return new(AlterSCRAMCredentialsRecord) },
 }
 

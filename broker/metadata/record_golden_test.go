@@ -3,6 +3,8 @@ package metadata
 import (
 	"reflect"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // goldenRecords holds one record of every kind, with every optional field
@@ -48,6 +50,11 @@ func goldenRecords() []struct {
 		{&PartitionChangeRecord{Topic: "t", ID: testID(1), Partition: 4, Leader: new(int32(2)), ISR: []int32{2, 3}, Replicas: []int32{2, 3, 4},
 			AddingReplicas: []int32{4}, RemovingReplicas: []int32{}, BumpLeaderEpoch: true, IfLeaderEpoch: new(int32(5)), IfPartitionEpoch: new(int32(6))},
 			`{"v":1,"type":"PartitionChange","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAQ","partition":4,"leader":2,"isr":[2,3],"replicas":[2,3,4],"addingReplicas":[4],"removingReplicas":[],"bumpLeaderEpoch":true,"ifLeaderEpoch":5,"ifPartitionEpoch":6}}`},
+		{&CreateACLsRecord{ACLs: []ACLEntry{{ID: testID(2), ACL: ACL{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "orders", PatternType: kmsg.ACLResourcePatternTypePrefixed,
+			Principal: "User:alice", Host: "10.0.0.0/8", Operation: kmsg.ACLOperationWrite, Permission: kmsg.ACLPermissionTypeDeny}}}},
+			`{"v":1,"type":"CreateACLs","data":{"acls":[{"id":"AAAAAAAAAAAAAAAAAAAAAg","acl":{"resourceType":"TOPIC","resourceName":"orders","patternType":"PREFIXED","principal":"User:alice","host":"10.0.0.0/8","operation":"WRITE","permission":"DENY"}}]}}`},
+		{&RemoveACLsRecord{IDs: []UUID{testID(2)}},
+			`{"v":1,"type":"RemoveACLs","data":{"ids":["AAAAAAAAAAAAAAAAAAAAAg"]}}`},
 		{&PartitionChangeRecord{Topic: "t", Partition: 0},
 			`{"v":1,"type":"PartitionChange","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAA","partition":0,"isr":null,"replicas":null,"addingReplicas":null,"removingReplicas":null}}`},
 	}

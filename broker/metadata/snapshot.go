@@ -23,6 +23,8 @@ type imageJSON struct {
 	Index          uint64      `json:"index"`
 	// BrokerConfigs are the dynamic broker configs by resource name.
 	BrokerConfigs map[string]map[string]string `json:"brokerConfigs,omitempty"`
+	// ACLs are the ACL bindings, by id.
+	ACLs []ACLEntry `json:"acls,omitempty"`
 	// SCRAMCredentials are the users' SCRAM credentials, by user and
 	// then mechanism.
 	SCRAMCredentials []SCRAMCredential `json:"scramCredentials,omitempty"`
@@ -47,6 +49,7 @@ func EncodeImage(img *Image) ([]byte, error) {
 		BrokerConfigs:  img.BrokerConfigs,
 		Brokers:        make([]Broker, 0, len(img.Brokers)),
 		Topics:         make([]topicJSON, 0, len(img.Topics)),
+		ACLs:           img.ACLs.Sorted(),
 		// SCRAMCredentials: SortedSCRAMCredentials' order.
 		SCRAMCredentials: img.SortedSCRAMCredentials(),
 	}
@@ -102,12 +105,11 @@ func DecodeImage(b []byte) (*Image, error) {
 			img.BrokerConfigs[name] = cfg
 		}
 	}
-	if len(ij.SCRAMCredentials) > 0 {
-		scram, err := img.Apply(&AlterSCRAMCredentialsRecord{Upsert: ij.SCRAMCredentials})
-		if err != nil {
-			return nil, fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
-		}
-		img.SCRAMCredentials = scram.SCRAMCredentials
+	if err := img.decodeACLs(ij.ACLs); err != nil {
+		return nil, err
+	}
+	if err := img.decodeSCRAMCredentials(ij.SCRAMCredentials); err != nil {
+		return nil, err
 	}
 	for _, br := range ij.Brokers {
 		if _, dup := img.Brokers[br.ID]; dup || br.ID < 0 {
@@ -145,4 +147,32 @@ func DecodeImage(b []byte) (*Image, error) {
 		img.TopicIDs[id] = t.Name
 	}
 	return img, nil
+}
+
+// decodeACLs sets the ACLs of an image being decoded.
+func (img *Image) decodeACLs(entries []ACLEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	img.ACLs = img.ACLs.clone()
+	for _, e := range entries {
+		if err := img.ACLs.add(e); err != nil {
+			return fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
+		}
+	}
+	return nil
+}
+
+// decodeSCRAMCredentials sets the SCRAM credentials of an image being
+// decoded.
+func (img *Image) decodeSCRAMCredentials(creds []SCRAMCredential) error {
+	if len(creds) == 0 {
+		return nil
+	}
+	scram, err := img.Apply(&AlterSCRAMCredentialsRecord{Upsert: creds})
+	if err != nil {
+		return fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
+	}
+	img.SCRAMCredentials = scram.SCRAMCredentials
+	return nil
 }

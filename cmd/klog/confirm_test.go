@@ -20,6 +20,7 @@ var destructiveCommands = []string{
 	"klog txn abort",
 	"klog snapshot delete", // its refusal: TestSnapshotListDelete
 	"klog user delete",     // its refusal: TestUserCreateListDelete
+	"klog acl delete",      // its refusal: TestACLCommands
 }
 
 // TestDestructiveCommandsConfirm: every command that deletes or moves

@@ -25,11 +25,13 @@ func newEventsCmd(g *globals) *cobra.Command {
 	var follow bool
 	cmd := &cobra.Command{
 		Use:   "events [--follow]",
-		Short: "Show the nodes' recent events: ISR changes, leader changes, rolls, cleanings, rebalances",
+		Short: "Show the nodes' recent events: ISR changes, leader changes, rolls, cleanings, rebalances, denials",
 		Long: `Print the recent events of every node, merged by time, one line each:
 ISR shrinks and expansions (told by the partition's leader), leader changes
-(told by each replica: the role it took), segment rolls, cleaning passes
-and consumer group rebalances (told by the group's coordinator). Each node
+(told by each replica: the role it took), segment rolls, cleaning passes,
+consumer group rebalances (told by the group's coordinator) and requests
+the authorizer denied (who, from where, the API, the resource and the rule
+that decided; repeats counted, one line every ten seconds). Each node
 keeps its last 1024 events; a gap is reported on stderr.
 
 With --follow klog keeps printing events as they happen, until

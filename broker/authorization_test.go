@@ -1,0 +1,239 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/broker/events"
+	"github.com/klogdev/klog/internal/testkit"
+)
+
+// aliceCluster starts a secured node with topics orders and secret and
+// gives User:alice WRITE on the topics prefixed "orders" and READ on
+// orders and on the group g.
+func aliceCluster(t *testing.T) (*brokertest.Cluster, context.Context) {
+	c := brokertest.New(t, securedOptions(brokertest.Topic("orders", 1, 1), brokertest.Topic("secret", 1, 1))...)
+	ctx := testkit.Context(t)
+	admin := kadm.NewClient(as(c, "admin"))
+	mustCreateACLs(t, ctx, admin, kadm.NewACLs().Allow("User:alice").Topics("orders").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite))
+	mustCreateACLs(t, ctx, admin, kadm.NewACLs().Allow("User:alice").Topics("orders").Groups("g").Operations(kadm.OpRead))
+	return c, ctx
+}
+
+// TestAuthorizationProduceAndFetch checks Kafka's answers to a principal
+// with and without the ACLs: an idempotent produce with WRITE on a topic
+// only (KIP-679), TOPIC_AUTHORIZATION_FAILED for a topic it may not write
+// or read, and the topic it may not see hidden from Metadata.
+func TestAuthorizationProduceAndFetch(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	alice := as(c, "alice", kgo.DefaultProduceTopic("orders"))
+	if err := alice.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("idempotent produce to orders: %v", err)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "secret", Value: []byte("v")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("produce to secret: %v", err)
+	}
+
+	meta := kmsg.NewPtrMetadataRequest()
+	resp, err := meta.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, st := range resp.Topics {
+		seen = append(seen, *st.Topic)
+	}
+	if !slices.Equal(seen, []string{"orders"}) {
+		t.Errorf("alice's metadata of all topics lists %v, want [orders]", seen)
+	}
+	meta.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("secret")}, {Topic: kmsg.StringPtr("nosuch")}}
+	if resp, err = meta.RequestWith(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range resp.Topics {
+		if st.ErrorCode != kerr.TopicAuthorizationFailed.Code || st.TopicID != ([16]byte{}) {
+			t.Errorf("alice's metadata of %s: error %d, id %v; want TOPIC_AUTHORIZATION_FAILED without an id", *st.Topic, st.ErrorCode, st.TopicID)
+		}
+	}
+
+	ids := map[[16]byte]string{}
+	details, err := kadm.NewClient(as(c, "admin")).ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.MaxWaitMillis, fetch.MaxBytes = 0, 1<<20
+	for _, name := range []string{"orders", "secret"} {
+		ids[details[name].ID] = name
+		ft := kmsg.NewFetchRequestTopic()
+		ft.Topic, ft.TopicID = name, details[name].ID
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.PartitionMaxBytes = 1 << 20
+		ft.Partitions = append(ft.Partitions, fp)
+		fetch.Topics = append(fetch.Topics, ft)
+	}
+	fresp, err := fetch.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range fresp.Topics {
+		name := ids[st.TopicID]
+		want := int16(0)
+		if name == "secret" {
+			want = kerr.TopicAuthorizationFailed.Code
+		}
+		if got := st.Partitions[0].ErrorCode; got != want {
+			t.Errorf("alice's fetch of %s: error %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestAuthorizationGroups checks the group APIs: READ on the group to
+// join it, DESCRIBE to find its coordinator, GROUP_AUTHORIZATION_FAILED
+// otherwise.
+func TestAuthorizationGroups(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	alice := as(c, "alice")
+	find := kmsg.NewPtrFindCoordinatorRequest()
+	find.Version, find.CoordinatorKeys = 4, []string{"g", "other"}
+	fresp, err := find.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, co := range fresp.Coordinators {
+		denied := co.ErrorCode == kerr.GroupAuthorizationFailed.Code
+		if denied != (co.Key == "other") {
+			t.Errorf("FindCoordinator %s: error %d", co.Key, co.ErrorCode)
+		}
+	}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "other", "consumer", 10000, 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
+	// kgo turns the group's error into the request's.
+	if jresp, err := join.RequestWith(ctx, alice); !errors.Is(err, kerr.GroupAuthorizationFailed) && (err != nil || jresp.ErrorCode != kerr.GroupAuthorizationFailed.Code) {
+		t.Fatalf("join other: %+v, %v", jresp, err)
+	}
+	details, err := kadm.NewClient(as(c, "admin")).ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[[16]byte]string{}
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.Generation = "g", -1
+	for _, name := range []string{"orders", "secret"} {
+		names[details[name].ID] = name
+		ct := kmsg.NewOffsetCommitRequestTopic()
+		ct.Topic, ct.TopicID = name, details[name].ID
+		cp := kmsg.NewOffsetCommitRequestTopicPartition()
+		cp.Offset = 0
+		ct.Partitions = append(ct.Partitions, cp)
+		commit.Topics = append(commit.Topics, ct)
+	}
+	cresp, err := commit.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range cresp.Topics {
+		name := names[st.TopicID] + st.Topic
+		want := int16(0)
+		if name == "secret" {
+			want = kerr.TopicAuthorizationFailed.Code
+		}
+		if got := st.Partitions[0].ErrorCode; got != want {
+			t.Errorf("alice's commit to g of %s: error %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestAuthorizationDenialEvents checks that a denial reaches the event
+// ring with who, what and the rule that decided, and that a client
+// hammering a denied topic adds one event, not one a request.
+func TestAuthorizationDenialEvents(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	alice := as(c, "alice")
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("secret")}}
+	for range 20 {
+		if _, err := meta.RequestWith(ctx, alice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var denials []events.Event
+	for _, e := range c.Nodes()[0].Broker().Events().Since(0, 0).Events {
+		if e.Kind == events.AuthorizationDenied && e.Topic == "secret" {
+			denials = append(denials, e)
+		}
+	}
+	if len(denials) != 1 {
+		t.Fatalf("%d denial events of secret, want 1: %+v", len(denials), denials)
+	}
+	d := denials[0].Detail
+	if d["principal"] != "User:alice" || d["client_id"] != "as-alice" || d["api"] != "Metadata" || d["operation"] != "DESCRIBE" ||
+		d["resource_type"] != "TOPIC" || d["rule"] != "NoAcl" || d["address"] == "" {
+		t.Errorf("denial event detail %v", d)
+	}
+}
+
+// TestAuthorizationCreateTopics checks CreateTopics: CREATE on the topic
+// (or the cluster) to create it, TOPIC_AUTHORIZATION_FAILED otherwise,
+// and the configs of a topic created hidden without DESCRIBE_CONFIGS.
+func TestAuthorizationCreateTopics(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	mustCreateACLs(t, ctx, kadm.NewClient(as(c, "admin")), kadm.NewACLs().Allow("User:alice").Topics("new-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpCreate))
+	alice := as(c, "alice")
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	for _, name := range []string{"new-one", "other"} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range resp.Topics {
+		switch st.Topic {
+		case "new-one":
+			if st.ErrorCode != 0 || st.ConfigErrorCode != kerr.TopicAuthorizationFailed.Code || len(st.Configs) != 0 {
+				t.Errorf("create new-one: error %d, config error %d, %d configs", st.ErrorCode, st.ConfigErrorCode, len(st.Configs))
+			}
+		case "other":
+			if st.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+				t.Errorf("create other: error %d, want TOPIC_AUTHORIZATION_FAILED", st.ErrorCode)
+			}
+		}
+	}
+}
+
+// TestAuthorizationSCRAMCredentials checks that describing SCRAM
+// credentials needs DESCRIBE on the cluster and altering them ALTER, as
+// Kafka asks.
+func TestAuthorizationSCRAMCredentials(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	alice := as(c, "alice")
+	describe := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+	dresp, err := describe.RequestWith(ctx, alice)
+	if err != nil || dresp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice describes SCRAM credentials: %+v, %v", dresp, err)
+	}
+	alter := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	up := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+	up.Name, up.Mechanism, up.Iterations, up.Salt, up.SaltedPassword = "bob", 2, 4096, []byte("salt"), []byte("salted-password-of-bob")
+	alter.Upsertions = append(alter.Upsertions, up)
+	aresp, err := alter.RequestWith(ctx, alice)
+	if err != nil || len(aresp.Results) != 1 || aresp.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice alters SCRAM credentials: %+v, %v", aresp, err)
+	}
+	if aresp, err = alter.RequestWith(ctx, as(c, "admin")); err != nil || aresp.Results[0].ErrorCode != 0 {
+		t.Fatalf("admin alters SCRAM credentials: %+v, %v", aresp, err)
+	}
+}
