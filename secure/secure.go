@@ -11,7 +11,10 @@
 //
 // The PLAINTEXT listener stays beside the secure ones, for klog's own
 // commands and tools on the developer's machine; its clients and the
-// nodes' traffic between them are User:ANONYMOUS.
+// nodes' traffic between them are User:ANONYMOUS. The authorizer is on
+// (Kafka's StandardAuthorizer): admin and User:ANONYMOUS are super users,
+// and app is given the ACLs an application needs (AppACLs) when it is
+// first created.
 //
 // It imports nothing of broker/ or store/.
 package secure
@@ -58,6 +61,21 @@ var Mechanisms = []string{"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"}
 // PrincipalRules maps a client certificate's subject to its CN on the
 // SSL listener: devca's client certificate of USER is User:USER.
 const PrincipalRules = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
+
+// Authorizer is the authorizer.class.name of --secure.
+const Authorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+// SuperUsers are the super.users of --secure: admin, and the PLAINTEXT
+// listener's clients, the developer's own tools.
+var SuperUsers = []string{"User:" + Admin, "User:ANONYMOUS"}
+
+// AppACLs are the ACLs app is given when it is created: ALL on every
+// topic, group and transactional id, and IDEMPOTENT_WRITE on the cluster,
+// what an application (a transactional one too) needs.
+var AppACLs = []inspect.ACLSpec{
+	{Allow: []string{"User:" + App}, Operations: []string{"ALL"}, Topics: []string{"*"}, Groups: []string{"*"}, TransactionalIDs: []string{"*"}},
+	{Allow: []string{"User:" + App}, Operations: []string{"IDEMPOTENT_WRITE"}, Cluster: true},
+}
 
 // usersFile holds the users' passwords in Dir.
 const usersFile = "users.json"
@@ -164,12 +182,16 @@ func (c *Cluster) NodeConfigs(id int32, l Listeners) map[string]string {
 		"sasl.enabled.mechanisms":                       strings.Join(Mechanisms, ","),
 		"listener.name.ssl.ssl.client.auth":             "required",
 		"listener.name.ssl.ssl.principal.mapping.rules": PrincipalRules,
+		"authorizer.class.name":                         Authorizer,
+		"super.users":                                   strings.Join(SuperUsers, ";"),
 	}
 }
 
 // Provision gives each user the SCRAM credentials it lacks, with its
 // password; a credential there already (from an earlier start, or
-// changed since with klog user) is kept.
+// changed since with klog user) is kept. A user created here is given its
+// ACLs (AppACLs for app); those of a user there already are left as the
+// developer made them.
 func (c *Cluster) Provision(ctx context.Context, adm *kadm.Client) error {
 	var names []string
 	for _, u := range c.Users {
@@ -181,6 +203,11 @@ func (c *Cluster) Provision(ctx context.Context, adm *kadm.Client) error {
 	}
 	for _, u := range c.Users {
 		i := slices.IndexFunc(users, func(d inspect.User) bool { return d.User == u.Name })
+		if u.Name == App && (i < 0 || len(users[i].Credentials) == 0) {
+			if err := createACLs(ctx, adm, AppACLs); err != nil {
+				return fmt.Errorf("user %s: %w", u.Name, err)
+			}
+		}
 		for _, m := range inspect.SCRAMMechanisms {
 			if i >= 0 && slices.ContainsFunc(users[i].Credentials, func(c inspect.UserCredential) bool { return c.Mechanism == m.String() }) {
 				continue
@@ -191,6 +218,40 @@ func (c *Cluster) Provision(ctx context.Context, adm *kadm.Client) error {
 		}
 	}
 	return nil
+}
+
+// createACLs creates the ACLs of specs.
+func createACLs(ctx context.Context, adm *kadm.Client, specs []inspect.ACLSpec) error {
+	for _, spec := range specs {
+		acls, errs, err := inspect.CreateACLs(ctx, adm, spec)
+		if err != nil {
+			return fmt.Errorf("create ACLs: %w", err)
+		}
+		for i, e := range errs {
+			if e != "" {
+				return fmt.Errorf("create ACL %s %s on %s:%s: %s", acls[i].Principal, acls[i].Operation, acls[i].ResourceType, acls[i].ResourceName, e)
+			}
+		}
+	}
+	return nil
+}
+
+// describeACLs says what the ACLs of spec allow: OPERATIONS on
+// TYPE:NAME, ....
+func describeACLs(spec inspect.ACLSpec) string {
+	var resources []string
+	for _, r := range []struct {
+		kind  string
+		names []string
+	}{{"TOPIC", spec.Topics}, {"GROUP", spec.Groups}, {"TRANSACTIONAL_ID", spec.TransactionalIDs}} {
+		for _, n := range r.names {
+			resources = append(resources, r.kind+":"+n)
+		}
+	}
+	if spec.Cluster {
+		resources = append(resources, "CLUSTER")
+	}
+	return strings.Join(spec.Operations, ",") + " on " + strings.Join(resources, ", ")
 }
 
 // Info is what a client of the secure listeners needs, as klog up
@@ -214,6 +275,11 @@ type Info struct {
 	// Files are the client configs written, and the README saying what
 	// each is.
 	Files []string `json:"files"`
+	// Authorizer is authorizer.class.name, SuperUsers super.users and
+	// AppACLs what app was given when it was created.
+	Authorizer string   `json:"authorizer"`
+	SuperUsers []string `json:"super_users"`
+	AppACLs    []string `json:"app_acls"`
 }
 
 // UserInfo is one user of Info.
@@ -238,6 +304,10 @@ func (c *Cluster) WriteClientConfigs(bootstrap, mtlsBootstrap string) (*Info, er
 	info := &Info{
 		Bootstrap: bootstrap, MTLSBootstrap: mtlsBootstrap, Mechanisms: Mechanisms, Dir: c.CA.Dir,
 		CA: c.CA.CA, Truststore: c.CA.Truststore, StorePassword: c.CA.Password, UsersFile: c.UsersFile, Files: files,
+		Authorizer: Authorizer, SuperUsers: SuperUsers,
+	}
+	for _, spec := range AppACLs {
+		info.AppACLs = append(info.AppACLs, describeACLs(spec))
 	}
 	for _, u := range c.Users {
 		cf, err := c.CA.Client(u.Name)

@@ -161,6 +161,8 @@ func printSecure(w io.Writer, s *secure.Info) error {
 	for _, u := range s.Users {
 		fmt.Fprintf(&b, "  %-6s %s  client certificate %s\n", u.Name, u.Password, u.Cert)
 	}
+	fmt.Fprintf(&b, "authorizer: %s; super users %s (every client of the PLAINTEXT listener: keep it on loopback)\n", s.Authorizer, strings.Join(s.SuperUsers, ", "))
+	fmt.Fprintf(&b, "ACLs of app: %s (tighten: klog acl delete --allow User:app --topic '*' --yes, then klog acl create --allow User:app --operation WRITE --topic orders)\n", strings.Join(s.AppACLs, "; "))
 	fmt.Fprintf(&b, "client configs (%s says what each is; the .p12 files' password is %s):\n", s.Dir+"/README.md", s.StorePassword)
 	for _, f := range s.Files {
 		if !strings.HasSuffix(f, "README.md") {

@@ -41,6 +41,7 @@ func TestUpSecure(t *testing.T) {
 			app := s.Users[slices.IndexFunc(s.Users, func(u secure.UserInfo) bool { return u.Name == secure.App })]
 			scramRoundTrip(t, s.Bootstrap, ca, app, "orders")
 			secureConfigs(t, s, "orders")
+			secureACLs(t, info.Bootstrap, s)
 
 			if r := stateRun(t, stateDir, "down"); r.code != 0 {
 				t.Fatalf("klog down: exit %d %s", r.code, r.stderr)
@@ -56,6 +57,7 @@ func TestUpSecure(t *testing.T) {
 			// The credentials are the cluster's, kept in its metadata.
 			scramRoundTrip(t, again.Secure.Bootstrap, ca, app, "after-restart")
 			secureConfigs(t, again.Secure, "after-restart")
+			secureACLs(t, again.Bootstrap, again.Secure)
 			if r := stateRun(t, stateDir, "down"); r.code != 0 {
 				t.Fatalf("klog down: exit %d %s", r.code, r.stderr)
 			}
@@ -114,6 +116,27 @@ func secureConfigs(t *testing.T, s *secure.Info, topic string) {
 	r = klogRun(t, s.MTLSBootstrap, "", "--tls-ca", s.CA, "topic", "list")
 	if r.code != 1 {
 		t.Fatalf("SSL without a client certificate: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// secureACLs checks the authorizer of --secure: app has the ACLs it was
+// given, and may not list ACLs (DESCRIBE on the cluster); admin, a super
+// user, may, and so may the PLAINTEXT listener's clients at plaintext.
+func secureACLs(t *testing.T, plaintext string, s *secure.Info) {
+	t.Helper()
+	as := func(user string) []string {
+		return []string{"--command-config", filepath.Join(s.Dir, user+".properties"), "-b", s.Bootstrap}
+	}
+	r := klogRun(t, "", "", append(as(secure.App), "acl", "list")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "CLUSTER_AUTHORIZATION_FAILED") {
+		t.Fatalf("klog acl list as app: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{as(secure.Admin), {"-b", plaintext}} {
+		r := klogRun(t, "", "", append(args, "acl", "list", "--allow", "User:app", "--format", "json")...)
+		var doc aclsJSON
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &doc) != nil || len(doc.ACLs) != 4 {
+			t.Fatalf("klog acl list %q: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
 	}
 }
 
