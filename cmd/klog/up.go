@@ -104,8 +104,12 @@ CA, the certificates, the passwords (users.json) and client configs for
 Java, librdkafka and franz-go live in DATA-DIR/secure and are kept across
 restarts. After BROKERS= klog up prints the secure listeners, the users
 and the client config files (with --format json, the "secure" object).
-The PLAINTEXT listener stays open without authentication, for klog's own
-commands: keep it on loopback.`
+The authorizer is on (StandardAuthorizer): admin is a super user, and so
+is User:ANONYMOUS, every client of the PLAINTEXT listener, which stays open
+without authentication for klog's own commands: keep it on loopback. app
+is given ALL on every topic, group and transactional id and
+IDEMPOTENT_WRITE on the cluster when it is created (klog acl tightens
+them).`
 
 func newUpCmd(g *globals) *cobra.Command {
 	var o upOptions
