@@ -28,7 +28,8 @@ func TestUpSecure(t *testing.T) {
 	for _, nodes := range []string{"1", "3"} {
 		t.Run("n="+nodes, func(t *testing.T) {
 			dir, stateDir := t.TempDir(), t.TempDir()
-			info := upDetached(t, stateDir, "-n", nodes, "--secure", "--any-port", "--data-dir", dir)
+			readyFile := filepath.Join(t.TempDir(), "ready.json")
+			info := upDetached(t, stateDir, "-n", nodes, "--secure", "--any-port", "--data-dir", dir, "--ready-file", readyFile)
 			s := info.Secure
 			if s == nil || len(strings.Split(s.Bootstrap, ",")) != len(info.Brokers) || len(strings.Split(s.MTLSBootstrap, ",")) != len(info.Brokers) || len(s.Users) != 2 {
 				t.Fatalf("klog up --secure printed %+v", info)
@@ -38,6 +39,15 @@ func TestUpSecure(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkSecureFiles(t, s)
+			for _, f := range []string{info.Log, readyFile} {
+				st, err := os.Stat(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Mode().Perm() != 0o600 {
+					t.Errorf("%s holds the passwords and has mode %v, want 0600", f, st.Mode().Perm())
+				}
+			}
 			app := s.Users[slices.IndexFunc(s.Users, func(u secure.UserInfo) bool { return u.Name == secure.App })]
 			scramRoundTrip(t, s.Bootstrap, ca, app, "orders")
 			secureConfigs(t, s, "orders")
