@@ -110,7 +110,7 @@ var importRules = []importRule{
 		Why: "partitions, replicas, metadata and configs sit below the coordinators, the controller and the handlers"},
 	{Name: "transport", From: []string{"broker/wire/...", "broker/server/..."}, To: []string{k("broker")},
 		Why: "the transport carries requests; the handlers are above it"},
-	{Name: "clients", From: []string{"tui/...", "inspect/...", "seed/...", "loadgen/...", "waits/...", "kafkaconn/...", "devca/..."}, To: []string{k("broker/..."), k("store/...")}, Transitive: true,
+	{Name: "clients", From: []string{"tui/...", "inspect/...", "seed/...", "loadgen/...", "waits/...", "kafkaconn/...", "devca/...", "secure/..."}, To: []string{k("broker/..."), k("store/...")}, Transitive: true,
 		Why: "the TUI, the inspection and load libraries read the cluster as a client does"},
 	{Name: "supervisor", From: []string{"supervisor/..."}, To: []string{k("broker/..."), k("store/...")}, Transitive: true,
 		Why: "the supervisor runs nodes as processes: it knows their command line, not their code"},
@@ -281,10 +281,10 @@ func injectedImports() []injectedImport {
 		{from: "broker/metadata", to: k("broker/coordinator"), want: []string{v("broker/metadata", k("broker/coordinator"), "layers")}},
 		{from: "broker/wire", to: k("broker"), want: []string{v("broker/wire", k("broker"), "transport")}},
 		{from: "broker/server", to: k("broker"), want: []string{v("broker/server", k("broker"), "transport")}},
-		// inspect's new dependency is the TUI's too. (store/vfs and
-		// broker/errmsg import no klog package, so one import is one
-		// dependency.)
-		{from: "inspect", to: k("store/vfs"), want: []string{v("inspect", k("store/vfs"), "clients"), v("tui", k("store/vfs"), "clients")}},
+		// inspect's new dependency is the TUI's and secure's too.
+		// (store/vfs and broker/errmsg import no klog package, so one
+		// import is one dependency.)
+		{from: "inspect", to: k("store/vfs"), want: []string{v("inspect", k("store/vfs"), "clients"), v("secure", k("store/vfs"), "clients"), v("tui", k("store/vfs"), "clients")}},
 		{from: "supervisor", to: k("broker/errmsg"), want: []string{v("supervisor", k("broker/errmsg"), "supervisor")}},
 		{from: "broker", to: "go.etcd.io/bbolt", want: []string{v("broker", "go.etcd.io/bbolt", "raft")}},
 		{from: "broker", to: "github.com/prometheus/client_golang/prometheus", want: []string{v("broker", "github.com/prometheus/client_golang/prometheus", "metrics")}},

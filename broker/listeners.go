@@ -3,6 +3,7 @@ package broker
 import (
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -119,7 +120,8 @@ func certificatePrincipal(b *config.Broker, listener string) (func(tls.Connectio
 
 // bindListeners binds the listeners' sockets: the primary one at
 // Config.Listener or Config.Listen when given, the others at their
-// address. On error it closes what it bound, and Config.Listener.
+// address, or at the socket of Config.Listeners. On error it closes what
+// it bound, and Config.Listener and Config.Listeners.
 func (n *Node) bindListeners() error {
 	for i, l := range n.listeners {
 		var err error
@@ -128,15 +130,21 @@ func (n *Node) bindListeners() error {
 			l.ln = n.cfg.Listener
 		case i == 0 && n.cfg.Listen != "":
 			l.ln, err = net.Listen("tcp", n.cfg.Listen)
+		case n.cfg.Listeners[l.Name] != nil:
+			l.ln = n.cfg.Listeners[l.Name]
+			delete(n.cfg.Listeners, l.Name)
 		default:
 			l.ln, err = net.Listen("tcp", l.Addr)
 		}
 		if err != nil {
 			n.closeListeners()
 			closeListeners(n.cfg.Listener)
+			closeListeners(slices.Collect(maps.Values(n.cfg.Listeners))...)
 			return fmt.Errorf("listener %s: %w", l.Name, err)
 		}
 	}
+	// A socket for a listener the node does not have is not served.
+	closeListeners(slices.Collect(maps.Values(n.cfg.Listeners))...)
 	return nil
 }
 

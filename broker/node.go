@@ -22,7 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -69,6 +71,10 @@ type Config struct {
 	// QuorumListener likewise for the node's Raft address as a voter.
 	// The node closes them.
 	Listener, QuorumListener net.Listener
+	// Listeners are sockets already bound for other listeners of the
+	// listeners config, by listener name, served instead of binding
+	// their addresses. The node closes them.
+	Listeners map[string]net.Listener
 	// Advertise is the host:port clients are told to connect to on the
 	// primary listener; empty means its advertised.listeners entry, else
 	// its address.
@@ -220,12 +226,12 @@ func closeListeners(lns ...net.Listener) {
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n, err := newNode(cfg)
 	if err != nil {
-		closeListeners(cfg.Listener, cfg.QuorumListener)
+		closeListeners(append(slices.Collect(maps.Values(cfg.Listeners)), cfg.Listener, cfg.QuorumListener)...)
 		return nil, err
 	}
 	dial, err := n.interBrokerDial()
 	if err != nil {
-		closeListeners(cfg.Listener, cfg.QuorumListener)
+		closeListeners(append(slices.Collect(maps.Values(cfg.Listeners)), cfg.Listener, cfg.QuorumListener)...)
 		return nil, err
 	}
 	if err := n.bindListeners(); err != nil {

@@ -47,6 +47,9 @@ type Spec struct {
 	// Hosts, when set, puts node i on Hosts[i % len(Hosts)] instead of
 	// Listen's host. Empty for an existing cluster keeps its hosts.
 	Hosts []string
+	// Secure gives every node the ports of klog up --secure's SASL_SSL
+	// and SSL listeners (kept in the layout once given).
+	Secure bool
 }
 
 // Layout is a cluster laid out on disk: which node listens where. It is
@@ -80,6 +83,25 @@ type NodeLayout struct {
 	Port int `json:"port"`
 	// ControllerPort is the Raft port of a voter; 0 for a broker.
 	ControllerPort int `json:"controller_port,omitempty"`
+	// SecurePort and MTLSPort are the ports of klog up --secure's
+	// SASL_SSL and SSL (mTLS) listeners; 0 until a --secure start.
+	SecurePort int `json:"secure_port,omitempty"`
+	MTLSPort   int `json:"mtls_port,omitempty"`
+}
+
+// SecureAddress is the node's SASL_SSL listener of klog up --secure,
+// host:port; empty without one.
+func (n NodeLayout) SecureAddress() string { return n.hostPort(n.SecurePort) }
+
+// MTLSAddress is the node's SSL (mTLS) listener of klog up --secure,
+// host:port; empty without one.
+func (n NodeLayout) MTLSAddress() string { return n.hostPort(n.MTLSPort) }
+
+func (n NodeLayout) hostPort(port int) string {
+	if port == 0 {
+		return ""
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(port))
 }
 
 // Address is the node's Kafka listener, host:port.
@@ -87,12 +109,7 @@ func (n NodeLayout) Address() string { return net.JoinHostPort(n.Host, strconv.I
 
 // ControllerAddress is a voter's Raft address, host:port; empty for a
 // broker.
-func (n NodeLayout) ControllerAddress() string {
-	if n.ControllerPort == 0 {
-		return ""
-	}
-	return net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort))
-}
+func (n NodeLayout) ControllerAddress() string { return n.hostPort(n.ControllerPort) }
 
 // Role is "voter" or "broker".
 func (n NodeLayout) Role() string {
@@ -196,13 +213,14 @@ func AdminAddresses(listen string, nodes int, explicit bool, held *Reserved, tak
 	return addrs, false, nil
 }
 
-// Ports are the Kafka and Raft ports of the layout's nodes.
+// Ports are the Kafka, Raft and --secure ports of the layout's nodes.
 func (l Layout) Ports() []int {
 	var ports []int
 	for _, n := range l.Nodes {
-		ports = append(ports, n.Port)
-		if n.ControllerPort != 0 {
-			ports = append(ports, n.ControllerPort)
+		for _, p := range []int{n.Port, n.ControllerPort, n.SecurePort, n.MTLSPort} {
+			if p != 0 {
+				ports = append(ports, p)
+			}
 		}
 	}
 	return ports
@@ -228,7 +246,20 @@ func Prepare(dir string, spec Spec) (Layout, error) {
 	switch {
 	case err == nil:
 		l.reserved = &Reserved{}
-		return l, l.agrees(dir, spec)
+		if err := l.agrees(dir, spec); err != nil {
+			return Layout{}, err
+		}
+		if spec.Secure && l.Nodes[0].SecurePort == 0 {
+			// The ports of --secure join a cluster made without it.
+			if err := l.planSecure(); err != nil {
+				return Layout{}, err
+			}
+			if err := writeLayout(dir, l); err != nil {
+				l.reserved.Close()
+				return Layout{}, err
+			}
+		}
+		return l, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return Layout{}, err
 	}
@@ -237,6 +268,12 @@ func Prepare(dir string, spec Spec) (Layout, error) {
 	}
 	if l, err = plan(spec); err != nil {
 		return Layout{}, err
+	}
+	if spec.Secure {
+		if err := l.planSecure(); err != nil {
+			l.reserved.Close()
+			return Layout{}, err
+		}
 	}
 	if err := writeLayout(dir, l); err != nil {
 		l.reserved.Close()
@@ -326,26 +363,55 @@ func pickFreePorts(l *Layout, voters int) (err error) {
 			l.reserved = nil
 		}
 	}()
-	free := func(host string) (int, error) {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return 0, fmt.Errorf("pick a free port on %s: %w", host, err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		l.reserved.hold(net.JoinHostPort(host, strconv.Itoa(port)), ln)
-		return port, nil
-	}
 	for i := range l.Nodes {
 		n := &l.Nodes[i]
 		var err error
-		if n.Port, err = free(n.Host); err != nil {
+		if n.Port, err = l.reserved.free(n.Host); err != nil {
 			return err
 		}
 		if i < voters {
-			if n.ControllerPort, err = free(n.Host); err != nil {
+			if n.ControllerPort, err = l.reserved.free(n.Host); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// planSecure gives every node of l the ports of klog up --secure: with
+// a fixed --listen port, the SASL_SSL listeners on the consecutive ports
+// right after the Raft range and the SSL listeners after them (9098 to
+// 9100 and 9101 to 9103 for -n 3 from 9092); with port 0 free ports,
+// held in l.reserved as pickFreePorts holds its own.
+func (l *Layout) planSecure() error {
+	_, portText, err := net.SplitHostPort(l.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", l.Listen, err)
+	}
+	base, _ := strconv.Atoi(portText)
+	nodes, voters := len(l.Nodes), min(len(l.Nodes), MaxVoters)
+	if base == 0 {
+		if l.reserved == nil {
+			l.reserved = &Reserved{}
+		}
+		for i := range l.Nodes {
+			n := &l.Nodes[i]
+			if n.SecurePort, err = l.reserved.free(n.Host); err != nil {
+				return err
+			}
+			if n.MTLSPort, err = l.reserved.free(n.Host); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	first := base + nodes + voters
+	if last := first + 2*nodes - 1; last > 65535 {
+		return fmt.Errorf("--listen %q --secure: %d nodes need ports %d to %d", l.Listen, nodes, base, last)
+	}
+	for i := range l.Nodes {
+		l.Nodes[i].SecurePort = first + i
+		l.Nodes[i].MTLSPort = first + nodes + i
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,5 +141,46 @@ func TestAdminAddressesAvoidClusterPorts(t *testing.T) {
 	}
 	if _, _, err := AdminAddresses(base, 2, true, nil, taken); err == nil {
 		t.Fatal("an explicit base on a cluster port was accepted")
+	}
+}
+
+// TestPrepareSecure: --secure's SASL_SSL and SSL ports follow the Raft
+// range from a fixed --listen, are free ports for port 0, join a cluster
+// made without --secure when it is next started with it, and are kept.
+func TestPrepareSecure(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Prepare(dir, Spec{Nodes: 3, Listen: "127.0.0.1:19092"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Prepare(dir, Spec{Nodes: 3, Secure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secure, mtls []string
+	for _, n := range l.Nodes {
+		secure, mtls = append(secure, n.SecureAddress()), append(mtls, n.MTLSAddress())
+	}
+	if got, want := strings.Join(secure, ","), "127.0.0.1:19098,127.0.0.1:19099,127.0.0.1:19100"; got != want {
+		t.Fatalf("SASL_SSL listeners %s, want %s", got, want)
+	}
+	if got, want := strings.Join(mtls, ","), "127.0.0.1:19101,127.0.0.1:19102,127.0.0.1:19103"; got != want {
+		t.Fatalf("SSL listeners %s, want %s", got, want)
+	}
+	if again, err := Prepare(dir, Spec{Nodes: 3}); err != nil || again.Nodes[2].MTLSPort != 19103 {
+		t.Fatalf("Prepare again: %+v %v", again.Nodes, err)
+	}
+
+	free, err := Prepare(t.TempDir(), Spec{Nodes: 2, Listen: "127.0.0.1:0", Secure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free.Reserved().Close()
+	ports := free.Ports()
+	slices.Sort(ports)
+	if len(slices.Compact(ports)) != 2+2+2+2 {
+		t.Fatalf("ports %v: want 2 Kafka, 2 Raft, 2 SASL_SSL and 2 SSL ports, all apart", free.Ports())
+	}
+	if _, err := Prepare(t.TempDir(), Spec{Nodes: 3, Listen: "127.0.0.1:65525", Secure: true}); err == nil || !strings.Contains(err.Error(), "need ports 65525 to 65536") {
+		t.Fatalf("Prepare --secure past port 65535: %v", err)
 	}
 }

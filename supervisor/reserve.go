@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 )
 
@@ -37,6 +38,17 @@ func (r *Reserved) hold(addr string, ln net.Listener) {
 		old.Close()
 	}
 	r.lns[addr] = tl
+}
+
+// free binds a free port on host, holds its socket and returns the port.
+func (r *Reserved) free(host string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("pick a free port on %s: %w", host, err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	r.hold(net.JoinHostPort(host, strconv.Itoa(port)), ln)
+	return port, nil
 }
 
 // take removes the socket held for addr and returns a duplicate of it
@@ -74,11 +86,15 @@ func (r *Reserved) Close() {
 	}
 }
 
-// Listener names of ListenerFD.
+// Listener names of ListenerFD: the node's primary Kafka listener, its
+// Raft address, its admin API, and the Kafka listeners of klog up
+// --secure, by their names in the listeners config.
 const (
 	ListenerKafka  = "kafka"
 	ListenerQuorum = "quorum"
 	ListenerAdmin  = "admin"
+	ListenerSecure = "SASL_SSL"
+	ListenerMTLS   = "SSL"
 )
 
 // ListenerFD is the value of a node's hidden --listener-fd flag: the

@@ -4,7 +4,7 @@
 //
 // A cluster lives in one data directory:
 //
-//	DIR/cluster.json      the layout: node ids, hosts, Kafka and Raft ports
+//	DIR/cluster.json      the layout: node ids, hosts, Kafka, Raft and --secure ports
 //	DIR/supervisor.sock   the control endpoint while the supervisor runs
 //	DIR/node-ID/          node ID's data, as klog up -X node.id=ID --data-dir DIR keeps it
 //	DIR/node-ID/ready     node ID's --ready-file
@@ -80,6 +80,9 @@ type Config struct {
 	// Admin is each node's admin API address, by id (AdminAddresses);
 	// nil runs the nodes without one.
 	Admin []string
+	// NodeArgs, when set, returns more of a node's flags, after Args
+	// (the per-node configs of klog up --secure).
+	NodeArgs func(NodeLayout) []string
 	// Log receives the nodes' output, each line prefixed "node-ID | ".
 	Log io.Writer
 	// Logger receives the supervisor's own events; nil discards them.
@@ -199,7 +202,11 @@ func (s *Supervisor) args(n *node) []string {
 		args = append(args, "-X", "broker.rack="+s.cfg.Racks[int(n.layout.ID)%len(s.cfg.Racks)])
 	}
 	args = append(args, "--admin-listen", cmp.Or(s.admin(n.layout.ID), AdminOff))
-	return append(args, s.cfg.Args...)
+	args = append(args, s.cfg.Args...)
+	if s.cfg.NodeArgs != nil {
+		args = append(args, s.cfg.NodeArgs(n.layout)...)
+	}
+	return args
 }
 
 func (s *Supervisor) readyFile(n *node) string {
@@ -266,6 +273,8 @@ func (s *Supervisor) passListeners(cmd *exec.Cmd, n *node) error {
 		{ListenerKafka, n.layout.Address()},
 		{ListenerQuorum, n.layout.ControllerAddress()},
 		{ListenerAdmin, s.admin(n.layout.ID)},
+		{ListenerSecure, n.layout.SecureAddress()},
+		{ListenerMTLS, n.layout.MTLSAddress()},
 	} {
 		if l.addr == "" {
 			continue

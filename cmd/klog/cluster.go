@@ -32,7 +32,7 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 	if dir, err = filepath.Abs(dir); err != nil {
 		return err
 	}
-	spec := supervisor.Spec{Nodes: o.nodes, Hosts: o.hosts}
+	spec := supervisor.Spec{Nodes: o.nodes, Hosts: o.hosts, Secure: o.secure}
 	if cmd.Flags().Changed("listen") || o.anyPort {
 		spec.Listen = o.listen
 	}
@@ -57,8 +57,12 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 	}
 	defer control.Close()
 
+	sec, secureArgs, err := secureLayout(o, dir, layout)
+	if err != nil {
+		return err
+	}
 	ctx := cmd.Context()
-	sup, err := startNodes(cmd, o, configs, dir, layout, admin)
+	sup, err := startNodes(cmd, o, configs, dir, layout, admin, secureArgs)
 	if err != nil {
 		return err
 	}
@@ -73,6 +77,9 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 		// Registered without its id, the cluster is still found by
 		// its addresses in this network namespace.
 		fmt.Fprintf(cmd.ErrOrStderr(), "klog: the cluster's id: %v\n", err)
+	}
+	if info.Secure, err = clusterSecureInfo(ctx, g, sec, layout); err != nil {
+		return err
 	}
 	if _, err := announce(cmd, g, o, info, func(info readyInfo) (func(), error) {
 		return func() {}, control.Update(info.ClusterID, info.Admin, info.Log)
@@ -96,7 +103,7 @@ func runCluster(cmd *cobra.Command, g *globals, o upOptions, configs map[string]
 
 // startNodes starts the supervisor of the cluster in dir, which starts its
 // nodes, each this binary, and returns once all are ready.
-func startNodes(cmd *cobra.Command, o upOptions, configs map[string]string, dir string, layout supervisor.Layout, admin []string) (*supervisor.Supervisor, error) {
+func startNodes(cmd *cobra.Command, o upOptions, configs map[string]string, dir string, layout supervisor.Layout, admin []string, nodeArgs func(supervisor.NodeLayout) []string) (*supervisor.Supervisor, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the klog binary for the nodes: %w", err)
@@ -105,11 +112,12 @@ func startNodes(cmd *cobra.Command, o upOptions, configs map[string]string, dir 
 	level.UnmarshalText([]byte(o.logLevel)) // checked by runUp
 	diag := cmd.ErrOrStderr()
 	return supervisor.Start(cmd.Context(), supervisor.Config{
-		Dir:    dir,
-		Layout: layout,
-		Exe:    exe,
-		Args:   nodeArgs(cmd, o, configs, len(layout.Nodes)),
-		Racks:  o.racks,
+		Dir:      dir,
+		Layout:   layout,
+		Exe:      exe,
+		Args:     clusterArgs(cmd, o, configs, len(layout.Nodes)),
+		NodeArgs: nodeArgs,
+		Racks:    o.racks,
 		// Until the controller knows controller.quorum.voters, the nodes
 		// run without it, each a single-node cluster of its own.
 		PassVoters: isBrokerConfig("controller.quorum.voters"),
@@ -149,11 +157,11 @@ func checkClusterFlags(o upOptions, configs map[string]string) error {
 	return nil
 }
 
-// nodeArgs returns the flags every node of a cluster of n gets: the
+// clusterArgs returns the flags every node of a cluster of n gets: the
 // cluster's defaults (RF 3, min.insync.replicas 2 from three nodes), each
 // unless the user's -X sets it, then the user's -X, log level and memory
 // limit.
-func nodeArgs(cmd *cobra.Command, o upOptions, configs map[string]string, n int) []string {
+func clusterArgs(cmd *cobra.Command, o upOptions, configs map[string]string, n int) []string {
 	var args []string
 	defaults := supervisor.Defaults(n)
 	for _, k := range slices.Sorted(maps.Keys(defaults)) {

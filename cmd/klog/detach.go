@@ -34,11 +34,17 @@ func runDetached(cmd *cobra.Command, g *globals, o upOptions) error {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, secretPerm(o.secure))
 	if err != nil {
 		return fmt.Errorf("open the log file: %w", err)
 	}
 	defer out.Close()
+	if o.secure {
+		// The log gets the ready lines, the users' passwords among them.
+		if err := out.Chmod(0o600); err != nil {
+			return fmt.Errorf("the log file: %w", err)
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the klog binary: %w", err)

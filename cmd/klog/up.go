@@ -22,6 +22,7 @@ import (
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/adminapi"
 	"github.com/klogdev/klog/inspect"
+	"github.com/klogdev/klog/secure"
 	"github.com/klogdev/klog/supervisor"
 )
 
@@ -52,6 +53,9 @@ type upOptions struct {
 	listenerFDs []string
 	seedTopics  []string
 	seedFile    string
+	// secure opens SASL_SSL and SSL listeners with the dev CA's
+	// certificates and users (up_secure.go).
+	secure bool
 }
 
 // controlledShutdownTimeout bounds how long a stopping node waits for the
@@ -63,12 +67,8 @@ const controlledShutdownTimeout = 10 * time.Second
 // (100 MiB each by default) and its working set fit well inside it.
 const defaultMemoryLimit = "448MiB"
 
-func newUpCmd(g *globals) *cobra.Command {
-	var o upOptions
-	cmd := &cobra.Command{
-		Use:   "up",
-		Short: "Start a local klog broker",
-		Long: `Start a klog node (controller and broker in one process) and serve Kafka
+// upLong is klog up's help.
+const upLong = `Start a klog node (controller and broker in one process) and serve Kafka
 clients until interrupted (SIGINT or SIGTERM shut it down cleanly).
 
 Data lives in a per-cluster directory that survives restarts
@@ -92,12 +92,37 @@ all are ready. Each node gets the cluster's defaults unless -X sets them:
 default.replication.factor, offsets.topic.replication.factor and
 transaction.state.log.replication.factor 3, min.insync.replicas and
 transaction.state.log.min.isr 2 (for -n 2: 2 and 1). A node that dies stays down until klog node start; SIGINT
-or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
+or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).
+
+With --secure each node also serves a SASL_SSL listener (SCRAM-SHA-512,
+SCRAM-SHA-256 and PLAIN) and an SSL listener that asks for a client
+certificate (mTLS), with certificates of a dev CA: one node on the two
+ports after --listen's (9093, 9094), a cluster on the ports after its Raft
+range (9098-9100 and 9101-9103 for -n 3), free ports with --any-port. The
+users admin and app get SCRAM credentials with generated passwords. The
+CA, the certificates, the passwords (users.json) and client configs for
+Java, librdkafka and franz-go live in DATA-DIR/secure and are kept across
+restarts. After BROKERS= klog up prints the secure listeners, the users
+and the client config files (with --format json, the "secure" object).
+The authorizer is on (StandardAuthorizer): admin is a super user, and so
+is User:ANONYMOUS, every client of the PLAINTEXT listener, which stays open
+without authentication for klog's own commands: keep it on loopback. app
+is given ALL on every topic, group and transactional id and
+IDEMPOTENT_WRITE on the cluster when it is created (klog acl tightens
+them).`
+
+func newUpCmd(g *globals) *cobra.Command {
+	var o upOptions
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local klog broker",
+		Long:  upLong,
 		Example: `  klog up
   klog up -n 3
   klog up -n 3 --hosts 127.0.0.1,127.0.0.2,127.0.0.3
   klog up -n 3 --racks r1,r2,r3 -X replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector
   klog up --memory --listen 127.0.0.1:0
+  klog up --secure && klog --command-config ~/.local/share/klog/default/secure/app.properties topic list
   klog up -X num.partitions=3 -X log.retention.ms=3600000
   klog up --detach --any-port --format json --ready-file ready.json --seed-topic orders:3
   klog up -n 3 --detach --any-port --seed seed/testdata/seed.yaml && klog down`,
@@ -130,6 +155,7 @@ or SIGTERM stops all nodes (SIGTERM, then SIGKILL after 15s).`,
 	f.BoolVar(&o.anyPort, "any-port", false, "take free ports for the Kafka listeners (those of -X listeners too), Raft and the admin API (the hosts of --listen and --admin-listen stay)")
 	f.StringArrayVar(&o.seedTopics, "seed-topic", nil, "create topic name:partitions[:replication-factor] once ready (repeatable)")
 	f.StringVar(&o.seedFile, "seed", "", "create the topics and produce the records of this YAML or JSON file once ready (see seed/testdata/seed.yaml)")
+	f.BoolVar(&o.secure, "secure", false, "also serve SASL_SSL and mTLS (SSL) listeners with a dev CA's certificates and the SCRAM users admin and app, kept in DATA-DIR/secure; prints how to connect")
 	f.StringVar(&o.detachedLog, "detached-log", "", "")
 	_ = f.MarkHidden("detached-log")
 	return cmd
@@ -158,6 +184,9 @@ func runUp(cmd *cobra.Command, g *globals, o upOptions) error {
 	}
 	configs, err := o.brokerConfigs()
 	if err != nil {
+		return err
+	}
+	if err := checkSecure(o, configs); err != nil {
 		return err
 	}
 	if o.nodes != 1 {
@@ -214,16 +243,9 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 	if len(o.racks) > 0 {
 		return usagef("--racks needs -n 2 or more; one node takes -X broker.rack=RACK")
 	}
-	// A node of a cluster is told its id (-X node.id, by its supervisor);
-	// a node without one is node 0 of a single-node cluster.
-	var nodeID int32
-	v, child := configs["node.id"]
-	if child {
-		id, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || id < 0 {
-			return usagef("-X node.id=%s: want a node id, 0 or more", v)
-		}
-		nodeID = int32(id)
+	nodeID, child, err := configNodeID(configs)
+	if err != nil {
+		return err
 	}
 	dataDir, rootDir, err := nodeDataDir(g, o, nodeID, child)
 	if err != nil {
@@ -239,8 +261,12 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		return err
 	}
 	advertiseAdmin(configs, adminLn, o.advertise)
+	sec, err := secureSingle(o, child, rootDir, configs)
+	if err != nil {
+		return err
+	}
 	listen := o.listen
-	if _, ok := configs["listeners"]; ok && !cmd.Flags().Changed("listen") && !o.anyPort {
+	if _, ok := configs["listeners"]; ok && !cmd.Flags().Changed("listen") && !o.anyPort && !o.secure {
 		listen = "" // the first of -X listeners binds its own address
 	}
 	node, err := broker.Start(cmd.Context(), broker.Config{
@@ -250,6 +276,7 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		Listen:         listen,
 		Listener:       inherited[supervisor.ListenerKafka],
 		QuorumListener: inherited[supervisor.ListenerQuorum],
+		Listeners:      map[string]net.Listener{secure.SASLSSL: inherited[secure.SASLSSL], secure.MTLS: inherited[secure.MTLS]},
 		Advertise:      o.advertise,
 		Configs:        configs,
 		Logger:         logger,
@@ -269,6 +296,10 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 	}
 	brokers := node.Advertised()
 	info := readyInfo{Brokers: []string{brokers}, ClusterID: node.ClusterState().ClusterID, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory}
+	if info.Secure, err = singleSecureInfo(cmd.Context(), g, sec, node); err != nil {
+		node.Close()
+		return err
+	}
 	unregister, err := announce(cmd, g, o, info, registerSingle(g, child))
 	if err != nil {
 		node.Close()
@@ -284,6 +315,21 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		defer stopFaults()
 	}
 	return serveNode(cmd.Context(), node, logger)
+}
+
+// configNodeID is the id of a node of a cluster, which its supervisor
+// gives it as -X node.id (child); a node without one is node 0 of a
+// single-node cluster.
+func configNodeID(configs map[string]string) (id int32, child bool, err error) {
+	v, child := configs["node.id"]
+	if !child {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0, true, usagef("-X node.id=%s: want a node id, 0 or more", v)
+	}
+	return int32(n), true, nil
 }
 
 // nodeDataDir makes the directory of node id, a child of klog up -n or
@@ -455,8 +501,10 @@ func printReady(w io.Writer, format string, info readyInfo) error {
 	if format == formatJSON {
 		return json.NewEncoder(w).Encode(info)
 	}
-	_, err := fmt.Fprintf(w, "BROKERS=%s\n", strings.Join(info.Brokers, ","))
-	return err
+	if _, err := fmt.Fprintf(w, "BROKERS=%s\n", strings.Join(info.Brokers, ",")); err != nil || info.Secure == nil {
+		return err
+	}
+	return printSecure(w, info.Secure)
 }
 
 // defaultDataDir is the per-cluster data directory used when --data-dir is

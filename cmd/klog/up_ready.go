@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/klogdev/klog/secure"
 	"github.com/klogdev/klog/seed"
 	"github.com/klogdev/klog/supervisor"
 )
@@ -34,6 +35,8 @@ type readyInfo struct {
 	PID       int                     `json:"pid"`
 	Log       string                  `json:"log,omitempty"`
 	Nodes     []supervisor.NodeStatus `json:"nodes,omitempty"`
+	// Secure is how to connect to the listeners of klog up --secure.
+	Secure *secure.Info `json:"secure,omitempty"`
 }
 
 // seedTimeout bounds the readiness probe and the seeding of klog up.
@@ -137,10 +140,19 @@ func writeReadyFile(path, format string, info readyInfo) error {
 			b = append(b, strings.Join(info.AdminURLs, ",")+"\n"...)
 		}
 	}
-	if err := supervisor.WriteFileAtomic(path, b, 0o644); err != nil {
+	if err := supervisor.WriteFileAtomic(path, b, secretPerm(info.Secure != nil)); err != nil {
 		return fmt.Errorf("write ready file: %w", err)
 	}
 	return nil
+}
+
+// secretPerm is the mode of a file klog up writes its ready line to:
+// its owner's alone when the line holds passwords (--secure).
+func secretPerm(secret bool) os.FileMode {
+	if secret {
+		return 0o600
+	}
+	return 0o644
 }
 
 // registerSingle registers a single node for klog status and klog down; a
