@@ -245,29 +245,8 @@ func bindSettings(r *binder) Settings {
 		LogMaxOpenFiles:                     r.int32("klog.max.open.files"),
 		ProduceDurable:                      r.bool("klog.produce.durable"),
 		Authorizer:                          bindAuthorizer(r),
-		Group: GroupSettings{
-			InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
-			MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),
-			MaxSessionTimeout:             r.ms("group.max.session.timeout.ms"),
-			MaxSize:                       r.int32("group.max.size"),
-			OffsetsRetention:              r.minutes("offsets.retention.minutes"),
-			OffsetsRetentionCheckInterval: r.ms("offsets.retention.check.interval.ms"),
-			OffsetsCommitTimeout:          r.ms("offsets.commit.timeout.ms"),
-			ConsumerSessionTimeout:        r.ms("group.consumer.session.timeout.ms"),
-			ConsumerHeartbeatInterval:     r.ms("group.consumer.heartbeat.interval.ms"),
-			ConsumerAssignors:             r.list("group.consumer.assignors"),
-			ConsumerMaxSize:               r.int32("group.consumer.max.size"),
-		},
-		Replica: ReplicaSettings{
-			FetchMaxBytes:                   r.int32("replica.fetch.max.bytes"),
-			FetchResponseMaxBytes:           r.int32("replica.fetch.response.max.bytes"),
-			FetchWaitMax:                    r.ms("replica.fetch.wait.max.ms"),
-			FetchBackoff:                    r.ms("replica.fetch.backoff.ms"),
-			SocketTimeout:                   r.ms("replica.socket.timeout.ms"),
-			LagTimeMax:                      r.ms("replica.lag.time.max.ms"),
-			HighWatermarkCheckpointInterval: r.ms("replica.high.watermark.checkpoint.interval.ms"),
-			RackAwareSelector:               r.optional("replica.selector.class", TypeClass) == RackAwareReplicaSelector,
-		},
+		Group:                               bindGroup(r),
+		Replica:                             bindReplica(r),
 		Transaction: TransactionSettings{
 			MaxTimeout:                r.ms("transaction.max.timeout.ms"),
 			AbortTimedOutInterval:     r.ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
@@ -289,6 +268,37 @@ func bindSettings(r *binder) Settings {
 			Backoff:           r.ms("log.cleaner.backoff.ms"),
 			DedupeBufferBytes: r.int64("log.cleaner.dedupe.buffer.size"),
 		},
+	}
+}
+
+// bindGroup binds the group coordinator's settings.
+func bindGroup(r *binder) GroupSettings {
+	return GroupSettings{
+		InitialRebalanceDelay:         r.ms("group.initial.rebalance.delay.ms"),
+		MinSessionTimeout:             r.ms("group.min.session.timeout.ms"),
+		MaxSessionTimeout:             r.ms("group.max.session.timeout.ms"),
+		MaxSize:                       r.int32("group.max.size"),
+		OffsetsRetention:              r.minutes("offsets.retention.minutes"),
+		OffsetsRetentionCheckInterval: r.ms("offsets.retention.check.interval.ms"),
+		OffsetsCommitTimeout:          r.ms("offsets.commit.timeout.ms"),
+		ConsumerSessionTimeout:        r.ms("group.consumer.session.timeout.ms"),
+		ConsumerHeartbeatInterval:     r.ms("group.consumer.heartbeat.interval.ms"),
+		ConsumerAssignors:             r.list("group.consumer.assignors"),
+		ConsumerMaxSize:               r.int32("group.consumer.max.size"),
+	}
+}
+
+// bindReplica binds the followers' fetch settings.
+func bindReplica(r *binder) ReplicaSettings {
+	return ReplicaSettings{
+		FetchMaxBytes:                   r.int32("replica.fetch.max.bytes"),
+		FetchResponseMaxBytes:           r.int32("replica.fetch.response.max.bytes"),
+		FetchWaitMax:                    r.ms("replica.fetch.wait.max.ms"),
+		FetchBackoff:                    r.ms("replica.fetch.backoff.ms"),
+		SocketTimeout:                   r.ms("replica.socket.timeout.ms"),
+		LagTimeMax:                      r.ms("replica.lag.time.max.ms"),
+		HighWatermarkCheckpointInterval: r.ms("replica.high.watermark.checkpoint.interval.ms"),
+		RackAwareSelector:               r.optional("replica.selector.class", TypeClass) == RackAwareReplicaSelector,
 	}
 }
 

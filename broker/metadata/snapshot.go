@@ -115,13 +115,7 @@ func DecodeImage(b []byte) (*Image, error) {
 			img.BrokerConfigs[name] = cfg
 		}
 	}
-	if err := img.decodeACLs(ij.ACLs); err != nil {
-		return nil, err
-	}
-	if err := img.decodeSCRAMCredentials(ij.SCRAMCredentials); err != nil {
-		return nil, err
-	}
-	if err := img.decodeClientQuotas(ij.ClientQuotas); err != nil {
+	if err := img.decodeSecurity(&ij); err != nil {
 		return nil, err
 	}
 	for _, br := range ij.Brokers {
@@ -160,6 +154,18 @@ func DecodeImage(b []byte) (*Image, error) {
 		img.TopicIDs[id] = t.Name
 	}
 	return img, nil
+}
+
+// decodeSecurity sets the ACLs, SCRAM credentials and client quotas of
+// an image being decoded.
+func (img *Image) decodeSecurity(ij *imageJSON) error {
+	if err := img.decodeACLs(ij.ACLs); err != nil {
+		return err
+	}
+	if err := img.decodeSCRAMCredentials(ij.SCRAMCredentials); err != nil {
+		return err
+	}
+	return img.decodeClientQuotas(ij.ClientQuotas)
 }
 
 // decodeACLs sets the ACLs of an image being decoded.
