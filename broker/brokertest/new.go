@@ -186,10 +186,14 @@ func bootFresh(t testing.TB, n int, retry bool, build func(voters []string) *Clu
 // place sets node id's listener and logger (New's doc says which) and
 // then applies the node options, for a cluster of n nodes.
 func (o *options) place(t testing.TB, cfg *broker.Config, id, n int) {
-	cfg.Listen = "127.0.0.1:0"
+	// A port of testkit.FreePorts, not port 0: a node killed and started
+	// again (Restart) listens on its port again, and a port of the
+	// ephemeral range may be an outgoing connection's by then.
+	port := testkit.FreePorts(t, 1)[0]
 	if len(o.ports) > 0 {
-		cfg.Listen = "127.0.0.1:" + strconv.Itoa(o.ports[id])
+		port = o.ports[id]
 	}
+	cfg.Listen = "127.0.0.1:" + strconv.Itoa(port)
 	if n == 1 {
 		cfg.Logger = testkit.Logger(t, slog.LevelWarn)
 	} else {

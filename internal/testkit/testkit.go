@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -83,11 +84,17 @@ func Seed(t testing.TB) uint64 {
 // before its user binds it: where a component can take a listener, hand
 // it one instead; else start again on new ports when a bind fails with
 // EADDRINUSE (brokertest's New and Restore do).
+//
+// The ports are below the machine's ephemeral range, where the kernel
+// gives no outgoing connection its local port: a node killed and started
+// again on its port (a test's restart) finds it free, unless another
+// listener bound that very port meanwhile, where a port of the ephemeral
+// range is soon some connection's.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
 	ports := make([]int, 0, n)
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := listenBelowEphemeral()
 		if err != nil {
 			t.Fatalf("reserve a free port: %v", err)
 		}
@@ -95,6 +102,55 @@ func FreePorts(t testing.TB, n int) []int {
 		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return ports
+}
+
+// stablePorts is how many ports below the ephemeral range FreePorts
+// draws from.
+const stablePorts = 12000
+
+// handedOut are the ports FreePorts returned in this process: none is
+// returned twice, so that the ports of one test (a cluster's listeners
+// and voters, reserved by separate calls) never clash with each other or
+// with another test's of the same process, while each is bound only
+// later.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// listenBelowEphemeral listens on a random free loopback port of the
+// stablePorts below the ephemeral range (never under 10000, clear of
+// Kafka's and klog's defaults), or on any free port when none of a few
+// hundred tries binds.
+func listenBelowEphemeral() (net.Listener, error) {
+	high := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				high = v
+			}
+		}
+	}
+	low := max(10000, high-stablePorts)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
+	for range 300 {
+		if high <= low {
+			break
+		}
+		port := low + rand.IntN(high-low)
+		if handedOut.ports[port] {
+			continue
+		}
+		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			handedOut.ports[port] = true
+			return ln, nil
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
 }
 
 // Logger returns a logger that writes records at level and above to t.Log.
