@@ -497,20 +497,28 @@ func TestUpNodesDefaults(t *testing.T) {
 				})
 			}
 			replicas("defaults", tc.rf)
-			rcs, err := adm.DescribeTopicConfigs(ctx, "defaults")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc, err := rcs.On("defaults", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// Asked of any node: one that has not applied the topic yet
+			// answers UNKNOWN_TOPIC_OR_PARTITION, with no configs.
 			var minISR string
-			for _, c := range rc.Configs {
-				if c.Key == "min.insync.replicas" {
-					minISR = c.MaybeValue()
+			testkit.WaitFor(t, "the configs of topic defaults", func() (bool, string) {
+				rcs, err := adm.DescribeTopicConfigs(ctx, "defaults")
+				if err != nil {
+					return false, err.Error()
 				}
-			}
+				rc, err := rcs.On("defaults", nil)
+				if err == nil {
+					err = rc.Err
+				}
+				if err != nil {
+					return false, err.Error()
+				}
+				for _, c := range rc.Configs {
+					if c.Key == "min.insync.replicas" {
+						minISR = c.MaybeValue()
+					}
+				}
+				return true, ""
+			})
 			if minISR != tc.minISR {
 				t.Errorf("min.insync.replicas of a topic with the defaults: %q, want %s", minISR, tc.minISR)
 			}

@@ -18,8 +18,14 @@ tui_setup down "${1:-}"
 smoke_start_cluster "$klog" "$work" 3 --any-port || exit 1 # (set -e off inside: its greps may fail)
 k=("$klog" -b "$SMOKE_BROKERS")
 "${k[@]}" topic create tui-orders -p 3 -r 3 >/dev/null
-leader=$("${k[@]}" topic describe tui-orders --format json |
-  python3 -c 'import json,sys; d=json.load(sys.stdin)["topics"][0]; print([p for p in d["partitions"] if p["partition"]==1][0]["leader"])')
+# Right after the creation a node may not lead its partitions yet, and
+# topic describe then answers in part (exit 3): ask again until whole.
+created=$SECONDS
+until leader=$("${k[@]}" topic describe tui-orders --format json 2>/dev/null |
+  python3 -c 'import json,sys; d=json.load(sys.stdin)["topics"][0]; print([p for p in d["partitions"] if p["partition"]==1][0]["leader"])'); do
+  [ $((SECONDS - created)) -lt 60 ] || { echo "FAIL topic describe tui-orders not whole within 60s" >&2; exit 1; }
+  sleep 0.2
+done
 
 TUI_WIDTH=80 start_tui "${k[@]}" tui --refresh 500ms
 expect "three nodes up" "brokers 3 +topics"
