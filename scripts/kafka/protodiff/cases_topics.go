@@ -67,12 +67,26 @@ func topicCases() []testCase {
 	// grow is a CreatePartitions case on a fresh one-partition topic,
 	// followed by a Metadata of the topic to show what it created.
 	grow := func(name string, count int32, validateOnly bool, assignments ...[]int32) testCase {
-		return testCase{"createpartitions-" + name, sendAll(
-			func(s *side) error { return s.createTopic(s.topic("cp-"+name), 1) },
-			func(s *side) []kmsg.Request {
-				t := s.topic("cp-" + name)
-				return []kmsg.Request{createPartitionsReq(t, count, validateOnly, assignments...), metadataReq(t)}
-			})}
+		return testCase{"createpartitions-" + name, func(s *side) ([]kmsg.Response, error) {
+			t := s.topic("cp-" + name)
+			if err := s.createTopic(t, 1); err != nil {
+				return nil, err
+			}
+			grown, err := s.do(createPartitionsReq(t, count, validateOnly, assignments...))
+			if err != nil {
+				return nil, err
+			}
+			if rt := grown.(*kmsg.CreatePartitionsResponse).Topics; len(rt) == 1 && rt[0].ErrorCode == 0 && !validateOnly {
+				if err := s.waitPartitionCount(t, count); err != nil {
+					return nil, err
+				}
+			}
+			md, err := s.do(metadataReq(t))
+			if err != nil {
+				return nil, err
+			}
+			return []kmsg.Response{grown, md}, nil
+		}}
 	}
 	assigned := func(name string, partitions int32, rf int16, assignment ...any) testCase {
 		return testCase{"createtopics-assignment-" + name, noSetup(func(s *side) kmsg.Request {
@@ -173,18 +187,36 @@ func topicCases() []testCase {
 // waitTopicGone waits, for 15 s at most, until a Metadata that may not
 // create the topic answers UNKNOWN_TOPIC_OR_PARTITION for it.
 func (s *side) waitTopicGone(name string) error {
+	return s.waitTopic(name, "still listed", func(t kmsg.MetadataResponseTopic) bool {
+		return t.ErrorCode == kerr.UnknownTopicOrPartition.Code
+	})
+}
+
+// waitPartitionCount waits until the broker's Metadata lists count partitions
+// of topic: Kafka's brokers learn of partitions a CreatePartitions added
+// after it answers, and a loaded Kafka answered a Metadata sent at once
+// with the old count.
+func (s *side) waitPartitionCount(name string, count int32) error {
+	return s.waitTopic(name, fmt.Sprintf("not yet at %d partitions", count), func(t kmsg.MetadataResponseTopic) bool {
+		return t.ErrorCode == 0 && len(t.Partitions) == int(count)
+	})
+}
+
+// waitTopic asks the broker for topic's metadata until done holds of it,
+// for up to 15 s; the error names what was still not so.
+func (s *side) waitTopic(name, still string, done func(kmsg.MetadataResponseTopic) bool) error {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		resp, err := s.do(metadataReq(name))
 		if err != nil {
 			return err
 		}
-		code := resp.(*kmsg.MetadataResponse).Topics[0].ErrorCode
-		if code == kerr.UnknownTopicOrPartition.Code {
+		t := resp.(*kmsg.MetadataResponse).Topics[0]
+		if done(t) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: topic %s still listed on %s after 15s (%v)", errSetup, name, s.name, kerr.ErrorForCode(code))
+			return fmt.Errorf("%w: topic %s %s on %s after 15s (%v, %d partitions)", errSetup, name, still, s.name, kerr.ErrorForCode(t.ErrorCode), len(t.Partitions))
 		}
 		time.Sleep(50 * time.Millisecond) // a poll of the condition, bounded above
 	}
