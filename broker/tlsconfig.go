@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"software.sslmate.com/src/go-pkcs12"
-
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/internal/tlsstore"
 )
 
 // The key material of a TLS listener, from Kafka's ssl.* configs as the
@@ -166,23 +165,9 @@ func (s *tlsSource) loadLocked() error {
 		// The chain is checked, not the host name, as Kafka with an
 		// empty ssl.endpoint.identification.algorithm.
 		s.mu.client.InsecureSkipVerify = true
-		s.mu.client.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, pool) }
+		s.mu.client.VerifyConnection = func(cs tls.ConnectionState) error { return tlsstore.VerifyChain(cs, pool) }
 	}
 	return nil
-}
-
-// verifyChain checks the peer's certificate chain against pool (nil: the
-// system's roots), without its host name.
-func verifyChain(cs tls.ConnectionState, pool *x509.CertPool) error {
-	if len(cs.PeerCertificates) == 0 {
-		return errors.New("the peer sent no certificate")
-	}
-	opts := x509.VerifyOptions{Roots: pool, Intermediates: x509.NewCertPool()}
-	for _, c := range cs.PeerCertificates[1:] {
-		opts.Intermediates.AddCert(c)
-	}
-	_, err := cs.PeerCertificates[0].Verify(opts)
-	return err
 }
 
 // statFiles returns stamps with each file's size and modification time
@@ -198,16 +183,17 @@ func statFiles(stamps []fileStamp) []fileStamp {
 	return out
 }
 
-// loadKeystore reads the keystore of the ssl.* configs get returns.
+// loadKeystore reads the keystore of the ssl.* configs get returns; a PEM
+// key may be encrypted with ssl.key.password (PKCS#8), as Kafka reads it.
 func loadKeystore(get func(string) string) (tls.Certificate, error) {
-	loc := get("ssl.keystore.location")
+	loc, keyPassword := get("ssl.keystore.location"), get("ssl.key.password")
 	switch typ := get("ssl.keystore.type"); {
 	case typ == "PEM" && loc == "":
 		chain, key := get("ssl.keystore.certificate.chain"), get("ssl.keystore.key")
 		if chain == "" || key == "" {
 			return tls.Certificate{}, errors.New("a TLS listener needs ssl.keystore.location, or ssl.keystore.certificate.chain and ssl.keystore.key")
 		}
-		cert, err := tls.X509KeyPair([]byte(chain), []byte(key))
+		cert, err := tlsstore.KeyPair([]byte(chain), []byte(key), keyPassword)
 		if err != nil {
 			return tls.Certificate{}, fmt.Errorf("ssl.keystore.certificate.chain and ssl.keystore.key: %w", err)
 		}
@@ -219,9 +205,9 @@ func loadKeystore(get func(string) string) (tls.Certificate, error) {
 		if err != nil {
 			return tls.Certificate{}, fmt.Errorf("ssl.keystore.location: %w", err)
 		}
-		cert, err := tls.X509KeyPair(data, data)
+		cert, err := tlsstore.KeyPair(data, data, keyPassword)
 		if err != nil {
-			return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s (PEM key and certificate chain, the key not encrypted): %w", loc, err)
+			return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s (PEM key and certificate chain): %w", loc, err)
 		}
 		return cert, nil
 	default:
@@ -229,13 +215,9 @@ func loadKeystore(get func(string) string) (tls.Certificate, error) {
 		if err != nil {
 			return tls.Certificate{}, fmt.Errorf("ssl.keystore.location: %w", err)
 		}
-		key, leaf, cas, err := pkcs12.DecodeChain(data, get("ssl.keystore.password"))
+		cert, err := tlsstore.Keystore(data, get("ssl.keystore.password"))
 		if err != nil {
 			return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s (PKCS12): %w", loc, err)
-		}
-		cert := tls.Certificate{Certificate: [][]byte{leaf.Raw}, PrivateKey: key, Leaf: leaf}
-		for _, ca := range cas {
-			cert.Certificate = append(cert.Certificate, ca.Raw)
 		}
 		return cert, nil
 	}
@@ -245,36 +227,34 @@ func loadKeystore(get func(string) string) (tls.Certificate, error) {
 // nil (the system's roots) when none is set.
 func loadTruststore(get func(string) string) (*x509.CertPool, error) {
 	loc, typ := get("ssl.truststore.location"), get("ssl.truststore.type")
-	var pem []byte
 	switch {
 	case typ == "PEM" && loc == "":
-		if pem = []byte(get("ssl.truststore.certificates")); len(pem) == 0 {
+		certs := get("ssl.truststore.certificates")
+		if certs == "" {
 			return nil, nil
 		}
+		pool, err := tlsstore.PEMPool([]byte(certs))
+		if err != nil {
+			return nil, fmt.Errorf("ssl.truststore.certificates: %w", err)
+		}
+		return pool, nil
 	case loc == "":
 		return nil, nil
-	default:
-		data, err := os.ReadFile(loc)
+	}
+	data, err := os.ReadFile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("ssl.truststore.location: %w", err)
+	}
+	if typ == "PEM" {
+		pool, err := tlsstore.PEMPool(data)
 		if err != nil {
-			return nil, fmt.Errorf("ssl.truststore.location: %w", err)
-		}
-		if typ == "PEM" {
-			pem = data
-			break
-		}
-		certs, err := pkcs12.DecodeTrustStore(data, get("ssl.truststore.password"))
-		if err != nil {
-			return nil, fmt.Errorf("ssl.truststore.location %s (PKCS12): %w", loc, err)
-		}
-		pool := x509.NewCertPool()
-		for _, c := range certs {
-			pool.AddCert(c)
+			return nil, fmt.Errorf("ssl.truststore.location %s: %w", loc, err)
 		}
 		return pool, nil
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, errors.New("the truststore holds no PEM certificate")
+	pool, err := tlsstore.Truststore(data, get("ssl.truststore.password"))
+	if err != nil {
+		return nil, fmt.Errorf("ssl.truststore.location %s (PKCS12): %w", loc, err)
 	}
 	return pool, nil
 }

@@ -86,7 +86,7 @@ type Settings struct {
 	// Cert and Key are the client's PEM certificate and key for mTLS, or
 	// Cert alone a PKCS12 keystore holding both (CertType "PKCS12", or
 	// found from the content) with CertPassword; KeyPassword decrypts
-	// an encrypted PEM key (not supported: an error says so).
+	// an encrypted PEM key (PKCS#8, "ENCRYPTED PRIVATE KEY").
 	Cert, Key, CertType, CertPassword, KeyPassword string
 	// ServerName is the name checked in the broker's certificate,
 	// instead of the host dialed.

@@ -2,13 +2,17 @@ package kafkaconn
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/youmark/pkcs8"
 
 	"github.com/klogdev/klog/devca"
 )
@@ -142,8 +146,10 @@ func TestKeyMaterial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	encryptedKey := encryptKey(t, alice.Key, "key-pass")
 	for _, props := range [][]string{
 		{"ssl.ca.location=" + ca.CA, "ssl.certificate.location=" + alice.Cert, "ssl.key.location=" + alice.Key},
+		{"ssl.ca.location=" + ca.CA, "ssl.certificate.location=" + alice.Cert, "ssl.key.location=" + encryptedKey, "ssl.key.password=key-pass"},
 		{"ssl.truststore.location=" + ca.Truststore, "ssl.truststore.password=" + ca.Password,
 			"ssl.keystore.location=" + alice.Keystore, "ssl.keystore.password=" + ca.Password, "ssl.key.password=" + ca.Password},
 		{"ssl.ca.location=" + ca.Nodes[1].Keystore, "ssl.truststore.password=" + ca.Password, "ssl.certificate.location=" + ca.Nodes[1].PEM},
@@ -168,6 +174,8 @@ func TestKeyMaterial(t *testing.T) {
 		{[]string{"ssl.truststore.location=" + ca.Truststore, "ssl.truststore.type=JKS"}, "JKS stores are not supported"},
 		{[]string{"ssl.ca.location=" + ca.CA, "ssl.certificate.location=" + alice.Cert}, "give the key with --tls-key"},
 		{[]string{"ssl.ca.location=" + ca.CA, "ssl.key.location=" + alice.Key}, "without a certificate"},
+		{[]string{"ssl.ca.location=" + ca.CA, "ssl.certificate.location=" + alice.Cert, "ssl.key.location=" + encryptedKey}, "no key password was given"},
+		{[]string{"ssl.ca.location=" + ca.CA, "ssl.certificate.location=" + alice.Cert, "ssl.key.location=" + encryptedKey, "ssl.key.password=wrong"}, "decrypting the key"},
 	} {
 		s, err := Load(Sources{Properties: c.props})
 		if err == nil {
@@ -177,6 +185,30 @@ func TestKeyMaterial(t *testing.T) {
 			t.Errorf("%q: %v, want %q", c.props, err, c.want)
 		}
 	}
+}
+
+// encryptKey writes the PEM key of path encrypted with password (PKCS#8,
+// as openssl pkcs8 -topk8 -v2 aes-256-cbc writes it) and returns the new
+// file's path.
+func encryptKey(t *testing.T, path, password string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		t.Fatalf("%s: no PEM", path)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := pkcs8.MarshalPrivateKey(key, []byte(password), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, "encrypted-key.pem", string(pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: enc})))
 }
 
 // An empty ssl.endpoint.identification.algorithm skips the host name

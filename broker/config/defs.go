@@ -566,7 +566,7 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeList, listOf(true, "TLSv1.2", "TLSv1.3"))},
 	{Name: "ssl.endpoint.identification.algorithm", Type: TypeString, Default: "https", ReadOnly: true, Doc: "How a node checks the certificate of another node it connects to over TLS: https checks the host name, empty does not.",
 		Validate: validator(TypeString, oneOf("https", ""))},
-	{Name: "ssl.key.password", Type: TypePassword, NoDefault: true, ReadOnly: true, Doc: "Password of the private key in the keystore (PKCS12: ssl.keystore.password when unset; PEM: the key is not encrypted).",
+	{Name: "ssl.key.password", Type: TypePassword, NoDefault: true, ReadOnly: true, Doc: "Password of the private key in the keystore (PKCS12: ssl.keystore.password when unset; PEM: the password of a key encrypted as PKCS#8, an ENCRYPTED PRIVATE KEY block).",
 		Validate: validator(TypePassword)},
 	{Name: "ssl.keystore.certificate.chain", Type: TypePassword, NoDefault: true, ReadOnly: true, Doc: "Certificate chain in PEM, inline, with ssl.keystore.type=PEM and ssl.keystore.key.",
 		Validate: validator(TypePassword)},
