@@ -456,7 +456,8 @@ built_stage kgo-suite/3-nodes KLOG_SKIP_KGO_SUITE_3NODES on_klog kgo-suite/3-nod
 
 # --- hostile ------------------------------------------------------------------
 # One bounded probe per finding of issue 9 (memory, descriptors, transactions
-# a client can wedge, garbage, log floods), each starting its own node; prints
+# a client can wedge, garbage, log floods) and for issue 30's bad SASL logins
+# and stalled TLS handshakes, each starting its own node; prints
 # a PROBE line with its figures per probe. About 3 minutes on an idle
 # machine, the decode-bound attack of issue 26 included; the bound leaves
 # room for a busy one.

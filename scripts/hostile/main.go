@@ -1,7 +1,7 @@
 // Command hostile is klog's hostile-client tier: one bounded probe for
 // each finding of issue 9 (memory, descriptors, transactions a client can
-// wedge, garbage accepted, log floods), each against its own "klog up"
-// process. A probe attacks with raw Kafka requests (kmsg-encoded, framed
+// wedge, garbage accepted, log floods) and for issue 30's bad logins and
+// stalled TLS handshakes, each against its own "klog up" process. A probe attacks with raw Kafka requests (kmsg-encoded, framed
 // by hand), samples the node's VmRSS, VmHWM and open descriptors from
 // /proc while it runs, checks that a normal franz-go client can produce
 // (acks=all) and read back throughout, and prints one line:

@@ -15,6 +15,9 @@ import (
 type nodeOpts struct {
 	configs []string // -X key=value
 	ulimitN int      // ulimit -n for the process; 0 leaves the limit as is
+	// secure adds a SASL_PLAINTEXT and an SSL listener (secureOpts).
+	secure    bool
+	listeners []string
 }
 
 // node is the klog up process a probe attacks (scripts/internal/klogproc),
@@ -25,6 +28,7 @@ type node struct {
 	opts     nodeOpts
 	samplers []*sampler // one per process started
 	versions map[int16]int16
+	sec      *security // the secure listeners, with nodeOpts.secure
 }
 
 // startNode starts klog up on a fresh port in dir and waits for it to be
@@ -32,6 +36,12 @@ type node struct {
 func startNode(ctx context.Context, bin, dir string, opts nodeOpts) (*node, error) {
 	n := &node{opts: opts}
 	var err error
+	if opts.secure {
+		if opts, n.sec, err = secureOpts(dir, opts); err != nil {
+			return n, err
+		}
+		n.opts = opts
+	}
 	if n.Node, err = klogproc.Start(ctx, bin, dir, n.procOptions(opts)); err != nil {
 		return n, err
 	}
@@ -41,7 +51,7 @@ func startNode(ctx context.Context, bin, dir string, opts nodeOpts) (*node, erro
 
 // procOptions turns opts into the process's, sampling each process.
 func (n *node) procOptions(opts nodeOpts) klogproc.Options {
-	return klogproc.Options{Configs: opts.configs, UlimitN: opts.ulimitN, OnStart: func(pid int, exited <-chan struct{}) {
+	return klogproc.Options{Configs: opts.configs, UlimitN: opts.ulimitN, Listeners: opts.listeners, OnStart: func(pid int, exited <-chan struct{}) {
 		n.samplers = append(n.samplers, startSampler(pid, exited))
 	}}
 }

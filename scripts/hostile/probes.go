@@ -46,6 +46,14 @@ var probes = []probe{
 		run: logFlood},
 	{name: "decode-bound", item: "issue 26.4: 20 x 10 MiB array-heavy requests of each API",
 		run: decodeProbe},
+	{name: "sasl-logins", item: "issue 30: bad SASL logins, a login flood beside a SCRAM producer",
+		opts: nodeOpts{secure: true}, run: func(p *run) {
+			p.during(func(context.Context) { saslLogins(p) })
+		}},
+	{name: "tls-handshakes", item: "issue 30: TLS handshakes that never finish",
+		opts: nodeOpts{secure: true}, run: func(p *run) {
+			p.during(func(context.Context) { tlsHandshakes(p) })
+		}},
 	{name: "all-memory", item: "1-3, 10 together: peak RSS under 512 MB, client served",
 		opts: nodeOpts{configs: memoryConfigs}, run: func(p *run) {
 			p.during(func(ctx context.Context) {

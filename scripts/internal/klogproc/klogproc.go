@@ -40,6 +40,10 @@ var (
 type Options struct {
 	Configs []string // -X key=value
 	UlimitN int      // ulimit -n for the process; 0 leaves the limit as is
+	// Listeners are listeners beside the PLAINTEXT one on the node's
+	// port, each NAME://HOST:PORT with its port given (FreePort), kept
+	// across restarts; their settings go in Configs.
+	Listeners []string
 	// OnStart, if set, is called with each process started and a channel
 	// closed when it has exited (e.g. to sample its memory).
 	OnStart func(pid int, exited <-chan struct{})
@@ -110,6 +114,9 @@ func (n *Node) Start(ctx context.Context) error {
 	n.starts++
 	ready := filepath.Join(n.Dir, fmt.Sprintf("ready-%d", n.starts))
 	args := []string{"up", "--data-dir", n.DataDir(), "--listen", n.Addr(), "--ready-file", ready}
+	if len(n.Opts.Listeners) > 0 {
+		args = append(args, "-X", "listeners="+strings.Join(append([]string{"PLAINTEXT://" + n.Addr()}, n.Opts.Listeners...), ","))
+	}
 	for _, kv := range n.Opts.Configs {
 		args = append(args, "-X", kv)
 	}
