@@ -210,6 +210,16 @@ func (n *Node) listenerSummary() string {
 	return strings.Join(parts, ",")
 }
 
+// ListenerNames are the names of the node's listeners, in the order of
+// its listeners config.
+func (n *Node) ListenerNames() []string {
+	names := make([]string, len(n.listeners))
+	for i, l := range n.listeners {
+		names[i] = l.Name
+	}
+	return names
+}
+
 // ListenerAddr is the address listener name is bound to, nil for a
 // listener the node does not have.
 func (n *Node) ListenerAddr(name string) net.Addr {

@@ -16,7 +16,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/klogdev/klog/internal/testkit"
 	"github.com/klogdev/klog/supervisor"
 )
 
@@ -250,5 +252,28 @@ func TestUpSeed(t *testing.T) {
 	_, r = upDetachedResult(t, stateDir, "--any-port", "--data-dir", dir, "--seed-topic", "extra:4")
 	if r.code == 0 || !strings.Contains(r.stderr, "topic extra exists with 2 partitions, not 4") {
 		t.Fatalf("conflicting seed: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestUpReportsListeners: with -X listeners and --any-port, the ready
+// object names every listener where clients reach it, and a client that
+// logs in on the SASL listener it names is served.
+func TestUpReportsListeners(t *testing.T) {
+	stateDir := t.TempDir()
+	info := upDetached(t, stateDir, "--any-port", "--data-dir", t.TempDir(),
+		"-X", "listeners=PLAINTEXT://127.0.0.1:9092,SASL://127.0.0.1:9093",
+		"-X", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT",
+		"-X", `listener.name.sasl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";`)
+	defer stateRun(t, stateDir, "down")
+	if info.Listeners["PLAINTEXT"] != info.Bootstrap || info.Listeners["SASL"] == "" || info.Listeners["SASL"] == info.Bootstrap {
+		t.Fatalf("listeners %v, bootstrap %s", info.Listeners, info.Bootstrap)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(info.Listeners["SASL"]), kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Ping(testkit.Context(t)); err != nil {
+		t.Fatalf("SASL listener %s: %v", info.Listeners["SASL"], err)
 	}
 }

@@ -295,7 +295,11 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		adminAddrs = []string{admin.Addr()}
 	}
 	brokers := node.Advertised()
-	info := readyInfo{Brokers: []string{brokers}, ClusterID: node.ClusterState().ClusterID, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory}
+	info := readyInfo{Brokers: []string{brokers}, ClusterID: node.ClusterState().ClusterID, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory,
+		Listeners: map[string]string{}}
+	for _, name := range node.ListenerNames() {
+		info.Listeners[name] = advertisedAt(brokers, node.ListenerAddr(name))
+	}
 	if info.Secure, err = singleSecureInfo(cmd.Context(), g, sec, node); err != nil {
 		node.Close()
 		return err

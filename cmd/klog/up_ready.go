@@ -35,6 +35,10 @@ type readyInfo struct {
 	PID       int                     `json:"pid"`
 	Log       string                  `json:"log,omitempty"`
 	Nodes     []supervisor.NodeStatus `json:"nodes,omitempty"`
+	// Listeners are a node's Kafka listeners by name (PLAINTEXT, SASL,
+	// ...), each where clients reach it: how to find the ports --any-port
+	// took for -X listeners. One node only.
+	Listeners map[string]string `json:"listeners,omitempty"`
 	// Secure is how to connect to the listeners of klog up --secure.
 	Secure *secure.Info `json:"secure,omitempty"`
 }
