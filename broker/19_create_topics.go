@@ -152,9 +152,9 @@ func changeEach[Req, Resp any, K comparable](n *Node, ctx context.Context, timeo
 }
 
 // describeCreated fills a created topic's answer: its id, partitions,
-// replication factor and configs, the configs only when rc's principal
-// may DESCRIBE_CONFIGS it (TOPIC_AUTHORIZATION_FAILED in
-// ConfigErrorCode otherwise, as Kafka answers).
+// replication factor and configs, these only when rc's principal may
+// DESCRIBE_CONFIGS it (otherwise -1 partitions and replication factor,
+// and TOPIC_AUTHORIZATION_FAILED in ConfigErrorCode, as Kafka answers).
 func (n *Node) describeCreated(rc *wire.RequestContext, t *metadata.Topic, st *kmsg.CreateTopicsResponseTopic) {
 	st.TopicID = t.ID
 	st.NumPartitions = int32(len(t.Partitions))
@@ -163,6 +163,8 @@ func (n *Node) describeCreated(rc *wire.RequestContext, t *metadata.Topic, st *k
 	}
 	st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 	if !n.visible(rc, kmsg.ACLOperationDescribeConfigs, kmsg.ACLResourceTypeTopic, t.Name) {
+		// Nothing of what was created is told, as Kafka answers.
+		st.NumPartitions, st.ReplicationFactor = -1, -1
 		st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
 		return
 	}

@@ -136,7 +136,10 @@ func (n *Node) deleteTopic(ctx context.Context, rc *wire.RequestContext, img *me
 	case !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name),
 		exists && !n.authorize(rc, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic, name):
 		// Kafka tells a topic the principal may not see from one it may
-		// not delete by neither: both are TOPIC_AUTHORIZATION_FAILED.
+		// not delete by neither: both are TOPIC_AUTHORIZATION_FAILED,
+		// answered with only what the request named (no id for a name,
+		// no name for an id).
+		st.Topic, st.TopicID = tg.name, tg.id
 		err = kerr.TopicAuthorizationFailed
 	case !n.settings().DeleteTopicEnable:
 		err = kerr.TopicDeletionDisabled

@@ -25,7 +25,9 @@ package broker
 //
 // A partition named more than once is answered once, with the last
 // offset named, as Kafka's KafkaApis.handleDeleteRecordsRequest keeps the
-// partitions in a map. No authorization (klog has no ACLs).
+// partitions in a map; a topic named without partitions is not
+// answered. The principal needs DELETE on the topic
+// (TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"context"
@@ -54,6 +56,9 @@ func handleDeleteRecords(n *Node, ctx context.Context, rc *wire.RequestContext, 
 	var pending []lowWatermarkWait
 	deletable := n.topicsAllowed(rc, kmsg.ACLOperationDelete)
 	for _, rt := range req.Topics {
+		if len(rt.Partitions) == 0 {
+			continue // Kafka answers partitions, and a topic only through them
+		}
 		i, ok := topics[rt.Topic]
 		if !ok {
 			i = len(resp.Topics)

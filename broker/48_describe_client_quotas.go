@@ -10,7 +10,8 @@ package broker
 // has every component's type as it says, and, when strict, no other type.
 // A filter Kafka refuses gets its error for the whole request
 // (INVALID_REQUEST, or UNSUPPORTED_VERSION for an unknown entity type)
-// with Kafka's message.
+// with Kafka's message. The principal needs DESCRIBE_CONFIGS on the
+// cluster (CLUSTER_AUTHORIZATION_FAILED otherwise, as Kafka answers).
 
 import (
 	"context"
@@ -33,14 +34,19 @@ const (
 	quotaTypeIP       = "ip"
 )
 
-func handleDescribeClientQuotas(n *Node, _ context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleDescribeClientQuotas(n *Node, _ context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeClientQuotasRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+	if !n.authorizeCluster(rc, kmsg.ACLOperationDescribeConfigs) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, errorMessage(kerr.ClusterAuthorizationFailed)
+		return resp, nil
+	}
 	filter, err := parseQuotaFilter(req)
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)
 		return resp, nil
 	}
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{} // Kafka answers [] for none
 	img := n.ctrl.Image()
 	for _, e := range img.SortedQuotaEntities() {
 		if !filter.matches(e, req.Strict) {

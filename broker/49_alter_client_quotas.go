@@ -15,7 +15,10 @@ package broker
 // when its metadata has them (broker/auth's Quotas). An entity named
 // twice is answered once: its first entry is applied and the answer is
 // INVALID_REQUEST, as Kafka answers it. An IP must be a literal address:
-// klog resolves no host names. IP quotas are stored, not enforced.
+// klog resolves no host names. IP quotas are stored, not enforced. The
+// principal needs ALTER_CONFIGS on the cluster: without it every entry is
+// answered CLUSTER_AUTHORIZATION_FAILED and nothing changes, as Kafka
+// answers.
 
 import (
 	"context"
@@ -32,9 +35,15 @@ import (
 	"github.com/klogdev/klog/broker/wire"
 )
 
-func handleAlterClientQuotas(n *Node, ctx context.Context, _ *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
+func handleAlterClientQuotas(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AlterClientQuotasRequest)
 	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
+	if !n.authorizeCluster(rc, kmsg.ACLOperationAlterConfigs) {
+		for _, e := range req.Entries {
+			resp.Entries = append(resp.Entries, alterQuotaAnswer(e.Entity, kerr.ClusterAuthorizationFailed))
+		}
+		return resp, nil
+	}
 	// One answer per entity, in the order entities first appear.
 	type answer struct {
 		entity []kmsg.AlterClientQuotasRequestEntryEntity
@@ -71,12 +80,6 @@ func handleAlterClientQuotas(n *Node, ctx context.Context, _ *wire.RequestContex
 	}
 	errs, err := n.ctrl.AlterClientQuotas(ctx, alts, req.ValidateOnly)
 	for _, a := range answers {
-		entry := kmsg.NewAlterClientQuotasResponseEntry()
-		for _, ent := range a.entity {
-			re := kmsg.NewAlterClientQuotasResponseEntryEntity()
-			re.Type, re.Name = ent.Type, ent.Name
-			entry.Entity = append(entry.Entity, re)
-		}
 		aerr := a.err
 		if aerr == nil && a.alt >= 0 {
 			aerr = err
@@ -84,10 +87,21 @@ func handleAlterClientQuotas(n *Node, ctx context.Context, _ *wire.RequestContex
 				aerr = errs[a.alt]
 			}
 		}
-		entry.ErrorCode, entry.ErrorMessage = errorCode(aerr), errorMessage(aerr)
-		resp.Entries = append(resp.Entries, entry)
+		resp.Entries = append(resp.Entries, alterQuotaAnswer(a.entity, aerr))
 	}
 	return resp, nil
+}
+
+// alterQuotaAnswer is the answer to the entry of entity.
+func alterQuotaAnswer(entity []kmsg.AlterClientQuotasRequestEntryEntity, err error) kmsg.AlterClientQuotasResponseEntry {
+	entry := kmsg.NewAlterClientQuotasResponseEntry()
+	for _, ent := range entity {
+		re := kmsg.NewAlterClientQuotasResponseEntryEntity()
+		re.Type, re.Name = ent.Type, ent.Name
+		entry.Entity = append(entry.Entity, re)
+	}
+	entry.ErrorCode, entry.ErrorMessage = errorCode(err), errorMessage(err)
+	return entry
 }
 
 // parseQuotaEntity makes the entity of an AlterClientQuotas entry, as

@@ -203,8 +203,11 @@ func TestAuthorizationCreateTopics(t *testing.T) {
 	for _, st := range resp.Topics {
 		switch st.Topic {
 		case "new-one":
-			if st.ErrorCode != 0 || st.ConfigErrorCode != kerr.TopicAuthorizationFailed.Code || len(st.Configs) != 0 {
-				t.Errorf("create new-one: error %d, config error %d, %d configs", st.ErrorCode, st.ConfigErrorCode, len(st.Configs))
+			// Without DESCRIBE_CONFIGS nothing of the topic is told.
+			if st.ErrorCode != 0 || st.ConfigErrorCode != kerr.TopicAuthorizationFailed.Code || len(st.Configs) != 0 ||
+				st.NumPartitions != -1 || st.ReplicationFactor != -1 {
+				t.Errorf("create new-one: error %d, config error %d, %d configs, %d partitions, RF %d",
+					st.ErrorCode, st.ConfigErrorCode, len(st.Configs), st.NumPartitions, st.ReplicationFactor)
 			}
 		case "other":
 			if st.ErrorCode != kerr.TopicAuthorizationFailed.Code {
@@ -235,5 +238,54 @@ func TestAuthorizationSCRAMCredentials(t *testing.T) {
 	}
 	if aresp, err = alter.RequestWith(ctx, as(c, "admin")); err != nil || aresp.Results[0].ErrorCode != 0 {
 		t.Fatalf("admin alters SCRAM credentials: %+v, %v", aresp, err)
+	}
+}
+
+// TestAuthorizationClientQuotas checks that describing client quotas
+// needs DESCRIBE_CONFIGS on the cluster and altering them ALTER_CONFIGS,
+// as Kafka asks, and that a refused alteration changes nothing.
+func TestAuthorizationClientQuotas(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	alice, admin := as(c, "alice"), as(c, "admin")
+	describe := kmsg.NewPtrDescribeClientQuotasRequest()
+	dresp, err := describe.RequestWith(ctx, alice)
+	if err != nil || dresp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice describes client quotas: %+v, %v", dresp, err)
+	}
+	alter := kmsg.NewPtrAlterClientQuotasRequest()
+	e := kmsg.NewAlterClientQuotasRequestEntry()
+	ent := kmsg.NewAlterClientQuotasRequestEntryEntity()
+	ent.Type, ent.Name = "client-id", kmsg.StringPtr("app")
+	op := kmsg.NewAlterClientQuotasRequestEntryOp()
+	op.Key, op.Value = "producer_byte_rate", 1024
+	e.Entity, e.Ops = append(e.Entity, ent), append(e.Ops, op)
+	alter.Entries = append(alter.Entries, e)
+	aresp, err := alter.RequestWith(ctx, alice)
+	if err != nil || len(aresp.Entries) != 1 || aresp.Entries[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice alters client quotas: %+v, %v", aresp, err)
+	}
+	if dresp, err = describe.RequestWith(ctx, admin); err != nil || dresp.ErrorCode != 0 || dresp.Entries == nil || len(dresp.Entries) != 0 {
+		t.Fatalf("admin describes client quotas after alice's refused change: %+v, %v (want no entry, [] not null)", dresp, err)
+	}
+	if aresp, err = alter.RequestWith(ctx, admin); err != nil || aresp.Entries[0].ErrorCode != 0 {
+		t.Fatalf("admin alters client quotas: %+v, %v", aresp, err)
+	}
+}
+
+// TestAuthorizationDeleteTopicsTellsNothing: a topic the principal may
+// not delete is answered with only the name it asked for, not its id.
+func TestAuthorizationDeleteTopicsTellsNothing(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.TimeoutMillis = 10000
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.Topic = kmsg.StringPtr("secret")
+	req.Topics = append(req.Topics, dt)
+	resp, err := req.RequestWith(ctx, as(c, "alice"))
+	if err != nil || len(resp.Topics) != 1 {
+		t.Fatalf("alice deletes secret: %+v, %v", resp, err)
+	}
+	if st := resp.Topics[0]; st.ErrorCode != kerr.TopicAuthorizationFailed.Code || st.TopicID != [16]byte{} {
+		t.Errorf("alice deletes secret: error %d, topic id %x, want TOPIC_AUTHORIZATION_FAILED and no id", st.ErrorCode, st.TopicID)
 	}
 }

@@ -3,7 +3,7 @@
 # compared with.
 #
 #   scripts/kafka/kafka.sh fetch
-#   scripts/kafka/kafka.sh start [--nodes 1|3] [--dir DIR]
+#   scripts/kafka/kafka.sh start [--nodes 1|3] [--dir DIR] [--sasl FILE]
 #   scripts/kafka/kafka.sh stop [DIR]
 #   scripts/kafka/kafka.sh node [--dir DIR] kill|start ID
 #   scripts/kafka/kafka.sh tool NAME|CLASS [ARGS...]
@@ -21,6 +21,11 @@
 #          KAFKA_RUN_DIR=DIR   (node-ID/ with its config, data and server.log)
 #          BROKERS=host:port[,host:port...]
 #        DIR is a new mktemp -d unless --dir names one (it must be empty).
+#        --sasl FILE adds a SASL_PLAINTEXT listener named SASL on a free
+#        port of each node, appends FILE's settings (its JAAS config, an
+#        authorizer...) to every node's config and prints
+#          SASL_BROKERS=host:port[,host:port...]
+#        The PLAINTEXT listeners stay: inter-broker, and for tools.
 # stop   sends SIGTERM to every node of DIR (default $KAFKA_RUN_DIR), waits
 #        for them, SIGKILLs a node still running after the bound, and then
 #        removes DIR (set KLOG_KAFKA_KEEP=1 to keep it). Exits 1 if a node had
@@ -160,20 +165,24 @@ tool() {
 }
 
 # --- start ----------------------------------------------------------------
-# write_config DIR ID NODES BROKER_PORT CONTROLLER_PORT QUORUM
+# write_config DIR ID NODES BROKER_PORT CONTROLLER_PORT QUORUM [SASL_PORT SASL_FILE]
 write_config() {
-  local dir=$1 id=$2 nodes=$3 bport=$4 cport=$5 quorum=$6 rf=1 isr=1
+  local dir=$1 id=$2 nodes=$3 bport=$4 cport=$5 quorum=$6 sport=${7:-} sfile=${8:-} rf=1 isr=1
+  local listeners="PLAINTEXT://127.0.0.1:$bport" map="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
   if [ "$nodes" -ge 3 ]; then rf=3 isr=2; fi
+  if [ -n "$sport" ]; then
+    listeners+=",SASL://127.0.0.1:$sport" map+=",SASL:SASL_PLAINTEXT"
+  fi
   cat >"$dir/node-$id/server.properties" <<EOF
 # Written by scripts/kafka/kafka.sh start: node $id of $nodes (ids from 0,
 # as klog numbers its nodes).
 process.roles=broker,controller
 node.id=$id
-listeners=PLAINTEXT://127.0.0.1:$bport,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$bport
+listeners=$listeners,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=$listeners
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=$map
 $quorum
 log.dirs=$dir/node-$id/data
 offsets.topic.replication.factor=$rf
@@ -185,6 +194,9 @@ group.initial.rebalance.delay.ms=0
 default.replication.factor=$rf
 min.insync.replicas=$isr
 EOF
+  if [ -n "$sfile" ]; then
+    { echo "# From $sfile (--sasl)"; grep -v '^[[:space:]]*\(#\|$\)' "$sfile"; } >>"$dir/node-$id/server.properties"
+  fi
 }
 
 # free_ports N prints N distinct free loopback ports.
@@ -218,10 +230,12 @@ launch_node() {
 
 start() {
   local nodes=1 dir='' t t_all ports i cid quorum fmt brokers='' bports=() cports=() deadline out ok
+  local sasl='' sports=() sasl_brokers='' per=2
   while [ $# -gt 0 ]; do
     case $1 in
     --nodes) nodes=${2:-}; shift 2 || usage ;;
     --dir) dir=${2:-}; shift 2 || usage ;;
+    --sasl) sasl=${2:-}; shift 2 || usage ;;
     *) usage ;;
     esac
   done
@@ -237,11 +251,20 @@ start() {
   fi
   : >"$dir/$run_marker"
 
-  read -r -a ports <<<"$(free_ports $((2 * nodes)))" || die "start: no free ports"
+  if [ -n "$sasl" ]; then
+    [ -f "$sasl" ] || die "start: --sasl $sasl: no such file"
+    sasl=$(cd "$(dirname "$sasl")" && pwd)/$(basename "$sasl")
+    per=3
+  fi
+  read -r -a ports <<<"$(free_ports $((per * nodes)))" || die "start: no free ports"
   for i in $(seq 0 $((nodes - 1))); do
-    bports+=("${ports[$((2 * i))]}")
-    cports+=("${ports[$((2 * i + 1))]}")
+    bports+=("${ports[$((per * i))]}")
+    cports+=("${ports[$((per * i + 1))]}")
     brokers+="${brokers:+,}127.0.0.1:${bports[$i]}"
+    if [ -n "$sasl" ]; then
+      sports+=("${ports[$((per * i + 2))]}")
+      sasl_brokers+="${sasl_brokers:+,}127.0.0.1:${sports[$i]}"
+    fi
   done
   if [ "$nodes" -eq 1 ]; then
     quorum="controller.quorum.bootstrap.servers=127.0.0.1:${cports[0]}"
@@ -259,7 +282,7 @@ start() {
   cid=$(java_main 128m WARN kafka.tools.StorageTool random-uuid) || die "start: StorageTool random-uuid failed"
   for i in $(seq 0 $((nodes - 1))); do
     mkdir -p "$dir/node-$i/data"
-    write_config "$dir" "$i" "$nodes" "${bports[$i]}" "${cports[$i]}" "$quorum"
+    write_config "$dir" "$i" "$nodes" "${bports[$i]}" "${cports[$i]}" "$quorum" "${sports[$i]:-}" "$sasl"
   done
   # One JVM per node would double the time; the formats are independent, so
   # they run side by side.
@@ -326,6 +349,7 @@ start() {
   took "$t_all" "start total"
   echo "KAFKA_RUN_DIR=$dir"
   echo "BROKERS=$brokers"
+  [ -z "$sasl_brokers" ] || echo "SASL_BROKERS=$sasl_brokers"
 }
 
 # --- stop -----------------------------------------------------------------

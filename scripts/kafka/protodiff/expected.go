@@ -20,6 +20,7 @@ var expected = append([]expectation{
 	{"produce-trailing-bytes", "Topics*", "klog refuses records that end in bytes which are no whole batch (CORRUPT_MESSAGE), where Kafka appends the batch and drops them; docs/compatibility.md"},
 	{"consumergroupheartbeat-join", "MemberEpoch", "a KIP-848 group's first member starts at epoch 1 on klog, 2 on Kafka 4.4 (which also defers target assignments); epochs are opaque to clients, which echo them; docs/compatibility.md"},
 	{"consumergroupheartbeat-join", "Assignment*", "Kafka 4.4 computes a KIP-848 group's target assignment asynchronously, so its first heartbeat answer carries the first member's partitions or, when the assignor has not run yet, none (seen under load); klog assigns at the join. Clients take either and heartbeat on; docs/compatibility.md"},
+	{"authz-metadata-auto-create-allow-*", `Topics\[*\].*`, "Metadata with auto-creation of a new topic: klog's first answer already has the topic, Kafka's is UNKNOWN_TOPIC_OR_PARTITION while its controller creates it; docs/compatibility.md"},
 }, unadvertisedFeatures()...)
 
 // unadvertisedFeatures are the feature flags Kafka 4.4 advertises and klog

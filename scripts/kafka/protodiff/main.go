@@ -23,6 +23,15 @@
 //	go run ./scripts/kafka/protodiff -nodes 3 -klog "$KLOG_BROKERS" -kafka "$BROKERS" \
 //		-klog-node "klog node --data-dir DIR" -kafka-node "scripts/kafka/kafka.sh node --dir KAFKA_RUN_DIR"
 //
+// With -authz it runs the authorization corpus instead (cases_authz.go):
+// both brokers run with authz.properties (the StandardAuthorizer, PLAIN
+// users admin and alice on a SASL_PLAINTEXT listener named SASL), whose
+// addresses -klog-sasl and -kafka-sasl take (kafka.sh start --sasl
+// authz.properties prints SASL_BROKERS; klog up -X for each line):
+//
+//	go run ./scripts/kafka/protodiff -authz -klog HOST:PORT -kafka HOST:PORT \
+//		-klog-sasl HOST:PORT -kafka-sasl HOST:PORT
+//
 // It prints a table of mismatches (case, field path, klog value, kafka
 // value) and a summary, and exits 1 on any mismatch not in the expected
 // list (expected.go, each entry with its reason), 2 on a usage or setup
@@ -30,6 +39,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -54,12 +64,15 @@ func run() int {
 	nodes := flag.Int("nodes", 1, "1: the single-node corpus; 3: the cluster corpus, against 3-node clusters")
 	klogNode := flag.String("klog-node", "", `with -nodes 3, the command that kills or starts one klog node, run with "kill ID" or "start ID" appended (e.g. "klog node --data-dir DIR")`)
 	kafkaNode := flag.String("kafka-node", "", `with -nodes 3, the same for Kafka (e.g. "scripts/kafka/kafka.sh node --dir DIR")`)
+	authz := flag.Bool("authz", false, "run the authorization corpus, as User:alice on the SASL listeners of -klog-sasl and -kafka-sasl (brokers configured with authz.properties)")
+	klogSASL := flag.String("klog-sasl", "", "with -authz, klog's SASL_PLAINTEXT listener host:port")
+	kafkaSASL := flag.String("kafka-sasl", "", "with -authz, the reference broker's SASL_PLAINTEXT listener host:port")
 	flag.Parse()
 	if *nodes != 1 && *nodes != 3 {
 		fmt.Fprintln(os.Stderr, "protodiff: -nodes must be 1 or 3")
 		return 2
 	}
-	entries := corpusFor(*nodes, *destructive)
+	entries := corpusFor(*nodes, *destructive, *authz)
 	if *list {
 		for _, c := range entries {
 			if c.step {
@@ -70,9 +83,11 @@ func run() int {
 		}
 		return 0
 	}
-	if *klogAddr == "" || *kafkaAddr == "" || flag.NArg() > 0 || (*nodes == 3 && (*klogNode == "" || *kafkaNode == "")) {
+	if *klogAddr == "" || *kafkaAddr == "" || flag.NArg() > 0 || (*nodes == 3 && (*klogNode == "" || *kafkaNode == "")) ||
+		(*authz && (*klogSASL == "" || *kafkaSASL == "" || *nodes != 1)) {
 		fmt.Fprintln(os.Stderr, "usage: protodiff -klog HOST:PORT -kafka HOST:PORT [-case RE] [-messages] [-destructive] [-v]")
 		fmt.Fprintln(os.Stderr, "       protodiff -nodes 3 -klog HOST:PORT,... -kafka HOST:PORT,... -klog-node CMD -kafka-node CMD [-case RE] [-messages] [-v]")
+		fmt.Fprintln(os.Stderr, "       protodiff -authz -klog HOST:PORT -kafka HOST:PORT -klog-sasl HOST:PORT -kafka-sasl HOST:PORT [-case RE] [-messages] [-v]")
 		return 2
 	}
 	var filter *regexp.Regexp
@@ -92,6 +107,13 @@ func run() int {
 	defer klog.close()
 	defer kafka.close()
 	klog.nodeCmd, kafka.nodeCmd = strings.Fields(*klogNode), strings.Fields(*kafkaNode)
+	klog.saslAddr, kafka.saslAddr = *klogSASL, *kafkaSASL
+	if *authz {
+		if err := errors.Join(runBoth(klog, kafka, (*side).warmTransactions)); err != nil {
+			fmt.Fprintf(os.Stderr, "protodiff: %v\n", err)
+			return 2
+		}
+	}
 
 	var results []result
 	for _, c := range entries {
@@ -120,14 +142,18 @@ func run() int {
 	return report(os.Stdout, results, *messages)
 }
 
-// corpusFor is the corpus of -nodes: the single-node cases, or the
-// cluster scenario with its steps.
-func corpusFor(nodes int, destructive bool) []clusterStep {
+// corpusFor is the corpus of -nodes and -authz: the single-node cases,
+// the cluster scenario with its steps, or the authorization cases.
+func corpusFor(nodes int, destructive, authz bool) []clusterStep {
 	if nodes == 3 {
 		return clusterCorpus()
 	}
+	cases := corpus(destructive)
+	if authz {
+		cases = authzCases()
+	}
 	var out []clusterStep
-	for _, c := range corpus(destructive) {
+	for _, c := range cases {
 		out = append(out, clusterStep{testCase: c})
 	}
 	return out

@@ -35,6 +35,11 @@ type side struct {
 	peers   map[string]*kwire.Conn
 	nodeCmd []string
 	cluster clusterState
+
+	// With -authz: the SASL listener, and the connection logged in
+	// there as alice (cases_authz.go).
+	saslAddr string
+	alice    *kwire.Conn
 }
 
 // connectBoth dials both brokers and keeps, per API key, the highest
@@ -107,6 +112,10 @@ func (s *side) close() {
 	if s.conn != nil {
 		_ = s.conn.Close()
 		s.conn = nil
+	}
+	if s.alice != nil {
+		_ = s.alice.Close()
+		s.alice = nil
 	}
 	for addr, c := range s.peers {
 		_ = c.Close()
