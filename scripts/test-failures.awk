@@ -178,7 +178,8 @@ table {
 /^protodiff: [0-9]+ cases/ {
 	if ($0 !~ / 0 unexplained field mismatches/ || $0 !~ / 0 cases failed to set up/) {
 		say($0)
-		rerun("go run ./scripts/kafka/protodiff -klog BROKERS -kafka KAFKA" (cases == "" ? "" : " -case '^(" cases ")$'"))
+		flags = cases ~ /^authz-/ ? "-authz -klog BROKERS -klog-sasl SASL_BROKERS -kafka KAFKA -kafka-sasl SASL_BROKERS" : "-klog BROKERS -kafka KAFKA"
+		rerun("go run ./scripts/kafka/protodiff " flags (cases == "" ? "" : " -case '^(" cases ")$'"))
 	}
 	cases = ""
 	split("", listed)

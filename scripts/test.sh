@@ -500,6 +500,42 @@ run_protodiff() {
   return "$rc"
 }
 
+# run_protodiff_authz DIR runs scripts/kafka/protodiff -authz, the
+# authorization corpus, between a klog node and a Kafka 4.4 broker both
+# configured with scripts/kafka/protodiff/authz.properties (the
+# StandardAuthorizer; PLAIN users on a SASL_PLAINTEXT listener named
+# SASL), each started for it alone. Any unexpected mismatch fails.
+run_protodiff_authz() {
+  local dir=$1/authz rc=0 t=$SECONDS out kafka_brokers kafka_sasl line
+  local props=scripts/kafka/protodiff/authz.properties xargs=() klog_addrs=()
+  mkdir -p "$dir"
+  go build -o "$dir/protodiff" ./scripts/kafka/protodiff || { echo "reference: protodiff did not build"; return 1; }
+  while IFS= read -r line; do
+    case $line in '' | '#'*) ;; *) xargs+=(-X "$line") ;; esac
+  done <"$props"
+  if ! "$klog_bin" up --detach --any-port --data-dir "$dir/klog" --format json \
+    -X listeners=PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0 \
+    -X listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT "${xargs[@]}" >"$dir/klog.json" 2>"$dir/klog.err"; then
+    echo "reference: klog with the authorizer did not start:"
+    cat "$dir/klog.err"
+    return 1
+  fi
+  read -r -a klog_addrs < <(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["listeners"]; print(l["PLAINTEXT"], l["SASL"])' "$dir/klog.json")
+  if out=$(timeout -k 10 300 scripts/kafka/kafka.sh start --dir "$dir/kafka" --sasl "$props"); then
+    kafka_brokers=$(sed -n 's/^BROKERS=//p' <<<"$out")
+    kafka_sasl=$(sed -n 's/^SASL_BROKERS=//p' <<<"$out")
+    timeout -k 10 300 "$dir/protodiff" -authz -klog "${klog_addrs[0]}" -klog-sasl "${klog_addrs[1]}" \
+      -kafka "$kafka_brokers" -kafka-sasl "$kafka_sasl" || rc=1
+    scripts/kafka/kafka.sh stop "$dir/kafka" || rc=1
+  else
+    echo "reference: Kafka 4.4 with the authorizer did not start"
+    rc=1
+  fi
+  "$klog_bin" down --data-dir "$dir/klog" || rc=1
+  echo "reference: protodiff -authz took $((SECONDS - t))s"
+  return "$rc"
+}
+
 # run_protodiff_cluster DIR runs scripts/kafka/protodiff -nodes 3, the
 # cluster corpus, between klog up -n 3 (RF 3, min.insync.replicas 2) and a
 # 3-node Kafka 4.4 (kafka.sh start --nodes 3, 384m heaps), started for it
@@ -648,6 +684,8 @@ run_reference() {
   # The cluster corpus: its own klog up -n 3 and 3-node Kafka, once the
   # single node has stopped.
   part "protodiff -nodes 3" run_protodiff_cluster "$dir" || rc=1
+  # The authorization corpus: its own klog and Kafka with the authorizer.
+  part "protodiff -authz" run_protodiff_authz "$dir" || rc=1
   # The on-disk format both ways: starts and stops its own klog and Kafka.
   part "the on-disk format" env KLOG_BIN="$klog_bin" timeout -k 10 300 scripts/kafka/ondisk.sh || rc=1
   rm -rf "$dir"
