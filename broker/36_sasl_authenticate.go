@@ -54,6 +54,7 @@ func handleSASLAuthenticate(n *Node, ctx context.Context, rc *wire.RequestContex
 		return wire.Reply{Response: resp, Close: true}, nil
 	}
 	resp.SASLAuthBytes = answer
+	resp.ErrorMessage = kmsg.StringPtr("") // Kafka's answer has "", not null
 	if !done {
 		return wire.Reply{Response: resp}, nil
 	}

@@ -133,8 +133,24 @@ func TestSASLGate(t *testing.T) {
 	if err != nil || resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
 		t.Fatalf("SaslHandshake: %+v, %v", resp, err)
 	}
-	if _, err := c.Do(ctx, kmsg.NewPtrMetadataRequest(), 5*time.Second); !closed(err) {
-		t.Fatalf("Metadata between handshake and authentication: %v, want the connection closed", err)
+	// Between the handshake and the authentication a request is answered
+	// (its error code ILLEGAL_SASL_STATE where it has one at the top),
+	// then the connection closed, as Kafka answers.
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	if resp, err := c.Do(ctx, md, 5*time.Second); err != nil || len(resp.(*kmsg.MetadataResponse).Brokers) != 0 {
+		t.Fatalf("Metadata between handshake and authentication: %+v, %v, want an empty answer", resp, err)
+	}
+	if _, err := c.Do(ctx, md, 5*time.Second); !closed(err) {
+		t.Fatalf("a request after the out-of-turn one: %v, want the connection closed", err)
+	}
+	c = dialSASL(t, pki, addr)
+	if _, err := c.Do(ctx, hs, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := c.Do(ctx, kmsg.NewPtrDescribeClusterRequest(), 5*time.Second); err != nil ||
+		resp.(*kmsg.DescribeClusterResponse).ErrorCode != kerr.IllegalSaslState.Code {
+		t.Fatalf("DescribeCluster between handshake and authentication: %+v, %v, want ILLEGAL_SASL_STATE", resp, err)
 	}
 
 	// A token past 512 KiB before authentication closes the connection

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"reflect"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,7 +20,8 @@ import (
 // (ServerConfig.SASL) lets a connection that has not authenticated send
 // only what Kafka's SaslServerAuthenticator takes before authentication:
 // ApiVersions and SaslHandshake, then, once a handshake chose a
-// mechanism, SaslAuthenticate. Any other request closes it unanswered.
+// mechanism, SaslAuthenticate. Any other request closes it: unanswered
+// before a handshake, answered ILLEGAL_SASL_STATE after one (outOfTurn).
 // The handlers of SaslHandshake and SaslAuthenticate drive the exchange
 // through the RequestContext (BeginSASL, SASLSession, SASLDone); this
 // package knows neither mechanisms nor credentials.
@@ -122,6 +125,29 @@ func (c *serverConn) saslAllows(key int16) error {
 		}
 	}
 	return errSASLState
+}
+
+// outOfTurn is the answer to a request other than SaslAuthenticate in
+// the middle of a SASL exchange (after a SaslHandshake v1): the request's
+// response with ILLEGAL_SASL_STATE as its error code where it has one at
+// the top, sent before the connection closes, as Kafka's
+// SaslServerAuthenticator answers it. nil elsewhere: before a handshake
+// and with v0's bare tokens Kafka closes without an answer.
+func (c *serverConn) outOfTurn(hdr Header) kmsg.Response {
+	st := &c.sasl
+	if st.session == nil || st.raw || st.authenticated {
+		return nil
+	}
+	req := kmsg.RequestForKey(hdr.Key)
+	if req == nil || hdr.Version < 0 || hdr.Version > req.MaxVersion() {
+		return nil
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(hdr.Version)
+	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() && f.Kind() == reflect.Int16 {
+		f.SetInt(int64(kerr.IllegalSaslState.Code))
+	}
+	return resp
 }
 
 // maxFrame is the largest request the connection may send now.

@@ -300,6 +300,9 @@ func (c *serverConn) serve(ctx, connCtx context.Context, hdr Header, body, frame
 	}
 	if err := c.saslAllows(hdr.Key); err != nil {
 		c.logger.Info("closing connection", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
+		if resp := c.outOfTurn(hdr); resp != nil {
+			c.answer(connCtx, hdr, Reply{Response: resp, Close: true})
+		}
 		return false
 	}
 	if hdr.Key != kmsg.Produce.Int16() {

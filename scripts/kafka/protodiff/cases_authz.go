@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -259,3 +260,66 @@ func saslDial(addr string, versions map[int16]int16, user, pass string) (*kwire.
 	}
 	return c, nil
 }
+
+// saslCases are the SASL listener's answers to logins and to requests
+// out of turn, each on a connection of its own.
+func saslCases() []testCase {
+	handshake := func(mechanism string) kmsg.Request {
+		req := kmsg.NewPtrSASLHandshakeRequest()
+		req.Version, req.Mechanism = 1, mechanism
+		return req
+	}
+	authenticate := func(token string) kmsg.Request {
+		req := kmsg.NewPtrSASLAuthenticateRequest()
+		req.Version, req.SASLAuthBytes = 2, []byte(token)
+		return req
+	}
+	metadata := func() kmsg.Request {
+		req := metadataReq()
+		req.Version = 12
+		return req
+	}
+	return []testCase{
+		{"sasl-handshake-unknown-mechanism", onSASL(handshake("GSSAPI"))},
+		{"sasl-handshake-v0-plain", onSASL(func() kmsg.Request {
+			req := kmsg.NewPtrSASLHandshakeRequest()
+			req.Mechanism = "PLAIN"
+			return req
+		}())},
+		{"sasl-plain-wrong-password", onSASL(handshake("PLAIN"), authenticate("\x00alice\x00wrong"))},
+		{"sasl-plain-unknown-user", onSASL(handshake("PLAIN"), authenticate("\x00mallory\x00alice-secret"))},
+		{"sasl-plain-malformed", onSASL(handshake("PLAIN"), authenticate("alice"))},
+		{"sasl-plain-right", onSASL(handshake("PLAIN"), authenticate("\x00alice\x00alice-secret"), metadata())},
+		{"sasl-authenticate-first", onSASL(authenticate("\x00alice\x00alice-secret"))},
+		{"sasl-metadata-first", onSASL(metadata())},
+		{"sasl-metadata-after-handshake", onSASL(handshake("PLAIN"), metadata())},
+		{"sasl-handshake-twice", onSASL(handshake("PLAIN"), handshake("PLAIN"))},
+		{"sasl-authenticate-after-login", onSASL(handshake("PLAIN"), authenticate("\x00alice\x00alice-secret"), authenticate("\x00alice\x00alice-secret"))},
+	}
+}
+
+// onSASL sends reqs in order on a new connection to the SASL listener
+// and answers their responses; a connection the broker closes ends the
+// case with what it answered before, and "closed".
+func onSASL(reqs ...kmsg.Request) func(s *side) ([]kmsg.Response, error) {
+	return func(s *side) ([]kmsg.Response, error) {
+		c, err := kwire.Dial(s.saslAddr, "protodiff", s.versions)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", errSetup, s.name, err)
+		}
+		defer c.Close()
+		var out []kmsg.Response
+		for _, req := range reqs {
+			resp, _, err := c.Do(req, 15*time.Second)
+			s.sent = append(s.sent, fmt.Sprintf("%s v%d", kmsg.NameForKey(req.Key()), req.GetVersion()))
+			if err != nil {
+				return out, errClosed
+			}
+			out = append(out, resp)
+		}
+		return out, nil
+	}
+}
+
+// errClosed is a connection the broker closed.
+var errClosed = errors.New("closed")

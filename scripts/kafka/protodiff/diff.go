@@ -69,10 +69,15 @@ func runCase(c testCase, klog, kafka *side) result {
 	return res
 }
 
-// tree is the normalised JSON tree of the responses, or the error.
+// tree is the normalised JSON tree of the responses, or the error with
+// the responses before it.
 func tree(resps []kmsg.Response, err error) any {
 	if err != nil {
-		return map[string]any{"error": err.Error()}
+		m := map[string]any{"error": err.Error()}
+		if len(resps) > 0 {
+			m["before"] = tree(resps, nil) // answered before the error
+		}
+		return m
 	}
 	var out []any
 	for _, r := range resps {

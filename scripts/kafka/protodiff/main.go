@@ -150,7 +150,7 @@ func corpusFor(nodes int, destructive, authz bool) []clusterStep {
 	}
 	cases := corpus(destructive)
 	if authz {
-		cases = authzCases()
+		cases = append(saslCases(), authzCases()...)
 	}
 	var out []clusterStep
 	for _, c := range cases {
