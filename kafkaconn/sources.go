@@ -1,8 +1,6 @@
 package kafkaconn
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -212,11 +210,13 @@ func (s *Settings) setJAAS(v, origin string) error {
 	switch module[strings.LastIndex(module, ".")+1:] {
 	case "PlainLoginModule", "ScramLoginModule":
 	case "OAuthBearerLoginModule":
-		sub, ok := opts["unsecuredLoginStringClaim_sub"]
-		if !ok {
-			return fmt.Errorf("%w: %s: OAuthBearerLoginModule without unsecuredLoginStringClaim_sub: give the token with --sasl-oauth-token", ErrSettings, origin)
+		login := unsecuredLogin(opts)
+		a, err := login.auth(time.Now())
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrSettings, origin, err)
 		}
-		s.set("sasl-oauth-token", unsecuredJWS(sub, time.Now()), origin)
+		s.set("sasl-oauth-token", a.Token, origin)
+		s.oauthLogin, s.oauthLoginToken = login, a.Token
 		return nil
 	default:
 		return fmt.Errorf("%w: %s: login module %s: klog reads PlainLoginModule, ScramLoginModule and OAuthBearerLoginModule's unsecured tokens",
@@ -229,14 +229,4 @@ func (s *Settings) setJAAS(v, origin string) error {
 		s.set("sasl-password", p, origin)
 	}
 	return nil
-}
-
-// unsecuredJWS is the token Kafka's OAuthBearerLoginModule makes with
-// unsecuredLoginStringClaim_sub: an unsigned JWS ("alg":"none") for sub,
-// valid for an hour from now, which Kafka's unsecured validator takes.
-func unsecuredJWS(sub string, now time.Time) string {
-	header, _ := json.Marshal(map[string]string{"alg": "none"})
-	claims, _ := json.Marshal(map[string]any{"sub": sub, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
-	enc := base64.RawURLEncoding
-	return enc.EncodeToString(header) + "." + enc.EncodeToString(claims) + "."
 }
