@@ -15,8 +15,9 @@
 // sasl.mechanism, sasl.jaas.config with PlainLoginModule,
 // ScramLoginModule or OAuthBearerLoginModule's unsecured token,
 // ssl.truststore.*, ssl.keystore.*) and librdkafka's
-// (sasl.mechanisms, sasl.username, sasl.password, ssl.ca.location,
-// ssl.certificate.location, ssl.key.location). A property klog does not
+// (sasl.mechanisms, sasl.username, sasl.password, sasl.oauthbearer.config's
+// unsecured JWT, ssl.ca.location, ssl.certificate.location,
+// ssl.key.location). A property klog does not
 // know is an error naming it; a client property that only tunes a
 // producer or consumer (acks, linger.ms, group.id, ...) is ignored with a
 // warning, so that an application's config file works as it is.

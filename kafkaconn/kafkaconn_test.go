@@ -297,6 +297,24 @@ func TestUnsecuredLogin(t *testing.T) {
 			t.Errorf("%v: no error", bad)
 		}
 	}
+	// librdkafka's unsecured JWT config.
+	lr, err := librdkafkaLogin("principalClaimName=user principal=dan scope=a,b lifeSeconds=60 extension_traceId=t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err = lr.auth(now); err != nil || !reflect.DeepEqual(a.Extensions, map[string]string{"traceId": "t2"}) {
+		t.Fatalf("%v %v", a, err)
+	}
+	body, _ = base64.RawURLEncoding.DecodeString(strings.Split(a.Token, ".")[1])
+	claims = nil
+	json.Unmarshal(body, &claims)
+	want = map[string]any{"user": "dan", "scope": []any{"a", "b"}, "iat": 1700000000.5, "exp": float64(1700000060)}
+	if !reflect.DeepEqual(claims, want) {
+		t.Fatalf("librdkafka's config: claims %v, want %v", claims, want)
+	}
+	if _, err := librdkafkaLogin("principal=dan colour=blue"); err == nil {
+		t.Error("an unknown sasl.oauthbearer.config name taken")
+	}
 	s, err := Load(Sources{Properties: []string{"sasl.mechanism=OAUTHBEARER",
 		`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="alice";`}})
 	if err != nil {

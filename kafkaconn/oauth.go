@@ -12,10 +12,16 @@ package kafkaconn
 //	unsecuredLoginPrincipalClaimName="sub"     the claim that must name the principal
 //	unsecuredLoginLifetimeSeconds="3600"       exp, from now
 //
+// or from librdkafka's sasl.oauthbearer.config for its unsecured JWT
+// (enable.sasl.oauthbearer.unsecure.jwt), space-separated name=value:
+// principal, principalClaimName, scope (comma-separated), scopeClaimName,
+// lifeSeconds, extension_<name>.
+//
 // The token is made again for each connection, so that a long-lived
 // client's connections never present an expired one.
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -113,4 +119,46 @@ func (s *Settings) oauthMechanism() sasl.Mechanism {
 	}
 	login := maps.Clone(s.oauthLogin)
 	return oauth.Oauth(func(context.Context) (oauth.Auth, error) { return login.auth(time.Now()) })
+}
+
+// setOAuthLogin sets the unsecured login l, from origin, and the token it
+// makes now.
+func (s *Settings) setOAuthLogin(l unsecuredLogin, origin string) error {
+	a, err := l.auth(time.Now())
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrSettings, origin, err)
+	}
+	s.set("sasl-oauth-token", a.Token, origin)
+	s.oauthLogin, s.oauthLoginToken = l, a.Token
+	return nil
+}
+
+// librdkafkaLogin is the unsecured login of librdkafka's
+// sasl.oauthbearer.config.
+func librdkafkaLogin(v string) (unsecuredLogin, error) {
+	opts := map[string]string{}
+	for _, f := range strings.Fields(v) {
+		k, val, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, fmt.Errorf("sasl.oauthbearer.config: %q is not name=value", f)
+		}
+		opts[k] = val
+	}
+	principalClaim, scopeClaim := cmp.Or(opts["principalClaimName"], "sub"), cmp.Or(opts["scopeClaimName"], "scope")
+	l := unsecuredLogin{"unsecuredLoginPrincipalClaimName": principalClaim}
+	for k, val := range opts {
+		switch {
+		case k == "principal":
+			l[loginStringClaim+principalClaim] = val
+		case k == "scope":
+			l[loginListClaim+scopeClaim] = "," + val
+		case k == "lifeSeconds":
+			l["unsecuredLoginLifetimeSeconds"] = val
+		case strings.HasPrefix(k, "extension_"):
+			l[loginExtension+k[len("extension_"):]] = val
+		case k != "principalClaimName" && k != "scopeClaimName":
+			return nil, fmt.Errorf("sasl.oauthbearer.config: unknown name %q (principal, principalClaimName, scope, scopeClaimName, lifeSeconds, extension_<name>)", k)
+		}
+	}
+	return l, nil
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 )
 
 // A Setting is one thing a user sets: its flag's name (without the
@@ -183,6 +182,14 @@ func (s *Settings) setProperty(key, v, origin string) error {
 	switch key {
 	case "sasl.jaas.config":
 		return s.setJAAS(v, origin)
+	case "sasl.oauthbearer.config":
+		login, err := librdkafkaLogin(v)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrSettings, origin, err)
+		}
+		return s.setOAuthLogin(login, origin)
+	case "enable.sasl.oauthbearer.unsecure.jwt":
+		return nil // sasl.oauthbearer.config makes the unsecured token
 	case "ssl.endpoint.identification.algorithm":
 		s.NoHostnameCheck = v == "" || strings.EqualFold(v, "none")
 		return nil
@@ -210,14 +217,7 @@ func (s *Settings) setJAAS(v, origin string) error {
 	switch module[strings.LastIndex(module, ".")+1:] {
 	case "PlainLoginModule", "ScramLoginModule":
 	case "OAuthBearerLoginModule":
-		login := unsecuredLogin(opts)
-		a, err := login.auth(time.Now())
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrSettings, origin, err)
-		}
-		s.set("sasl-oauth-token", a.Token, origin)
-		s.oauthLogin, s.oauthLoginToken = login, a.Token
-		return nil
+		return s.setOAuthLogin(unsecuredLogin(opts), origin)
 	default:
 		return fmt.Errorf("%w: %s: login module %s: klog reads PlainLoginModule, ScramLoginModule and OAuthBearerLoginModule's unsecured tokens",
 			ErrSettings, origin, module)

@@ -32,7 +32,8 @@ func oauthNode(t *testing.T, kv ...string) string {
 // TestOAuthBearerCommands: klog's commands authenticate with OAUTHBEARER
 // to a klog node with Kafka's unsecured validator, with a token given by
 // flag or environment, and with the unsecured token Kafka's login module
-// makes from a JAAS config given by -X or --command-config; a token the
+// makes from a JAAS config given by -X or --command-config, or from
+// librdkafka's sasl.oauthbearer.config; a token the
 // node refuses ends the command with exit 1 and the node's error.
 func TestOAuthBearerCommands(t *testing.T) {
 	addr := oauthNode(t, "oauthbearer.sasl.jaas.config",
@@ -44,6 +45,9 @@ func TestOAuthBearerCommands(t *testing.T) {
 
 	jaas := `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="bob" unsecuredLoginListClaim_scope=",kafka,other" unsecuredLoginExtension_traceId="t1";`
 	roundTrip(t, nil, "-b", addr, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=OAUTHBEARER", "-X", "sasl.jaas.config="+jaas)
+	// librdkafka's unsecured JWT.
+	roundTrip(t, nil, "-b", addr, "-X", "sasl.mechanisms=OAUTHBEARER", "-X", "enable.sasl.oauthbearer.unsecure.jwt=true",
+		"-X", "sasl.oauthbearer.config=principal=carol scope=kafka extension_traceId=t2")
 	props := filepath.Join(t.TempDir(), "client.properties")
 	text := "bootstrap.servers=" + addr + "\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.jaas.config=" + jaas + "\n"
 	if err := os.WriteFile(props, []byte(text), 0o600); err != nil {
