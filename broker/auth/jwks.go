@@ -20,8 +20,8 @@ package auth
 // sasl.oauthbearer.jwks.endpoint.refresh.ms old, and when a token names a
 // key (kid) the set lacks; the fetches are bounded (keyFetchTimeout,
 // maxJWKSBytes, maxJWKSKeys) and rate limited: at most one per
-// min(refresh.ms, keyRefreshLimit) whatever the tokens ask, one at a
-// time. A failed fetch keeps the keys already held. Kafka reads a file
+// min(refresh.ms, keyRefreshLimit), and per keyRefreshFloor, whatever the
+// tokens ask, one at a time. A failed fetch keeps the keys already held. Kafka reads a file
 // once at start; klog reads it at start (a bad file fails the start)
 // and again as it fetches a URL.
 
@@ -52,9 +52,11 @@ const (
 	keyFetchTimeout = 10 * time.Second
 	maxJWKSBytes    = 1 << 20
 	maxJWKSKeys     = 100
-	// keyRefreshLimit is the least time between two fetches that
-	// tokens ask for (an unknown kid, keys due a refresh).
+	// keyRefreshLimit and keyRefreshFloor bound the time between two
+	// fetches that tokens ask for (an unknown kid, keys due a refresh):
+	// min(refresh.ms, keyRefreshLimit), never under keyRefreshFloor.
 	keyRefreshLimit = 10 * time.Second
+	keyRefreshFloor = time.Second
 	// minRSABits is the smallest RSA key klog verifies with, as Kafka's
 	// JOSE library.
 	minRSABits = 2048
@@ -321,7 +323,7 @@ func (ks *keySet) refreshKeys(now time.Time, wait bool) bool {
 	ks.mu.Lock()
 	tried := ks.mu.tried
 	ks.mu.Unlock()
-	if !tried.IsZero() && now.Sub(tried) < min(ks.refresh, keyRefreshLimit) {
+	if !tried.IsZero() && now.Sub(tried) < max(min(ks.refresh, keyRefreshLimit), keyRefreshFloor) {
 		return wait
 	}
 	ks.fetch(now)

@@ -237,7 +237,8 @@ func TestOAuthBearerJWKS(t *testing.T) {
 
 // TestOAuthBearerJWKSRotation checks that a key added to the set is
 // found by the token naming it once the rate limit
-// (min(sasl.oauthbearer.jwks.endpoint.refresh.ms, 10s)) allows a fetch,
+// (min(sasl.oauthbearer.jwks.endpoint.refresh.ms, 10s), at least 1s)
+// allows a fetch,
 // and that audience-less tokens serve when no audience is expected.
 func TestOAuthBearerJWKSRotation(t *testing.T) {
 	iss := testkit.NewJWTIssuer(t)

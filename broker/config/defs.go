@@ -560,7 +560,7 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeList)},
 	{Name: "sasl.oauthbearer.expected.issuer", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "The iss a token must have, for OAUTHBEARER's JWKS validator; unset, any.",
 		Validate: validator(TypeString)},
-	{Name: "sasl.oauthbearer.jwks.endpoint.refresh.ms", Type: TypeLong, Default: "3600000", ReadOnly: true, Doc: "Age after which OAUTHBEARER's JWKS validator fetches the key set again; a token naming a key the set lacks fetches it sooner, at most once per min(this, 10s).",
+	{Name: "sasl.oauthbearer.jwks.endpoint.refresh.ms", Type: TypeLong, Default: "3600000", ReadOnly: true, Doc: "Age after which OAUTHBEARER's JWKS validator fetches the key set again; a token naming a key the set lacks fetches it sooner, at most once per min(this, 10s), and once a second.",
 		Validate: validator(TypeLong, atLeast(0))},
 	{Name: "sasl.oauthbearer.jwks.endpoint.url", Type: TypeString, NoDefault: true, ReadOnly: true, Doc: "The issuer's JSON Web Key Set, an http(s) URL or a file:// path; set, OAUTHBEARER validates signed tokens against it (JWKS validator) rather than taking unsecured ones.",
 		Validate: validator(TypeString)},
