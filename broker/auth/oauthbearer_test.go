@@ -285,3 +285,31 @@ func TestOAuthBearerJWKSFile(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthBearerJWKSConcurrent checks that the first tokens, validated
+// at once, wait for one fetch of the key set and are all taken.
+func TestOAuthBearerJWKSConcurrent(t *testing.T) {
+	iss := testkit.NewJWTIssuer(t)
+	m := oauthMechanism(t, "sasl.oauthbearer.jwks.endpoint.url", iss.URL)
+	now := time.Now()
+	msg := oauthMessage(iss.Sign(t, "rsa-1", map[string]any{"sub": "c", "iat": now.Unix(), "exp": now.Unix() + 60}), "")
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			x := m.Start()
+			_, done, err := x.Next(msg)
+			if err == nil && !done {
+				err = errors.New("refused")
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := iss.Fetches.Load(); n != 1 {
+		t.Errorf("%d fetches for 8 tokens at once, want 1", n)
+	}
+}
