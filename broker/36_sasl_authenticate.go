@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -47,7 +48,8 @@ func handleSASLAuthenticate(n *Node, ctx context.Context, rc *wire.RequestContex
 		failure = fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", rc.Principal, sess.exchange.Principal())
 	}
 	if failure != "" {
-		n.logger.Info("SASL authentication failed", "listener", rc.Listener, "remote", rc.Remote, "mechanism", sess.mechanism, "err", failure)
+		n.logger.Info("SASL authentication failed", "listener", rc.Listener, "remote", rc.Remote, "mechanism", sess.mechanism, "err", failure,
+			"reason", auth.FailureReason(err))
 		n.delayFailedAuthentication(ctx)
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		resp.ErrorMessage = &failure

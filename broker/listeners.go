@@ -326,11 +326,13 @@ func (n *Node) saslMechanisms(listener string) []auth.Mechanism {
 // listenerMechanisms makes the SASL mechanisms listener offers: those of
 // its sasl.enabled.mechanisms (the listener's own first) that
 // Config.SASLMechanisms or broker/auth serve (Config's first), in that
-// order. PLAIN checks the users of
+// order. The mechanisms read their configs as Kafka does
+// (mechanismConfig): PLAIN checks the users of
 // listener.name.<listener>.plain.sasl.jaas.config before the SCRAM
-// credentials of the metadata. A mechanism klog does not implement
-// (GSSAPI) is left out; the start's warning names the listener that is
-// left with none.
+// credentials of the metadata; OAUTHBEARER validates tokens as its
+// sasl.server.callback.handler.class, sasl.oauthbearer.* and JAAS
+// config say. A mechanism klog does not implement (GSSAPI) is left out;
+// the start's warning names the listener that is left with none.
 func (n *Node) listenerMechanisms(b *config.Broker, listener string) ([]auth.Mechanism, error) {
 	var served []string
 	var names []string
@@ -339,12 +341,11 @@ func (n *Node) listenerMechanisms(b *config.Broker, listener string) ([]auth.Mec
 			continue
 		}
 		names = append(names, name)
-		if name == auth.PLAIN || name == auth.SCRAMSHA256 || name == auth.SCRAMSHA512 {
+		if name == auth.PLAIN || name == auth.SCRAMSHA256 || name == auth.SCRAMSHA512 || name == auth.OAUTHBEARER {
 			served = append(served, name)
 		}
 	}
-	jaas, _ := b.ListenerOverride(listener, "plain.sasl.jaas.config")
-	klog, err := auth.Mechanisms(served, n.credentials(), jaas)
+	klog, err := auth.Mechanisms(served, n.credentials(), mechanismConfig(b, listener))
 	if err != nil {
 		return nil, fmt.Errorf("%w: listener %s: %w", config.ErrInvalidValue, listener, err)
 	}
@@ -356,4 +357,20 @@ func (n *Node) listenerMechanisms(b *config.Broker, listener string) ([]auth.Mec
 		}
 	}
 	return out, nil
+}
+
+// mechanismConfig is how listener's SASL mechanisms read their configs,
+// as Kafka does: a JAAS config only from
+// listener.name.<listener>.<mechanism>.sasl.jaas.config; any other from
+// listener.name.<listener>.<mechanism>.<name>, else as the listener sees
+// it (listener.name.<listener>.<name>, else the broker's, else its
+// default).
+func mechanismConfig(b *config.Broker, listener string) auth.MechanismConfig {
+	return func(mechanism, name string) string {
+		v, ok := b.ListenerOverride(listener, strings.ToLower(mechanism)+"."+name)
+		if ok || name == "sasl.jaas.config" {
+			return v
+		}
+		return listenerValue(b, listener, name)
+	}
 }

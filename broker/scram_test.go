@@ -36,7 +36,7 @@ func describeSCRAM(t *testing.T, ctx context.Context, adm *kadm.Client) []string
 // mechanism over n's credentials, as the transport would.
 func scramLogin(t *testing.T, n *brokertest.Node, user, password string) error {
 	t.Helper()
-	ms, err := auth.Mechanisms([]string{auth.SCRAMSHA512}, n.Broker().CredentialsForTest(), "")
+	ms, err := auth.Mechanisms([]string{auth.SCRAMSHA512}, n.Broker().CredentialsForTest(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,9 @@
 // sasl.mechanism, sasl.jaas.config with PlainLoginModule,
 // ScramLoginModule or OAuthBearerLoginModule's unsecured token,
 // ssl.truststore.*, ssl.keystore.*) and librdkafka's
-// (sasl.mechanisms, sasl.username, sasl.password, ssl.ca.location,
-// ssl.certificate.location, ssl.key.location). A property klog does not
+// (sasl.mechanisms, sasl.username, sasl.password, sasl.oauthbearer.config's
+// unsecured JWT, ssl.ca.location, ssl.certificate.location,
+// ssl.key.location). A property klog does not
 // know is an error naming it; a client property that only tunes a
 // producer or consumer (acks, linger.ms, group.id, ...) is ignored with a
 // warning, so that an application's config file works as it is.
@@ -40,7 +41,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -103,6 +103,10 @@ type Settings struct {
 	Ignored []string
 
 	origin map[string]string // field key → where its value came from
+	// oauthLogin is the unsecured login of an OAuthBearerLoginModule
+	// JAAS config, and oauthLoginToken the token it made when read.
+	oauthLogin      unsecuredLogin
+	oauthLoginToken string
 }
 
 // Origin says where the setting named key (a flag's name without the
@@ -150,7 +154,7 @@ func (s *Settings) mechanism() (sasl.Mechanism, error) {
 	case MechanismSCRAMSHA512:
 		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism(), nil
 	case MechanismOAuthBearer:
-		return oauth.Auth{Token: s.OAuthToken}.AsMechanism(), nil
+		return s.oauthMechanism(), nil
 	}
 	return nil, s.errorf("sasl-mechanism", "%q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", s.Mechanism)
 }

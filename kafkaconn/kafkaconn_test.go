@@ -1,9 +1,11 @@
 package kafkaconn
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"os"
@@ -11,10 +13,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/youmark/pkcs8"
 
 	"github.com/klogdev/klog/devca"
+	"github.com/klogdev/klog/internal/testkit"
 )
 
 func TestParseProperties(t *testing.T) {
@@ -291,4 +295,70 @@ func TestOAuthBearer(t *testing.T) {
 	if err != nil || s.OAuthToken != "tok" || s.SecurityProtocol != SASLPlaintext {
 		t.Fatalf("%+v, %v", s, err)
 	}
+}
+
+// The unsecured token takes the claims, lifetime and extensions of
+// Kafka's OAuthBearerLoginModule options, and is made anew for each
+// connection.
+func TestUnsecuredLogin(t *testing.T) {
+	now := time.Unix(1700000000, 500e6)
+	l := unsecuredLogin{"unsecuredLoginStringClaim_user": "carol", "unsecuredLoginPrincipalClaimName": "user",
+		"unsecuredLoginNumberClaim_level": "2.5", "unsecuredLoginListClaim_scope": "|a|b", "unsecuredLoginListClaim_none": "|",
+		"unsecuredLoginLifetimeSeconds": "60", "unsecuredLoginExtension_traceId": "t1", "other": "x"}
+	a, err := l.auth(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(a.Token, ".")
+	body, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims map[string]any
+	if err := json.Unmarshal(body, &claims); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"user": "carol", "level": 2.5, "scope": []any{"a", "b"}, "none": []any{}, "iat": 1700000000.5, "exp": float64(1700000060)}
+	if !reflect.DeepEqual(claims, want) || !reflect.DeepEqual(a.Extensions, map[string]string{"traceId": "t1"}) {
+		t.Fatalf("claims %v extensions %v;\nwant %v", claims, a.Extensions, want)
+	}
+	for _, bad := range []unsecuredLogin{
+		{"unsecuredLoginStringClaim_sub": "a", "unsecuredLoginNumberClaim_exp": "1"},
+		{"unsecuredLoginStringClaim_sub": "a", "unsecuredLoginNumberClaim_n": "x"},
+		{"unsecuredLoginStringClaim_sub": "a", "unsecuredLoginLifetimeSeconds": "soon"},
+		{"unsecuredLoginStringClaim_user": "a"},
+	} {
+		if _, err := bad.auth(now); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+	// librdkafka's unsecured JWT config.
+	lr, err := librdkafkaLogin("principalClaimName=user principal=dan scope=a,b lifeSeconds=60 extension_traceId=t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err = lr.auth(now); err != nil || !reflect.DeepEqual(a.Extensions, map[string]string{"traceId": "t2"}) {
+		t.Fatalf("%v %v", a, err)
+	}
+	body, _ = base64.RawURLEncoding.DecodeString(strings.Split(a.Token, ".")[1])
+	claims = nil
+	json.Unmarshal(body, &claims)
+	want = map[string]any{"user": "dan", "scope": []any{"a", "b"}, "iat": 1700000000.5, "exp": float64(1700000060)}
+	if !reflect.DeepEqual(claims, want) {
+		t.Fatalf("librdkafka's config: claims %v, want %v", claims, want)
+	}
+	if _, err := librdkafkaLogin("principal=dan colour=blue"); err == nil {
+		t.Error("an unknown sasl.oauthbearer.config name taken")
+	}
+	s, err := Load(Sources{Properties: []string{"sasl.mechanism=OAUTHBEARER",
+		`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="alice";`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.oauthMechanism()
+	_, first, err := m.Authenticate(context.Background(), "host")
+	if err != nil || !strings.Contains(string(first), "auth=Bearer ey") {
+		t.Fatalf("first message %q, %v", first, err)
+	}
+	testkit.WaitFor(t, "a later connection to get a token of its own", func() (bool, string) {
+		_, again, _ := m.Authenticate(context.Background(), "host")
+		return string(again) != string(first), ""
+	})
 }

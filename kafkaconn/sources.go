@@ -1,13 +1,10 @@
 package kafkaconn
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"time"
 )
 
 // A Setting is one thing a user sets: its flag's name (without the
@@ -185,6 +182,14 @@ func (s *Settings) setProperty(key, v, origin string) error {
 	switch key {
 	case "sasl.jaas.config":
 		return s.setJAAS(v, origin)
+	case "sasl.oauthbearer.config":
+		login, err := librdkafkaLogin(v)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrSettings, origin, err)
+		}
+		return s.setOAuthLogin(login, origin)
+	case "enable.sasl.oauthbearer.unsecure.jwt":
+		return nil // sasl.oauthbearer.config makes the unsecured token
 	case "ssl.endpoint.identification.algorithm":
 		s.NoHostnameCheck = v == "" || strings.EqualFold(v, "none")
 		return nil
@@ -212,12 +217,7 @@ func (s *Settings) setJAAS(v, origin string) error {
 	switch module[strings.LastIndex(module, ".")+1:] {
 	case "PlainLoginModule", "ScramLoginModule":
 	case "OAuthBearerLoginModule":
-		sub, ok := opts["unsecuredLoginStringClaim_sub"]
-		if !ok {
-			return fmt.Errorf("%w: %s: OAuthBearerLoginModule without unsecuredLoginStringClaim_sub: give the token with --sasl-oauth-token", ErrSettings, origin)
-		}
-		s.set("sasl-oauth-token", unsecuredJWS(sub, time.Now()), origin)
-		return nil
+		return s.setOAuthLogin(unsecuredLogin(opts), origin)
 	default:
 		return fmt.Errorf("%w: %s: login module %s: klog reads PlainLoginModule, ScramLoginModule and OAuthBearerLoginModule's unsecured tokens",
 			ErrSettings, origin, module)
@@ -229,14 +229,4 @@ func (s *Settings) setJAAS(v, origin string) error {
 		s.set("sasl-password", p, origin)
 	}
 	return nil
-}
-
-// unsecuredJWS is the token Kafka's OAuthBearerLoginModule makes with
-// unsecuredLoginStringClaim_sub: an unsigned JWS ("alg":"none") for sub,
-// valid for an hour from now, which Kafka's unsecured validator takes.
-func unsecuredJWS(sub string, now time.Time) string {
-	header, _ := json.Marshal(map[string]string{"alg": "none"})
-	claims, _ := json.Marshal(map[string]any{"sub": sub, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
-	enc := base64.RawURLEncoding
-	return enc.EncodeToString(header) + "." + enc.EncodeToString(claims) + "."
 }

@@ -5,5 +5,7 @@
 // ACLs of the metadata image) and client quotas. The transport asks it to
 // authenticate a connection and the handlers ask it to authorize a
 // request; what it decides on (credentials, ACLs, quotas) comes from
-// metadata records, never from state of its own.
+// metadata records, never from state of its own, but for OAUTHBEARER's
+// JWKS validator, which keeps the key set of the issuer it trusts
+// (jwks.go).
 package auth

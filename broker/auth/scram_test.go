@@ -43,7 +43,7 @@ func withUser(t *testing.T, c creds, user, mechanism, password string, iteration
 // mechanism returns the one mechanism named name over c.
 func mechanism(t *testing.T, name string, c auth.CredentialSource) auth.Mechanism {
 	t.Helper()
-	ms, err := auth.Mechanisms([]string{name}, c, "")
+	ms, err := auth.Mechanisms([]string{name}, c, nil)
 	if err != nil || len(ms) != 1 {
 		t.Fatalf("Mechanisms(%s): %v, %v", name, ms, err)
 	}
@@ -393,7 +393,7 @@ func BenchmarkSCRAMServer(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, _ := auth.Mechanisms([]string{mech}, creds{{"alice", mech}: cred}, "")
+	m, _ := auth.Mechanisms([]string{mech}, creds{{"alice", mech}: cred}, nil)
 	for _, user := range []string{"alice", "mallory"} {
 		b.Run(user, func(b *testing.B) {
 			c := newManual(mech, user)
@@ -413,7 +413,7 @@ func BenchmarkSCRAMServer(b *testing.B) {
 // credential of 4096 iterations, and one of an unknown user.
 func BenchmarkPLAIN(b *testing.B) {
 	cred, _ := auth.NewSCRAMCredential(auth.SCRAMSHA512, "secret", salt, 4096)
-	m, _ := auth.Mechanisms([]string{auth.PLAIN}, creds{{"alice", auth.SCRAMSHA512}: cred}, "")
+	m, _ := auth.Mechanisms([]string{auth.PLAIN}, creds{{"alice", auth.SCRAMSHA512}: cred}, nil)
 	for _, user := range []string{"alice", "mallory"} {
 		b.Run(user, func(b *testing.B) {
 			for b.Loop() {
@@ -434,7 +434,7 @@ func FuzzSCRAMExchange(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	ms, _ := auth.Mechanisms([]string{mech}, creds{{"alice", mech}: cred}, "")
+	ms, _ := auth.Mechanisms([]string{mech}, creds{{"alice", mech}: cred}, nil)
 	c := newManual(mech, "alice")
 	f.Add(c.first(), []byte("c=biws,r=clientnonce,p=AAAA"))
 	f.Add([]byte("n,a=alice,n=alice,r=x,tokenauth=false"), []byte("c=bixhPWFsaWNlLA==,r=x,p="))

@@ -104,8 +104,10 @@ const listenerPrefix = "listener.name."
 
 // lookupListenerScoped finds the definition of a per-listener config,
 // listener.name.<listener>.<config>, for the configs Kafka lets a
-// listener override (ssl.*, sasl.*, connections.max.reauth.ms, and
-// <mechanism>.sasl.jaas.config).
+// listener override (ssl.*, sasl.*, connections.max.reauth.ms), and
+// those it lets a listener set per SASL mechanism,
+// listener.name.<listener>.<mechanism>.sasl.* (sasl.jaas.config,
+// sasl.server.callback.handler.class, sasl.oauthbearer.*).
 func lookupListenerScoped(name string) (Def, bool) {
 	rest, ok := strings.CutPrefix(name, listenerPrefix)
 	if !ok {
@@ -115,8 +117,8 @@ func lookupListenerScoped(name string) (Def, bool) {
 	if !ok || listener == "" || listener != strings.ToLower(listener) {
 		return Def{}, false
 	}
-	if mech, jaas, ok := strings.Cut(cfg, "."); ok && jaas == "sasl.jaas.config" && mech == strings.ToLower(mech) {
-		cfg = jaas // listener.name.<listener>.<mechanism>.sasl.jaas.config
+	if mech, rest, ok := strings.Cut(cfg, "."); ok && mech != "sasl" && mech != "ssl" && strings.HasPrefix(rest, "sasl.") && mech == strings.ToLower(mech) {
+		cfg = rest // listener.name.<listener>.<mechanism>.sasl.*
 	}
 	if !strings.HasPrefix(cfg, "ssl.") && !strings.HasPrefix(cfg, "sasl.") && cfg != "connections.max.reauth.ms" {
 		return Def{}, false

@@ -65,6 +65,13 @@ func TestListenerScopedConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Per listener and SASL mechanism, as Kafka's OAUTHBEARER configs.
+	if _, err := ParseBroker(map[string]string{
+		"listener.name.client.oauthbearer.sasl.oauthbearer.jwks.endpoint.url": "https://issuer.example/jwks",
+		"listener.name.client.oauthbearer.sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+	}); err != nil {
+		t.Errorf("per-mechanism SASL configs: %v", err)
+	}
 	if v, _ := b.ListenerValue("CLIENT", "ssl.client.auth"); v != "required" {
 		t.Errorf("CLIENT's ssl.client.auth = %q, want required", v)
 	}
@@ -88,6 +95,8 @@ func TestListenerScopedConfigs(t *testing.T) {
 		{"listener.name.client.ssl.client.auth": "always"},
 		{"listener.name.client.log.retention.ms": "1"},
 		{"listener.name.CLIENT.ssl.client.auth": "none"},
+		{"listener.name.client.oauthbearer.log.retention.ms": "1"},
+		{"listener.name.client.oauthbearer.sasl.oauthbearer.clock.skew.seconds": "-1"},
 	} {
 		if _, err := ParseBroker(bad); err == nil {
 			t.Errorf("ParseBroker(%v) took it", bad)
