@@ -18,6 +18,7 @@ import (
 	"github.com/youmark/pkcs8"
 
 	"github.com/klogdev/klog/devca"
+	"github.com/klogdev/klog/internal/jaas"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -40,7 +41,7 @@ func TestParseProperties(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
-	module, opts, err := ParseJAAS(got[2].Value)
+	module, opts, err := jaas.Parse(got[2].Value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +49,8 @@ func TestParseProperties(t *testing.T) {
 		t.Fatalf("module %q options %q", module, opts)
 	}
 	for _, bad := range []string{"x", `M required username="open`, "M maybe a=b;"} {
-		if _, _, err := ParseJAAS(bad); err == nil {
-			t.Errorf("ParseJAAS(%q) took it", bad)
+		if _, _, err := jaas.Parse(bad); err == nil {
+			t.Errorf("jaas.Parse(%q) took it", bad)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package kafkaconn
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -107,65 +106,4 @@ func unescape(s string) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// ParseJAAS reads one login module entry of a sasl.jaas.config value:
-// `org.apache.kafka.common.security.scram.ScramLoginModule required
-// username="alice" password="secret";`. Option values are quoted (with
-// backslash escapes) or bare words.
-func ParseJAAS(v string) (module string, opts map[string]string, err error) {
-	fields := strings.Fields(v)
-	if len(fields) < 2 {
-		return "", nil, errors.New("want `LoginModule required key=\"value\" ...;`")
-	}
-	module = fields[0]
-	rest := strings.TrimLeftFunc(strings.TrimSpace(v)[len(module):], unicode.IsSpace)[len(fields[1]):]
-	switch strings.TrimSuffix(fields[1], ";") {
-	case "required", "requisite", "sufficient", "optional":
-	default:
-		return "", nil, fmt.Errorf("control flag %q: want required", fields[1])
-	}
-	opts = map[string]string{}
-	for {
-		rest = strings.TrimSpace(rest)
-		if rest == "" || rest == ";" {
-			return module, opts, nil
-		}
-		k, after, ok := strings.Cut(rest, "=")
-		if !ok {
-			return "", nil, fmt.Errorf("%q: want key=value", rest)
-		}
-		value, remain, err := jaasValue(strings.TrimSpace(after))
-		if err != nil {
-			return "", nil, fmt.Errorf("option %s: %v", strings.TrimSpace(k), err)
-		}
-		opts[strings.TrimSpace(k)] = value
-		rest = remain
-	}
-}
-
-// jaasValue reads one option value at the start of s and returns the rest.
-func jaasValue(s string) (value, rest string, err error) {
-	if !strings.HasPrefix(s, `"`) {
-		end := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == ';' })
-		if end < 0 {
-			end = len(s)
-		}
-		return s[:end], s[end:], nil
-	}
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if i+1 < len(s) {
-				i++
-				b.WriteByte(s[i])
-			}
-		case '"':
-			return b.String(), s[i+1:], nil
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return "", "", errors.New("unterminated quoted value")
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/klogdev/klog/internal/jaas"
 )
 
 // A Setting is one thing a user sets: its flag's name (without the
@@ -210,7 +212,7 @@ func (s *Settings) setProperty(key, v, origin string) error {
 // setJAAS takes the user name and password of a PlainLoginModule or
 // ScramLoginModule sasl.jaas.config.
 func (s *Settings) setJAAS(v, origin string) error {
-	module, opts, err := ParseJAAS(v)
+	module, opts, err := jaas.Parse(v)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrSettings, origin, err)
 	}

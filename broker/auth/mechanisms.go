@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strings"
+
+	"github.com/klogdev/klog/internal/jaas"
 )
 
 // MechanismConfig is a listener's value of config name for mechanism, "" when
@@ -102,72 +104,14 @@ func ParsePlainJAAS(s string) (map[string]string, error) {
 }
 
 // parseJAAS returns the options of a JAAS config of one login module,
-// module: the module's name, a control flag, options name=value (values
-// quoted, "\"" and "\\" escaped inside, or bare) and ';'.
+// module.
 func parseJAAS(s, module string) (map[string]string, error) {
-	toks, err := jaasTokens(s)
+	name, opts, err := jaas.Parse(s)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("JAAS config: %w", err)
 	}
-	if len(toks) < 3 || toks[len(toks)-1] != ";" {
-		return nil, fmt.Errorf("JAAS config: want %s, a control flag, options and ';'", module)
+	if name != module {
+		return nil, fmt.Errorf("JAAS config: login module %q is not %s", name, module)
 	}
-	if toks[0] != module {
-		return nil, fmt.Errorf("JAAS config: login module %q is not %s", toks[0], module)
-	}
-	switch toks[1] {
-	case "required", "requisite", "sufficient", "optional":
-	default:
-		return nil, fmt.Errorf("JAAS config: %q is not a control flag (required, requisite, sufficient, optional)", toks[1])
-	}
-	out := map[string]string{}
-	opts := toks[2 : len(toks)-1]
-	for i := 0; i < len(opts); i += 3 {
-		if i+2 >= len(opts) || opts[i+1] != "=" || opts[i] == "=" || opts[i] == ";" {
-			return nil, fmt.Errorf("JAAS config: options must be name=value")
-		}
-		out[opts[i]] = strings.TrimPrefix(opts[i+2], "\x00")
-	}
-	return out, nil
-}
-
-// jaasTokens splits a JAAS config into words, '=', ';' and quoted
-// values; a quoted value's token starts with NUL, so that no quoted value
-// reads as '=' or ';'.
-func jaasTokens(s string) ([]string, error) {
-	var toks []string
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '=' || c == ';':
-			toks = append(toks, string(c))
-			i++
-		case c == '"':
-			var b strings.Builder
-			b.WriteByte(0)
-			for i++; ; i++ {
-				if i >= len(s) {
-					return nil, fmt.Errorf("JAAS config: unterminated quoted value")
-				}
-				if s[i] == '\\' && i+1 < len(s) {
-					i++
-				} else if s[i] == '"' {
-					break
-				}
-				b.WriteByte(s[i])
-			}
-			toks = append(toks, b.String())
-			i++
-		default:
-			j := i
-			for j < len(s) && !strings.ContainsRune(" \t\r\n=;\"", rune(s[j])) {
-				j++
-			}
-			toks = append(toks, s[i:j])
-			i = j
-		}
-	}
-	return toks, nil
+	return opts, nil
 }
