@@ -2,7 +2,7 @@
 # perf.sh regenerates the figures of docs/perf.md, everything below its
 # marker line (the page's text above it is kept): every benchmark of scripts/bench/run.sh
 # (config P with its e2e and startup runs, the matrix, replication, the
-# durable mode, the memory mode) and the hot-path go benchmarks, with the machine, the commit
+# durable mode, the memory mode, TLS and SASL_SSL) and the hot-path go benchmarks, with the machine, the commit
 # and the date. Not a test: it prints figures, and takes about an hour at
 # the default 3 pairs.
 #
@@ -11,7 +11,7 @@
 # Environment: what run.sh takes (KAFKA, RECORDS, PIN, ...), and
 #   PERF_OUT   the file to write (default docs/perf.md)
 #   PERF_SKIP  space-separated parts to leave out: p matrix replication
-#              durable memory go
+#              durable memory security go
 set -uo pipefail
 pairs=${1:-3}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,6 +50,8 @@ part durable "Durable: klog up --durable, acknowledged once fsynced (group commi
   env E2E_DURATION="${E2E_DURATION:-20s}" scripts/bench/run.sh --durable "$pairs"
 part memory "In memory: klog up --memory" \
   env E2E=0 scripts/bench/run.sh --memory "$pairs"
+part security "Security: TLS and SASL_SSL (PLAIN) against plaintext, klog and Kafka 4.4 on the same listeners" \
+  scripts/bench/run.sh --security "$pairs"
 part go "Hot paths: go test -bench, in process" \
   go test -run - -bench 'Append|Read|Validate|FetchSession|ProducerMemory' -benchmem -count 1 ./store/log/ ./broker/
 

@@ -14,6 +14,7 @@
 #   scripts/bench/run.sh --memory [pairs]
 #   scripts/bench/run.sh --matrix [pairs]
 #   scripts/bench/run.sh --durable [pairs]
+#   scripts/bench/run.sh --security [pairs]
 #
 # --replication is the replication run instead: klog up -n 3 (RF 3,
 # min.insync.replicas 2), klog on one node (RF 1) and, where Kafka runs,
@@ -37,6 +38,18 @@
 # the throughput runs and the e2e runs, no startup runs, no Kafka peer.
 # The performance study's anchor for it is fio's append with an fdatasync
 # every MiB, about 300 MB/s here (the target is half of it).
+#
+# --security runs config P's throughput (and e2e) runs over TLS and
+# SASL_SSL beside plaintext: klog (PLAINTEXT), klogtls (an SSL listener:
+# server TLS, the TLS 1.3 the client offers first) and klogsasl (SASL_SSL,
+# PLAIN), and where Kafka runs the same three listeners of Kafka 4.4
+# (kafka, kafkatls, kafkasasl; kafka.sh prepare --listener). kbench -mode
+# devca writes the dev CA into the run's temp dir (node 0's PKCS12
+# keystore for both brokers, the truststore for the client); one
+# properties file per protocol is klog's -X lines and Kafka's appended
+# config; kbench connects with -command-config. No startup runs. Two
+# tables: TLS and SASL_SSL, with the ratios TLS/plaintext for klog and
+# for Kafka, and klog against Kafka on the same listener.
 #
 # --memory is the in-memory run instead: klog up --memory (klogmem)
 # against klog on a data directory (klog) and kfake without one (kfakemem),
@@ -78,8 +91,10 @@ replication=0
 memory=0
 matrix=0
 durable=0
+security=0
 case ${1:-} in
 --durable) durable=1 && shift ;;
+--security) security=1 && shift ;;
 --replication) replication=1 && shift ;;
 --memory) memory=1 && shift ;;
 --matrix) matrix=1 && shift ;;
@@ -103,17 +118,21 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "building tools into $bin" >&2
 go build -o "$bin/kbench" ./scripts/bench/kbench || exit 1
 go build -o "$bin/kfakeserver" ./scripts/bench/kfakeserver || exit 1
-if [ -z "${KLOG_CMD:-}" ] || [ "$replication" = 1 ] || [ "$memory" = 1 ] || [ "$durable" = 1 ]; then
+if [ -z "${KLOG_CMD:-}" ] || [ "$replication" = 1 ] || [ "$memory" = 1 ] || [ "$durable" = 1 ] || [ "$security" = 1 ]; then
   go build -o "$bin/klog" ./cmd/klog || exit 1
 fi
 klog_tmpl=${KLOG_CMD:-"%BIN%/klog up --data-dir %DIR% --listen %ADDR%"}
 kfake_tmpl=${KFAKE_CMD:-"%BIN%/kfakeserver -listen %ADDR% -data-dir %DIR%"}
 kafka_sh=$root/scripts/kafka/kafka.sh
 labels=(klog kfake)
-kafka_label=kafka
+kafka_labels=(kafka)
 if [ "$replication" = 1 ]; then
   labels=(klog3 klog1)
-  kafka_label=kafka3
+  kafka_labels=(kafka3)
+fi
+if [ "$security" = 1 ]; then
+  labels=(klog klogtls klogsasl)
+  kafka_labels=(kafka kafkatls kafkasasl)
 fi
 if [ "$memory" = 1 ]; then
   labels=(klogmem klog kfakemem)
@@ -133,7 +152,7 @@ case ${KAFKA:-auto} in
     [ "${KAFKA:-auto}" = 1 ] && { echo "KAFKA=1 but kafka.sh fetch failed" >&2; exit 1; }
     echo "kafka.sh fetch failed (no Maven or no Maven Central?): the Kafka peer is skipped" >&2
   else
-    labels+=("$kafka_label")
+    labels+=("${kafka_labels[@]}")
     : >"$out/logs/kafka-prepare.log"
   fi
   ;;
@@ -218,12 +237,47 @@ settle() {
   fi
 }
 
+# security_files writes, for --security, the dev CA (kbench -mode devca)
+# and for each of SSL and SASL_SSL a broker config (klog's -X lines,
+# Kafka's appended config) and the client config kbench reads, all in the
+# run's temp dir.
+security_files() {
+  local ca=$data/ca pw jaas
+  "$bin/kbench" -mode devca -dir "$ca" >"$out/logs/devca.jsonl" || { echo "kbench -mode devca failed" >&2; return 1; }
+  pw=$(cat "$ca/password.txt") || return 1
+  jaas='org.apache.kafka.common.security.plain.PlainLoginModule required username="bench" password="bench-secret"'
+  printf '%s\n' ssl.keystore.type=PKCS12 "ssl.keystore.location=$ca/node-0.p12" "ssl.keystore.password=$pw" >"$data/SSL.properties"
+  printf '%s\n' sasl.enabled.mechanisms=PLAIN "listener.name.sasl_ssl.plain.sasl.jaas.config=$jaas user_bench=\"bench-secret\";" |
+    cat "$data/SSL.properties" - >"$data/SASL_SSL.properties"
+  printf '%s\n' security.protocol=SSL ssl.truststore.type=PKCS12 "ssl.truststore.location=$ca/truststore.p12" \
+    "ssl.truststore.password=$pw" >"$data/client-SSL.properties"
+  printf '%s\n' sasl.mechanism=PLAIN "sasl.jaas.config=$jaas;" |
+    sed 's/^security.protocol=SSL$/security.protocol=SASL_SSL/' "$data/client-SSL.properties" - >"$data/client-SASL_SSL.properties"
+}
+
+# protocol LABEL prints the security protocol of LABEL's listener.
+protocol() {
+  case $1 in
+  *tls) echo SSL ;;
+  *sasl) echo SASL_SSL ;;
+  *) echo PLAINTEXT ;;
+  esac
+}
+
+# conn_args LABEL sets conn, kbench's flags to connect to LABEL's listener.
+conn_args() {
+  local p
+  p=$(protocol "$1")
+  conn=()
+  [ "$p" = PLAINTEXT ] || conn=(-command-config "$data/client-$p.properties")
+}
+
 # broker_cmd LABEL: a free port and a fresh data directory for LABEL's
 # broker; sets addr, dir, cmd (the command that starts it) and setup_ms. The
 # Kafka peer's directory is formatted here, before the exec that is measured
 # (setup_ms: how long that took, like klog's mkdir but two JVMs).
 broker_cmd() {
-  local label=$1 port t0 lines
+  local label=$1 port t0 lines p listener=() line
   port=$(smoke_free_port) || { echo "no free port" >&2; return 1; }
   addr=127.0.0.1:$port
   dir=$data/$label
@@ -232,12 +286,20 @@ broker_cmd() {
   case $label in
   klog | klog1 | klog8) read -r -a cmd <<<"$(expand "$klog_tmpl" "$addr" "$dir")" ;;
   kfake) read -r -a cmd <<<"$(expand "$kfake_tmpl" "$addr" "$dir")" ;;
+  klogtls | klogsasl)
+    p=$(protocol "$label")
+    # The PLAINTEXT listener is the inter-broker one, as Kafka's.
+    cmd=("$bin/klog" up --data-dir "$dir" -X "listeners=PLAINTEXT://127.0.0.1:0,$p://$addr")
+    while IFS= read -r line; do cmd+=(-X "$line"); done <"$data/$p.properties"
+    ;;
   klogmem) cmd=("$bin/klog" up --memory --listen "$addr") ;;
   klogdur) cmd=("$bin/klog" up --durable --data-dir "$dir" --listen "$addr") ;;
   kfakemem) cmd=("$bin/kfakeserver" -listen "$addr") ;;
-  kafka)
+  kafka | kafkatls | kafkasasl)
+    p=$(protocol "$label")
+    [ "$p" = PLAINTEXT ] || listener=(--listener "$p" "$data/$p.properties")
     t0=${EPOCHREALTIME/./}
-    lines=$(KLOG_KAFKA_HEAP=${KAFKA_HEAP:-1G} "$kafka_sh" prepare --dir "$dir" --port "$port" 2>>"$out/logs/kafka-prepare.log") ||
+    lines=$(KLOG_KAFKA_HEAP=${KAFKA_HEAP:-1G} "$kafka_sh" prepare --dir "$dir" --port "$port" "${listener[@]}" 2>>"$out/logs/kafka-prepare.log") ||
       { echo "kafka.sh prepare failed (log: $out/logs/kafka-prepare.log)" >&2; return 1; }
     setup_ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
     mapfile -t cmd <<<"$lines"
@@ -322,14 +384,15 @@ tsize=1024 tparts=1 textra=() tmeta=0
 
 # throughput LABEL PAIR POSITION: produce then consume on one fresh broker.
 throughput() {
-  local label=$1 pair=$2 pos=$3 addr dir common pid parts=$tparts
+  local label=$1 pair=$2 pos=$3 addr dir common pid parts=$tparts conn
   [ "$label" = klog8 ] && parts=8
   replicas "$label"
   start_broker "$label" "$pair" throughput || return 1
   replicas "$label"
+  conn_args "$label"
   common=(-label "$label" -pair "$pair" -position "$pos" -pinned="$pinned" -commit "$commit"
     -brokers "$addr" -server-pid "$pid" -replication-factor "$rf" -topic bench -timeout 10m
-    -size "$tsize" -partitions "$parts")
+    -size "$tsize" -partitions "$parts" "${conn[@]}")
   # -create-wait: a JVM broker accepts connections before it serves them.
   # The consume reads all the topic holds (-records 0), the producer's
   # warm-up records too. A failed produce leaves nothing to consume: the
@@ -352,11 +415,12 @@ throughput() {
 # e2e LABEL PAIR POSITION: produce-to-consume latency at a fixed rate on a
 # fresh broker.
 e2e() {
-  local label=$1 pair=$2 pos=$3 addr dir pid
+  local label=$1 pair=$2 pos=$3 addr dir pid conn
   replicas "$label"
   start_broker "$label" "$pair" e2e || return 1
   replicas "$label"
-  "${cli_pfx[@]}" "$bin/kbench" -mode e2e -label "$label" -pair "$pair" -position "$pos" \
+  conn_args "$label"
+  "${cli_pfx[@]}" "$bin/kbench" -mode e2e -label "$label" -pair "$pair" -position "$pos" "${conn[@]}" \
     -pinned="$pinned" -commit "$commit" -brokers "$addr" -server-pid "$pid" -replication-factor "$rf" -topic e2e \
     -rate "${E2E_RATE:-10000}" -size 1024 -duration "${E2E_DURATION:-15s}" -create-wait 60s -timeout 5m >>"$results" ||
     failures=$((failures + 1))
@@ -384,9 +448,15 @@ if [ "$replication" = 1 ]; then
   echo "klog1: $(expand "$klog_tmpl" ADDR DIR)" >&2
 else
   echo "klog: $(expand "$klog_tmpl" ADDR DIR)" >&2
-  echo "kfake: $(expand "$kfake_tmpl" ADDR DIR)" >&2
+  [ "$security" = 1 ] || echo "kfake: $(expand "$kfake_tmpl" ADDR DIR)" >&2
+fi
+if [ "$security" = 1 ]; then
+  security_files || exit 1
+  echo "klogtls: $bin/klog up -X listeners=PLAINTEXT://127.0.0.1:0,SSL://ADDR and -X each line of $data/SSL.properties" >&2
+  echo "klogsasl: the same with SASL_SSL://ADDR and $data/SASL_SSL.properties (PLAIN)" >&2
 fi
 case " ${labels[*]} " in
+*" kafkatls "*) echo "kafka, kafkatls, kafkasasl: 4.4.0, heap ${KAFKA_HEAP:-1G}; kafka.sh prepare --listener SSL|SASL_SSL with the same files" >&2 ;;
 *" kafka "*) echo "kafka: 4.4.0, heap ${KAFKA_HEAP:-1G} (kafka.sh prepare prints the command; see its log)" >&2 ;;
 *" kafka3 "*) echo "kafka3: 4.4.0, kafka.sh start --nodes 3, heap ${KAFKA3_HEAP:-512m} per node" >&2 ;;
 esac
@@ -453,7 +523,7 @@ fi
 runs=()
 [ "${THROUGHPUT:-1}" = 0 ] || runs+=(throughput)
 [ "${E2E:-1}" = 0 ] || runs+=(e2e)
-[ "$replication" = 1 ] || [ "$memory" = 1 ] || [ "$durable" = 1 ] || runs+=(startup)
+[ "$replication" = 1 ] || [ "$memory" = 1 ] || [ "$durable" = 1 ] || [ "$security" = 1 ] || runs+=(startup)
 pairs_of "${runs[@]}"
 
 echo
@@ -463,6 +533,16 @@ if [ "$replication" = 1 ]; then
   [ "$peers" = klog1 ] || about+="; kafka3: 4.4.0, 3 nodes, RF 3, min ISR 2, heap ${KAFKA3_HEAP:-512m} each"
   echo "replication, klog $commit: klog3 vs ${peers//,/ and } ($about), acks=all, $pairs pairs, $records x 1 KiB records, e2e at ${E2E_RATE:-10000}/s, pinned=$pinned"
   "$bin/kbench" -mode report -goals=false -a klog3 -b "$peers" "$results"
+elif [ "$security" = 1 ]; then
+  for p in tls sasl; do
+    ratios=klog$p/klog
+    if [[ " ${labels[*]} " == *" kafka$p "* ]]; then ratios+=,kafka$p/kafka,klog$p/kafka$p; fi
+    about="TLS 1.3, the suite the broker picks"
+    [ "$p" = sasl ] && about+="; SASL PLAIN, once per connection"
+    echo "security, klog $commit: $(protocol "klog$p") against PLAINTEXT, ratios ${ratios//,/, } ($about); $pairs pairs, $records x 1 KiB records, pinned=$pinned"
+    "$bin/kbench" -mode report -ratios "$ratios" "$results"
+    echo
+  done
 elif [ "$durable" = 1 ]; then
   echo "durable, klog $commit: klogdur (klog up --durable: acknowledged once fsynced, group commit) vs klog (the same disk, page cache only), $pairs pairs, $records x 1 KiB records, e2e at ${E2E_RATE:-10000}/s, pinned=$pinned; anchor: fio append + fdatasync every MiB, about 300 MB/s"
   "$bin/kbench" -mode report -goals=false -a klogdur -b "$peers" "$results"

@@ -3,11 +3,11 @@
 # compared with.
 #
 #   scripts/kafka/kafka.sh fetch
-#   scripts/kafka/kafka.sh start [--nodes 1|3] [--dir DIR] [--sasl FILE]
+#   scripts/kafka/kafka.sh start [--nodes 1|3] [--dir DIR] [--sasl FILE | --listener PROTOCOL FILE]
 #   scripts/kafka/kafka.sh stop [DIR]
 #   scripts/kafka/kafka.sh node [--dir DIR] kill|start ID
 #   scripts/kafka/kafka.sh tool NAME|CLASS [ARGS...]
-#   scripts/kafka/kafka.sh prepare --dir DIR --port PORT
+#   scripts/kafka/kafka.sh prepare --dir DIR --port PORT [--listener PROTOCOL FILE]
 #
 # fetch  copies Kafka 4.4.0 and its runtime dependencies into the cache
 #        (mvn dependency:copy-dependencies on scripts/kafka/pom.xml; Maven's
@@ -26,6 +26,11 @@
 #        authorizer...) to every node's config and prints
 #          SASL_BROKERS=host:port[,host:port...]
 #        The PLAINTEXT listeners stay: inter-broker, and for tools.
+#        --listener PROTOCOL FILE does the same for SSL, SASL_PLAINTEXT or
+#        SASL_SSL: a listener named after PROTOCOL (SASL for
+#        SASL_PLAINTEXT, as --sasl FILE, which is --listener SASL_PLAINTEXT
+#        FILE), FILE's settings (the keystore, the JAAS config...) and
+#          NAME_BROKERS=host:port[,host:port...]   (SSL_BROKERS, SASL_SSL_BROKERS)
 # stop   sends SIGTERM to every node of DIR (default $KAFKA_RUN_DIR), waits
 #        for them, SIGKILLs a node still running after the bound, and then
 #        removes DIR (set KLOG_KAFKA_KEEP=1 to keep it). Exits 1 if a node had
@@ -50,6 +55,9 @@
 #        defaults, those of kafka-server-start.sh and kafka-run-class.sh:
 #        -Xmx1G -Xms1G (KLOG_KAFKA_HEAP sets both), G1 with a 20 ms pause
 #        goal, GC log in DIR/node-0; the broker logs at INFO on stderr.
+#        --listener PROTOCOL FILE: the listener on PORT is PROTOCOL's, as
+#        start's --listener has it, with FILE's settings; the PLAINTEXT
+#        listener (inter-broker) takes a free port.
 #
 # Each step prints its duration on stderr ("kafka: format 1.4s").
 #
@@ -165,13 +173,31 @@ tool() {
 }
 
 # --- start ----------------------------------------------------------------
-# write_config DIR ID NODES BROKER_PORT CONTROLLER_PORT QUORUM [SASL_PORT SASL_FILE]
+# listener_name PROTOCOL prints the name of the listener --listener
+# PROTOCOL adds: SASL for SASL_PLAINTEXT (--sasl's), else the protocol's.
+listener_name() {
+  case $1 in
+  SASL_PLAINTEXT) echo SASL ;;
+  SSL | SASL_SSL) echo "$1" ;;
+  *) die "--listener $1: want SSL, SASL_PLAINTEXT or SASL_SSL" ;;
+  esac
+}
+
+# listener_file FILE prints FILE's absolute path, or dies.
+listener_file() {
+  [ -f "$1" ] || die "--listener: $1: no such file"
+  echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+}
+
+# write_config DIR ID NODES BROKER_PORT CONTROLLER_PORT QUORUM [PORT PROTOCOL FILE]
+# writes node ID's config; PORT, PROTOCOL and FILE are --listener's.
 write_config() {
-  local dir=$1 id=$2 nodes=$3 bport=$4 cport=$5 quorum=$6 sport=${7:-} sfile=${8:-} rf=1 isr=1
-  local listeners="PLAINTEXT://127.0.0.1:$bport" map="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  local dir=$1 id=$2 nodes=$3 bport=$4 cport=$5 quorum=$6 sport=${7:-} sproto=${8:-} sfile=${9:-} rf=1 isr=1
+  local listeners="PLAINTEXT://127.0.0.1:$bport" map="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" name
   if [ "$nodes" -ge 3 ]; then rf=3 isr=2; fi
   if [ -n "$sport" ]; then
-    listeners+=",SASL://127.0.0.1:$sport" map+=",SASL:SASL_PLAINTEXT"
+    name=$(listener_name "$sproto") || exit 1
+    listeners+=",$name://127.0.0.1:$sport" map+=",$name:$sproto"
   fi
   cat >"$dir/node-$id/server.properties" <<EOF
 # Written by scripts/kafka/kafka.sh start: node $id of $nodes (ids from 0,
@@ -195,7 +221,7 @@ default.replication.factor=$rf
 min.insync.replicas=$isr
 EOF
   if [ -n "$sfile" ]; then
-    { echo "# From $sfile (--sasl)"; grep -v '^[[:space:]]*\(#\|$\)' "$sfile"; } >>"$dir/node-$id/server.properties"
+    { echo "# From $sfile (--listener $sproto)"; grep -v '^[[:space:]]*\(#\|$\)' "$sfile"; } >>"$dir/node-$id/server.properties"
   fi
 }
 
@@ -230,12 +256,13 @@ launch_node() {
 
 start() {
   local nodes=1 dir='' t t_all ports i cid quorum fmt brokers='' bports=() cports=() deadline out ok
-  local sasl='' sports=() sasl_brokers='' per=2
+  local sproto='' sfile='' sports=() sbrokers='' per=2
   while [ $# -gt 0 ]; do
     case $1 in
     --nodes) nodes=${2:-}; shift 2 || usage ;;
     --dir) dir=${2:-}; shift 2 || usage ;;
-    --sasl) sasl=${2:-}; shift 2 || usage ;;
+    --sasl) sproto=SASL_PLAINTEXT sfile=${2:-}; shift 2 || usage ;;
+    --listener) sproto=${2:-} sfile=${3:-}; shift 3 || usage ;;
     *) usage ;;
     esac
   done
@@ -251,9 +278,9 @@ start() {
   fi
   : >"$dir/$run_marker"
 
-  if [ -n "$sasl" ]; then
-    [ -f "$sasl" ] || die "start: --sasl $sasl: no such file"
-    sasl=$(cd "$(dirname "$sasl")" && pwd)/$(basename "$sasl")
+  if [ -n "$sproto" ]; then
+    listener_name "$sproto" >/dev/null || exit 1
+    sfile=$(listener_file "$sfile") || exit 1
     per=3
   fi
   read -r -a ports <<<"$(free_ports $((per * nodes)))" || die "start: no free ports"
@@ -261,9 +288,9 @@ start() {
     bports+=("${ports[$((per * i))]}")
     cports+=("${ports[$((per * i + 1))]}")
     brokers+="${brokers:+,}127.0.0.1:${bports[$i]}"
-    if [ -n "$sasl" ]; then
+    if [ -n "$sproto" ]; then
       sports+=("${ports[$((per * i + 2))]}")
-      sasl_brokers+="${sasl_brokers:+,}127.0.0.1:${sports[$i]}"
+      sbrokers+="${sbrokers:+,}127.0.0.1:${sports[$i]}"
     fi
   done
   if [ "$nodes" -eq 1 ]; then
@@ -282,7 +309,7 @@ start() {
   cid=$(java_main 128m WARN kafka.tools.StorageTool random-uuid) || die "start: StorageTool random-uuid failed"
   for i in $(seq 0 $((nodes - 1))); do
     mkdir -p "$dir/node-$i/data"
-    write_config "$dir" "$i" "$nodes" "${bports[$i]}" "${cports[$i]}" "$quorum" "${sports[$i]:-}" "$sasl"
+    write_config "$dir" "$i" "$nodes" "${bports[$i]}" "${cports[$i]}" "$quorum" "${sports[$i]:-}" "$sproto" "$sfile"
   done
   # One JVM per node would double the time; the formats are independent, so
   # they run side by side.
@@ -349,7 +376,7 @@ start() {
   took "$t_all" "start total"
   echo "KAFKA_RUN_DIR=$dir"
   echo "BROKERS=$brokers"
-  [ -z "$sasl_brokers" ] || echo "SASL_BROKERS=$sasl_brokers"
+  [ -z "$sbrokers" ] || echo "$(listener_name "$sproto")_BROKERS=$sbrokers"
 }
 
 # --- stop -----------------------------------------------------------------
@@ -429,11 +456,12 @@ node() {
 
 # --- prepare --------------------------------------------------------------
 prepare() {
-  local dir='' port='' t cport cid heap
+  local dir='' port='' t cport cid heap bport sproto='' sfile='' sport='' p others=()
   while [ $# -gt 0 ]; do
     case $1 in
     --dir) dir=${2:-}; shift 2 || usage ;;
     --port) port=${2:-}; shift 2 || usage ;;
+    --listener) sproto=${2:-} sfile=${3:-}; shift 3 || usage ;;
     *) usage ;;
     esac
   done
@@ -441,12 +469,20 @@ prepare() {
   mkdir -p "$dir" || die "prepare: cannot create $dir"
   [ -z "$(ls -A "$dir")" ] || die "prepare: $dir is not empty"
   dir=$(cd "$dir" && pwd)
+  # Free ports other than PORT: the controller's, and with --listener
+  # the PLAINTEXT listener's.
+  for p in $(free_ports 3); do [ "$p" = "$port" ] || others+=("$p"); done
+  [ "${#others[@]}" -ge 2 ] || die "prepare: no free port"
+  cport=${others[0]} bport=$port
+  if [ -n "$sproto" ]; then
+    listener_name "$sproto" >/dev/null || exit 1
+    sfile=$(listener_file "$sfile") || exit 1
+    sport=$port bport=${others[1]}
+  fi
   fetch || exit 1
   : >"$dir/$run_marker"
-  cport=$(smoke_free_port) || die "prepare: no free port"
-  [ "$cport" != "$port" ] || cport=$(smoke_free_port) || die "prepare: no free port"
   mkdir -p "$dir/node-0/data"
-  write_config "$dir" 0 1 "$port" "$cport" "controller.quorum.bootstrap.servers=127.0.0.1:$cport"
+  write_config "$dir" 0 1 "$bport" "$cport" "controller.quorum.bootstrap.servers=127.0.0.1:$cport" "$sport" "$sproto" "$sfile"
   t=$(now)
   cid=$(java_main 128m WARN kafka.tools.StorageTool random-uuid) || die "prepare: StorageTool random-uuid failed"
   if ! java_main 128m WARN kafka.tools.StorageTool format --cluster-id "$cid" \

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -106,24 +107,33 @@ func (r result) value(m metric) (float64, bool) {
 	return v, true
 }
 
-// column is one peer's figures for a metric and the paired ratios of the
-// broker under test against it.
+// column is one broker's figures for a metric.
 type column struct {
 	label  string
-	values []float64 // raw values
-	ratios []float64 // one per pair with both measured, >1 = a better
+	values []float64
 }
 
-// row is the summary of one metric: the broker under test and each peer.
-// Its verdict judges the goal against the first peer, the baseline.
+// pairing is a ratio column: broker x against broker y, the paired ratio
+// above 1 when x did better.
+type pairing struct{ x, y string }
+
+// ratioColumn is a pairing's ratios, one per pair with both measured.
+type ratioColumn struct {
+	pairing
+	ratios []float64
+}
+
+// row is the summary of one metric: each broker's figures and each
+// pairing's ratios. Its verdict judges the goal of the first broker, the
+// one under test, by the first pairing's ratios, against the baseline.
 type row struct {
 	metric
-	a       []float64
-	peers   []column
+	cols    []column
+	ratios  []ratioColumn
 	verdict string
 }
 
-func summarize(results []result, a string, peers []string, m metric) row {
+func summarize(results []result, brokers []string, pairs []pairing, m metric) row {
 	r := row{metric: m}
 	all := map[string][]float64{}
 	// byPair[label][pair] is the first run of that broker in the pair, the
@@ -145,40 +155,52 @@ func summarize(results []result, a string, peers []string, m metric) row {
 			byPair[res.label][res.pair] = v
 		}
 	}
-	r.a = all[a]
-	for _, p := range peers {
-		col := column{label: p, values: all[p]}
-		pairs := make([]int, 0, len(byPair[a]))
-		for pair := range byPair[a] {
-			pairs = append(pairs, pair)
-		}
-		sort.Ints(pairs)
-		for _, pair := range pairs {
-			pv, ok := byPair[p][pair]
-			if !ok {
-				continue
-			}
-			if ratio, ok := pairRatio(byPair[a][pair], pv, m.higherBetter); ok {
-				col.ratios = append(col.ratios, ratio)
-			}
-		}
-		r.peers = append(r.peers, col)
+	for _, b := range brokers {
+		r.cols = append(r.cols, column{label: b, values: all[b]})
 	}
-	var base []float64
-	if len(r.peers) > 0 {
-		base = r.peers[0].ratios
+	for _, p := range pairs {
+		r.ratios = append(r.ratios, ratioColumn{pairing: p, ratios: pairedRatios(byPair[p.x], byPair[p.y], m.higherBetter)})
 	}
-	r.verdict = verdict(m, r.a, base)
+	var a, base []float64
+	if len(r.cols) > 0 {
+		a = r.cols[0].values
+	}
+	if len(r.ratios) > 0 {
+		base = r.ratios[0].ratios
+	}
+	r.verdict = verdict(m, a, base)
 	return r
+}
+
+// pairedRatios are the ratios of x against y in each pair both measured,
+// in pair order.
+func pairedRatios(x, y map[int]float64, higherBetter bool) []float64 {
+	pairs := make([]int, 0, len(x))
+	for pair := range x {
+		pairs = append(pairs, pair)
+	}
+	sort.Ints(pairs)
+	var out []float64
+	for _, pair := range pairs {
+		yv, ok := y[pair]
+		if !ok {
+			continue
+		}
+		if ratio, ok := pairRatio(x[pair], yv, higherBetter); ok {
+			out = append(out, ratio)
+		}
+	}
+	return out
 }
 
 // measured reports whether any broker of the row has a value.
 func (r row) measured() bool {
-	n := len(r.a)
-	for _, col := range r.peers {
-		n += len(col.values)
+	for _, col := range r.cols {
+		if len(col.values) > 0 {
+			return true
+		}
 	}
-	return n > 0
+	return false
 }
 
 // pairRatio is a/b when higher is better and b/a otherwise.
@@ -283,6 +305,13 @@ func runReport(c config, w io.Writer) error {
 		}
 		results = append(results, rs...)
 	}
+	if c.ratios != "" {
+		pairs, err := parsePairings(c.ratios)
+		if err != nil {
+			return err
+		}
+		return writeTable(w, results, pairingBrokers(pairs), pairs, currentLoad(), false)
+	}
 	var peers []string
 	for _, p := range strings.Split(c.b, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -290,6 +319,34 @@ func runReport(c config, w io.Writer) error {
 		}
 	}
 	return writeReport(w, results, c.a, peers, currentLoad(), c.goals)
+}
+
+// parsePairings reads -ratios: X/Y pairings, comma separated.
+func parsePairings(v string) ([]pairing, error) {
+	var pairs []pairing
+	for _, f := range strings.Split(v, ",") {
+		x, y, ok := strings.Cut(strings.TrimSpace(f), "/")
+		x, y = strings.TrimSpace(x), strings.TrimSpace(y)
+		if !ok || x == "" || y == "" || x == y {
+			return nil, fmt.Errorf("%w: -ratios %q: want X/Y,... of two brokers each", errBadFlags, f)
+		}
+		pairs = append(pairs, pairing{x, y})
+	}
+	return pairs, nil
+}
+
+// pairingBrokers are the brokers the pairings name, in the order they
+// first appear.
+func pairingBrokers(pairs []pairing) []string {
+	var out []string
+	for _, p := range pairs {
+		for _, b := range []string{p.x, p.y} {
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
 }
 
 func currentLoad() string {
@@ -312,42 +369,57 @@ func writeReport(w io.Writer, results []result, a string, peers []string, loadNo
 	if len(peers) == 0 {
 		return fmt.Errorf("%w: no peer to compare %s with", errBadFlags, a)
 	}
+	pairs := make([]pairing, 0, len(peers))
+	for _, p := range peers {
+		pairs = append(pairs, pairing{a, p})
+	}
+	return writeTable(w, results, append([]string{a}, peers...), pairs, loadNow, goals)
+}
+
+// writeTable prints a column of min / median / max per broker, one of
+// paired ratios per pairing and, with goals, the goals of the first
+// broker judged by the first pairing, then the load and the failed runs.
+func writeTable(w io.Writer, results []result, brokers []string, pairs []pairing, loadNow string, goals bool) error {
 	rows := make([]row, 0, len(metrics))
 	complete := 0
 	for _, m := range metrics {
-		r := summarize(results, a, peers, m)
-		for _, col := range r.peers {
+		r := summarize(results, brokers, pairs, m)
+		for _, col := range r.ratios {
 			complete = max(complete, len(col.ratios))
 		}
 		rows = append(rows, r)
 	}
 	if complete == 0 {
-		return fmt.Errorf("%w of %s and %s in %d runs", errNoPairs, a, strings.Join(peers, " or "), len(results))
+		var names []string
+		for _, p := range pairs {
+			names = append(names, p.x+" and "+p.y)
+		}
+		return fmt.Errorf("%w of %s in %d runs", errNoPairs, strings.Join(names, " or "), len(results))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "metric\t%s min / med / max", a)
-	for _, p := range peers {
-		fmt.Fprintf(tw, "\t%s min / med / max", p)
+	fmt.Fprint(tw, "metric")
+	for _, b := range brokers {
+		fmt.Fprintf(tw, "\t%s min / med / max", b)
 	}
-	for _, p := range peers {
-		fmt.Fprintf(tw, "\t%s vs %s: paired ratio (>1: %s better)", a, p, a)
+	for _, p := range pairs {
+		fmt.Fprintf(tw, "\t%s vs %s: paired ratio (>1: %s better)", p.x, p.y, p.x)
 	}
 	if goals {
-		fmt.Fprintf(tw, "\tgoal (vs %s)", peers[0])
+		fmt.Fprintf(tw, "\tgoal (vs %s)", pairs[0].y)
 	}
 	fmt.Fprintln(tw)
 	for _, r := range rows {
 		if !r.measured() {
 			continue // a metric no run measured: not this run's kind
 		}
-		fmt.Fprintf(tw, "%s\t%s", r.name, minMedMax(r.a))
-		for _, col := range r.peers {
+		fmt.Fprint(tw, r.name)
+		for _, col := range r.cols {
 			fmt.Fprintf(tw, "\t%s", minMedMax(col.values))
 		}
-		for _, col := range r.peers {
-			dir := fmt.Sprintf("%s/%s", a, col.label)
+		for _, col := range r.ratios {
+			dir := fmt.Sprintf("%s/%s", col.x, col.y)
 			if !r.higherBetter {
-				dir = fmt.Sprintf("%s/%s", col.label, a)
+				dir = fmt.Sprintf("%s/%s", col.y, col.x)
 			}
 			ratio := "-"
 			if len(col.ratios) > 0 {
@@ -363,18 +435,28 @@ func writeReport(w io.Writer, results []result, a string, peers []string, loadNo
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeRunNotes(w, results, brokers, loadNow)
+	return nil
+}
 
+// writeRunNotes prints, for the runs of brokers, the load before them,
+// those that started loaded, the unpinned ones and the failed ones.
+func writeRunNotes(w io.Writer, results []result, brokers []string, loadNow string) {
 	var loads []float64
 	var high []string
 	var failed []string
 	unpinned := 0
-	shown := map[string]bool{a: true}
-	for _, p := range peers {
-		shown[p] = true
+	shown := map[string]bool{}
+	for _, b := range brokers {
+		shown[b] = true
 	}
+	tlsOf := map[string][]string{} // label → the TLS versions and suites its runs agreed
 	for _, r := range results {
 		if !shown[r.label] {
 			continue
+		}
+		if v, _ := r.fields["tls"].(string); v != "" && !slices.Contains(tlsOf[r.label], v) {
+			tlsOf[r.label] = append(tlsOf[r.label], v)
 		}
 		if r.failed != "" {
 			failed = append(failed, fmt.Sprintf("pair %d %s %s: %s", r.pair, r.label, r.mode, r.failed))
@@ -391,6 +473,11 @@ func writeReport(w io.Writer, results []result, a string, peers []string, loadNo
 		}
 	}
 	fmt.Fprintf(w, "\nloadavg now: %s; before runs min / med / max: %s\n", loadNow, minMedMax(loads))
+	for _, b := range brokers {
+		if len(tlsOf[b]) > 0 {
+			fmt.Fprintf(w, "%s: %s\n", b, strings.Join(tlsOf[b], "; "))
+		}
+	}
 	if len(high) > 0 {
 		fmt.Fprintf(w, "runs that started with loadavg > 3 (treat their pairs with care): %s\n", strings.Join(high, ", "))
 	}
@@ -400,5 +487,4 @@ func writeReport(w io.Writer, results []result, a string, peers []string, loadNo
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "failed runs (left out):\n  %s\n", strings.Join(failed, "\n  "))
 	}
-	return nil
 }

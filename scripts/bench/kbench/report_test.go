@@ -192,3 +192,63 @@ func TestReportWithoutGoals(t *testing.T) {
 		}
 	}
 }
+
+// The security run's table: -ratios picks the brokers and the ratios, no
+// goals, and the TLS each broker agreed to below it.
+func TestReportRatios(t *testing.T) {
+	var in bytes.Buffer
+	speed := map[string]float64{"klog": 10, "klogtls": 7, "kafka": 4, "kafkatls": 2, "other": 1}
+	for p := 1; p <= 2; p++ {
+		for _, l := range []string{"klog", "klogtls", "kafka", "kafkatls", "other"} {
+			tlsName := ""
+			if strings.HasSuffix(l, "tls") {
+				tlsName = `"tls":"TLS 1.3 TLS_AES_128_GCM_SHA256",`
+			}
+			fmt.Fprintf(&in, `{"mode":"produce","label":%q,"pair":%d,"pinned":true,%s"MBps":%v,"server_cpu_s_per_gb":%v}`+"\n",
+				l, p, tlsName, 100*speed[l], 1/speed[l])
+		}
+	}
+	rs, err := readResults(&in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := parsePairings("klogtls/klog, kafkatls/kafka,klogtls/kafkatls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := writeTable(&out, rs, pairingBrokers(pairs), pairs, "", false); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	t.Log("\n" + got)
+	header := strings.Split(got, "\n")[0]
+	for _, want := range []string{"klogtls min / med / max", "klog min / med / max", "kafkatls min / med / max", "kafka min / med / max",
+		"klogtls vs klog: paired ratio", "kafkatls vs kafka: paired ratio", "klogtls vs kafkatls: paired ratio"} {
+		if !strings.Contains(header, want) {
+			t.Errorf("header lacks %q", want)
+		}
+	}
+	for _, want := range []string{
+		"0.700 / 0.700 / 0.700  (klogtls/klog, n=2)",
+		"0.500 / 0.500 / 0.500  (kafkatls/kafka, n=2)",
+		"3.50 / 3.50 / 3.50  (klogtls/kafkatls, n=2)",
+		"3.50 / 3.50 / 3.50  (kafkatls/klogtls, n=2)", // CPU per GB, inverted
+		"klogtls: TLS 1.3 TLS_AES_128_GCM_SHA256",
+		"kafkatls: TLS 1.3 TLS_AES_128_GCM_SHA256",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"goal", "other", "klog: TLS"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("report has %q", bad)
+		}
+	}
+	for _, bad := range []string{"klog", "klog/", "/klog", "klog/klog", "a/b,c"} {
+		if _, err := parsePairings(bad); !errors.Is(err, errBadFlags) {
+			t.Errorf("-ratios %q: err %v, want errBadFlags", bad, err)
+		}
+	}
+}

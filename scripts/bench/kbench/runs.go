@@ -14,7 +14,7 @@ func (c config) load() loadgen.Config {
 		Size: c.size, Records: c.records, Acks: c.acks, Idempotent: c.idempotent,
 		Linger: c.linger, BatchMax: c.batchMax, MaxBuffered: c.buffered, Compression: c.compression,
 		FetchMaxBytes: c.fetchMax, FetchMaxPartitionBytes: c.fetchPart, CreateWait: c.createWait,
-		PartitionRun: c.partitionRun,
+		PartitionRun: c.partitionRun, ClientOpts: c.conn,
 	}
 	if c.serverPID > 0 {
 		lc.BrokerPIDs = []int{c.serverPID}
