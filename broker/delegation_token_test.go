@@ -13,9 +13,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/klogdev/klog/broker"
+	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/broker/clock"
 	"github.com/klogdev/klog/internal/testkit"
 )
@@ -406,5 +408,42 @@ func TestDelegationTokenLogin(t *testing.T) {
 	}
 	if err := login(c.TokenID, c.HMAC); !errors.Is(err, kerr.SaslAuthenticationFailed) {
 		t.Errorf("login with a lapsed token: %v", err)
+	}
+}
+
+// TestDelegationTokenRestart checks a token survives a restart of its
+// node from its data directory: it is described again, and logs in with
+// the HMAC computed from the secret key alone.
+func TestDelegationTokenRestart(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t, brokertest.DataDir(t.TempDir()),
+		brokertest.Config("listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"),
+		brokertest.Config("sasl.enabled.mechanisms", "SCRAM-SHA-512"),
+		brokertest.Config("delegation.token.secret.key", tokenSecret))
+	saslClient := func(m sasl.Mechanism) *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Broker().ListenerAddr("SASL_PLAINTEXT").String()), kgo.SASL(m), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	up := kadm.UpsertSCRAM{User: "alice", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "alice"}
+	if res, err := kadm.NewClient(n.Client()).AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{up}); err != nil || res.Error() != nil {
+		t.Fatal(err, res.Error())
+	}
+	created, err := kmsg.NewPtrCreateDelegationTokenRequest().RequestWith(ctx, saslClient(scram.Auth{User: "alice", Pass: "alice"}.AsSha512Mechanism()))
+	if err != nil || created.ErrorCode != 0 {
+		t.Fatal(err, created)
+	}
+	n.Restart()
+	token := scram.Auth{User: created.TokenID, Pass: base64.StdEncoding.EncodeToString(created.HMAC), IsToken: true}.AsSha512Mechanism()
+	if _, err := kadm.NewClient(saslClient(token)).BrokerMetadata(ctx); err != nil {
+		t.Fatalf("login with the token after a restart: %v", err)
+	}
+	described, err := kmsg.NewPtrDescribeDelegationTokenRequest().RequestWith(ctx, saslClient(scram.Auth{User: "alice", Pass: "alice"}.AsSha512Mechanism()))
+	if err != nil || len(described.TokenDetails) != 1 || described.TokenDetails[0].TokenID != created.TokenID ||
+		described.TokenDetails[0].ExpiryTimestamp != created.ExpiryTimestamp {
+		t.Fatalf("described after a restart: %v %+v", err, described)
 	}
 }
