@@ -16,7 +16,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
@@ -25,11 +24,6 @@ import (
 func handleRenewDelegationToken(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.RenewDelegationTokenRequest)
 	resp := req.ResponseKind().(*kmsg.RenewDelegationTokenResponse)
-	if !n.tokenRequestsAllowed(rc) {
-		resp.ErrorCode, resp.ExpiryTimestamp = kerr.DelegationTokenRequestNotAllowed.Code, -1
-		return resp, nil
-	}
-	expiry, err := n.ctrl.RenewDelegationToken(ctx, req.HMAC, rc.Principal, req.RenewTimeMillis, n.clock.Now())
-	resp.ErrorCode, resp.ExpiryTimestamp = errorCode(err), expiry
+	resp.ErrorCode, resp.ExpiryTimestamp = n.changeToken(ctx, rc, req.HMAC, req.RenewTimeMillis, n.ctrl.RenewDelegationToken)
 	return resp, nil
 }

@@ -17,7 +17,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/klogdev/klog/broker/wire"
@@ -26,11 +25,6 @@ import (
 func handleExpireDelegationToken(n *Node, ctx context.Context, rc *wire.RequestContext, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ExpireDelegationTokenRequest)
 	resp := req.ResponseKind().(*kmsg.ExpireDelegationTokenResponse)
-	if !n.tokenRequestsAllowed(rc) {
-		resp.ErrorCode, resp.ExpiryTimestamp = kerr.DelegationTokenRequestNotAllowed.Code, -1
-		return resp, nil
-	}
-	expiry, err := n.ctrl.ExpireDelegationToken(ctx, req.HMAC, rc.Principal, req.ExpiryPeriodMillis, n.clock.Now())
-	resp.ErrorCode, resp.ExpiryTimestamp = errorCode(err), expiry
+	resp.ErrorCode, resp.ExpiryTimestamp = n.changeToken(ctx, rc, req.HMAC, req.ExpiryPeriodMillis, n.ctrl.ExpireDelegationToken)
 	return resp, nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -40,6 +42,19 @@ func (n *Node) tokenRequestsAllowed(rc *wire.RequestContext) bool {
 		}
 	}
 	return !tokenAuthenticated(rc)
+}
+
+// changeToken renews or expires (change, the controller's
+// RenewDelegationToken or ExpireDelegationToken) the token of hmac by
+// periodMs for rc's principal, and returns the answer's error code and
+// expiry: -1 for a connection that may not use tokens, as Kafka answers.
+func (n *Node) changeToken(ctx context.Context, rc *wire.RequestContext, hmac []byte, periodMs int64,
+	change func(context.Context, []byte, string, int64, time.Time) (int64, error)) (int16, int64) {
+	if !n.tokenRequestsAllowed(rc) {
+		return kerr.DelegationTokenRequestNotAllowed.Code, -1
+	}
+	expiry, err := change(ctx, hmac, rc.Principal, periodMs, n.clock.Now())
+	return errorCode(err), expiry
 }
 
 // splitPrincipal splits "User:alice" into its type and name.

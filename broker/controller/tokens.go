@@ -19,21 +19,6 @@ import (
 // delegation.token.secret.key, which every node must share; without one
 // tokens are disabled. Times are Unix milliseconds of the caller's now.
 
-// ErrDelegationTokenDisabled is returned when delegation.token.secret.key
-// is not set.
-var ErrDelegationTokenDisabled = errors.New("delegation tokens are disabled")
-
-// ErrDelegationTokenNotFound is returned for an HMAC of no token.
-var ErrDelegationTokenNotFound = errors.New("delegation token not found")
-
-// ErrDelegationTokenExpired is returned for the renewal or expiry of a
-// token that lapsed.
-var ErrDelegationTokenExpired = errors.New("delegation token expired")
-
-// ErrDelegationTokenOwnerMismatch is returned for the renewal or expiry
-// of a token by a principal that neither owns it nor may renew it.
-var ErrDelegationTokenOwnerMismatch = errors.New("delegation token owner mismatch")
-
 // maxSweep bounds the tokens one sweep removes; the next removes the
 // rest.
 const maxSweep = 1000
