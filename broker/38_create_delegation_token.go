@@ -14,7 +14,8 @@ package broker
 // DELEGATION_TOKEN_AUTH_DISABLED. The token expires after
 // delegation.token.expiry.time.ms and lives at most MaxLifetimeMs and
 // delegation.token.max.lifetime.ms. The answer names the owner and the
-// requester whatever the outcome.
+// requester whatever the outcome; its timestamps are -1 for the first
+// three refusals, 0 for DELEGATION_TOKEN_AUTH_DISABLED, as Kafka's.
 
 import (
 	"context"
@@ -46,15 +47,20 @@ func handleCreateDelegationToken(n *Node, ctx context.Context, rc *wire.RequestC
 		renewers = append(renewers, r.PrincipalType+":"+r.PrincipalName)
 		userRenewers = userRenewers && r.PrincipalType == "User"
 	}
+	var refused *kerr.Error
 	switch {
 	case !n.tokenRequestsAllowed(rc):
-		resp.ErrorCode = kerr.DelegationTokenRequestNotAllowed.Code
-		return resp, nil
+		refused = kerr.DelegationTokenRequestNotAllowed
 	case owner != requester && !n.authorize(rc, kmsg.ACLOperationCreateTokens, kmsg.ACLResourceTypeUser, owner):
-		resp.ErrorCode = kerr.DelegationTokenAuthorizationFailed.Code
-		return resp, nil
+		refused = kerr.DelegationTokenAuthorizationFailed
 	case !userRenewers:
-		resp.ErrorCode = kerr.InvalidPrincipalType.Code
+		refused = kerr.InvalidPrincipalType
+	}
+	if refused != nil {
+		// Kafka's broker answers its refusals with timestamps of -1,
+		// its controller's (DELEGATION_TOKEN_AUTH_DISABLED) with 0.
+		resp.ErrorCode = refused.Code
+		resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = -1, -1, -1
 		return resp, nil
 	}
 	tok, hmac, err := n.ctrl.CreateDelegationToken(ctx, controller.NewDelegationToken{

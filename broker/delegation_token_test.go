@@ -312,8 +312,8 @@ func TestDelegationTokenRefusals(t *testing.T) {
 	plain := tn.plain()
 	c := tn.create(plain, "")
 	codeIs(t, "create on PLAINTEXT", c.ErrorCode, kerr.DelegationTokenRequestNotAllowed)
-	if c.PrincipalName != "ANONYMOUS" {
-		t.Errorf("refused create names owner %q, want the requester", c.PrincipalName)
+	if c.PrincipalName != "ANONYMOUS" || c.IssueTimestamp != -1 || c.ExpiryTimestamp != -1 || c.MaxTimestamp != -1 {
+		t.Errorf("refused create %+v, want the requester as owner and timestamps of -1", c)
 	}
 	code, expiry := tn.renew(plain, []byte("x"), 0)
 	codeIs(t, "renew on PLAINTEXT", code, kerr.DelegationTokenRequestNotAllowed)
@@ -358,7 +358,11 @@ func TestDelegationTokenRefusals(t *testing.T) {
 	codeIs(t, "expire later of a lapsed token", code, kerr.DelegationTokenExpired)
 
 	off := startTokenNode(t, "delegation.token.secret.key", "")
-	codeIs(t, "create without a secret key", off.create(off.as("alice"), "").ErrorCode, kerr.DelegationTokenAuthDisabled)
+	c = off.create(off.as("alice"), "")
+	codeIs(t, "create without a secret key", c.ErrorCode, kerr.DelegationTokenAuthDisabled)
+	if c.IssueTimestamp != 0 || c.PrincipalName != "alice" {
+		t.Errorf("create without a secret key answers %+v, want alice as owner and timestamps of 0", c)
+	}
 	code, _, _ = off.describe(off.as("alice"))
 	codeIs(t, "describe without a secret key", code, kerr.DelegationTokenAuthDisabled)
 	code, _ = off.renew(off.as("alice"), []byte("x"), 0)

@@ -88,7 +88,7 @@ func (c *Controller) RenewDelegationToken(ctx context.Context, hmac []byte, prin
 		renew = min(renew, periodMs)
 	}
 	tok.ExpiryMs = min(tok.MaxMs, addMs(nowMs, renew))
-	return tok.ExpiryMs, c.proposeToken(ctx, &metadata.DelegationTokenRecord{Token: tok})
+	return expiryOf(tok.ExpiryMs, c.proposeToken(ctx, &metadata.DelegationTokenRecord{Token: tok}))
 }
 
 // ExpireDelegationToken expires the token of hmac for principal at now:
@@ -106,12 +106,20 @@ func (c *Controller) ExpireDelegationToken(ctx context.Context, hmac []byte, pri
 	nowMs := now.UnixMilli()
 	switch {
 	case periodMs < 0:
-		return nowMs, c.proposeToken(ctx, &metadata.RemoveDelegationTokenRecord{TokenID: tok.TokenID})
+		return expiryOf(nowMs, c.proposeToken(ctx, &metadata.RemoveDelegationTokenRecord{TokenID: tok.TokenID}))
 	case tok.Expired(nowMs):
 		return 0, fmt.Errorf("%w: %s", ErrDelegationTokenExpired, tok.TokenID)
 	}
 	tok.ExpiryMs = min(tok.MaxMs, addMs(nowMs, periodMs))
-	return tok.ExpiryMs, c.proposeToken(ctx, &metadata.DelegationTokenRecord{Token: tok})
+	return expiryOf(tok.ExpiryMs, c.proposeToken(ctx, &metadata.DelegationTokenRecord{Token: tok}))
+}
+
+// expiryOf is the expiry a renewal or expiry answers: 0 when it failed.
+func expiryOf(expiryMs int64, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return expiryMs, nil
 }
 
 // tokenOf is the token whose HMAC is hmac, in the image caught up with
