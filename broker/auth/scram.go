@@ -56,6 +56,9 @@ type scramMechanism struct {
 	// StoredKey, which no proof matches.
 	secret     [32]byte
 	fakeStored []byte
+	// tokens caches the credentials derived from delegation tokens'
+	// HMACs (a salting each), by token id and HMAC.
+	tokens tokenCredentials
 }
 
 // newSCRAM returns the mechanism name (SCRAM-SHA-256 or -512) checking
@@ -140,8 +143,7 @@ func (x *scramExchange) TokenAuthenticated() bool { return x.step == scramDone &
 func (x *scramExchange) tokenCredential(id string) (SCRAMCredential, bool) {
 	if src, ok := x.m.creds.(TokenSource); ok {
 		if tok, ok := src.DelegationToken(id); ok {
-			salt := keyed(x.m.hash, x.m.secret[:], []byte("token\x00"+id))[:fakeSaltBytes]
-			if cred, err := tokenCredential(x.m.hash, tok.HMAC, salt); err == nil {
+			if cred, err := x.m.tokens.get(x.m, id, tok.HMAC); err == nil {
 				x.token = &tok
 				return cred, true
 			}

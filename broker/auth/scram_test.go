@@ -484,6 +484,10 @@ func TestSCRAMDelegationToken(t *testing.T) {
 		if err := login(t, clientOf(mech, "", "", tokenAuth("tok1", secret)), x); err != nil {
 			t.Fatalf("%s token login: %v", mech, err)
 		}
+		// Again, with the credential the first login derived.
+		if err := login(t, clientOf(mech, "", "", tokenAuth("tok1", secret)), m.Start()); err != nil {
+			t.Fatalf("%s second token login: %v", mech, err)
+		}
 		tx, ok := x.(interface{ TokenAuthenticated() bool })
 		if x.Principal() != "User:alice" || !x.Expiry().Equal(expiry) || !ok || !tx.TokenAuthenticated() {
 			t.Errorf("%s token login: principal %q, expiry %v, token-authenticated %v", mech, x.Principal(), x.Expiry(), ok && tx.TokenAuthenticated())

@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"hash"
+	"sync"
 	"time"
 )
 
@@ -56,4 +57,42 @@ func tokenCredential(h func() hash.Hash, hmacBytes, salt []byte) (SCRAMCredentia
 		ServerKey:  keyed(h, salted, []byte("Server Key")),
 		Iterations: MinSCRAMIterations,
 	}, nil
+}
+
+// maxTokenCredentials bounds the token credentials a mechanism caches:
+// past it the cache starts over.
+const maxTokenCredentials = 1024
+
+// tokenCredentials caches the credentials of delegation tokens, so that
+// a token logging in again, or a flood of client-first messages naming
+// one, costs no new salting of its HMAC.
+type tokenCredentials struct {
+	mu struct {
+		sync.Mutex
+		byKey map[string]SCRAMCredential
+	}
+}
+
+// get is the credential of token id whose HMAC is hmacBytes for
+// mechanism m, salted with a salt of m's secret and the id.
+func (c *tokenCredentials) get(m *scramMechanism, id string, hmacBytes []byte) (SCRAMCredential, error) {
+	key := id + "\x00" + string(hmacBytes)
+	c.mu.Lock()
+	cred, ok := c.mu.byKey[key]
+	c.mu.Unlock()
+	if ok {
+		return cred, nil
+	}
+	salt := keyed(m.hash, m.secret[:], []byte("token\x00"+id))[:fakeSaltBytes]
+	cred, err := tokenCredential(m.hash, hmacBytes, salt)
+	if err != nil {
+		return SCRAMCredential{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.byKey == nil || len(c.mu.byKey) >= maxTokenCredentials {
+		c.mu.byKey = make(map[string]SCRAMCredential)
+	}
+	c.mu.byKey[key] = cred
+	return cred, nil
 }
