@@ -36,7 +36,8 @@ func (n *Node) Clock() ClockState {
 // rolls, retention, producer id expiry, and the log cleaner's passes while
 // a compacted log qualifies (log.cleaner.enable=false leaves it out). The
 // markers of a transaction aborted for its timeout are written after it
-// returns, as after any abort. ctx bounds the waits. A negative d is
+// returns, as after any abort. On the active controller's node the
+// delegation tokens that lapsed are removed. ctx bounds the waits. A negative d is
 // clock.ErrBackwards and runs nothing.
 func (n *Node) AdvanceClock(ctx context.Context, d time.Duration) (ClockState, error) {
 	offset, err := n.clock.Advance(d)
@@ -57,6 +58,7 @@ func (n *Node) AdvanceClock(ctx context.Context, d time.Duration) (ClockState, e
 	n.logs.Maintain(now)
 	n.logs.ApplyRetention(now)
 	n.logs.ExpireProducers(now)
+	n.sweepDelegationTokens(ctx)
 	if s := n.settings().Cleaner; s.Enable {
 		for ctx.Err() == nil && n.ctx.Err() == nil && n.cleanDirtiest(s.DedupeBufferBytes) {
 		}

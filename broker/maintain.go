@@ -13,7 +13,9 @@ import (
 // kafka-log-retention task), and drops expired producer ids every
 // producer.id.expiration.check.interval.ms (Kafka's
 // PeriodicProducerExpirationCheck): a pass visits every producer of every
-// partition under the partition's lock, too much work for every tick.
+// partition under the partition's lock, too much work for every tick. The
+// active controller's node removes lapsed delegation tokens every
+// delegation.token.expiry.check.interval.ms.
 func (n *Node) maintainLogs() {
 	defer n.wg.Done()
 	interval := n.settings().LogRetentionCheckInterval
@@ -32,6 +34,8 @@ func (n *Node) maintainLogs() {
 	defer expiry.Stop()
 	hws := time.NewTicker(n.settings().Replica.HighWatermarkCheckpointInterval)
 	defer hws.Stop()
+	tokens := time.NewTicker(n.settings().DelegationToken.ExpiryCheck)
+	defer tokens.Stop()
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -42,6 +46,8 @@ func (n *Node) maintainLogs() {
 			n.logs.ApplyRetention(n.clock.Now())
 		case <-expiry.C:
 			n.logs.ExpireProducers(n.clock.Now())
+		case <-tokens.C:
+			n.sweepDelegationTokens(n.ctx)
 		case <-hws.C:
 			if err := n.checkpointHighWatermarks(); err != nil && !errors.Is(err, log.ErrClosed) {
 				n.logger.Warn("high watermark checkpoint failed", "err", err)

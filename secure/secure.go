@@ -7,6 +7,7 @@
 // cluster's data directory and is kept across restarts:
 //
 //	DATA-DIR/secure/users.json   the users' generated passwords (mode 0600)
+//	DATA-DIR/secure/token-secret the cluster's delegation.token.secret.key (mode 0600)
 //	DATA-DIR/secure/...          the dev CA's files and the client configs (package devca)
 //
 // The PLAINTEXT listener stays beside the secure ones, for klog's own
@@ -14,7 +15,8 @@
 // nodes' traffic between them are User:ANONYMOUS. The authorizer is on
 // (Kafka's StandardAuthorizer): admin and User:ANONYMOUS are super users,
 // and app is given the ACLs an application needs (AppACLs) when it is
-// first created.
+// first created. Delegation tokens are on: every node has the cluster's
+// delegation.token.secret.key, generated once.
 //
 // It imports nothing of broker/ or store/.
 package secure
@@ -80,6 +82,9 @@ var AppACLs = []inspect.ACLSpec{
 // usersFile holds the users' passwords in Dir.
 const usersFile = "users.json"
 
+// tokenSecretFile holds the cluster's delegation.token.secret.key in Dir.
+const tokenSecretFile = "token-secret"
+
 // scramIterations is the iteration count of the users' credentials.
 const scramIterations = 8192
 
@@ -91,6 +96,8 @@ type Cluster struct {
 	Users []devca.User
 	// UsersFile holds the passwords.
 	UsersFile string
+	// TokenSecretKey is the delegation.token.secret.key of every node.
+	TokenSecretKey string
 }
 
 // Ensure makes, or keeps, the security of the cluster in dataDir: the
@@ -110,7 +117,24 @@ func Ensure(dataDir string, hosts []string, nodes []int32) (*Cluster, error) {
 	for _, name := range []string{Admin, App} {
 		c.Users = append(c.Users, devca.User{Name: name, Password: passwords[name], Mechanism: Mechanisms[0]})
 	}
+	if c.TokenSecretKey, err = ensureSecret(filepath.Join(ca.Dir, tokenSecretFile)); err != nil {
+		return nil, fmt.Errorf("the delegation token secret key: %w", err)
+	}
 	return c, nil
+}
+
+// ensureSecret reads the secret of path, making it first when there is
+// none.
+func ensureSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil && strings.TrimSpace(string(b)) != "":
+		return strings.TrimSpace(string(b)), nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "", err
+	}
+	secret := rand.Text() + rand.Text()
+	return secret, writeSecret(path, []byte(secret+"\n"))
 }
 
 // ensurePasswords reads the passwords of path, by user, and adds one for
@@ -184,6 +208,7 @@ func (c *Cluster) NodeConfigs(id int32, l Listeners) map[string]string {
 		"listener.name.ssl.ssl.principal.mapping.rules": PrincipalRules,
 		"authorizer.class.name":                         Authorizer,
 		"super.users":                                   strings.Join(SuperUsers, ";"),
+		"delegation.token.secret.key":                   c.TokenSecretKey,
 	}
 }
 

@@ -20,8 +20,12 @@ package auth
 // a secret of the mechanism, so that it is the same at every attempt) and
 // fails at client-final with the message a wrong password gets, so that
 // neither the answer nor the step tells whether the user exists; Kafka
-// fails it at client-first. Kafka's delegation-token extension
-// (tokenauth=true) is refused: klog has no delegation tokens yet. Messages
+// fails it at client-first. With Kafka's delegation-token extension
+// (tokenauth=true) the user is a token id and the password the token's
+// base64 HMAC (KIP-48): the credential is derived from the HMAC that the
+// CredentialSource, a TokenSource too, computes; the principal is the
+// token's owner and the session ends at the token's expiry. An unknown or
+// lapsed token fails as an unknown user does. Messages
 // are Kafka's: every failure reads "Authentication failed during
 // authentication due to invalid credentials with SASL mechanism ...",
 // except an authorization id other than the user's, which Kafka names.
@@ -52,6 +56,9 @@ type scramMechanism struct {
 	// StoredKey, which no proof matches.
 	secret     [32]byte
 	fakeStored []byte
+	// tokens caches the credentials derived from delegation tokens'
+	// HMACs (a salting each), by token id and HMAC.
+	tokens tokenCredentials
 }
 
 // newSCRAM returns the mechanism name (SCRAM-SHA-256 or -512) checking
@@ -100,6 +107,9 @@ type scramExchange struct {
 	user  string
 	known bool
 	cred  SCRAMCredential
+	// token is the delegation token a tokenauth exchange authenticates
+	// with: its owner is the principal.
+	token *DelegationToken
 	// gs2 is client-first's gs2 header, nonce the combined nonce, and
 	// authPrefix the AuthMessage up to client-final-without-proof.
 	gs2        string
@@ -108,13 +118,39 @@ type scramExchange struct {
 }
 
 func (x *scramExchange) Principal() string {
-	if x.step != scramDone {
+	switch {
+	case x.step != scramDone:
 		return ""
+	case x.token != nil:
+		return "User:" + x.token.Owner
 	}
 	return "User:" + x.user
 }
 
-func (x *scramExchange) Expiry() time.Time { return time.Time{} }
+func (x *scramExchange) Expiry() time.Time {
+	if x.step != scramDone || x.token == nil {
+		return time.Time{}
+	}
+	return x.token.Expiry
+}
+
+// TokenAuthenticated reports whether the exchange authenticated a
+// delegation token (KIP-48's tokenAuthenticated principal).
+func (x *scramExchange) TokenAuthenticated() bool { return x.step == scramDone && x.token != nil }
+
+// tokenCredential is the credential of the delegation token id, or the
+// fake one of an unknown user when there is no such token.
+func (x *scramExchange) tokenCredential(id string) (SCRAMCredential, bool) {
+	if src, ok := x.m.creds.(TokenSource); ok {
+		if tok, ok := src.DelegationToken(id); ok {
+			if cred, err := x.m.tokens.get(x.m, id, tok.HMAC); err == nil {
+				x.token = &tok
+				return cred, true
+			}
+		}
+	}
+	return x.m.credential("\x00token\x00" + id)
+}
 
 func (x *scramExchange) Next(token []byte) ([]byte, bool, error) {
 	var (
@@ -130,7 +166,7 @@ func (x *scramExchange) Next(token []byte) ([]byte, bool, error) {
 		err = invalidCredentials(x.m.name, "a message after the exchange ended")
 	}
 	if err != nil {
-		x.step = scramFailed
+		x.step, x.token = scramFailed, nil
 	}
 	if x.step != scramFinal {
 		// Over: nothing is kept but the user a success names.
@@ -148,14 +184,19 @@ func (x *scramExchange) first(token []byte) ([]byte, error) {
 	if why != "" {
 		return nil, invalidCredentials(x.m.name, "client-first: "+why)
 	}
-	if cf.token {
-		return nil, invalidCredentials(x.m.name, "delegation tokens are not supported")
-	}
 	if cf.authzid != "" && cf.authzid != cf.user {
 		return nil, refused("Authentication failed: Client requested an authorization id that is different from username",
 			"authorization id "+cf.authzid+" is not the user "+cf.user)
 	}
-	cred, known := x.m.credential(cf.user)
+	var (
+		cred  SCRAMCredential
+		known bool
+	)
+	if cf.token {
+		cred, known = x.tokenCredential(cf.user)
+	} else {
+		cred, known = x.m.credential(cf.user)
+	}
 	if cred.Iterations < MinSCRAMIterations || cred.Iterations > MaxSCRAMIterations {
 		return nil, invalidCredentials(x.m.name, "the credential's iteration count is out of bounds")
 	}

@@ -11,6 +11,7 @@ import (
 	"hash"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -294,7 +295,6 @@ func TestSCRAMBadTokens(t *testing.T) {
 		"NUL":                "n,,n=al\x00ce,r=abc",
 		"oversized":          "n,,n=alice,r=" + strings.Repeat("a", 5000),
 		"bad extension":      "n,,n=alice,r=abc,=1",
-		"delegation token":   "n,,n=alice,r=abc,tokenauth=true",
 	}
 	for name, tok := range firsts {
 		_, done, err := m.Start().Next([]byte(tok))
@@ -452,4 +452,61 @@ func FuzzSCRAMExchange(f *testing.F) {
 			t.Fatalf("client-final %q after %q: done %v, err %v", final, first, done, err)
 		}
 	})
+}
+
+// tokens is a CredentialSource with delegation tokens by id.
+type tokens struct {
+	creds
+	byID map[string]auth.DelegationToken
+}
+
+func (s tokens) DelegationToken(id string) (auth.DelegationToken, bool) {
+	tok, ok := s.byID[id]
+	return tok, ok
+}
+
+// TestSCRAMDelegationToken checks a SCRAM exchange with the tokenauth
+// extension (KIP-48): the token id and its base64 HMAC log in as the
+// token's owner until the token's expiry; a wrong HMAC, an unknown token
+// and a user's own password are refused as a wrong password is, and a
+// token id without the extension is a user name.
+func TestSCRAMDelegationToken(t *testing.T) {
+	expiry := time.Now().Add(time.Hour)
+	secret := auth.DelegationTokenHMAC("key", "tok1")
+	src := tokens{creds: withUser(t, creds{}, "alice", auth.SCRAMSHA512, "alice-secret", 4096),
+		byID: map[string]auth.DelegationToken{"tok1": {Owner: "alice", HMAC: secret, Expiry: expiry}}}
+	tokenAuth := func(id string, hmac []byte) scram.Auth {
+		return scram.Auth{User: id, Pass: base64.StdEncoding.EncodeToString(hmac), IsToken: true}
+	}
+	for _, mech := range auth.SCRAMMechanisms {
+		m := mechanism(t, mech, src)
+		x := m.Start()
+		if err := login(t, clientOf(mech, "", "", tokenAuth("tok1", secret)), x); err != nil {
+			t.Fatalf("%s token login: %v", mech, err)
+		}
+		// Again, with the credential the first login derived.
+		if err := login(t, clientOf(mech, "", "", tokenAuth("tok1", secret)), m.Start()); err != nil {
+			t.Fatalf("%s second token login: %v", mech, err)
+		}
+		tx, ok := x.(interface{ TokenAuthenticated() bool })
+		if x.Principal() != "User:alice" || !x.Expiry().Equal(expiry) || !ok || !tx.TokenAuthenticated() {
+			t.Errorf("%s token login: principal %q, expiry %v, token-authenticated %v", mech, x.Principal(), x.Expiry(), ok && tx.TokenAuthenticated())
+		}
+		for name, a := range map[string]scram.Auth{
+			"wrong HMAC":                tokenAuth("tok1", auth.DelegationTokenHMAC("other key", "tok1")),
+			"unknown token":             tokenAuth("tok2", secret),
+			"a user's password":         {User: "alice", Pass: "alice-secret", IsToken: true},
+			"a token without tokenauth": {User: "tok1", Pass: base64.StdEncoding.EncodeToString(secret)},
+		} {
+			x := m.Start()
+			wantInvalid(t, login(t, clientOf(mech, "", "", a), x), mech)
+			if x.Principal() != "" || !x.Expiry().IsZero() {
+				t.Errorf("%s %s: failed exchange has principal %q, expiry %v", mech, name, x.Principal(), x.Expiry())
+			}
+		}
+	}
+	x := mechanism(t, auth.SCRAMSHA512, src).Start()
+	if err := login(t, clientOf(auth.SCRAMSHA512, "alice", "alice-secret"), x); err != nil || !x.Expiry().IsZero() {
+		t.Errorf("user login: %v, expiry %v", err, x.Expiry())
+	}
 }

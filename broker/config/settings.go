@@ -74,10 +74,12 @@ type Settings struct {
 	LogMaxOpenFiles int32
 
 	// Authorizer is authorizer.class.name and the authorizer's configs.
-	Authorizer  AuthorizerSettings
-	Group       GroupSettings
-	Transaction TransactionSettings
-	Replica     ReplicaSettings
+	Authorizer AuthorizerSettings
+	// DelegationToken configures delegation tokens (delegation.token.*).
+	DelegationToken DelegationTokenSettings
+	Group           GroupSettings
+	Transaction     TransactionSettings
+	Replica         ReplicaSettings
 	// OffsetsTopic and TransactionStateTopic say how the coordinators'
 	// internal topics, __consumer_offsets and __transaction_state, are
 	// created.
@@ -94,6 +96,15 @@ type AuthorizerSettings struct {
 	SuperUsers []string
 	// AllowEveryoneIfNoACL is allow.everyone.if.no.acl.found.
 	AllowEveryoneIfNoACL bool
+}
+
+// DelegationTokenSettings configure delegation tokens (KIP-48).
+type DelegationTokenSettings struct {
+	// SecretKey is delegation.token.secret.key: "" disables tokens.
+	SecretKey   string
+	MaxLifetime time.Duration // delegation.token.max.lifetime.ms
+	ExpiryTime  time.Duration // delegation.token.expiry.time.ms
+	ExpiryCheck time.Duration // delegation.token.expiry.check.interval.ms
 }
 
 // CleanerSettings configure the log cleaner (log.cleaner.*).
@@ -245,8 +256,14 @@ func bindSettings(r *binder) Settings {
 		LogMaxOpenFiles:                     r.int32("klog.max.open.files"),
 		ProduceDurable:                      r.bool("klog.produce.durable"),
 		Authorizer:                          bindAuthorizer(r),
-		Group:                               bindGroup(r),
-		Replica:                             bindReplica(r),
+		DelegationToken: DelegationTokenSettings{
+			SecretKey:   r.optional("delegation.token.secret.key", TypePassword),
+			MaxLifetime: r.ms("delegation.token.max.lifetime.ms"),
+			ExpiryTime:  r.ms("delegation.token.expiry.time.ms"),
+			ExpiryCheck: r.ms("delegation.token.expiry.check.interval.ms"),
+		},
+		Group:   bindGroup(r),
+		Replica: bindReplica(r),
 		Transaction: TransactionSettings{
 			MaxTimeout:                r.ms("transaction.max.timeout.ms"),
 			AbortTimedOutInterval:     r.ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"),

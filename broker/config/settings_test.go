@@ -58,6 +58,8 @@ func TestSettingsDefaults(t *testing.T) {
 		MaxInflightRequests:                 5,
 		QueuedMaxResponseBytesPerConnection: 1 << 20,
 		QueuedMaxResponseBytes:              100 << 20,
+		// Kafka's DelegationTokenManagerConfigs defaults; no secret key.
+		DelegationToken: DelegationTokenSettings{MaxLifetime: 7 * 24 * time.Hour, ExpiryTime: 24 * time.Hour, ExpiryCheck: time.Hour},
 		Group: GroupSettings{
 			InitialRebalanceDelay:         0,
 			MinSessionTimeout:             6 * time.Second,
@@ -279,5 +281,25 @@ func TestAuthorizerSettings(t *testing.T) {
 	}
 	if _, err := ParseBroker(map[string]string{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"}); !errors.Is(err, ErrInvalidValue) {
 		t.Errorf("unknown authorizer: %v", err)
+	}
+}
+
+// TestDelegationTokenSettings checks the delegation.token.* configs bind,
+// the secret key is never shown, and a lifetime must be positive.
+func TestDelegationTokenSettings(t *testing.T) {
+	b, err := ParseBroker(map[string]string{"delegation.token.secret.key": "s3cret",
+		"delegation.token.max.lifetime.ms": "1000", "delegation.token.expiry.time.ms": "500", "delegation.token.expiry.check.interval.ms": "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DelegationTokenSettings{SecretKey: "s3cret", MaxLifetime: time.Second, ExpiryTime: 500 * time.Millisecond, ExpiryCheck: 10 * time.Millisecond}
+	if got := b.Settings().DelegationToken; got != want {
+		t.Errorf("settings %+v, want %+v", got, want)
+	}
+	if v, ok := b.BrokerValue("delegation.token.secret.key"); !ok || !v.Sensitive || v.Value != "" {
+		t.Errorf("the secret key is described as %+v", v)
+	}
+	if _, err := ParseBroker(map[string]string{"delegation.token.max.lifetime.ms": "0"}); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("a lifetime of 0: %v", err)
 	}
 }

@@ -103,3 +103,18 @@ var ErrNoReassignment = errors.New("no partition reassignment in progress")
 // header. Opening such a file would read past its end and crash the
 // process.
 var ErrStoreDamaged = errors.New("metadata store damaged")
+
+// ErrDelegationTokenDisabled is returned when delegation.token.secret.key
+// is not set.
+var ErrDelegationTokenDisabled = errors.New("delegation tokens are disabled")
+
+// ErrDelegationTokenNotFound is returned for an HMAC of no token.
+var ErrDelegationTokenNotFound = errors.New("delegation token not found")
+
+// ErrDelegationTokenExpired is returned for the renewal or expiry of a
+// token that lapsed.
+var ErrDelegationTokenExpired = errors.New("delegation token expired")
+
+// ErrDelegationTokenOwnerMismatch is returned for the renewal or expiry
+// of a token by a principal that neither owns it nor may renew it.
+var ErrDelegationTokenOwnerMismatch = errors.New("delegation token owner mismatch")

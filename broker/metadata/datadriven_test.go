@@ -236,6 +236,16 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		return parseSCRAM(d.Input)
 	case "client-quota":
 		return parseClientQuota(d.Input)
+	case "token":
+		_, create := args["create"]
+		tok := DelegationToken{TokenID: args["id"], Owner: args["owner"], Requester: args["requester"],
+			IssueMs: num("issue"), MaxMs: num("max"), ExpiryMs: num("expiry")}
+		if v := args["renewers"]; v != "" {
+			tok.Renewers = strings.Split(v, ",")
+		}
+		return &DelegationTokenRecord{Create: create, Token: tok}, nil
+	case "remove-token":
+		return &RemoveDelegationTokenRecord{TokenID: args["id"]}, nil
 	case "alloc-pids":
 		return &AllocateProducerIDsRecord{BlockSize: num("size")}, nil
 	case "create-acls":
@@ -458,6 +468,10 @@ func dumpImage(img *Image) string {
 	}
 	for _, c := range img.SortedSCRAMCredentials() {
 		fmt.Fprintf(&b, "scram %q %s iterations=%d salt=%q\n", c.User, c.Mechanism, c.Iterations, c.Salt)
+	}
+	for _, tok := range img.SortedDelegationTokens() {
+		fmt.Fprintf(&b, "token %s owner=%s requester=%s renewers=%v issue=%d max=%d expiry=%d\n",
+			tok.TokenID, tok.Owner, tok.Requester, tok.Renewers, tok.IssueMs, tok.MaxMs, tok.ExpiryMs)
 	}
 	for _, e := range img.SortedQuotaEntities() {
 		q := img.ClientQuotas[e]

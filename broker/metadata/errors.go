@@ -59,3 +59,7 @@ var ErrStaleIncarnation = errors.New("stale broker incarnation")
 // ErrUnknownSCRAMCredential is returned by Apply for the deletion of a
 // SCRAM credential the image does not hold.
 var ErrUnknownSCRAMCredential = errors.New("unknown SCRAM credential")
+
+// ErrUnknownDelegationToken is returned by Apply for a renewal, expiry or
+// removal of a delegation token the image does not hold.
+var ErrUnknownDelegationToken = errors.New("unknown delegation token")

@@ -40,6 +40,9 @@ type Image struct {
 	// ClientQuotas are the client quotas by entity: each entity's quota
 	// keys (producer_byte_rate, ...) and their values.
 	ClientQuotas map[QuotaEntity]map[string]float64
+	// DelegationTokens are the delegation tokens by id; nil when there
+	// are none.
+	DelegationTokens map[string]DelegationToken
 	// NextProducerID is the first producer ID of the next block to hand out.
 	NextProducerID int64
 	// ACLs are the ACL bindings (nil when there are none).

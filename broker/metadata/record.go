@@ -34,6 +34,8 @@ var recordKinds = [...]func() Record{
 	func() Record { return new(RemoveACLsRecord) },
 	func() Record { return new(AlterSCRAMCredentialsRecord) },
 	func() Record { return new(ClientQuotaRecord) },
+	func() Record { return new(DelegationTokenRecord) },
+	func() Record { return new(RemoveDelegationTokenRecord) },
 }
 
 // recordKindsByType maps each kind's Type to recordKinds' row.

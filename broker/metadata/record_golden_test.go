@@ -60,6 +60,11 @@ func goldenRecords() []struct {
 			{Entity: QuotaEntity{IP: Named("10.0.0.1")}, Key: "connection_creation_rate"},
 		}},
 			`{"v":1,"type":"ClientQuota","data":{"changes":[{"entity":{"user":{"name":"alice"},"clientID":{"default":true}},"key":"producer_byte_rate","value":1048576},{"entity":{"ip":{"name":"10.0.0.1"}},"key":"connection_creation_rate"}]}}`},
+		{&DelegationTokenRecord{Create: true, Token: DelegationToken{TokenID: "tok", Owner: "User:alice", Requester: "User:admin",
+			Renewers: []string{"User:bob"}, IssueMs: 1, MaxMs: 3, ExpiryMs: 2}},
+			`{"v":1,"type":"DelegationToken","data":{"create":true,"token":{"tokenID":"tok","owner":"User:alice","requester":"User:admin","renewers":["User:bob"],"issueMs":1,"maxMs":3,"expiryMs":2}}}`},
+		{&RemoveDelegationTokenRecord{TokenID: "tok"},
+			`{"v":1,"type":"RemoveDelegationToken","data":{"tokenID":"tok"}}`},
 		{&PartitionChangeRecord{Topic: "t", Partition: 0},
 			`{"v":1,"type":"PartitionChange","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAA","partition":0,"isr":null,"replicas":null,"addingReplicas":null,"removingReplicas":null}}`},
 	}

@@ -30,6 +30,8 @@ type imageJSON struct {
 	SCRAMCredentials []SCRAMCredential `json:"scramCredentials,omitempty"`
 	// ClientQuotas are the client quotas, in SortedQuotaEntities' order.
 	ClientQuotas []quotaJSON `json:"clientQuotas,omitempty"`
+	// DelegationTokens are the delegation tokens, by id.
+	DelegationTokens []DelegationToken `json:"delegationTokens,omitempty"`
 }
 
 type quotaJSON struct {
@@ -59,6 +61,7 @@ func EncodeImage(img *Image) ([]byte, error) {
 		ACLs:           img.ACLs.Sorted(),
 		// SCRAMCredentials: SortedSCRAMCredentials' order.
 		SCRAMCredentials: img.SortedSCRAMCredentials(),
+		DelegationTokens: img.SortedDelegationTokens(),
 	}
 	for _, e := range img.SortedQuotaEntities() {
 		ij.ClientQuotas = append(ij.ClientQuotas, quotaJSON{Entity: e, Values: img.ClientQuotas[e]})
@@ -156,13 +159,16 @@ func DecodeImage(b []byte) (*Image, error) {
 	return img, nil
 }
 
-// decodeSecurity sets the ACLs, SCRAM credentials and client quotas of
-// an image being decoded.
+// decodeSecurity sets the ACLs, SCRAM credentials, delegation tokens
+// and client quotas of an image being decoded.
 func (img *Image) decodeSecurity(ij *imageJSON) error {
 	if err := img.decodeACLs(ij.ACLs); err != nil {
 		return err
 	}
 	if err := img.decodeSCRAMCredentials(ij.SCRAMCredentials); err != nil {
+		return err
+	}
+	if err := img.decodeDelegationTokens(ij.DelegationTokens); err != nil {
 		return err
 	}
 	return img.decodeClientQuotas(ij.ClientQuotas)
