@@ -131,6 +131,7 @@ func (x *scramExchange) Next(token []byte) ([]byte, bool, error) {
 	}
 	if err != nil {
 		x.step = scramFailed
+		err = claimed(err, x.user)
 	}
 	if x.step != scramFinal {
 		// Over: nothing is kept but the user a success names.
@@ -148,6 +149,7 @@ func (x *scramExchange) first(token []byte) ([]byte, error) {
 	if why != "" {
 		return nil, invalidCredentials(x.m.name, "client-first: "+why)
 	}
+	x.user = cf.user
 	if cf.token {
 		return nil, invalidCredentials(x.m.name, "delegation tokens are not supported")
 	}
