@@ -142,6 +142,21 @@ func (s *KafkaSource) Groups(ctx context.Context) ([]inspect.GroupListing, error
 	return inspect.ListGroups(ctx, s.cl, s.adm)
 }
 
+// Users implements Source.
+func (s *KafkaSource) Users(ctx context.Context) ([]inspect.User, error) {
+	return inspect.ListUsers(ctx, s.adm)
+}
+
+// ACLs implements Source.
+func (s *KafkaSource) ACLs(ctx context.Context) ([]inspect.ACL, error) {
+	return inspect.ListACLs(ctx, s.adm, inspect.ACLSpec{})
+}
+
+// Quotas implements Source.
+func (s *KafkaSource) Quotas(ctx context.Context) ([]inspect.ClientQuota, error) {
+	return inspect.ListClientQuotas(ctx, s.adm, nil, false)
+}
+
 // Group implements Source.
 func (s *KafkaSource) Group(ctx context.Context, name string) (inspect.GroupDescription, error) {
 	infos, err := inspect.DescribeGroups(ctx, s.cl, s.adm, []string{name})
