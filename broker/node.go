@@ -146,7 +146,10 @@ type Node struct {
 	// recorded in events (security_events.go).
 	authz    atomic.Pointer[authzState]
 	security securityEvents
-	self     metadata.Broker
+	// producerPrincipals are who got or used each producer id
+	// (principals.go).
+	producerPrincipals producerPrincipals
+	self               metadata.Broker
 
 	// listeners are the node's Kafka listeners, the primary first, each
 	// serving its connections with the handlers of apiTable
