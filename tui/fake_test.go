@@ -337,7 +337,7 @@ func newFakeSource() *fakeSource {
 		},
 		group: map[string]inspect.GroupDescription{
 			"billing": {Group: "billing", Type: "classic", State: "Stable", Protocol: "cooperative-sticky", Coordinator: 0,
-				Members: []inspect.GroupMember{{MemberID: "m-1"}, {MemberID: "m-2"}}, TotalLag: 25,
+				Members: []inspect.GroupMember{{MemberID: "m-1", Principal: "User:billing"}, {MemberID: "m-2"}}, TotalLag: 25,
 				Partitions: []inspect.GroupPartition{
 					{Topic: "orders", Partition: 0, Committed: i64(110), LastStableOffset: 120, HighWatermark: 120, Lag: i64(10), MemberID: "m-1"},
 					{Topic: "orders", Partition: 1, Committed: i64(83), LastStableOffset: 98, HighWatermark: 105, Lag: i64(15), MemberID: "m-2"},
@@ -345,7 +345,7 @@ func newFakeSource() *fakeSource {
 				}},
 		},
 		txns: []inspect.Transaction{
-			{TransactionalID: "pay-1", Coordinator: 1, State: "Ongoing", ProducerID: 4000, ProducerEpoch: 3, TimeoutMs: 60000,
+			{TransactionalID: "pay-1", Coordinator: 1, State: "Ongoing", ProducerID: 4000, ProducerEpoch: 3, Principal: "User:payments", TimeoutMs: 60000,
 				StartTime: i64(clock.Add(-15 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{2}}, {Topic: "payments", Partitions: []int32{0}}}},
 			{TransactionalID: "pay-2", Coordinator: 0, State: "Ongoing", ProducerID: 4001, ProducerEpoch: 0, TimeoutMs: 10000,
 				StartTime: i64(clock.Add(-12 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{0}}}},

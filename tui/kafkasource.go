@@ -163,7 +163,15 @@ func (s *KafkaSource) Group(ctx context.Context, name string) (inspect.GroupDesc
 	if err != nil {
 		return inspect.GroupDescription{}, err
 	}
-	return inspect.GroupOffsets(ctx, s.adm, s.newClient, infos[name]), nil
+	d := inspect.GroupOffsets(ctx, s.adm, s.newClient, infos[name])
+	// The members' principals, where the admin API tells them; without
+	// it the column stays empty.
+	if principals, _ := inspect.GroupPrincipals(ctx, s.admins, name); principals != nil {
+		for i := range d.Members {
+			d.Members[i].Principal = principals[d.Members[i].MemberID]
+		}
+	}
+	return d, nil
 }
 
 // Transactions implements Source.
@@ -176,11 +184,14 @@ func (s *KafkaSource) Transactions(ctx context.Context) ([]inspect.Transaction, 
 	if err != nil {
 		return nil, err
 	}
+	// Who got each producer id, where the admin API tells it.
+	principals, _ := inspect.TransactionPrincipals(ctx, s.admins)
 	txns := []inspect.Transaction{}
 	for _, t := range described {
 		if errors.Is(t.Err, kerr.TransactionalIDNotFound) {
 			continue // gone since the listing
 		}
+		t.Principal = principals[t.TransactionalID]
 		txns = append(txns, t)
 	}
 	return txns, listErr
