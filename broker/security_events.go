@@ -77,8 +77,8 @@ type securitySeen struct {
 	last    events.Event // the last repeat
 }
 
-// spendLocked takes one event from the budget at now, counting a refusal
-// as suppressed.
+// spendLocked takes one event from the budget at now; false when it is
+// spent.
 func (s *securityEvents) spendLocked(now time.Time) bool {
 	if s.mu.refilled.IsZero() {
 		s.mu.tokens, s.mu.refilled = securityBurst, now
@@ -88,7 +88,6 @@ func (s *securityEvents) spendLocked(now time.Time) bool {
 		s.mu.refilled = s.mu.refilled.Add(time.Duration(gained) * securityRefill)
 	}
 	if s.mu.tokens == 0 {
-		s.mu.suppressed++
 		return false
 	}
 	s.mu.tokens--
@@ -124,6 +123,7 @@ func (s *securityEvents) admit(k securityKey, e events.Event, now time.Time) (ev
 		s.pruneLocked(now)
 	}
 	if !s.spendLocked(now) {
+		s.mu.suppressed++
 		return events.Event{}, false
 	}
 	if seen := s.mu.seen[k]; seen != nil && seen.repeats > 0 {
@@ -159,8 +159,6 @@ func (s *securityEvents) flush(now time.Time) []events.Event {
 		case seen.repeats == 0:
 			delete(s.mu.seen, k)
 		case s.spendLocked(now):
-			// The suppression spendLocked counted on refusal does not
-			// apply: the repeats wait here.
 			e := seen.last
 			e.Time = time.Time{}
 			if seen.repeats > 1 {
@@ -169,7 +167,7 @@ func (s *securityEvents) flush(now time.Time) []events.Event {
 			out = append(out, s.emitLocked(e))
 			seen.at, seen.repeats, seen.last = now, 0, events.Event{}
 		default:
-			s.mu.suppressed-- // waits for the next flush, not suppressed
+			// The budget is spent: the repeats wait for the next flush.
 		}
 	}
 	return out
