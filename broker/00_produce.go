@@ -132,6 +132,7 @@ func (n *Node) appendProduce(ctx context.Context, rc *wire.RequestContext, req *
 				sp.ErrorCode = topicErr.Code
 			default:
 				if w, ok := n.produceOne(ctx, img, req, topic, rp, batches, &sp); ok {
+					n.producerPrincipals.note(batches.ProducerID(), rc.Principal)
 					w.topic, w.partition = len(resp.Topics), len(st.Partitions)
 					if n.settings().ProduceDurable {
 						synced = append(synced, w)

@@ -21,5 +21,5 @@ func handleHeartbeat(n *Node, ctx context.Context, rc *wire.RequestContext, kreq
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
-	return n.groups.Heartbeat(ctx, req), nil
+	return n.groups.Heartbeat(groupContext(ctx, rc), req), nil
 }

@@ -63,6 +63,7 @@ func handleSASLHandshake(n *Node, ctx context.Context, rc *wire.RequestContext, 
 	}
 	if chosen == nil {
 		n.logger.Info("SASL handshake for a mechanism the listener does not offer", "listener", rc.Listener, "remote", rc.Remote, "mechanism", req.Mechanism)
+		n.recordAuthFailure(rc, req.Mechanism, "", "Unsupported SASL mechanism "+req.Mechanism, "the listener does not offer the mechanism")
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		n.delayFailedAuthentication(ctx)
 		return wire.Reply{Response: resp, Close: true}, nil

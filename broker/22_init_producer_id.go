@@ -44,7 +44,9 @@ func handleInitProducerID(n *Node, ctx context.Context, rc *wire.RequestContext,
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp, nil
 	case req.TransactionalID != nil:
-		return n.txns.InitProducerID(ctx, req), nil
+		got := n.txns.InitProducerID(ctx, req)
+		n.producerPrincipals.note(got.ProducerID, rc.Principal)
+		return got, nil
 	case !n.visible(rc, kmsg.ACLOperationIdempotentWrite, kmsg.ACLResourceTypeCluster, auth.ClusterName) &&
 		!n.authorizeAny(rc, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic):
 		// An idempotent producer needs IDEMPOTENT_WRITE on the cluster
@@ -54,6 +56,7 @@ func handleInitProducerID(n *Node, ctx context.Context, rc *wire.RequestContext,
 	}
 	if req.Version >= 3 && req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16-1 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1
+		n.producerPrincipals.note(req.ProducerID, rc.Principal)
 		return resp, nil
 	}
 	id, err := n.nextProducerID(ctx)
@@ -62,6 +65,7 @@ func handleInitProducerID(n *Node, ctx context.Context, rc *wire.RequestContext,
 		return resp, nil
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0
+	n.producerPrincipals.note(id, rc.Principal)
 	return resp, nil
 }
 

@@ -39,17 +39,22 @@ func handleSASLAuthenticate(n *Node, ctx context.Context, rc *wire.RequestContex
 		return wire.Reply{Response: resp}, nil
 	}
 	answer, done, err := sess.exchange.Next(req.SASLAuthBytes)
-	var failure string
+	var failure, reason, user string
 	switch {
 	case err != nil:
-		failure = err.Error()
+		failure, reason, user = err.Error(), auth.FailureReason(err), auth.FailureUser(err)
+		if user != "" {
+			user = "User:" + user
+		}
 	case done && sess.reauth && sess.exchange.Principal() != rc.Principal:
 		// Kafka's words.
 		failure = fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", rc.Principal, sess.exchange.Principal())
+		reason, user = "re-authentication as another principal", sess.exchange.Principal()
 	}
 	if failure != "" {
 		n.logger.Info("SASL authentication failed", "listener", rc.Listener, "remote", rc.Remote, "mechanism", sess.mechanism, "err", failure,
-			"reason", auth.FailureReason(err))
+			"reason", reason)
+		n.recordAuthFailure(rc, sess.mechanism, user, failure, reason)
 		n.delayFailedAuthentication(ctx)
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		resp.ErrorMessage = &failure

@@ -3,13 +3,16 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/klogdev/klog/broker/brokertest"
 	"github.com/klogdev/klog/broker/events"
@@ -179,6 +182,126 @@ func TestAuthorizationDenialEvents(t *testing.T) {
 	if d["principal"] != "User:alice" || d["client_id"] != "as-alice" || d["api"] != "Metadata" || d["operation"] != "DESCRIBE" ||
 		d["resource_type"] != "TOPIC" || d["rule"] != "NoAcl" || d["address"] == "" {
 		t.Errorf("denial event detail %v", d)
+	}
+}
+
+// securityEvents are the events of kind on node 0 of c about topic ("" for
+// any).
+func securityEvents(c *brokertest.Cluster, kind events.Kind, topic string) []events.Event {
+	var out []events.Event
+	for _, e := range c.Nodes()[0].Broker().Events().Since(0, 0).Events {
+		if e.Kind == kind && (topic == "" || e.Topic == topic) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// repeatsOf sums the events' repeats: the denials or failed logins each
+// stands for beyond itself.
+func repeatsOf(evs []events.Event) int64 {
+	var n int64
+	for _, e := range evs {
+		if r, ok := e.Detail["repeats"].(int64); ok {
+			n += r
+		}
+	}
+	return n
+}
+
+// TestAuthorizationDenialFlood checks that a denied produce makes an
+// event naming who, from where, the API, the resource and the rule, that
+// a thousand more make one event more, counting them, once the window
+// ended, and that denials of a thousand distinct topics are cut to the
+// budget, the next event counting those suppressed; an all-topics
+// Metadata, which hides what the principal may not see, records none.
+func TestAuthorizationDenialFlood(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	// Produce v12, which names topics by name.
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(kmsg.Produce.Int16(), 12)
+	alice := as(c, "alice", kgo.MaxVersions(vs))
+	node := c.Nodes()[0].Broker()
+	produce := func(topic string) {
+		t.Helper()
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = 1, 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = topic
+		rt.Partitions = []kmsg.ProduceRequestTopicPartition{{Partition: 0}}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.TopicAuthorizationFailed.Code {
+			t.Fatalf("produce to %s: error %d, want TOPIC_AUTHORIZATION_FAILED", topic, code)
+		}
+	}
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	if got := securityEvents(c, events.AuthorizationDenied, ""); len(got) != 0 {
+		t.Fatalf("an all-topics Metadata recorded denials: %+v", got)
+	}
+	produce("secret")
+	got := securityEvents(c, events.AuthorizationDenied, "secret")
+	if len(got) != 1 {
+		t.Fatalf("%d denial events of secret, want 1: %+v", len(got), got)
+	}
+	d := got[0].Detail
+	want := map[string]any{
+		"principal": "User:alice", "client_id": "as-alice", "api": "Produce", "operation": "WRITE",
+		"resource_type": "TOPIC", "resource_name": "secret", "pattern_type": "LITERAL", "rule": "NoAcl",
+		"reason": "no ACL names the resource and allow.everyone.if.no.acl.found is false",
+	}
+	for k, v := range want {
+		if d[k] != v {
+			t.Errorf("denial detail %s = %v, want %v", k, d[k], v)
+		}
+	}
+	if a, _ := d["address"].(string); a == "" {
+		t.Errorf("denial without the client's address: %v", d)
+	}
+	for range 1000 {
+		produce("secret")
+	}
+	if got := securityEvents(c, events.AuthorizationDenied, "secret"); len(got) != 1 {
+		t.Fatalf("%d denial events of secret within the window, want 1", len(got))
+	}
+	if _, err := node.AdvanceClock(ctx, 11*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got = securityEvents(c, events.AuthorizationDenied, "secret")
+	if len(got) != 2 || repeatsOf(got) != 999 {
+		t.Fatalf("after the window: %d events with %d repeats, want 2 with 999: %+v", len(got), repeatsOf(got), got)
+	}
+
+	// A thousand topics: distinct denials, cut to the budget: its burst
+	// and its refill over the seconds the loop took. Each denial is
+	// recorded or counted as suppressed on a later event, the last once
+	// the budget refilled.
+	before := len(securityEvents(c, events.AuthorizationDenied, ""))
+	start := time.Now()
+	for i := range 1000 {
+		produce(fmt.Sprintf("other-%d", i))
+	}
+	took := time.Since(start)
+	added := len(securityEvents(c, events.AuthorizationDenied, "")) - before
+	if bound := 50 + int(took/time.Second) + 1; added > bound {
+		t.Fatalf("1000 distinct denials in %v added %d events, want at most %d", took, added, bound)
+	}
+	if _, err := node.AdvanceClock(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	produce("secret")
+	var suppressed int64
+	for _, e := range securityEvents(c, events.AuthorizationDenied, "")[before:] {
+		s, _ := e.Detail["suppressed"].(int64)
+		suppressed += s
+	}
+	if int64(added)+suppressed != 1000 {
+		t.Fatalf("%d events and %d suppressed, want 1000 denials in all", added, suppressed)
 	}
 }
 

@@ -2,8 +2,6 @@ package broker
 
 import (
 	"net"
-	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,7 +18,7 @@ import (
 // are Kafka's KafkaApis and AuthorizerIntegrationTest's). The authorizer
 // is built from the image's ACLs and the broker's authorizer configs and
 // built again only when one of them changed. A denial goes to the event
-// ring, repeats of one denial coalesced (denials).
+// ring (recordDenial).
 //
 // Requests of other klog nodes are authorized as any other, by the
 // principal they authenticated as on the inter-broker listener, as Kafka
@@ -155,73 +153,20 @@ func (n *Node) authorizedOperations(rc *wire.RequestContext, rt kmsg.ACLResource
 	return ops
 }
 
-// denialWindow is how long repeats of one denial are coalesced: the
-// first is recorded, the others counted into the next one recorded after
-// the window.
-const denialWindow = 10 * time.Second
-
-// maxDenialKeys bounds the denials remembered for coalescing; past it
-// they are forgotten at once (and the next of each is recorded).
-const maxDenialKeys = 4096
-
-// denialKey is what makes two denials repeats of one another.
-type denialKey struct {
-	principal, host, clientID string
-	api                       int16
-	op                        kmsg.ACLOperation
-	rt                        kmsg.ACLResourceType
-	name                      string
-}
-
-// denials coalesces repeated denials for the event ring.
-type denials struct {
-	mu   sync.Mutex
-	seen map[denialKey]*denialSeen
-}
-
-type denialSeen struct {
-	at      time.Time // when the last one was recorded
-	repeats int64     // denied since, not recorded
-}
-
-// admit reports whether a denial of k at now is recorded, and how many
-// repeats of it were not since the last one recorded.
-func (d *denials) admit(k denialKey, now time.Time) (bool, int64) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.seen == nil || len(d.seen) >= maxDenialKeys {
-		d.seen = map[denialKey]*denialSeen{}
-	}
-	s := d.seen[k]
-	if s == nil {
-		d.seen[k] = &denialSeen{at: now}
-		return true, 0
-	}
-	if now.Sub(s.at) < denialWindow {
-		s.repeats++
-		return false, 0
-	}
-	repeats := s.repeats
-	s.at, s.repeats = now, 0
-	return true, repeats
-}
-
-// recordDenial records a denial in the event ring, unless it repeats one
-// recorded in the last denialWindow.
+// recordDenial records a denial in the event ring (security_events.go:
+// repeats coalesced, rate-limited): who, from where, the API, the
+// resource (a request names resources literally) and operation, and the
+// rule that decided, with the ACL when one did.
 func (n *Node) recordDenial(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string, d auth.Decision) {
 	principal, host := n.principal(rc)
-	k := denialKey{principal: principal, host: host, clientID: rc.ClientID, api: rc.Header.Key, op: op, rt: rt, name: name}
-	ok, repeats := n.denials.admit(k, time.Now())
-	if !ok {
-		return
-	}
 	detail := map[string]any{
 		"principal": principal, "client_id": rc.ClientID, "address": rc.Remote, "api": kmsg.NameForKey(rc.Header.Key),
 		"operation": op.String(), "resource_type": rt.String(), "resource_name": name,
-		"rule": d.Rule.String(), "reason": d.Reason(),
+		"pattern_type": kmsg.ACLResourcePatternTypeLiteral.String(),
+		"rule":         d.Rule.String(), "reason": d.Reason(),
 	}
-	if repeats > 0 {
-		detail["repeats"] = repeats
+	if d.Rule == auth.RuleACL {
+		detail["acl"] = d.ACL.String()
 	}
 	e := events.Event{Kind: events.AuthorizationDenied, Partition: -1, Detail: detail}
 	switch rt {
@@ -230,7 +175,10 @@ func (n *Node) recordDenial(rc *wire.RequestContext, op kmsg.ACLOperation, rt km
 	case kmsg.ACLResourceTypeGroup:
 		e.Group = name
 	}
-	n.events.Append(e)
+	n.recordSecurity(securityKey{
+		kind: events.AuthorizationDenied, principal: events.Clip(principal), host: host, clientID: events.Clip(rc.ClientID),
+		api: rc.Header.Key, op: op, rt: rt, name: events.Clip(name),
+	}, e)
 }
 
 // splitAuthorized answers a request's items (topics, groups) that denied

@@ -33,7 +33,8 @@ func (n *Node) Clock() ClockState {
 // group coordinator's deadlines (session and rebalance timeouts, offset
 // expiry under offsets.retention.minutes), the transaction coordinator's
 // (transaction timeouts abort, unused transactional ids expire), segment.ms
-// rolls, retention, producer id expiry, and the log cleaner's passes while
+// rolls, retention, producer id expiry, the counts of repeated security
+// events (security_events.go), and the log cleaner's passes while
 // a compacted log qualifies (log.cleaner.enable=false leaves it out). The
 // markers of a transaction aborted for its timeout are written after it
 // returns, as after any abort. On the active controller's node the
@@ -59,6 +60,7 @@ func (n *Node) AdvanceClock(ctx context.Context, d time.Duration) (ClockState, e
 	n.logs.ApplyRetention(now)
 	n.logs.ExpireProducers(now)
 	n.sweepDelegationTokens(ctx)
+	n.flushSecurityEvents()
 	if s := n.settings().Cleaner; s.Enable {
 		for ctx.Err() == nil && n.ctx.Err() == nil && n.cleanDirtiest(s.DedupeBufferBytes) {
 		}

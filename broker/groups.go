@@ -75,11 +75,12 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 }
 
 // groupContext carries the client id and host a group member is shown
-// with (DescribeGroups), in Kafka's "/address" form.
+// with (DescribeGroups), in Kafka's "/address" form, and the principal
+// the admin API shows it with.
 func groupContext(ctx context.Context, rc *wire.RequestContext) context.Context {
 	host := rc.Remote
 	if h, _, err := net.SplitHostPort(rc.Remote); err == nil {
 		host = h
 	}
-	return group.WithClient(ctx, rc.ClientID, "/"+host)
+	return group.WithPrincipal(group.WithClient(ctx, rc.ClientID, "/"+host), rc.Principal)
 }

@@ -42,6 +42,7 @@ func (n *Node) maintainLogs() {
 			return
 		case <-t.C:
 			n.logs.Maintain(n.clock.Now())
+			n.flushSecurityEvents()
 		case <-retention.C:
 			n.logs.ApplyRetention(n.clock.Now())
 		case <-expiry.C:

@@ -141,11 +141,15 @@ type Node struct {
 	// cleaning holds a token while a cleaning pass runs (see cleaner.go).
 	cleaning chan struct{}
 	events   *events.Ring // recent events (events_record.go)
-	// authz is the authorizer of the current ACLs and configs, denials
-	// the denials recently recorded in events (authorize.go).
-	authz   atomic.Pointer[authzState]
-	denials denials
-	self    metadata.Broker
+	// authz is the authorizer of the current ACLs and configs
+	// (authorize.go); security bounds the denials and failed logins
+	// recorded in events (security_events.go).
+	authz    atomic.Pointer[authzState]
+	security securityEvents
+	// producerPrincipals are who got or used each producer id
+	// (principals.go).
+	producerPrincipals producerPrincipals
+	self               metadata.Broker
 
 	// listeners are the node's Kafka listeners, the primary first, each
 	// serving its connections with the handlers of apiTable

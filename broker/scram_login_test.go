@@ -3,8 +3,11 @@ package broker_test
 import (
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/klogdev/klog/broker"
+	"github.com/klogdev/klog/broker/events"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -89,5 +93,58 @@ func TestSCRAMUsersLogIn(t *testing.T) {
 	}
 	if p := seen.of("SASL_SSL", kmsg.Metadata); p != "User:app" {
 		t.Errorf("principal of Metadata on SASL_SSL is %q, want User:app", p)
+	}
+	checkFailedLoginEvents(t, n, login)
+}
+
+// checkFailedLoginEvents checks the events of TestSCRAMUsersLogIn's
+// failed logins: who the client claimed to be, from where, the mechanism
+// and why, the client told only Kafka's words; then that 10 more wrong
+// passwords of one user add an event a window, which counts them once
+// the window ended.
+func checkFailedLoginEvents(t *testing.T, n *broker.Node, login func(sasl.Mechanism) error) {
+	failed := func() map[string][]events.Event {
+		out := map[string][]events.Event{}
+		for _, e := range n.Events().Since(0, 0).Events {
+			if e.Kind == events.AuthenticationFailed {
+				k := fmt.Sprint(e.Detail["principal"], " ", e.Detail["mechanism"], " ", e.Detail["reason"])
+				out[k] = append(out[k], e)
+			}
+		}
+		return out
+	}
+	got := failed()
+	for _, k := range []string{"User:app SCRAM-SHA-512 wrong proof", "User:app PLAIN wrong password",
+		"User:mallory SCRAM-SHA-512 unknown user", "User:only512 SCRAM-SHA-256 unknown user"} {
+		if len(got[k]) != 1 {
+			t.Errorf("%d failed-login events %q, want 1; all: %v", len(got[k]), k, got)
+			continue
+		}
+		d := got[k][0].Detail
+		if a, _ := d["address"].(string); a == "" || d["listener"] != "SASL_SSL" || d["api"] != "SASLAuthenticate" ||
+			strings.Contains(fmt.Sprint(d["error"]), "unknown") {
+			t.Errorf("failed-login detail %v", d)
+		}
+	}
+	wrong := scram.Auth{User: "app", Pass: "guess"}.AsSha512Mechanism()
+	start := time.Now()
+	for range 10 {
+		if err := login(wrong); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			t.Fatalf("wrong password: %v", err)
+		}
+	}
+	// One event a window at most (the windows the logins took, and the
+	// one they began in), besides the first.
+	const k = "User:app SCRAM-SHA-512 wrong proof"
+	bound := 2 + int(time.Since(start)/(10*time.Second))
+	if evs := failed()[k]; len(evs) > bound {
+		t.Fatalf("%d events of 11 wrong passwords, want at most %d", len(evs), bound)
+	}
+	if _, err := n.AdvanceClock(testkit.Context(t), 11*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	evs := failed()[k]
+	if len(evs) < 2 || len(evs) > bound+1 || int64(len(evs))+repeatsOf(evs) != 11 {
+		t.Fatalf("after the window: %d events counting %d repeats, want at most %d counting 11 logins", len(evs), repeatsOf(evs), bound+1)
 	}
 }

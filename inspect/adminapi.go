@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/klogdev/klog/nodeapi"
 )
 
 // AdminURLConfig is the read-only broker config in which a klog node
@@ -77,4 +80,51 @@ func AdminAPIs(ctx context.Context, adm *kadm.Client) (clusterID string, nodes [
 		}
 	}
 	return md.Cluster, nodes, nil
+}
+
+// GroupPrincipals asks the nodes' admin APIs for the principals of
+// group's members, by member id, from the node coordinating it (the
+// others answer 404). No Kafka API tells them; nil when no node knows the
+// group, with the error of a node that failed otherwise.
+func GroupPrincipals(ctx context.Context, admins []*nodeapi.Client, group string) (map[string]string, error) {
+	var firstErr error
+	for _, c := range admins {
+		g, err := c.Group(ctx, group)
+		if err != nil {
+			if !nodeapi.IsNotFound(err) && firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		out := make(map[string]string, len(g.Members))
+		for _, m := range g.Members {
+			if m.Principal != "" {
+				out[m.MemberID] = m.Principal
+			}
+		}
+		return out, nil
+	}
+	return nil, firstErr
+}
+
+// TransactionPrincipals asks the nodes' admin APIs for the principal
+// that got the producer id of each transactional id, from its
+// coordinator, by transactional id; what the nodes that answered know,
+// with the error of one that failed.
+func TransactionPrincipals(ctx context.Context, admins []*nodeapi.Client) (map[string]string, error) {
+	out := map[string]string{}
+	var firstErr error
+	for _, c := range admins {
+		txns, err := c.Transactions(ctx)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		for _, t := range txns.Transactions {
+			if t.Principal != "" {
+				out[t.TransactionalID] = t.Principal
+			}
+		}
+	}
+	return out, firstErr
 }

@@ -31,11 +31,15 @@ func Inactive(state string) bool {
 
 // GroupMember is one member of a group and the partitions assigned to it.
 type GroupMember struct {
-	MemberID   string            `json:"member_id"`
-	InstanceID *string           `json:"instance_id"`
-	ClientID   string            `json:"client_id"`
-	Host       string            `json:"host"`
-	Assigned   []TopicPartitions `json:"assigned"`
+	MemberID   string  `json:"member_id"`
+	InstanceID *string `json:"instance_id"`
+	ClientID   string  `json:"client_id"`
+	Host       string  `json:"host"`
+	// Principal is who the member's client authenticated as, from the
+	// coordinator's admin API (klog only; GroupPrincipals); "" when
+	// unknown.
+	Principal string            `json:"principal,omitempty"`
+	Assigned  []TopicPartitions `json:"assigned"`
 }
 
 // GroupInfo is a group's membership, whichever protocol it runs.

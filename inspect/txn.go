@@ -16,16 +16,19 @@ import (
 // ErrTransactionNotFound and kerr.TransactionalIDNotFound when the
 // coordinator does not know the id.
 type Transaction struct {
-	TransactionalID string            `json:"transactional_id"`
-	Coordinator     int32             `json:"coordinator"`
-	State           string            `json:"state"`
-	ProducerID      int64             `json:"producer_id"`
-	ProducerEpoch   int16             `json:"producer_epoch"`
-	TimeoutMs       int32             `json:"timeout_ms"`
-	StartTime       *int64            `json:"start_time_ms"`
-	Partitions      []TopicPartitions `json:"partitions"`
-	Error           string            `json:"error,omitempty"`
-	Err             error             `json:"-"`
+	TransactionalID string `json:"transactional_id"`
+	Coordinator     int32  `json:"coordinator"`
+	State           string `json:"state"`
+	ProducerID      int64  `json:"producer_id"`
+	ProducerEpoch   int16  `json:"producer_epoch"`
+	// Principal is who got the producer id, from the coordinator's
+	// admin API (klog only; TransactionPrincipals); "" when unknown.
+	Principal  string            `json:"principal,omitempty"`
+	TimeoutMs  int32             `json:"timeout_ms"`
+	StartTime  *int64            `json:"start_time_ms"`
+	Partitions []TopicPartitions `json:"partitions"`
+	Error      string            `json:"error,omitempty"`
+	Err        error             `json:"-"`
 }
 
 // ListTransactionIDs lists the transactional ids the cluster's coordinators

@@ -43,6 +43,10 @@ const (
 	// who, from where, the API, the resource and operation, and the rule
 	// that decided.
 	EventAuthorizationDenied = "authorization_denied"
+	// EventAuthenticationFailed: a failed SASL login, with the user the
+	// client claimed, from where, the listener, the mechanism, what the
+	// client was told and why.
+	EventAuthenticationFailed = "authentication_failed"
 )
 
 // Events is GET /v1/events. A node holds its last Capacity events
@@ -82,7 +86,13 @@ type Event struct {
 	// cleaning (trigger: cleaner or request, first_dirty, end,
 	// bytes_removed, records_removed, segments_before, segments_after),
 	// rebalance (group_protocol: classic or consumer, state, generation,
-	// members, protocol, reason; told by the group's coordinator).
+	// members, protocol, reason; told by the group's coordinator),
+	// authorization_denied (principal, client_id, address, api,
+	// operation, resource_type, resource_name, pattern_type, rule,
+	// reason, acl), authentication_failed (principal, client_id,
+	// address, listener, api, mechanism, error, reason). The last two
+	// are coalesced: repeats=N says the event stands for N more of the
+	// same, suppressed=N that a flood's N events before it were dropped.
 	Kind string `json:"kind"`
 	// Topic and Partition name the partition of a partition's event;
 	// Partition is -1 for a group's.
@@ -138,9 +148,20 @@ func SortEvents(evs []Event) {
 }
 
 // Subject is what the event is about: "group G", "topic/partition",
-// "topic T" (a topic's, an authorization denied), or "-".
+// "topic T" (a topic's, an authorization denied), another resource
+// denied ("cluster kafka-cluster", "transactional_id T"), the principal
+// of a failed login ("login User:U"), or "-".
 func (e Event) Subject() string {
 	switch {
+	case e.Kind == EventAuthenticationFailed:
+		if p, _ := e.Detail["principal"].(string); p != "" {
+			return "login " + p
+		}
+		return "login"
+	case e.Kind == EventAuthorizationDenied && e.Group == "" && e.Topic == "":
+		rt, _ := e.Detail["resource_type"].(string)
+		name, _ := e.Detail["resource_name"].(string)
+		return strings.TrimSpace(strings.ToLower(rt) + " " + name)
 	case e.Group != "":
 		return "group " + e.Group
 	case e.Topic != "" && e.Partition < 0:
@@ -151,14 +172,32 @@ func (e Event) Subject() string {
 	return "-"
 }
 
-// DetailText renders the event's details as key=value, in key order:
-// lists as [1,2,3], strings quoted when they hold a space.
+// leadingDetail are the details of a kind shown first, in this order:
+// what a developer looks for in a denial or a failed login.
+var leadingDetail = map[string][]string{
+	EventAuthorizationDenied:  {"principal", "operation", "resource_type", "resource_name", "rule", "repeats", "suppressed", "client_id", "address", "api"},
+	EventAuthenticationFailed: {"principal", "mechanism", "reason", "repeats", "suppressed", "client_id", "address", "listener"},
+}
+
+// DetailText renders the event's details as key=value: a denial's or a
+// failed login's leading ones first (leadingDetail), the others in key
+// order; lists as [1,2,3], strings quoted when they hold a space.
 func (e Event) DetailText() string {
+	lead := leadingDetail[e.Kind]
 	keys := make([]string, 0, len(e.Detail))
 	for k := range e.Detail {
-		keys = append(keys, k)
+		if !slices.Contains(lead, k) {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
+	var first []string
+	for _, k := range lead {
+		if _, ok := e.Detail[k]; ok {
+			first = append(first, k)
+		}
+	}
+	keys = append(first, keys...)
 	fields := make([]string, len(keys))
 	for i, k := range keys {
 		fields[i] = k + "=" + detailValue(e.Detail[k])

@@ -53,6 +53,10 @@ type Producer struct {
 	// transaction: the last stable offset stays at or below it. -1 when
 	// none is open.
 	CurrentTxnStartOffset int64 `json:"current_txn_start_offset"`
+	// Principal is who last appended with the producer id to the node,
+	// or got it from the node ("User:alice"); empty when the node has
+	// not seen it since it started.
+	Principal string `json:"principal,omitempty"`
 }
 
 // Transactions is GET /v1/transactions.
@@ -68,11 +72,14 @@ type Transactions struct {
 type Transaction struct {
 	TransactionalID string `json:"transactional_id"`
 	// CoordinatorPartition is its __transaction_state partition.
-	CoordinatorPartition int32  `json:"coordinator_partition"`
-	ProducerID           int64  `json:"producer_id"`
-	ProducerEpoch        int16  `json:"producer_epoch"`
-	State                string `json:"state"`
-	TimeoutMs            int64  `json:"timeout_ms"`
+	CoordinatorPartition int32 `json:"coordinator_partition"`
+	ProducerID           int64 `json:"producer_id"`
+	ProducerEpoch        int16 `json:"producer_epoch"`
+	// Principal is who got the producer id (InitProducerId) from the
+	// coordinator; empty when it has not seen it since it started.
+	Principal string `json:"principal,omitempty"`
+	State     string `json:"state"`
+	TimeoutMs int64  `json:"timeout_ms"`
 	// StartTime is when the current or last transaction began; absent
 	// before the first.
 	StartTime  *time.Time `json:"start_time,omitempty"`

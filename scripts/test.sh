@@ -380,7 +380,8 @@ built_stage smoke KLOG_SKIP_SMOKE timeout 600 scripts/smoke/run.sh "$klog_bin"
 
 # --- tui --------------------------------------------------------------------
 # klog tui in a real terminal (tmux) against klog up: keys sent, screens read;
-# then at 80 columns while a 3-node cluster loses a node and its quorum.
+# then at 80 columns while a 3-node cluster loses a node and its quorum; then
+# the security screens and events against klog up --secure.
 # Without tmux (a local run with KLOG_SKIP_APT=1) it is skipped, not failed;
 # in CI it fails.
 tui_e2e() {
@@ -389,6 +390,7 @@ tui_e2e() {
   [ "$rc" -eq 77 ] && return 0
   [ "$rc" -eq 0 ] || return "$rc"
   timeout 300 scripts/tui/down.sh "$klog_bin"
+  timeout 300 scripts/tui/security.sh "$klog_bin"
 }
 built_stage tui KLOG_SKIP_TUI tui_e2e
 

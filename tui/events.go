@@ -11,7 +11,9 @@ import (
 
 // eventsScreen is the timeline of the nodes' recent events, from the admin
 // API, newest first: ISR shrinks and expansions, leader changes, segment
-// rolls, cleanings and rebalances (what klog events --follow prints).
+// rolls, cleanings, rebalances, denied requests and failed logins (what
+// klog events --follow prints), the shrinks, denials and failed logins
+// marked.
 type eventsScreen struct {
 	flat
 	events  table
@@ -51,7 +53,7 @@ func (e *eventsScreen) loaded(_ string, v any, err error, _ time.Time) error {
 		r := row{key: strconv.Itoa(int(ev.NodeID)) + "/" + strconv.FormatUint(ev.Seq, 10), cells: []string{
 			ev.Time.UTC().Format("15:04:05.000"), strconv.Itoa(int(ev.NodeID)), ev.Kind, ev.Subject(), ev.DetailText(),
 		}, bad: make([]bool, 5), internal: internalTopic(ev.Topic)}
-		r.bad[2] = ev.Kind == nodeapi.EventISRShrink
+		r.bad[2] = ev.Kind == nodeapi.EventISRShrink || ev.Kind == nodeapi.EventAuthorizationDenied || ev.Kind == nodeapi.EventAuthenticationFailed
 		rows = append(rows, r)
 	}
 	e.events.setRows(rows)

@@ -52,6 +52,10 @@ type fakeSource struct {
 	aborted    []inspect.HangingTransaction
 	abortErr   error
 	noAdmin    bool
+	users      []inspect.User
+	acls       []inspect.ACL
+	aclsErr    error
+	quotas     []inspect.ClientQuota
 }
 
 func (f *fakeSource) enter(name string) func() {
@@ -241,6 +245,21 @@ func (f *fakeSource) Events(context.Context) ([]nodeapi.Event, error) {
 	return f.events, nil
 }
 
+func (f *fakeSource) Users(context.Context) ([]inspect.User, error) {
+	defer f.enter("users")()
+	return f.users, nil
+}
+
+func (f *fakeSource) ACLs(context.Context) ([]inspect.ACL, error) {
+	defer f.enter("acls")()
+	return f.acls, f.aclsErr
+}
+
+func (f *fakeSource) Quotas(context.Context) ([]inspect.ClientQuota, error) {
+	defer f.enter("quotas")()
+	return f.quotas, nil
+}
+
 func (f *fakeSource) Segments(_ context.Context, topic string, partition int32) (PartitionSegments, error) {
 	defer f.enter("segments")()
 	if f.noAdmin {
@@ -318,7 +337,7 @@ func newFakeSource() *fakeSource {
 		},
 		group: map[string]inspect.GroupDescription{
 			"billing": {Group: "billing", Type: "classic", State: "Stable", Protocol: "cooperative-sticky", Coordinator: 0,
-				Members: []inspect.GroupMember{{MemberID: "m-1"}, {MemberID: "m-2"}}, TotalLag: 25,
+				Members: []inspect.GroupMember{{MemberID: "m-1", Principal: "User:billing"}, {MemberID: "m-2"}}, TotalLag: 25,
 				Partitions: []inspect.GroupPartition{
 					{Topic: "orders", Partition: 0, Committed: i64(110), LastStableOffset: 120, HighWatermark: 120, Lag: i64(10), MemberID: "m-1"},
 					{Topic: "orders", Partition: 1, Committed: i64(83), LastStableOffset: 98, HighWatermark: 105, Lag: i64(15), MemberID: "m-2"},
@@ -326,7 +345,7 @@ func newFakeSource() *fakeSource {
 				}},
 		},
 		txns: []inspect.Transaction{
-			{TransactionalID: "pay-1", Coordinator: 1, State: "Ongoing", ProducerID: 4000, ProducerEpoch: 3, TimeoutMs: 60000,
+			{TransactionalID: "pay-1", Coordinator: 1, State: "Ongoing", ProducerID: 4000, ProducerEpoch: 3, Principal: "User:payments", TimeoutMs: 60000,
 				StartTime: i64(clock.Add(-15 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{2}}, {Topic: "payments", Partitions: []int32{0}}}},
 			{TransactionalID: "pay-2", Coordinator: 0, State: "Ongoing", ProducerID: 4001, ProducerEpoch: 0, TimeoutMs: 10000,
 				StartTime: i64(clock.Add(-12 * time.Second).UnixMilli()), Partitions: []inspect.TopicPartitions{{Topic: "orders", Partitions: []int32{0}}}},
@@ -388,6 +407,26 @@ func newFakeSource() *fakeSource {
 				Detail: map[string]any{"old_isr": []any{2.0, 0.0}, "new_isr": []any{2.0, 0.0, 1.0}, "added": []any{1.0}}},
 			{Seq: 9, Time: clock.Add(-time.Minute), NodeID: 0, Kind: nodeapi.EventRebalance, Partition: -1, Group: "billing",
 				Detail: map[string]any{"generation": 4.0, "members": 2.0, "reason": "member joined", "state": "CompletingRebalance"}},
+			{Seq: 10, Time: clock.Add(-30 * time.Second), NodeID: 0, Kind: nodeapi.EventAuthorizationDenied, Topic: "payments", Partition: -1,
+				Detail: map[string]any{"principal": "User:app", "client_id": "billing-1", "address": "10.0.0.7:51234", "api": "Produce",
+					"operation": "WRITE", "resource_type": "TOPIC", "resource_name": "payments", "pattern_type": "LITERAL", "rule": "MatchingAcl", "repeats": 41.0}},
+			{Seq: 11, Time: clock.Add(-20 * time.Second), NodeID: 1, Kind: nodeapi.EventAuthenticationFailed, Partition: -1,
+				Detail: map[string]any{"principal": "User:app", "client_id": "billing-1", "address": "10.0.0.7:51240", "listener": "SASL_SSL",
+					"api": "SASLAuthenticate", "mechanism": "SCRAM-SHA-512", "reason": "wrong proof"}},
+		},
+		users: []inspect.User{
+			{User: "admin", Credentials: []inspect.UserCredential{{Mechanism: "SCRAM-SHA-512", Iterations: 8192}}},
+			{User: "app", Credentials: []inspect.UserCredential{{Mechanism: "SCRAM-SHA-256", Iterations: 4096}, {Mechanism: "SCRAM-SHA-512", Iterations: 8192}}},
+		},
+		acls: []inspect.ACL{
+			{ResourceType: "GROUP", ResourceName: "*", PatternType: "LITERAL", Principal: "User:app", Host: "*", Operation: "READ", Permission: "ALLOW"},
+			{ResourceType: "TOPIC", ResourceName: "*", PatternType: "LITERAL", Principal: "User:app", Host: "*", Operation: "ALL", Permission: "ALLOW"},
+			{ResourceType: "TOPIC", ResourceName: "orders", PatternType: "PREFIXED", Principal: "User:alice", Host: "*", Operation: "WRITE", Permission: "ALLOW"},
+			{ResourceType: "TOPIC", ResourceName: "payments", PatternType: "LITERAL", Principal: "User:app", Host: "10.0.0.0/8", Operation: "WRITE", Permission: "DENY"},
+		},
+		quotas: []inspect.ClientQuota{
+			{Entity: inspect.QuotaEntity{{Type: "user", Name: "app"}}, Values: map[string]float64{"producer_byte_rate": 1048576, "consumer_byte_rate": 2097152}},
+			{Entity: inspect.QuotaEntity{{Type: "user", Default: true}, {Type: "client-id", Name: "loader"}}, Values: map[string]float64{"request_percentage": 50}},
 		},
 		index: map[int64]nodeapi.Index{
 			50: {NodeID: 0, Topic: "orders", Partition: 0, BaseOffset: 50, Kind: nodeapi.IndexOffset, Total: 3,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // The golden files hold each screen's View() at 110×16, ANSI stripped,
@@ -112,6 +113,28 @@ func TestGoldenPartition(t *testing.T) {
 func TestGoldenEvents(t *testing.T) {
 	d := newDriver(t, newFakeSource(), Options{Screen: "events"})
 	d.golden("events")
+}
+
+// TestGoldenSecurity shows the users, ACLs (by principal, the denials
+// marked) and client quotas, and the ACL screen of a cluster without an
+// authorizer.
+func TestGoldenSecurity(t *testing.T) {
+	src := newFakeSource()
+	d := newDriver(t, src, Options{Screen: "users"})
+	d.golden("users")
+	d.press(":")
+	d.typeText("acls")
+	d.press("enter")
+	d.golden("acls")
+	d.press(":")
+	d.typeText("quotas")
+	d.press("enter")
+	d.golden("quotas")
+	src.aclsErr = errors.New(kerr.SecurityDisabled.Error())
+	d.press(":")
+	d.typeText("acls")
+	d.press("enter")
+	d.golden("acls-no-authorizer")
 }
 
 func TestGoldenHanging(t *testing.T) {

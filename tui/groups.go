@@ -1,8 +1,11 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,8 +14,9 @@ import (
 )
 
 // groupsScreen lists the consumer groups; enter shows a group's members
-// and its committed offsets and lag per partition, with the lag's trend
-// over the refreshes since the group was opened.
+// principals (admin API) and its committed offsets and lag per partition,
+// with the member and its principal, and the lag's trend over the
+// refreshes since the group was opened.
 type groupsScreen struct {
 	drill
 	lastGroups deltas
@@ -64,7 +68,8 @@ func newGroupsScreen() *groupsScreen {
 		}},
 		detail: table{cols: []column{
 			{title: "TOPIC"}, {title: "P", right: true}, {title: "COMMITTED", right: true}, {title: "LSO", right: true},
-			{title: "HW", right: true}, {title: "LAG", right: true}, {title: "HELD", right: true}, {title: "TREND"}, {title: "MEMBER"}, {title: "ERROR"},
+			{title: "HW", right: true}, {title: "LAG", right: true}, {title: "HELD", right: true}, {title: "TREND"}, {title: "MEMBER"},
+			{title: "PRINCIPAL"}, {title: "ERROR"},
 		}},
 	}}
 }
@@ -122,6 +127,10 @@ func (g *groupsScreen) loaded(id string, v any, err error, now time.Time) error 
 	g.trend = g.trend.add(lags)
 	var rows []row
 	g.held = 0
+	principals := make(map[string]string, len(d.Members))
+	for _, m := range d.Members {
+		principals[m.MemberID] = m.Principal
+	}
 	for _, p := range d.Partitions {
 		committed, lag := "-", "-"
 		if p.Committed != nil {
@@ -134,10 +143,10 @@ func (g *groupsScreen) loaded(id string, v any, err error, now time.Time) error 
 		g.held += held
 		r := row{key: partKey(p), cells: []string{
 			p.Topic, strconv.Itoa(int(p.Partition)), committed, offset(p.LastStableOffset), offset(p.HighWatermark),
-			lag, strconv.FormatInt(held, 10), sparkline(g.trend[partKey(p)]), shortMember(p.MemberID), p.Error,
-		}, bad: make([]bool, 10)}
+			lag, strconv.FormatInt(held, 10), sparkline(g.trend[partKey(p)]), shortMember(p.MemberID), orDash(principals[p.MemberID]), p.Error,
+		}, bad: make([]bool, 11)}
 		r.bad[6] = held > 0
-		r.bad[9] = p.Error != ""
+		r.bad[10] = p.Error != ""
 		rows = append(rows, r)
 	}
 	g.lastParts = g.lastParts.mark(rows, 7) // the trend
@@ -204,7 +213,25 @@ func (g *groupsScreen) view(s Styles, width, height int) string {
 	if d.Error != "" {
 		b.WriteString("   " + s.Bad.Render(d.Error))
 	}
-	b.WriteString("\n\n")
-	b.WriteString(g.detail.view(s, width, height-3))
+	b.WriteString("\n" + memberPrincipals(d.Members) + "\n\n")
+	b.WriteString(g.detail.view(s, width, height-4))
 	return b.String()
+}
+
+// memberPrincipals says who the group's members are: each principal with
+// its count of members, those the admin API did not name as unknown.
+func memberPrincipals(members []inspect.GroupMember) string {
+	if len(members) == 0 {
+		return "principals: no members"
+	}
+	counts := map[string]int{}
+	for _, m := range members {
+		counts[cmp.Or(m.Principal, "unknown")]++
+	}
+	names := slices.Sorted(maps.Keys(counts))
+	parts := make([]string, len(names))
+	for i, p := range names {
+		parts[i] = fmt.Sprintf("%s ×%d", p, counts[p])
+	}
+	return "principals: " + strings.Join(parts, ", ")
 }

@@ -142,13 +142,36 @@ func (s *KafkaSource) Groups(ctx context.Context) ([]inspect.GroupListing, error
 	return inspect.ListGroups(ctx, s.cl, s.adm)
 }
 
+// Users implements Source.
+func (s *KafkaSource) Users(ctx context.Context) ([]inspect.User, error) {
+	return inspect.ListUsers(ctx, s.adm)
+}
+
+// ACLs implements Source.
+func (s *KafkaSource) ACLs(ctx context.Context) ([]inspect.ACL, error) {
+	return inspect.ListACLs(ctx, s.adm, inspect.ACLSpec{})
+}
+
+// Quotas implements Source.
+func (s *KafkaSource) Quotas(ctx context.Context) ([]inspect.ClientQuota, error) {
+	return inspect.ListClientQuotas(ctx, s.adm, nil, false)
+}
+
 // Group implements Source.
 func (s *KafkaSource) Group(ctx context.Context, name string) (inspect.GroupDescription, error) {
 	infos, err := inspect.DescribeGroups(ctx, s.cl, s.adm, []string{name})
 	if err != nil {
 		return inspect.GroupDescription{}, err
 	}
-	return inspect.GroupOffsets(ctx, s.adm, s.newClient, infos[name]), nil
+	d := inspect.GroupOffsets(ctx, s.adm, s.newClient, infos[name])
+	// The members' principals, where the admin API tells them; without
+	// it the column stays empty.
+	if principals, _ := inspect.GroupPrincipals(ctx, s.admins, name); principals != nil {
+		for i := range d.Members {
+			d.Members[i].Principal = principals[d.Members[i].MemberID]
+		}
+	}
+	return d, nil
 }
 
 // Transactions implements Source.
@@ -161,11 +184,14 @@ func (s *KafkaSource) Transactions(ctx context.Context) ([]inspect.Transaction, 
 	if err != nil {
 		return nil, err
 	}
+	// Who got each producer id, where the admin API tells it.
+	principals, _ := inspect.TransactionPrincipals(ctx, s.admins)
 	txns := []inspect.Transaction{}
 	for _, t := range described {
 		if errors.Is(t.Err, kerr.TransactionalIDNotFound) {
 			continue // gone since the listing
 		}
+		t.Principal = principals[t.TransactionalID]
 		txns = append(txns, t)
 	}
 	return txns, listErr

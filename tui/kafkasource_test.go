@@ -85,8 +85,30 @@ func TestKafkaSource(t *testing.T) {
 		t.Errorf("group billing = %+v, %v", g, err)
 	}
 	txns, err := src.Transactions(ctx)
-	if err != nil || len(txns) != 1 || txns[0].TransactionalID != "tui-open" || txns[0].State != "Ongoing" || txns[0].StartTime == nil {
+	// A PLAINTEXT client is User:ANONYMOUS, named by the coordinator's
+	// admin API.
+	if err != nil || len(txns) != 1 || txns[0].TransactionalID != "tui-open" || txns[0].State != "Ongoing" || txns[0].StartTime == nil ||
+		txns[0].Principal != "User:ANONYMOUS" {
 		t.Errorf("transactions = %+v, %v", txns, err)
+	}
+	// A member's principal, from its coordinator's admin API.
+	reader := n.Client(kgo.ConsumerGroup("readers"), kgo.ConsumeTopics("orders"))
+	defer reader.Close()
+	testkit.WaitFor(t, "the member of readers with its principal", func() (bool, string) {
+		g, err := src.Group(ctx, "readers")
+		return err == nil && len(g.Members) == 1 && g.Members[0].Principal == "User:ANONYMOUS", fmt.Sprintf("%+v %v", g.Members, err)
+	})
+	// The security screens: no users, no quotas, and no authorizer, as
+	// the ACL screen tells from the error.
+	if users, err := src.Users(ctx); err != nil || len(users) != 0 {
+		t.Errorf("users = %+v, %v", users, err)
+	}
+	if quotas, err := src.Quotas(ctx); err != nil || len(quotas) != 0 {
+		t.Errorf("quotas = %+v, %v", quotas, err)
+	}
+	acls, err := src.ACLs(ctx)
+	if why := newACLsScreen().refused(err); err == nil || why == "" {
+		t.Errorf("ACLs without an authorizer = %+v, %v", acls, err)
 	}
 	cleaners, err := src.Cleaner(ctx)
 	if err != nil || len(cleaners) != 1 || cleaners[0].Error != "" ||

@@ -62,6 +62,13 @@ type Source interface {
 	// AbortTransaction writes an abort marker for a hanging transaction
 	// (inspect.AbortTransaction); the one call that changes the cluster.
 	AbortTransaction(ctx context.Context, t inspect.HangingTransaction) error
+	// Users lists the users with SCRAM credentials, their mechanisms
+	// and iterations, never a secret (inspect.ListUsers).
+	Users(ctx context.Context) ([]inspect.User, error)
+	// ACLs lists every ACL, sorted by resource (inspect.ListACLs).
+	ACLs(ctx context.Context) ([]inspect.ACL, error)
+	// Quotas lists every client quota (inspect.ListClientQuotas).
+	Quotas(ctx context.Context) ([]inspect.ClientQuota, error)
 	// Events is the nodes' recent events merged by time, oldest first,
 	// the last maxEvents of each node (admin API).
 	Events(ctx context.Context) ([]nodeapi.Event, error)

@@ -11,9 +11,10 @@ import (
 	"github.com/klogdev/klog/nodeapi"
 )
 
-// txnScreen lists the transactional ids with their state, producer, and
-// how long an open transaction has left before its coordinator aborts it
-// (the countdown is as of the last refresh). enter shows, for each
+// txnScreen lists the transactional ids with their state, producer, the
+// principal that got the producer id (admin API), and how long an open
+// transaction has left before its coordinator aborts it (the countdown is
+// as of the last refresh). enter shows, for each
 // partition of the transaction, where it started there and so where it
 // holds the last stable offset, and how much of the log waits behind it,
 // beside the COMMIT or ABORT marker of its last end there (admin API):
@@ -32,7 +33,7 @@ func newTxnScreen() *txnScreen {
 		label: "transactions",
 		items: table{cols: []column{
 			{title: "TRANSACTIONAL-ID"}, {title: "STATE"}, {title: "PRODUCER", right: true}, {title: "EPOCH", right: true},
-			{title: "TIMEOUT", right: true}, {title: "EXPIRES", right: true}, {title: "COORDINATOR", right: true},
+			{title: "PRINCIPAL"}, {title: "TIMEOUT", right: true}, {title: "EXPIRES", right: true}, {title: "COORDINATOR", right: true},
 			{title: "PARTITIONS"}, {title: "ERROR"},
 		}},
 		detail: table{cols: []column{
@@ -101,26 +102,26 @@ func (t *txnScreen) loaded(id string, v any, err error, now time.Time) error {
 	}
 	var rows []row
 	for _, tx := range txns {
-		r := row{key: tx.TransactionalID, bad: make([]bool, 9)}
+		r := row{key: tx.TransactionalID, bad: make([]bool, 10)}
 		expires := ""
 		if tx.StartTime != nil {
 			left := time.UnixMilli(*tx.StartTime).Add(time.Duration(tx.TimeoutMs) * time.Millisecond).Sub(now)
 			if left < 0 {
 				expires = (-left).Truncate(time.Second).String() + " ago"
-				r.bad[5] = true
+				r.bad[6] = true
 			} else {
 				expires = left.Truncate(time.Second).String()
 			}
 		}
 		r.cells = []string{
-			tx.TransactionalID, tx.State, strconv.FormatInt(tx.ProducerID, 10), strconv.Itoa(int(tx.ProducerEpoch)),
+			tx.TransactionalID, tx.State, strconv.FormatInt(tx.ProducerID, 10), strconv.Itoa(int(tx.ProducerEpoch)), orDash(tx.Principal),
 			(time.Duration(tx.TimeoutMs) * time.Millisecond).String(), expires, strconv.Itoa(int(tx.Coordinator)),
 			partitionsText(tx.Partitions), tx.Error,
 		}
-		r.bad[8] = tx.Error != ""
+		r.bad[9] = tx.Error != ""
 		rows = append(rows, r)
 	}
-	t.last = t.last.mark(rows, 5) // the countdown
+	t.last = t.last.mark(rows, 6) // the countdown
 	t.items.setRows(rows)
 	t.byID = make(map[string]inspect.Transaction, len(txns))
 	for _, tx := range txns {

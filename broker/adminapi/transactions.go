@@ -1,17 +1,38 @@
 package adminapi
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/klogdev/klog/nodeapi"
 )
 
-// transactionRoutes serves the producer state of partitions and the
-// transaction coordinator's transactions.
+// transactionRoutes serves the producer state of partitions, the
+// transaction coordinator's transactions and the group coordinator's
+// groups, with the principals of producers and members.
 func (h *handler) transactionRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+nodeapi.PathProducers, h.producers)
 	mux.HandleFunc("GET "+nodeapi.PathTransactions, h.transactions)
+	mux.HandleFunc("GET "+nodeapi.PathGroup, h.group)
+}
+
+// group is GET /v1/groups/{group}, from the group's coordinator.
+func (h *handler) group(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("group")
+	g, ok := h.node.Group(r.Context(), id)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("node %d does not coordinate group %q", h.node.ID(), id))
+		return
+	}
+	out := nodeapi.Group{NodeID: h.node.ID(), Group: g.Group, Type: g.Type, State: g.State, Generation: g.Generation,
+		Members: make([]nodeapi.GroupMember, 0, len(g.Members))}
+	for _, m := range g.Members {
+		out.Members = append(out.Members, nodeapi.GroupMember{
+			MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost, Principal: m.Principal,
+		})
+	}
+	writeJSON(w, out)
 }
 
 func (h *handler) producers(w http.ResponseWriter, r *http.Request) {
@@ -24,6 +45,7 @@ func (h *handler) producers(w http.ResponseWriter, r *http.Request) {
 		p := nodeapi.Producer{
 			ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, LastSequence: s.LastSequence, LastOffset: s.LastOffset,
 			CoordinatorEpoch: s.CoordinatorEpoch, CurrentTxnStartOffset: s.CurrentTxnStartOffset,
+			Principal: h.node.ProducerPrincipal(s.ProducerID),
 		}
 		if s.LastTimestamp >= 0 {
 			ts := time.UnixMilli(s.LastTimestamp).UTC()
@@ -40,7 +62,7 @@ func (h *handler) transactions(w http.ResponseWriter, _ *http.Request) {
 	for _, s := range txns[:min(len(txns), nodeapi.MaxListed)] {
 		t := nodeapi.Transaction{
 			TransactionalID: s.TransactionalID, CoordinatorPartition: s.Partition,
-			ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, State: s.State,
+			ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, Principal: h.node.ProducerPrincipal(s.ProducerID), State: s.State,
 			TimeoutMs: s.Timeout.Milliseconds(), LastUpdate: s.LastUpdate.UTC(),
 			Partitions: make([]nodeapi.TransactionPartition, 0, len(s.Partitions)), MarkersPending: s.MarkersPending,
 		}

@@ -8,6 +8,8 @@ import "errors"
 type failure struct {
 	msg    string
 	reason string
+	// user is the user the client claimed, when it named one.
+	user string
 }
 
 func (f *failure) Error() string { return f.msg }
@@ -22,6 +24,26 @@ func FailureReason(err error) string {
 		return f.reason
 	}
 	return ""
+}
+
+// FailureUser is the user a failed exchange's client claimed to be, ""
+// when it named none: for the node's log and events only.
+func FailureUser(err error) string {
+	var f *failure
+	if errors.As(err, &f) {
+		return f.user
+	}
+	return ""
+}
+
+// claimed sets the user a failure's client claimed to be; other errors
+// are returned as they are.
+func claimed(err error, user string) error {
+	var f *failure
+	if user != "" && errors.As(err, &f) {
+		f.user = user
+	}
+	return err
 }
 
 // invalidCredentials is Kafka's answer to a failed exchange whose cause the

@@ -81,11 +81,11 @@ func (x *plainExchange) Next(token []byte) ([]byte, bool, error) {
 		return nil, false, refused("Authentication failed: password not specified", "no password")
 	}
 	if why := x.m.check(user, password); why != "" {
-		return nil, false, refused("Authentication failed: Invalid username or password", why)
+		return nil, false, claimed(refused("Authentication failed: Invalid username or password", why), user)
 	}
 	if authzid != "" && authzid != user {
-		return nil, false, refused("Authentication failed: Client requested an authorization id that is different from username",
-			"authorization id "+authzid+" is not the user "+user)
+		return nil, false, claimed(refused("Authentication failed: Client requested an authorization id that is different from username",
+			"authorization id "+authzid+" is not the user "+user), user)
 	}
 	x.user = user
 	return nil, true, nil

@@ -167,6 +167,7 @@ func (x *scramExchange) Next(token []byte) ([]byte, bool, error) {
 	}
 	if err != nil {
 		x.step, x.token = scramFailed, nil
+		err = claimed(err, x.user)
 	}
 	if x.step != scramFinal {
 		// Over: nothing is kept but the user a success names.
@@ -184,6 +185,7 @@ func (x *scramExchange) first(token []byte) ([]byte, error) {
 	if why != "" {
 		return nil, invalidCredentials(x.m.name, "client-first: "+why)
 	}
+	x.user = cf.user // named in a failure, whoever it is
 	if cf.authzid != "" && cf.authzid != cf.user {
 		return nil, refused("Authentication failed: Client requested an authorization id that is different from username",
 			"authorization id "+cf.authzid+" is not the user "+cf.user)

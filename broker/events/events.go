@@ -1,7 +1,8 @@
 // Package events is a node's recent-events ring: a bounded record of what
 // the node saw happen (ISR shrinks and expansions, leader changes of its
-// replicas, segment rolls, cleaning passes, group rebalances), for the
-// admin API's GET /v1/events, klog events and the TUI's timeline.
+// replicas, segment rolls, cleaning passes, group rebalances, denied
+// requests and failed logins), for the admin API's GET /v1/events, klog
+// events and the TUI's timeline.
 //
 // The ring holds a fixed number of events; appending to a full ring drops
 // the oldest. Each event has a sequence number, one more than the one
@@ -62,10 +63,18 @@ const (
 	Rebalance Kind = "rebalance"
 	// AuthorizationDenied: the authorizer denied a request (detail:
 	// principal, client_id, address, api, operation, resource_type,
-	// resource_name, rule, reason, and repeats: the same denials not
-	// recorded since the last one was, at most one being recorded every
-	// ten seconds).
+	// resource_name, pattern_type, rule, reason, acl when an ACL
+	// decided). Repeats are coalesced by the node: an event with
+	// repeats=N stands for itself and N more of the same, not recorded
+	// each; suppressed=N counts the security events a flood had
+	// dropped before it.
 	AuthorizationDenied Kind = "authorization_denied"
+	// AuthenticationFailed: a SASL authentication failed (detail:
+	// principal, the user the client claimed when it named one;
+	// client_id, address, listener, api, mechanism, error, what the
+	// client was told; reason, why), coalesced and counted as denials
+	// are.
+	AuthenticationFailed Kind = "authentication_failed"
 )
 
 // Event is one thing that happened. Detail's values are strings, integers,
@@ -132,12 +141,7 @@ func (r *Ring) Append(e Event) {
 	if r == nil {
 		return
 	}
-	e.Topic, e.Group = clip(e.Topic), clip(e.Group)
-	for k, v := range e.Detail {
-		if s, ok := v.(string); ok && len(s) > maxString {
-			e.Detail[k] = clip(s)
-		}
-	}
+	e.Clip()
 	r.mu.Lock()
 	if e.Time.IsZero() {
 		// Under the lock, so that the ring's own times follow its
@@ -152,6 +156,17 @@ func (r *Ring) Append(e Event) {
 	r.mu.Unlock()
 	if ch != nil {
 		close(ch)
+	}
+}
+
+// Clip cuts e's strings as the ring keeps them (Clip), its Detail's in
+// place: for one who holds an event before appending it.
+func (e *Event) Clip() {
+	e.Topic, e.Group = Clip(e.Topic), Clip(e.Group)
+	for k, v := range e.Detail {
+		if s, ok := v.(string); ok && len(s) > maxString {
+			e.Detail[k] = Clip(s)
+		}
 	}
 }
 
@@ -231,8 +246,8 @@ var closed = func() chan struct{} {
 	return ch
 }()
 
-// clip cuts s to maxString bytes, at a rune boundary.
-func clip(s string) string {
+// Clip cuts s to maxString bytes, at a rune boundary.
+func Clip(s string) string {
 	if len(s) <= maxString {
 		return s
 	}

@@ -37,8 +37,11 @@ type MemberSnapshot struct {
 	InstanceID string
 	ClientID   string
 	ClientHost string
-	Epoch      int32 // consumer protocol member epoch
-	Assigned   map[string][]int32
+	// Principal is who the member's client authenticated as when it
+	// joined or last heartbeat (WithPrincipal); "" when unknown.
+	Principal string
+	Epoch     int32 // consumer protocol member epoch
+	Assigned  map[string][]int32
 }
 
 // OffsetSnapshot is one committed offset of a GroupSnapshot.
@@ -49,6 +52,19 @@ type OffsetSnapshot struct {
 	LeaderEpoch     int32
 	Metadata        string
 	CommitTimestamp time.Time
+}
+
+// SnapshotGroup returns a copy of group id, if this coordinator serves
+// it.
+func (c *Coordinator) SnapshotGroup(ctx context.Context, id string) (GroupSnapshot, bool) {
+	var out GroupSnapshot
+	found := false
+	c.run(ctx, id, false, func(g *group) {
+		if g != nil && g.state != stateDead {
+			out, found = g.snapshot(), true
+		}
+	})
+	return out, found
 }
 
 // Snapshot returns a copy of every group this coordinator serves, sorted by
@@ -90,7 +106,7 @@ func (g *group) snapshot() GroupSnapshot {
 		g.cg.snapshot(&s)
 	} else {
 		for _, m := range g.sortedMembers() {
-			ms := MemberSnapshot{MemberID: m.id, ClientID: m.clientID, ClientHost: m.clientHost}
+			ms := MemberSnapshot{MemberID: m.id, ClientID: m.clientID, ClientHost: m.clientHost, Principal: m.principal}
 			if m.instanceID != nil {
 				ms.InstanceID = *m.instanceID
 			}

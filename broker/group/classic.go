@@ -22,6 +22,7 @@ type member struct {
 	instanceID        *string
 	clientID          string
 	clientHost        string
+	principal         string // WithPrincipal's; "" when unknown
 	sessionTimeout    time.Duration
 	rebalanceTimeout  time.Duration
 	protocolType      string
@@ -362,6 +363,7 @@ func (g *group) joinKnown(req *kmsg.JoinGroupRequest, ci clientInfo) (chan joinR
 		return nil, &joinResult{code: code}
 	}
 	m := g.members[id]
+	m.notePrincipal(ci.principal)
 	switch g.state {
 	case statePreparingRebalance:
 		ch := g.updateMember(m, req)
@@ -426,7 +428,7 @@ func (g *group) joinMembers() []kmsg.JoinGroupResponseMember {
 }
 
 func (g *group) addMember(id string, req *kmsg.JoinGroupRequest, ci clientInfo) chan joinResult {
-	m := &member{id: id, clientID: ci.id, clientHost: ci.host, protocolType: req.ProtocolType}
+	m := &member{id: id, clientID: ci.id, clientHost: ci.host, principal: ci.principal, protocolType: req.ProtocolType}
 	if req.InstanceID != nil {
 		iid := *req.InstanceID
 		m.instanceID = &iid
@@ -818,7 +820,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest)
 			resp.ErrorCode = kerr.UnknownMemberID.Code
 			return
 		}
-		resp.ErrorCode = g.heartbeat(req)
+		resp.ErrorCode = g.heartbeat(req, clientFrom(ctx))
 	})
 	if code != 0 && code != errGroupMissing {
 		resp.ErrorCode = code
@@ -826,7 +828,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest)
 	return resp
 }
 
-func (g *group) heartbeat(req *kmsg.HeartbeatRequest) int16 {
+func (g *group) heartbeat(req *kmsg.HeartbeatRequest, ci clientInfo) int16 {
 	if g.typ == typeConsumer {
 		return kerr.UnknownMemberID.Code
 	}
@@ -844,6 +846,7 @@ func (g *group) heartbeat(req *kmsg.HeartbeatRequest) int16 {
 	}
 	m := g.members[req.MemberID]
 	m.heartbeatDeadline = g.now().Add(m.sessionTimeout)
+	m.notePrincipal(ci.principal)
 	if g.state == statePreparingRebalance {
 		return kerr.RebalanceInProgress.Code
 	}
@@ -915,4 +918,12 @@ func (g *group) leave(id string, instanceID *string) int16 {
 	}
 	g.removeMember(m, "member left")
 	return 0
+}
+
+// notePrincipal records the principal of a member's request, when the
+// request carries one.
+func (m *member) notePrincipal(principal string) {
+	if principal != "" {
+		m.principal = principal
+	}
 }

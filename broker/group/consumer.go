@@ -41,6 +41,7 @@ type cmember struct {
 	rackID           *string
 	clientID         string
 	clientHost       string
+	principal        string // WithPrincipal's; "" when unknown
 	epoch            int32
 	prevEpoch        int32
 	names            []string // subscribed topic names, sorted
@@ -326,6 +327,9 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 		bump = joined
 	} else {
 		m, r = cg.heartbeatMember(req, topics)
+		if m != nil && ci.principal != "" {
+			m.principal = ci.principal
+		}
 	}
 	if m == nil {
 		return r
@@ -430,7 +434,7 @@ func (cg *consumerGroup) join(req *kmsg.ConsumerGroupHeartbeatRequest, ci client
 		m.instanceID = &iid
 		cg.statics[iid] = id
 	}
-	m.clientID, m.clientHost = ci.id, ci.host
+	m.clientID, m.clientHost, m.principal = ci.id, ci.host, ci.principal
 	return m, joined, heartbeatResult{}
 }
 
@@ -685,7 +689,7 @@ func (cg *consumerGroup) snapshot(s *GroupSnapshot) {
 	s.Generation = cg.epoch
 	s.Protocol = cg.assignor
 	for _, m := range cg.sortedMembers() {
-		ms := MemberSnapshot{MemberID: m.id, ClientID: m.clientID, ClientHost: m.clientHost, Epoch: m.epoch, Assigned: make(map[string][]int32)}
+		ms := MemberSnapshot{MemberID: m.id, ClientID: m.clientID, ClientHost: m.clientHost, Principal: m.principal, Epoch: m.epoch, Assigned: make(map[string][]int32)}
 		if m.instanceID != nil {
 			ms.InstanceID = *m.instanceID
 		}

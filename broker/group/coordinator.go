@@ -362,17 +362,31 @@ func appendErrorCode(err error) int16 {
 // clientKey carries the request header's client id and the peer's host.
 type clientKey struct{}
 
-type clientInfo struct{ id, host string }
+// principalKey carries the principal the request's connection
+// authenticated as.
+type principalKey struct{}
+
+type clientInfo struct{ id, host, principal string }
 
 // WithClient returns ctx carrying the client id of the request header and
 // the client's host; JoinGroup and ConsumerGroupHeartbeat record them for
 // DescribeGroups and use the client id as the prefix of new member ids.
 func WithClient(ctx context.Context, clientID, host string) context.Context {
-	return context.WithValue(ctx, clientKey{}, clientInfo{clientID, host})
+	return context.WithValue(ctx, clientKey{}, clientInfo{id: clientID, host: host})
+}
+
+// WithPrincipal returns ctx carrying the principal the client
+// authenticated as ("User:alice"); JoinGroup, Heartbeat and
+// ConsumerGroupHeartbeat record it on the member (MemberSnapshot), which
+// no Kafka API describes. It is kept in memory only: a member the
+// coordinator loaded from the log has none until its next heartbeat.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
 }
 
 func clientFrom(ctx context.Context) clientInfo {
 	ci, _ := ctx.Value(clientKey{}).(clientInfo)
+	ci.principal, _ = ctx.Value(principalKey{}).(string)
 	return ci
 }
 

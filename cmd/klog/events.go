@@ -25,13 +25,16 @@ func newEventsCmd(g *globals) *cobra.Command {
 	var follow bool
 	cmd := &cobra.Command{
 		Use:   "events [--follow]",
-		Short: "Show the nodes' recent events: ISR changes, leader changes, rolls, cleanings, rebalances, denials",
+		Short: "Show the nodes' recent events: ISR changes, leader changes, rolls, cleanings, rebalances, denials, failed logins",
 		Long: `Print the recent events of every node, merged by time, one line each:
 ISR shrinks and expansions (told by the partition's leader), leader changes
 (told by each replica: the role it took), segment rolls, cleaning passes,
-consumer group rebalances (told by the group's coordinator) and requests
+consumer group rebalances (told by the group's coordinator), requests
 the authorizer denied (who, from where, the API, the resource and the rule
-that decided; repeats counted, one line every ten seconds). Each node
+that decided) and failed logins (the user claimed, from where, the
+mechanism and why). Repeats of a denial or failed login are counted, one
+line every ten seconds (repeats=N: N more like it); a flood of distinct
+ones is cut to about one a second (suppressed=N on the next). Each node
 keeps its last 1024 events; a gap is reported on stderr.
 
 With --follow klog keeps printing events as they happen, until

@@ -76,6 +76,14 @@ func frame(b []byte) int {
 	return 0
 }
 
+// ProducerID is the producer id of the first batch, -1 when none parsed.
+func (v *Batches) ProducerID() int64 {
+	if v.parsed == 0 {
+		return -1
+	}
+	return Batch(v.raw).ProducerID()
+}
+
 // Bytes are the batches as given to ParseBatches.
 func (v *Batches) Bytes() []byte { return v.raw }
 
