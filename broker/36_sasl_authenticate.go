@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -38,16 +39,16 @@ func handleSASLAuthenticate(n *Node, ctx context.Context, rc *wire.RequestContex
 		return wire.Reply{Response: resp}, nil
 	}
 	answer, done, err := sess.exchange.Next(req.SASLAuthBytes)
-	var failure string
+	var failure, reason string
 	switch {
 	case err != nil:
-		failure = err.Error()
+		failure, reason = err.Error(), auth.FailureReason(err)
 	case done && sess.reauth && sess.exchange.Principal() != rc.Principal:
 		// Kafka's words.
 		failure = fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", rc.Principal, sess.exchange.Principal())
 	}
 	if failure != "" {
-		n.logger.Info("SASL authentication failed", "listener", rc.Listener, "remote", rc.Remote, "mechanism", sess.mechanism, "err", failure)
+		n.logger.Info("SASL authentication failed", "listener", rc.Listener, "remote", rc.Remote, "mechanism", sess.mechanism, "err", failure, "reason", reason)
 		n.delayFailedAuthentication(ctx)
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		resp.ErrorMessage = &failure
