@@ -37,6 +37,8 @@ type Env struct {
 	Brokers []string
 	Log     *slog.Logger
 	RunID   string
+	// Security is how to connect (SecurityEnv), nil for PLAINTEXT.
+	Security *Security
 }
 
 // Name returns a topic or group name unique to this run and scenario.
@@ -55,13 +57,19 @@ func RunAll(client, brokersArg string, scenarios []Scenario) int {
 		Log:     log,
 		RunID:   fmt.Sprintf("%x", time.Now().UnixNano()),
 	}
+	sec, secErr := LoadSecurity()
+	e.Security = sec
+	log.Info("connecting", "security", sec.Describe())
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	failed := 0
 	for _, s := range scenarios {
 		start := time.Now()
 		log.Info("scenario start", "scenario", s.ID)
-		detail, err := runOne(ctx, e, s)
+		detail, err := "", secErr
+		if secErr == nil {
+			detail, err = runOne(ctx, e, s)
+		}
 		status := "PASS"
 		switch {
 		case errors.Is(err, ErrSkip):
