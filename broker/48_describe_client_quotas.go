@@ -41,6 +41,10 @@ func handleDescribeClientQuotas(n *Node, _ context.Context, _ *wire.RequestConte
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)
 		return resp, nil
 	}
+	// Entries is nullable: null is for an error, and Kafka's tools read
+	// its length (kafka-configs --describe --entity-type users fails on a
+	// null). No match is an empty array.
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
 	img := n.ctrl.Image()
 	for _, e := range img.SortedQuotaEntities() {
 		if !filter.matches(e, req.Strict) {
