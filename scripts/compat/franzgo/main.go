@@ -28,11 +28,11 @@ import (
 const client = "franz-go"
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: franzgo BROKERS")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: franzgo BROKERS [scenario ...]")
 		os.Exit(2)
 	}
-	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+	if harness.RunAll(client, os.Args[1], os.Args[2:], []harness.Scenario{
 		{ID: "admin", Run: admin},
 		{ID: "produce-consume", Run: produceConsume},
 		{ID: "compression", Run: compression},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,10 +47,11 @@ func (e *Env) Name(scenario, what string) string {
 	return fmt.Sprintf("compat-%s-%s-%s-%s", e.Client, scenario, what, e.RunID)
 }
 
-// RunAll runs every scenario with its own deadline, turning a panic into a
-// failure so one scenario never stops the others, and prints one RESULT
-// line per scenario on stdout. It returns the number of failures.
-func RunAll(client, brokersArg string, scenarios []Scenario) int {
+// RunAll runs every scenario (those named in only, when any) with its own
+// deadline, turning a panic into a failure so one scenario never stops the
+// others, and prints one RESULT line per scenario on stdout. It returns the
+// number of failures.
+func RunAll(client, brokersArg string, only []string, scenarios []Scenario) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("client", client)
 	e := &Env{
 		Client:  client,
@@ -64,6 +66,9 @@ func RunAll(client, brokersArg string, scenarios []Scenario) int {
 	defer cancel()
 	failed := 0
 	for _, s := range scenarios {
+		if len(only) > 0 && !slices.Contains(only, s.ID) {
+			continue
+		}
 		start := time.Now()
 		log.Info("scenario start", "scenario", s.ID)
 		detail, err := "", secErr

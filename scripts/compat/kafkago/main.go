@@ -32,8 +32,8 @@ import (
 const client = "kafka-go"
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: kafkago BROKERS")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: kafkago BROKERS [scenario ...]")
 		os.Exit(2)
 	}
 	noProducerState := func(what string) func(context.Context, *harness.Env) (string, error) {
@@ -41,7 +41,7 @@ func main() {
 			return "", harness.Skipf("kafka-go's Writer has no %s producer", what)
 		}
 	}
-	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+	if harness.RunAll(client, os.Args[1], os.Args[2:], []harness.Scenario{
 		{ID: "admin", Run: admin},
 		{ID: "produce-consume", Run: produceConsume},
 		{ID: "compression", Run: compression},

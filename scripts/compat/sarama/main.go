@@ -31,8 +31,8 @@ import (
 const client = "sarama"
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: sarama BROKERS")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: sarama BROKERS [scenario ...]")
 		os.Exit(2)
 	}
 	if v := os.Getenv("KLOG_COMPAT_SARAMA_VERSION"); v != "" {
@@ -43,7 +43,7 @@ func main() {
 		}
 		version = parsed
 	}
-	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+	if harness.RunAll(client, os.Args[1], os.Args[2:], []harness.Scenario{
 		{ID: "admin", Run: admin},
 		{ID: "produce-consume", Run: produceConsume},
 		{ID: "compression", Run: compression},
