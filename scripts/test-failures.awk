@@ -172,7 +172,7 @@ frame && /_test\.go:[0-9]+/ { say($0); frame = 0; next }
 	say($0)
 	match($0, /\([0-9]+ records, [0-9]+ words/)
 	split(substr($0, RSTART + 1, RLENGTH - 1), in_, " ")
-	rerun("KLOG_STREAMS_RECORDS=" in_[1] " KLOG_STREAMS_WORDS=" in_[3] " KLOG_STREAMS_KEEP=1 scripts/compat/streams.sh " (brokers == "" ? "BROKERS" : brokers))
+	rerun((stage ~ /^security\/mtls/ ? "KLOG_COMPAT_SECURITY=DIR/app-mtls.properties " : stage ~ /^security\// ? "KLOG_COMPAT_SECURITY=DIR/app.properties " : "") "KLOG_STREAMS_RECORDS=" in_[1] " KLOG_STREAMS_WORDS=" in_[3] " KLOG_STREAMS_KEEP=1 scripts/compat/streams.sh " (brokers == "" ? "BROKERS" : brokers))
 	next
 }
 
