@@ -505,8 +505,9 @@ built_stage kgo-suite/3-nodes KLOG_SKIP_KGO_SUITE_3NODES on_klog kgo-suite/3-nod
 # pairs run every client on the scenarios of security_subset
 # (security/mtls, security/sasl-ssl-3-nodes). Each runner may take 300 s
 # (KLOG_COMPAT_TIMEOUT; 180 s in the compat stages): at load 20 the Java
-# runner over SASL_SSL ran past 180 s, its admin client's first
-# connection closed during authentication.
+# runner over SASL_SSL ran past 180 s, fresh JVMs' TLS handshakes running
+# past klog's 10 s bound on them (socket.request.progress.timeout.ms)
+# and retrying.
 # security/kgo-suite runs
 # franz-go's kgo suite over mTLS (KGO_TEST_TLS), security/kgo-scram its
 # SCRAM tests (KGO_TEST_SCRAM) against a SASL_PLAINTEXT listener,
