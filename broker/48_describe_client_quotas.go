@@ -46,7 +46,10 @@ func handleDescribeClientQuotas(n *Node, _ context.Context, rc *wire.RequestCont
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)
 		return resp, nil
 	}
-	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{} // Kafka answers [] for none
+	// Entries is nullable: null is for an error, and Kafka's tools read
+	// its length (kafka-configs --describe --entity-type users fails on a
+	// null). No match is an empty array.
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
 	img := n.ctrl.Image()
 	for _, e := range img.SortedQuotaEntities() {
 		if !filter.matches(e, req.Strict) {

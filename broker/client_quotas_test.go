@@ -215,6 +215,24 @@ func TestClientQuotasReachEveryNode(t *testing.T) {
 	}
 }
 
+// TestClientQuotasNoMatchIsEmpty: a filter that matches nothing is
+// answered with an empty array of entries, not the null of an error,
+// which Kafka's kafka-configs --describe --entity-type users cannot read.
+func TestClientQuotasNoMatchIsEmpty(t *testing.T) {
+	n := brokertest.Start(t)
+	req := kmsg.NewPtrDescribeClientQuotasRequest()
+	c := kmsg.NewDescribeClientQuotasRequestComponent()
+	c.EntityType, c.MatchType, c.Match = "user", 0, kmsg.StringPtr("nobody")
+	req.Components = append(req.Components, c)
+	resp, err := req.RequestWith(testkit.Context(t), n.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 || resp.Entries == nil || len(resp.Entries) != 0 {
+		t.Fatalf("error %d, entries %v (nil %v): want no error and an empty array", resp.ErrorCode, resp.Entries, resp.Entries == nil)
+	}
+}
+
 // TestRequestPercentageThrottles: a client over a request_percentage is
 // told to wait, in the answers that carry a throttle time, for at most
 // one quota window.

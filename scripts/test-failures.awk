@@ -8,7 +8,10 @@
 # line per failure (at most 12) with the command that runs it alone, its
 # seed or inputs included. BIN stands for a klog built with go build -o BIN
 # ./cmd/klog, BROKERS for a klog up --memory (klog up -n 3 for a 3-nodes
-# stage), KAFKA for the Kafka 4.4 broker of scripts/kafka/kafka.sh start.
+# stage), KAFKA for the Kafka 4.4 broker of scripts/kafka/kafka.sh start;
+# in a security stage, SASL_SSL_BROKERS, SSL_BROKERS and DIR (its secure
+# directory) for a klog up --secure (klog up -n 3 --secure for a 3-nodes
+# stage), SASL_PLAINTEXT_BROKERS for a listener with SCRAM users.
 # Prints nothing when it finds nothing; test.sh then shows the stage's last
 # lines.
 #
@@ -56,7 +59,11 @@ function go_rerun(pkg, names, i) {
 	for (i = 1; i <= ntests; i++)
 		names = names (i > 1 ? "|" : "") tests[i]
 	run = ntests > 0 ? "-run '^(" names ")$' " : ""
-	if (stage ~ /^kgo-suite/)
+	if (stage == "security/kgo-suite")
+		rerun("KGO_TEST_TLS=ca:DIR/ca.pem,cert:DIR/client-app.pem,key:DIR/client-app.key " (ntests > 0 ? "KGO_SUITE_RUN='^(" names ")$' " : "") "scripts/compat/kgo-suite.sh SSL_BROKERS")
+	else if (stage == "security/kgo-scram")
+		rerun("KGO_TEST_SCRAM=USER:PASSWORD:512 KGO_TEST_SCRAM_SEEDS=SASL_PLAINTEXT_BROKERS KGO_SUITE_RUN='^(" (ntests > 0 ? names : "TestSCRAMAuth|TestSCRAMAuthBadCredentials") ")$' scripts/compat/kgo-suite.sh BROKERS")
+	else if (stage ~ /^kgo-suite/)
 		rerun((ntests > 0 ? "KGO_SUITE_RUN='^(" names ")$' " : "") (stage ~ /3-nodes/ ? "KGO_TEST_RF=3 " : "") "scripts/compat/kgo-suite.sh BROKERS")
 	else
 		rerun(seed "go test -race -count=1 " run pkg)
@@ -131,6 +138,10 @@ frame && /_test\.go:[0-9]+/ { say($0); frame = 0; next }
 	say($0)
 	if (stage == "reference")
 		rerun("scripts/compat/run.sh KAFKA " $2)
+	else if (stage ~ /^security\/mtls/)
+		rerun("KLOG_COMPAT_SECURITY=DIR/app-mtls.properties KLOG_COMPAT_SCENARIOS=" $3 " scripts/compat/run.sh SSL_BROKERS " $2)
+	else if (stage ~ /^security\//)
+		rerun("KLOG_COMPAT_SECURITY=DIR/app.properties KLOG_COMPAT_SCENARIOS=" $3 " scripts/compat/run.sh SASL_SSL_BROKERS " $2)
 	else
 		rerun("scripts/compat/run.sh BROKERS " $2)
 	next
@@ -151,6 +162,7 @@ frame && /_test\.go:[0-9]+/ { say($0); frame = 0; next }
 /^reference: Kafka 4.4 ready at/ { target = "kafka"; brokers = "KAFKA" }
 /^FAIL smoke\// { say($0); rerun("scripts/smoke/run.sh BIN"); next }
 /^FAIL docs\// { say($0); rerun("scripts/docs/quickstart.sh BIN"); next }
+/^FAIL tools\// && stage == "security/tools" { say($0); rerun("scripts/kafka/tools.sh SASL_SSL_BROKERS --target klog --secure DIR"); next }
 /^FAIL tools\// { say($0); rerun("scripts/kafka/tools.sh " brokers " --target " target); next }
 /^FAIL klogcmds\// { say($0); rerun("KLOG_BIN=BIN scripts/kafka/klogcmds.sh " brokers " --target " target); next }
 /^FAIL ondisk\// { say($0); rerun("KLOG_BIN=BIN scripts/kafka/ondisk.sh"); next }
@@ -160,7 +172,7 @@ frame && /_test\.go:[0-9]+/ { say($0); frame = 0; next }
 	say($0)
 	match($0, /\([0-9]+ records, [0-9]+ words/)
 	split(substr($0, RSTART + 1, RLENGTH - 1), in_, " ")
-	rerun("KLOG_STREAMS_RECORDS=" in_[1] " KLOG_STREAMS_WORDS=" in_[3] " KLOG_STREAMS_KEEP=1 scripts/compat/streams.sh " (brokers == "" ? "BROKERS" : brokers))
+	rerun((stage ~ /^security\/mtls/ ? "KLOG_COMPAT_SECURITY=DIR/app-mtls.properties " : stage ~ /^security\// ? "KLOG_COMPAT_SECURITY=DIR/app.properties " : "") "KLOG_STREAMS_RECORDS=" in_[1] " KLOG_STREAMS_WORDS=" in_[3] " KLOG_STREAMS_KEEP=1 scripts/compat/streams.sh " (brokers == "" ? "BROKERS" : brokers))
 	next
 }
 

@@ -11,7 +11,10 @@
 # (the same against "klog up -n 3"), kgo-suite
 # (franz-go's own kgo integration tests, scripts/compat/kgo-suite.sh, against
 # "klog up --memory"), kgo-suite/3-nodes (the same against "klog up -n 3",
-# KGO_TEST_RF=3), hostile (scripts/hostile/run.sh: one bounded probe per
+# KGO_TEST_RF=3), security (klog up --secure and -n 3 --secure: the compat
+# matrix over SASL_SSL and mTLS from the client configs it wrote, franz-go's
+# kgo suite over mTLS and its SCRAM tests, Kafka's tools with
+# --command-config), hostile (scripts/hostile/run.sh: one bounded probe per
 # finding of issue 9, each against its own "klog up"), chaos (scripts/chaos:
 # SIGKILL, SIGSTOP and restarts of a node under an idempotent acks=all
 # producer, with a checker of what was acknowledged; then the same on
@@ -61,6 +64,9 @@
 #   KLOG_SKIP_COMPAT_3NODES=1 skip the compat matrix against klog up -n 3
 #   KLOG_SKIP_KGO_SUITE=1    skip franz-go's kgo integration suite
 #   KLOG_SKIP_KGO_SUITE_3NODES=1 skip the kgo suite against klog up -n 3
+#   KLOG_SKIP_SECURITY=1     skip the security stages (klog up --secure)
+#   KLOG_SKIP_SECURITY_3NODES=1 skip only their klog up -n 3 --secure stages
+#   KLOG_SKIP_SECURITY_COMPAT=1 skip only their compat matrices
 #   KLOG_SKIP_HOSTILE=1      skip the hostile-client probes
 #   KLOG_SKIP_CHAOS=1        skip the fault tests with a checker
 #   KLOG_SKIP_REFERENCE=1    skip the Kafka 4.4 reference stage
@@ -400,23 +406,55 @@ built_stage tui KLOG_SKIP_TUI tui_e2e
 # masked).
 built_stage docs KLOG_SKIP_DOCS timeout 300 scripts/docs/quickstart.sh "$klog_bin"
 
-# on_klog NAME NODES CMD... starts "klog up --memory", or with NODES > 1 a
-# local cluster, "klog up -n NODES" (scripts/smoke/lib.sh), runs CMD with the
-# whole bootstrap list as its last argument, checks that the broker (every
-# node of a cluster) lived through the run and stops it; the broker's log is
-# printed when anything failed.
+# part DESC CMD... runs one part of a stage and, if it fails, says which
+# in a FAIL line the summary repeats.
+part() {
+  local desc=$1 rc=0
+  shift
+  "$@" || rc=$?
+  [ "$rc" -eq 0 ] || echo "FAIL part: $desc (exit $rc)"
+  return "$rc"
+}
+# on_klog [--secure sasl_ssl|mtls] NAME NODES CMD... starts "klog up
+# --memory", or with NODES > 1 a local cluster, "klog up -n NODES"
+# (scripts/smoke/lib.sh), runs CMD with the whole bootstrap list as its
+# last argument, checks that the broker (every node of a cluster) lived
+# through the run and stops it; the broker's log is printed when anything
+# failed. With --secure it starts "klog up --secure" (-n NODES --secure)
+# and gives CMD the SASL_SSL listeners and KLOG_COMPAT_SECURITY=DATA-DIR/
+# secure/app.properties (sasl_ssl: SCRAM-SHA-512 as app), or the SSL
+# listeners and app-mtls.properties (mtls: app's client certificate).
+# With --sasl-plaintext (one node) the node also serves SASL_PLAINTEXT
+# (SCRAM) at $SMOKE_SASL_PLAINTEXT_BROKERS.
 on_klog() {
-  local name=$1 nodes=$2 dir rc=0
+  local secure='' secure_on=0 sasl_plaintext=0
+  if [ "$1" = --secure ]; then
+    secure=$2 secure_on=1
+    shift 2
+  elif [ "$1" = --sasl-plaintext ]; then
+    sasl_plaintext=1
+    shift
+  fi
+  local name=$1 nodes=$2 dir rc=0 brokers conf=''
   shift 2
   dir=$(mktemp -d)
   # shellcheck source=smoke/lib.sh
   source "$root/scripts/smoke/lib.sh"
-  if ! smoke_start_broker "$klog_bin" "$dir" "$nodes"; then
+  if ! SMOKE_SECURE=$secure_on SMOKE_SASL_PLAINTEXT=$sasl_plaintext smoke_start_broker "$klog_bin" "$dir" "$nodes"; then
     rm -rf "$dir"
     return 1
   fi
-  echo "$name: $nodes node(s) ready at $SMOKE_BROKERS (pid $SMOKE_BROKER_PID)"
-  "$@" "$SMOKE_BROKERS" || rc=$?
+  brokers=$SMOKE_BROKERS
+  case $secure in
+  sasl_ssl) brokers=$SMOKE_SASL_SSL_BROKERS conf=$SMOKE_SECURE_DIR/app.properties ;;
+  mtls) brokers=$SMOKE_SSL_BROKERS conf=$SMOKE_SECURE_DIR/app-mtls.properties ;;
+  esac
+  echo "$name: $nodes node(s) ready at $brokers${conf:+ (KLOG_COMPAT_SECURITY=$conf)} (pid $SMOKE_BROKER_PID)"
+  if [ -n "$conf" ]; then
+    KLOG_COMPAT_SECURITY=$conf "$@" "$brokers" || rc=$?
+  else
+    "$@" "$brokers" || rc=$?
+  fi
   if ! kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; then
     echo "$name: the broker died during the run"
     smoke_dump_broker_log "$dir"
@@ -455,6 +493,79 @@ built_stage kgo-suite KLOG_SKIP_KGO_SUITE on_klog kgo-suite 1 \
   env KGO_SUITE_TIMEOUT=10m timeout -k 10 720 scripts/compat/kgo-suite.sh
 built_stage kgo-suite/3-nodes KLOG_SKIP_KGO_SUITE_3NODES on_klog kgo-suite/3-nodes 3 \
   env KGO_SUITE_TIMEOUT=10m KGO_TEST_RF=3 timeout -k 10 720 scripts/compat/kgo-suite.sh
+
+# --- security -----------------------------------------------------------------
+# klog up --secure (issue 30): every client of the compat matrix connects
+# with the client configs klog up --secure wrote (run.sh's
+# KLOG_COMPAT_SECURITY: app.properties, SASL_SSL with SCRAM-SHA-512 as app,
+# or app-mtls.properties, mTLS with app's client certificate, User:app),
+# authorized by the ACLs --secure gives app. Four full matrices would cost
+# CI about as much as compat and compat/3-nodes together again, so the full
+# matrix runs over SASL_SSL on one node (security/sasl-ssl) and over mTLS
+# on "klog up -n 3 --secure" (security/mtls-3-nodes), and the two other
+# pairs run every client on the scenarios of security_subset
+# (security/mtls, security/sasl-ssl-3-nodes). Each runner may take 300 s
+# (KLOG_COMPAT_TIMEOUT; 180 s in the compat stages): at load 20 the Java
+# runner over SASL_SSL ran past 180 s, fresh JVMs' TLS handshakes running
+# past klog's 10 s bound on them (socket.request.progress.timeout.ms)
+# and retrying.
+# security/kgo-suite runs
+# franz-go's kgo suite over mTLS (KGO_TEST_TLS), security/kgo-scram its
+# SCRAM tests (KGO_TEST_SCRAM) against a SASL_PLAINTEXT listener,
+# security/tools Kafka 4.4's tools with --command-config
+# (scripts/kafka/tools.sh --secure: kafka-configs SCRAM users and client
+# quotas, kafka-acls, the console producer and consumer over SASL_SSL and
+# mTLS).
+security_subset="admin produce-consume group transactions"
+: "${KLOG_SKIP_SECURITY_COMPAT:=${KLOG_SKIP_SECURITY:-0}}"
+: "${KLOG_SKIP_SECURITY_3NODES:=${KLOG_SKIP_SECURITY:-0}}"
+KLOG_SKIP_SECURITY_COMPAT_3NODES=$KLOG_SKIP_SECURITY_COMPAT
+[ "$KLOG_SKIP_SECURITY_3NODES" = 1 ] && KLOG_SKIP_SECURITY_COMPAT_3NODES=1
+# security_matrix BROKERS runs the whole matrix. The Kafka Streams check
+# (scripts/compat/streams.sh, which reads KLOG_COMPAT_SECURITY too) is not
+# here yet: over SASL_SSL its producer step's bootstrap connection was
+# closed at once, twice, a failure still to be understood.
+security_matrix() {
+  KLOG_COMPAT_TIMEOUT=300 timeout -k 10 1800 scripts/compat/run.sh "$1"
+}
+built_stage security/sasl-ssl KLOG_SKIP_SECURITY_COMPAT on_klog --secure sasl_ssl security/sasl-ssl 1 security_matrix
+built_stage security/mtls KLOG_SKIP_SECURITY_COMPAT on_klog --secure mtls security/mtls 1 \
+  env KLOG_COMPAT_SCENARIOS="$security_subset" KLOG_COMPAT_TIMEOUT=300 timeout -k 10 1200 scripts/compat/run.sh
+built_stage security/mtls-3-nodes KLOG_SKIP_SECURITY_COMPAT_3NODES on_klog --secure mtls security/mtls-3-nodes 3 security_matrix
+built_stage security/sasl-ssl-3-nodes KLOG_SKIP_SECURITY_COMPAT_3NODES on_klog --secure sasl_ssl security/sasl-ssl-3-nodes 3 \
+  env KLOG_COMPAT_SCENARIOS="$security_subset" KLOG_COMPAT_TIMEOUT=300 timeout -k 10 1200 scripts/compat/run.sh
+
+# security_kgo BROKERS runs franz-go's kgo suite against the SSL listeners
+# BROKERS of klog up --secure, every test client with app's certificate
+# (KGO_TEST_TLS), less the two long ETL tests the kgo-suite stages run and
+# TestIssue769, whose client sets a Dialer of its own: with KGO_TEST_TLS's
+# DialTLSConfig franz-go refuses that config ("cannot set both Dialer and
+# DialTLSConfig"), the test ignores the error and dereferences the nil
+# client;
+# security_kgo_scram BROKERS runs the suite's SCRAM tests (TestSCRAMAuth,
+# TestSCRAMAuthBadCredentials) against the SASL_PLAINTEXT listener of
+# on_klog --sasl-plaintext (the tests dial without TLS), for a user klog
+# user create made with SCRAM-SHA-512 (KGO_TEST_SCRAM=USER:PASSWORD:512).
+security_kgo() {
+  local d rc=0
+  d=$(dirname "$KLOG_COMPAT_SECURITY")
+  KGO_TEST_TLS="ca:$d/ca.pem,cert:$d/client-app.pem,key:$d/client-app.key" KGO_SUITE_EXCLUDE='TestGroupETL|TestTxnEtl|TestIssue769' \
+    KGO_SUITE_TIMEOUT=6m timeout -k 10 420 scripts/compat/kgo-suite.sh "$1" || rc=1
+  return "$rc"
+}
+built_stage security/kgo-suite KLOG_SKIP_SECURITY on_klog --secure mtls security/kgo-suite 1 security_kgo
+security_kgo_scram() {
+  "$klog_bin" user create kgo-scram --password kgo-scram-secret -b "$1" >/dev/null || return 1
+  KGO_TEST_SCRAM=kgo-scram:kgo-scram-secret:512 KGO_TEST_SCRAM_SEEDS=$SMOKE_SASL_PLAINTEXT_BROKERS \
+    KGO_SUITE_RUN='^(TestSCRAMAuth|TestSCRAMAuthBadCredentials)$' timeout -k 10 300 scripts/compat/kgo-suite.sh "$1"
+}
+built_stage security/kgo-scram KLOG_SKIP_SECURITY on_klog --sasl-plaintext security/kgo-scram 1 security_kgo_scram
+# security_tools BROKERS runs scripts/kafka/tools.sh --secure against the
+# SASL_SSL listeners BROKERS.
+security_tools() {
+  timeout -k 10 600 scripts/kafka/tools.sh "$1" --target klog --secure "$(dirname "$KLOG_COMPAT_SECURITY")"
+}
+built_stage security/tools KLOG_SKIP_SECURITY on_klog --secure sasl_ssl security/tools 1 security_tools
 
 # --- hostile ------------------------------------------------------------------
 # One bounded probe per finding of issue 9 (memory, descriptors, transactions
@@ -620,15 +731,6 @@ reference_streams() {
   echo "reference: the Kafka Streams check against $1"
   timeout -k 10 300 scripts/compat/streams.sh "$2" || rc=1
   echo "reference: the Kafka Streams check against $1 took $((SECONDS - t))s (exit $rc)"
-  return "$rc"
-}
-# part DESC CMD... runs one part of a stage and, if it fails, says which
-# in a FAIL line the summary repeats.
-part() {
-  local desc=$1 rc=0
-  shift
-  "$@" || rc=$?
-  [ "$rc" -eq 0 ] || echo "FAIL part: $desc (exit $rc)"
   return "$rc"
 }
 run_reference() {

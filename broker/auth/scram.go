@@ -12,10 +12,13 @@ package auth
 // password: ClientKey := proof XOR HMAC(StoredKey, AuthMessage), and
 // H(ClientKey) must equal StoredKey (compared in constant time).
 //
-// Stricter than Kafka where RFC 5802 says so: the nonce of client-final
-// must be the combined nonce itself (Kafka checks that it ends with the
-// server's), its channel binding must be the gs2 header of client-first
-// ("biws" for "n,,"), and a mandatory extension (m=) fails. An unknown user
+// The nonce of client-final must end with the combined nonce, Kafka's
+// check and not RFC 5802's equality: librdkafka 2.0.2
+// (Debian's, under kcat and python3-confluent-kafka) sends its own
+// nonce again in front of the combined one, and Kafka admits it. Stricter
+// than Kafka where RFC 5802 says so: the channel binding of client-final
+// must be the gs2 header of client-first ("biws" for "n,,"), and a
+// mandatory extension (m=) fails. An unknown user
 // is answered with a server-first (a salt derived from the user's name and
 // a secret of the mechanism, so that it is the same at every attempt) and
 // fails at client-final with the message a wrong password gets, so that
@@ -220,8 +223,8 @@ func (x *scramExchange) final(token []byte) ([]byte, error) {
 	case why != "":
 	case cf.binding != base64.StdEncoding.EncodeToString([]byte(x.gs2)):
 		why = "the channel binding is not client-first's gs2 header"
-	case cf.nonce != x.nonce:
-		why = "the nonce is not the one of server-first"
+	case !strings.HasSuffix(cf.nonce, x.nonce):
+		why = "the nonce does not end with the one of server-first"
 	}
 	if why != "" {
 		return nil, invalidCredentials(x.m.name, "client-final: "+why)

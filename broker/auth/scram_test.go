@@ -277,6 +277,30 @@ func TestSCRAMNonce(t *testing.T) {
 	}
 }
 
+// TestSCRAMNonceRepeatedClientPart checks a client-final whose nonce is
+// the client's nonce followed by the combined one, as librdkafka 2.0.2
+// (Debian's, under kcat and python3-confluent-kafka) sends it, is
+// admitted, as Kafka admits it.
+func TestSCRAMNonceRepeatedClientPart(t *testing.T) {
+	mech := auth.SCRAMSHA512
+	m := mechanism(t, mech, withUser(t, creds{}, "alice", mech, "secret", 4096))
+	c := newManual(mech, "alice")
+	salted := c.salted(t, "secret", salt, 4096)
+	x := m.Start()
+	sf, _, err := x.Next(c.first())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce := strings.TrimPrefix(strings.Split(string(sf), ",")[0], "r=")
+	_, done, err := x.Next(c.final(sf, salted, "clientnonce"+nonce))
+	if err != nil || !done {
+		t.Fatalf("librdkafka's client-final: done %v, err %v (%s)", done, err, auth.FailureReason(err))
+	}
+	if x.Principal() != "User:alice" {
+		t.Fatalf("principal %q", x.Principal())
+	}
+}
+
 func TestSCRAMBadTokens(t *testing.T) {
 	mech := auth.SCRAMSHA256
 	m := mechanism(t, mech, withUser(t, creds{}, "alice", mech, "secret", 4096))

@@ -237,11 +237,8 @@ func anyPortListeners(v string) string {
 // its supervisor. It serves until the command's context ends or the node
 // stops.
 func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]string, level slog.Level, start time.Time) error {
-	if len(o.hosts) > 0 {
-		return usagef("--hosts needs -n 2 or more")
-	}
-	if len(o.racks) > 0 {
-		return usagef("--racks needs -n 2 or more; one node takes -X broker.rack=RACK")
+	if err := checkSingleFlags(o); err != nil {
+		return err
 	}
 	nodeID, child, err := configNodeID(configs)
 	if err != nil {
@@ -296,10 +293,7 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 	}
 	brokers := node.Advertised()
 	info := readyInfo{Brokers: []string{brokers}, ClusterID: node.ClusterState().ClusterID, Admin: adminAddrs, DataDir: rootDir, Memory: o.memory,
-		Listeners: map[string]string{}}
-	for _, name := range node.ListenerNames() {
-		info.Listeners[name] = advertisedAt(brokers, node.ListenerAddr(name))
-	}
+		Listeners: nodeListeners(node)}
 	if info.Secure, err = singleSecureInfo(cmd.Context(), g, sec, node); err != nil {
 		node.Close()
 		return err
@@ -319,6 +313,28 @@ func runSingle(cmd *cobra.Command, g *globals, o upOptions, configs map[string]s
 		defer stopFaults()
 	}
 	return serveNode(cmd.Context(), node, logger)
+}
+
+// checkSingleFlags refuses the flags of a cluster of several nodes.
+func checkSingleFlags(o upOptions) error {
+	if len(o.hosts) > 0 {
+		return usagef("--hosts needs -n 2 or more")
+	}
+	if len(o.racks) > 0 {
+		return usagef("--racks needs -n 2 or more; one node takes -X broker.rack=RACK")
+	}
+	return nil
+}
+
+// nodeListeners are node's listeners by name, each where clients reach
+// it: the advertised host, the listener's port.
+func nodeListeners(node *broker.Node) map[string]string {
+	brokers := node.Advertised()
+	out := map[string]string{}
+	for _, name := range node.ListenerNames() {
+		out[name] = advertisedAt(brokers, node.ListenerAddr(name))
+	}
+	return out
 }
 
 // configNodeID is the id of a node of a cluster, which its supervisor

@@ -27,6 +27,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+from aiokafka.helpers import create_ssl_context
 
 import pyrunner
 from pyrunner import CONFIG_WAIT, RUN, STEP, Failure, Skip, check
@@ -81,16 +82,28 @@ class Clients:
             self.started.remove(c)
             await bounded(c.stop() if hasattr(c, "stop") else c.close(), "stopping %s" % type(c).__name__)
 
+    def conn(self):
+        """A client's connection settings: the brokers, and the security
+        of KLOG_COMPAT_SECURITY's file (pyrunner.python_security), the CA
+        and client certificate in an ssl context as aiokafka takes them."""
+        c = pyrunner.python_security()
+        files = {k: c.pop(k) for k in ("ssl_cafile", "ssl_certfile", "ssl_keyfile") if k in c}
+        if files:
+            c["ssl_context"] = create_ssl_context(
+                cafile=files.get("ssl_cafile"), certfile=files.get("ssl_certfile"), keyfile=files.get("ssl_keyfile")
+            )
+        return dict(bootstrap_servers=self.brokers, **c)
+
     async def admin(self):
-        return await self.start(AIOKafkaAdminClient(bootstrap_servers=self.brokers, request_timeout_ms=int(STEP * 1000)))
+        return await self.start(AIOKafkaAdminClient(**self.conn(), request_timeout_ms=int(STEP * 1000)))
 
     async def producer(self, **conf):
         conf.setdefault("linger_ms", 5)
-        return await self.start(AIOKafkaProducer(bootstrap_servers=self.brokers, request_timeout_ms=int(STEP * 1000), **conf))
+        return await self.start(AIOKafkaProducer(**self.conn(), request_timeout_ms=int(STEP * 1000), **conf))
 
     async def consumer(self, *topics, **conf):
         conf.setdefault("enable_auto_commit", False)
-        return await self.start(AIOKafkaConsumer(*topics, bootstrap_servers=self.brokers, **conf))
+        return await self.start(AIOKafkaConsumer(*topics, **self.conn(), **conf))
 
     async def close(self):
         for c in reversed(list(self.started)):

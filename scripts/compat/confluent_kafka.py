@@ -60,8 +60,14 @@ def log(msg):
     pyrunner.log(CLIENT, msg)
 
 
+def conn(brokers):
+    """A client's connection settings: brokers, and the security of
+    KLOG_COMPAT_SECURITY's file (pyrunner.librdkafka_security)."""
+    return {"bootstrap.servers": brokers, **pyrunner.librdkafka_security()}
+
+
 def admin(brokers):
-    return AdminClient({"bootstrap.servers": brokers})
+    return AdminClient(conn(brokers))
 
 
 def partition_count(a, topic):
@@ -79,7 +85,7 @@ def create_topic(brokers, topic, partitions, config=None):
 
 
 def producer(brokers, **conf):
-    c = {"bootstrap.servers": brokers, "linger.ms": 5}
+    c = {**conn(brokers), "linger.ms": 5}
     c.update({k.replace("_", "."): v for k, v in conf.items()})
     return Producer(c)
 
@@ -106,7 +112,7 @@ def read_all(brokers, topic, partitions, isolation="read_uncommitted"):
     reaches the end everywhere; returns the messages."""
     c = Consumer(
         {
-            "bootstrap.servers": brokers,
+            **conn(brokers),
             "group.id": "compat-ck-reader" + RUN,
             "enable.auto.commit": False,
             "isolation.level": isolation,
@@ -237,7 +243,7 @@ def scenario_offsets_by_time(brokers):
     for i in range(10):
         p.produce(topic, value=b"t%d" % i, timestamp=base + i * 1000, partition=0)
     flush(p)
-    c = Consumer({"bootstrap.servers": brokers, "group.id": "compat-ck-time" + RUN, "enable.auto.commit": False})
+    c = Consumer({**conn(brokers), "group.id": "compat-ck-time" + RUN, "enable.auto.commit": False})
     try:
         cases = [(base - 5000, 0), (base, 0), (base + 4000, 4), (base + 4500, 5), (base + 9000, 9), (base + 60000, -1)]
         for ts, want in cases:
@@ -257,7 +263,7 @@ def librdkafka_version():
 
 def group_consumer(brokers, group, name, protocol="classic"):
     conf = {
-        "bootstrap.servers": brokers,
+        **conn(brokers),
         "group.id": group,
         "client.id": name,
         "enable.auto.commit": False,
@@ -447,7 +453,7 @@ def scenario_consume_transform_produce(brokers):
     flush(plain)
     consumer = Consumer(
         {
-            "bootstrap.servers": brokers,
+            **conn(brokers),
             "group.id": group,
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",

@@ -31,16 +31,22 @@ from pyrunner import CONFIG_WAIT, RUN, STEP, Failure, Skip, check, wait_for
 CLIENT = "kafka-python"
 
 
+def conn(brokers):
+    """A client's connection settings: brokers, and the security of
+    KLOG_COMPAT_SECURITY's file (pyrunner.python_security)."""
+    return dict(bootstrap_servers=brokers, **pyrunner.python_security())
+
+
 def log(msg):
     pyrunner.log(CLIENT, msg)
 
 
 def admin(brokers):
-    return KafkaAdminClient(bootstrap_servers=brokers, client_id="compat-kp-admin", request_timeout_ms=int(STEP * 1000))
+    return KafkaAdminClient(**conn(brokers), client_id="compat-kp-admin", request_timeout_ms=int(STEP * 1000))
 
 
 def partitions_of(brokers, topic):
-    c = KafkaConsumer(bootstrap_servers=brokers)
+    c = KafkaConsumer(**conn(brokers))
     try:
         return c.partitions_for_topic(topic) or set()
     finally:
@@ -57,7 +63,7 @@ def create_topic(brokers, topic, partitions, config=None):
 
 
 def producer(brokers, **conf):
-    return KafkaProducer(bootstrap_servers=brokers, linger_ms=5, acks="all", **conf)
+    return KafkaProducer(**conn(brokers), linger_ms=5, acks="all", **conf)
 
 
 def send_all(p, sends):
@@ -69,7 +75,7 @@ def send_all(p, sends):
 
 def read_all(brokers, topic, partitions):
     """Reads every partition from the start to its end offset."""
-    c = KafkaConsumer(bootstrap_servers=brokers, enable_auto_commit=False, consumer_timeout_ms=int(STEP * 1000))
+    c = KafkaConsumer(**conn(brokers), enable_auto_commit=False, consumer_timeout_ms=int(STEP * 1000))
     try:
         tps = [TopicPartition(topic, q) for q in range(partitions)]
         c.assign(tps)
@@ -201,7 +207,7 @@ def scenario_offsets_by_time(brokers):
         send_all(p, [dict(topic=topic, value=b"t%d" % i, timestamp_ms=base + i * 1000, partition=0) for i in range(10)])
     finally:
         p.close()
-    c = KafkaConsumer(bootstrap_servers=brokers)
+    c = KafkaConsumer(**conn(brokers))
     tp = TopicPartition(topic, 0)
     try:
         for ts, want in [(base - 5000, 0), (base, 0), (base + 4000, 4), (base + 4500, 5), (base + 9000, 9), (base + 60000, None)]:
@@ -217,7 +223,7 @@ def scenario_offsets_by_time(brokers):
 
 def group_consumer(brokers, group, name):
     return KafkaConsumer(
-        bootstrap_servers=brokers,
+        **conn(brokers),
         group_id=group,
         client_id=name,
         enable_auto_commit=False,

@@ -57,10 +57,44 @@ async function waitUntil(what, cond, timeoutMs = STEP_MS) {
   }
 }
 
+// security is the ssl and sasl settings of KLOG_COMPAT_SECURITY's file, a
+// Java client config klog up --secure wrote (app.properties: SASL_SSL with
+// SCRAM-SHA-512; app-mtls.properties: mTLS with the app's certificate),
+// read from its librdkafka twin beside it (NAME.librdkafka.properties:
+// the same settings with PEM files and the user and password as plain
+// keys); {} without one.
+function security() {
+  const file = (process.env.KLOG_COMPAT_SECURITY || '').trim()
+  if (!file) return {}
+  const fs = require('fs')
+  const twin = file.replace(/\.properties$/, '.librdkafka.properties')
+  const c = {}
+  for (const line of fs.readFileSync(twin, 'utf8').split('\n')) {
+    const t = line.trim()
+    if (!t || t[0] === '#' || t[0] === '!') continue
+    const i = t.indexOf('=')
+    if (i < 0) throw new Error(`${twin}: not key=value: ${t}`)
+    c[t.slice(0, i).trim()] = t.slice(i + 1).trim()
+  }
+  const out = {}
+  const protocol = c['security.protocol']
+  if (protocol === 'SSL' || protocol === 'SASL_SSL') {
+    out.ssl = { ca: [fs.readFileSync(c['ssl.ca.location'], 'utf8')] }
+    if (c['ssl.certificate.location']) out.ssl.cert = fs.readFileSync(c['ssl.certificate.location'], 'utf8')
+    if (c['ssl.key.location']) out.ssl.key = fs.readFileSync(c['ssl.key.location'], 'utf8')
+  }
+  if (protocol === 'SASL_SSL' || protocol === 'SASL_PLAINTEXT') {
+    out.sasl = { mechanism: c['sasl.mechanisms'].toLowerCase(), username: c['sasl.username'], password: c['sasl.password'] }
+  }
+  log(`connecting over ${protocol}` + (out.sasl ? ` ${c['sasl.mechanisms']} as ${c['sasl.username']}` : ` with client certificate ${c['ssl.certificate.location']}`))
+  return out
+}
+
 function newKafka(brokers) {
   return new Kafka({
     clientId: 'klog-compat',
     brokers: brokers.split(','),
+    ...security(),
     logLevel: logLevel.WARN,
     logCreator: () => ({ level, log: entry }) => {
       process.stderr.write(`${CLIENT}: [${level}] ${entry.message} ${entry.error || ''}\n`)

@@ -16,6 +16,15 @@ set -uo pipefail
 BROKERS=${1:?usage: kcat.sh BROKERS}
 client=kcat
 step_timeout=${KCAT_STEP_TIMEOUT:-20}
+# KLOG_COMPAT_SECURITY names the Java client config klog up --secure wrote
+# (app.properties, app-mtls.properties); kcat reads its librdkafka twin
+# beside it (app.librdkafka.properties...) with -F; -b after it names the
+# brokers.
+sec=()
+if [ -n "${KLOG_COMPAT_SECURITY:-}" ]; then
+  sec=(-F "${KLOG_COMPAT_SECURITY%.properties}.librdkafka.properties")
+  echo "kcat: connecting with ${sec[1]}" >&2
+fi
 # Names end in run, so reruns against one long-lived broker do not collide.
 run="$(date +%s%N | cut -c8-13)-$$"
 work=$(mktemp -d)
@@ -54,7 +63,7 @@ pass() {
 k() {
   local name=$1 rc=0
   shift
-  timeout "$step_timeout" kcat -b "$BROKERS" "$@" 2>"$sdir/kcat.err" || rc=$?
+  timeout "$step_timeout" kcat "${sec[@]}" -b "$BROKERS" "$@" 2>"$sdir/kcat.err" || rc=$?
   if [ "$rc" -ne 0 ]; then
     cat "$sdir/kcat.err" >&2
     [ "$rc" -eq 124 ] && name="$name (timed out after ${step_timeout}s)"
@@ -190,7 +199,7 @@ scenario_offsets_by_time() {
 start_member() {
   local name=$1 group=$2
   shift 2
-  timeout 60 kcat -b "$BROKERS" -v -G "$group" \
+  timeout 60 kcat "${sec[@]}" -b "$BROKERS" -v -G "$group" \
     -X partition.assignment.strategy=roundrobin -X auto.offset.reset=earliest \
     -X enable.auto.commit=true -X auto.commit.interval.ms=200 \
     -X session.timeout.ms=10000 -X heartbeat.interval.ms=500 \
@@ -310,7 +319,7 @@ scenario_transactions() {
   mkfifo "$sdir/fifo"
   # No timeout(1) wrapper: the SIGKILL below must reach kcat itself (the
   # scenario's EXIT trap stops it on every other path).
-  kcat -b "$BROKERS" -P -t "$topic" -p 0 -X transactional.id="$id-2" -X linger.ms=0 \
+  kcat "${sec[@]}" -b "$BROKERS" -P -t "$topic" -p 0 -X transactional.id="$id-2" -X linger.ms=0 \
     <"$sdir/fifo" 2>"$sdir/abort.err" &
   p=$!
   bg_pids+=("$p")
@@ -320,7 +329,7 @@ scenario_transactions() {
   local seen=0
   deadline=$((SECONDS + 30))
   while :; do
-    timeout 10 kcat -b "$BROKERS" -C -t "$topic" -p 0 -o beginning -e -X isolation.level=read_uncommitted \
+    timeout 10 kcat "${sec[@]}" -b "$BROKERS" -C -t "$topic" -p 0 -o beginning -e -X isolation.level=read_uncommitted \
       -f '%s\n' >"$sdir/unc.txt" 2>/dev/null
     seen=$(grep -c '^aborted-' "$sdir/unc.txt")
     [ "$seen" -ge 1000 ] && break

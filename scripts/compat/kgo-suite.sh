@@ -30,6 +30,11 @@
 #   KGO_SUITE_TIMEOUT=10m    go test -timeout.
 #   KGO_SUITE_RUN=           go test -run: only these tests, as ^(TestA|TestB)$
 #                            (scripts/test.sh's summary names the failed ones)
+#   KGO_TEST_TLS=            ca:PEM,cert:PEM,key:PEM: every test client dials
+#                            TLS with this CA and client certificate
+#                            (klog up --secure's SSL listeners: BROKERS)
+#   KGO_TEST_SCRAM=          USER:PASSWORD[:512] and KGO_TEST_SCRAM_SEEDS= a
+#                            SASL_PLAINTEXT listener: the SCRAM tests
 #   KGO_SUITE_EXCLUDE=       more tests to exclude, as TestA|TestB, each for a
 #                            known klog bug that scripts/test.sh names where it
 #                            sets this (the 3-node stage).
@@ -41,7 +46,10 @@
 #       share groups (KIP-932, ShareFetch/ShareAcknowledge) are not
 #       implemented.
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials, TestOAuthAuth:
-#       klog has no SASL listener.
+#       they need a SASL listener and a user: the SCRAM ones run when
+#       KGO_TEST_SCRAM_SEEDS names a SASL_PLAINTEXT listener and
+#       KGO_TEST_SCRAM its user (scripts/test.sh's security/kgo-scram);
+#       TestOAuthAuth is left to KGO_TEST_OAUTH_SEEDS's broker.
 #
 # and one for a race in the test itself:
 #
@@ -76,6 +84,11 @@ export KGO_TEST_UNSAFE=${KGO_TEST_UNSAFE:-1}
 export KGO_LOG_LEVEL=${KGO_LOG_LEVEL:-none}
 
 excluded='TestShareGroup|TestShareGroupETL|TestShareGroupAckOnClose|TestShareGroupOffsetsAdmin|TestConsumeRegexShareSkipsInternal|TestSCRAMAuth|TestSCRAMAuthBadCredentials|TestOAuthAuth|Test848RegexBrokerResolves'
+# With KGO_TEST_SCRAM_SEEDS (a SASL_PLAINTEXT listener) and KGO_TEST_SCRAM
+# the SCRAM tests run.
+if [ -n "${KGO_TEST_SCRAM_SEEDS:-}" ]; then
+  excluded=${excluded//|TestSCRAMAuth|TestSCRAMAuthBadCredentials/}
+fi
 if [ -n "${KGO_SUITE_EXCLUDE:-}" ]; then
   excluded="$excluded|$KGO_SUITE_EXCLUDE"
 fi
@@ -85,7 +98,7 @@ allowed_skip='TestIssueProduceBrokerTooOldFailsRecords'
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-echo "kgo-suite: KGO_SEEDS=$KGO_SEEDS KGO_TEST_RF=$KGO_TEST_RF KGO_TEST_RECORDS=$KGO_TEST_RECORDS KGO_TEST_UNSAFE=$KGO_TEST_UNSAFE KGO_LOG_LEVEL=$KGO_LOG_LEVEL${KGO_SUITE_EXCLUDE:+ KGO_SUITE_EXCLUDE=$KGO_SUITE_EXCLUDE}${KGO_SUITE_RUN:+ KGO_SUITE_RUN=$KGO_SUITE_RUN}" >&2
+echo "kgo-suite: KGO_SEEDS=$KGO_SEEDS${KGO_TEST_TLS:+ KGO_TEST_TLS=$KGO_TEST_TLS}${KGO_TEST_SCRAM_SEEDS:+ KGO_TEST_SCRAM_SEEDS=$KGO_TEST_SCRAM_SEEDS} KGO_TEST_RF=$KGO_TEST_RF KGO_TEST_RECORDS=$KGO_TEST_RECORDS KGO_TEST_UNSAFE=$KGO_TEST_UNSAFE KGO_LOG_LEVEL=$KGO_LOG_LEVEL${KGO_SUITE_EXCLUDE:+ KGO_SUITE_EXCLUDE=$KGO_SUITE_EXCLUDE}${KGO_SUITE_RUN:+ KGO_SUITE_RUN=$KGO_SUITE_RUN}" >&2
 start=$SECONDS
 go test -v -count=1 -timeout "${KGO_SUITE_TIMEOUT:-10m}" -skip "$excluded" ${KGO_SUITE_RUN:+-run "$KGO_SUITE_RUN"} \
   github.com/twmb/franz-go/pkg/kgo 2>&1 | tee "$out"

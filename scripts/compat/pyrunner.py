@@ -4,6 +4,7 @@ bounds, the scenario outcomes and the loop that runs every scenario and
 prints its RESULT line (the protocol is in scripts/compat/README.md).
 """
 
+import os
 import sys
 import time
 import traceback
@@ -58,6 +59,78 @@ def produce_consume_records(base):
     return out
 
 
+# KLOG_COMPAT_SECURITY names the client config file a runner connects with:
+# a Java properties file klog up --secure wrote (app.properties: SASL_SSL
+# with SCRAM-SHA-512; app-mtls.properties: mTLS with the app's client
+# certificate). The Python clients read its librdkafka twin, written beside
+# it (NAME.librdkafka.properties): the same settings with the CA and the
+# client certificate as PEM files and the user and password as plain keys.
+SECURITY_ENV = "KLOG_COMPAT_SECURITY"
+
+
+def read_properties(path):
+    """The key=value lines of a properties file klog wrote, as a dict
+    ("#" comments and blank lines skipped; no escapes or continuations,
+    which klog's client configs do not use)."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line or line[0] in "#!":
+                continue
+            k, sep, v = line.partition("=")
+            if not sep:
+                raise ValueError("%s: not key=value: %r" % (path, line))
+            out[k.strip()] = v.strip()
+    return out
+
+
+def librdkafka_security():
+    """The librdkafka settings of SECURITY_ENV's file (its twin), less
+    bootstrap.servers: {} without one."""
+    path = os.environ.get(SECURITY_ENV, "").strip()
+    if not path:
+        return {}
+    twin = path[: -len(".properties")] + ".librdkafka.properties" if path.endswith(".properties") else path
+    conf = read_properties(twin)
+    conf.pop("bootstrap.servers", None)
+    return conf
+
+
+def python_security():
+    """SECURITY_ENV's settings as kafka-python and aiokafka name them
+    (security_protocol, sasl_*, ssl_cafile/certfile/keyfile): {} without
+    one."""
+    c = librdkafka_security()
+    if not c:
+        return {}
+    out = {"security_protocol": c["security.protocol"]}
+    names = {
+        "sasl.mechanisms": "sasl_mechanism",
+        "sasl.username": "sasl_plain_username",
+        "sasl.password": "sasl_plain_password",
+        "ssl.ca.location": "ssl_cafile",
+        "ssl.certificate.location": "ssl_certfile",
+        "ssl.key.location": "ssl_keyfile",
+    }
+    for k, v in c.items():
+        if k not in names and k != "security.protocol":
+            raise ValueError("%s: no mapping for %s" % (SECURITY_ENV, k))
+        if k in names:
+            out[names[k]] = v
+    return out
+
+
+def security_banner():
+    """How the runner connects, for its log."""
+    c = librdkafka_security()
+    if not c:
+        return "PLAINTEXT"
+    if "sasl.username" in c:
+        return "%s %s as %s" % (c["security.protocol"], c.get("sasl.mechanisms"), c["sasl.username"])
+    return "%s with client certificate %s" % (c["security.protocol"], c.get("ssl.certificate.location"))
+
+
 def log(client, msg):
     print("%s: %s" % (client, msg), file=sys.stderr, flush=True)
 
@@ -96,6 +169,7 @@ def main(client, argv, scenarios, banner, call=None):
     brokers, only = argv[1], set(argv[2:])
     call = call or (lambda fn, b: fn(b))
     log(client, banner)
+    log(client, "connecting over " + security_banner())
     failed = 0
     for name, fn in scenarios:
         if only and name not in only:

@@ -28,6 +28,13 @@
 #   KLOG_COMPAT_VERBOSE=1 show every runner's stderr, not only on failure
 #   KLOG_SKIP_PIP=1       do not pip install the PyPI clients' virtualenv:
 #                         use it only if venv.sh already built it
+#   KLOG_COMPAT_SCENARIOS some scenarios only, space-separated (default: all)
+#   KLOG_COMPAT_SECURITY  a client config file klog up --secure wrote
+#                         (DATA-DIR/secure/app.properties for SASL_SSL,
+#                         app-mtls.properties for mTLS) every runner connects
+#                         with; BROKERS are then the SASL_SSL_BROKERS or
+#                         SSL_BROKERS it printed (README.md says how each
+#                         runner reads it)
 #   KLOG_COMPAT_RESULTS   a file to write the matrix to, one "CLIENT SCENARIO
 #                         STATUS" line per cell (n/a cells left out), for
 #                         compare.sh
@@ -44,6 +51,22 @@ all_clients=(franz-go sarama kafka-go kcat confluent-kafka-python confluent-kafk
 # Scenarios only some runners implement, with those runners; every other
 # client shows n/a in that column.
 declare -A only_in=([group-kip848]="kafka-clients confluent-kafka-python confluent-kafka-pypi kafka-python aiokafka")
+# KLOG_COMPAT_SCENARIOS picks some scenarios: each runner is given the
+# ones it implements as arguments after BROKERS, and the matrix has only
+# their columns.
+if [ -n "${KLOG_COMPAT_SCENARIOS:-}" ]; then
+  read -ra picked <<<"$KLOG_COMPAT_SCENARIOS"
+  for s in "${picked[@]}"; do
+    case " ${scenarios[*]} " in
+    *" $s "*) ;;
+    *)
+      echo "run.sh: unknown scenario $s in KLOG_COMPAT_SCENARIOS (known: ${scenarios[*]})" >&2
+      exit 2
+      ;;
+    esac
+  done
+  scenarios=("${picked[@]}")
+fi
 if [ $# -gt 0 ]; then
   clients=("$@")
   for c in "${clients[@]}"; do
@@ -192,6 +215,11 @@ for c in "${clients[@]}"; do
   if ! runner_cmd "$c" >"$work/reason"; then
     skip_all "$c" "$(cat "$work/reason")"
     continue
+  fi
+  if [ -n "${KLOG_COMPAT_SCENARIOS:-}" ]; then
+    for s in "${scenarios[@]}"; do
+      implements "$c" "$s" && cmd+=("$s")
+    done
   fi
   start=$SECONDS
   rc=0

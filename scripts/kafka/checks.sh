@@ -8,9 +8,10 @@
 # not FAIL, and its success FIXED, so the entry can go.
 
 # check_args NAME ARGS... parses the arguments both scripts take,
-# BROKERS [--target klog|kafka] [--out DIR], into brokers, target (default
-# kafka) and out; anything else exits 2 with NAME's usage line.
-# shellcheck disable=SC2034 # out is the caller's
+# BROKERS [--target klog|kafka] [--out DIR] [--secure DIR], into brokers,
+# target (default kafka), out and secure_dir (tools.sh's security checks);
+# anything else exits 2 with NAME's usage line.
+# shellcheck disable=SC2034 # out and secure_dir are the caller's
 check_args() {
   local name=$1
   shift
@@ -19,16 +20,18 @@ check_args() {
   shift
   target=kafka
   out=''
+  secure_dir=''
   while [ $# -gt 0 ]; do
     case $1 in
     --target) target=${2:-}; shift 2 || check_usage "$name" ;;
     --out) out=${2:-}; shift 2 || check_usage "$name" ;;
+    --secure) secure_dir=${2:-}; shift 2 || check_usage "$name" ;;
     *) check_usage "$name" ;;
     esac
   done
   case $target in klog | kafka) ;; *) check_usage "$name" ;; esac
 }
-check_usage() { echo "usage: $1 BROKERS [--target klog|kafka] [--out DIR]" >&2; exit 2; }
+check_usage() { echo "usage: $1 BROKERS [--target klog|kafka] [--out DIR] [--secure DIR]" >&2; exit 2; }
 
 passed=0
 failed=0

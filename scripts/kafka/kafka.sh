@@ -43,8 +43,8 @@
 #        -nodes 3, which takes a follower down on both sides.
 # tool   runs one of Kafka's command-line tools by its main class, with the
 #        fetched jars: a short name (topics, console-producer,
-#        console-consumer, consumer-groups, transactions, configs,
-#        get-offsets, broker-api-versions, producer-perf, storage,
+#        console-consumer, consumer-groups, transactions, configs, acls,
+#        delegation-tokens, get-offsets, broker-api-versions, producer-perf, storage,
 #        metadata-quorum, dump-log) or a fully qualified class name.
 # prepare  fetches, writes DIR/node-0/server.properties for one combined node
 #        (the config start writes) whose broker listens on 127.0.0.1:PORT,
@@ -150,6 +150,8 @@ tool_class() {
   consumer-groups) echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
   transactions) echo org.apache.kafka.tools.TransactionsCommand ;;
   configs) echo org.apache.kafka.tools.ConfigCommand ;;
+  acls) echo org.apache.kafka.tools.AclCommand ;;
+  delegation-tokens) echo org.apache.kafka.tools.DelegationTokenCommand ;;
   get-offsets) echo org.apache.kafka.tools.GetOffsetShell ;;
   broker-api-versions) echo org.apache.kafka.tools.BrokerApiVersionsCommand ;;
   producer-perf) echo org.apache.kafka.tools.ProducerPerformance ;;

@@ -9,7 +9,12 @@
 # jars of scripts/kafka/kafka.sh (fetched on first use); README.md lists the
 # checks and the differences found.
 #
-#   scripts/kafka/tools.sh BROKERS [--target klog|kafka] [--out DIR]
+#   scripts/kafka/tools.sh BROKERS [--target klog|kafka] [--out DIR] [--secure DIR]
+#
+# With --secure DIR (the secure directory of "klog up --secure", BROKERS its
+# SASL_SSL listeners) it runs the security checks instead: kafka-configs
+# SCRAM-SHA-512 users, kafka-acls, client quotas with kafka-configs, and the
+# console producer and consumer with --command-config over SASL_SSL and mTLS.
 #
 # Prints one line per check, "PASS tools/NAME", "FAIL tools/NAME: why" or,
 # for a check in the known-differences list below and --target klog,
@@ -441,9 +446,138 @@ topics_delete() {
   return 1
 }
 
+# --- a --secure cluster (--secure DIR) -------------------------------------------
+# With --secure DIR (DATA-DIR/secure of "klog up --secure"), BROKERS are its
+# SASL_SSL listeners and only these checks run, each tool given the client
+# config klog up --secure wrote with --command-config: kafka-configs makes
+# a SCRAM-SHA-512 user as admin, that user is refused a topic until
+# kafka-acls allows it, client quotas are set and read back with
+# kafka-configs (Kafka 4.4 has no client-quotas command: its jars hold
+# none; kafka-configs sends AlterClientQuotas and DescribeClientQuotas),
+# and app produces and consumes with the console tools over SASL_SSL and
+# over mTLS with its client certificate.
+sec_user=tools-user-$run
+sec_password=tools-pw-$run
+sec_topic=tools-sec-$run
+sec_group=tools-sec-g-$run
+# sec_admin and sec_app are the client configs of admin and app over
+# SASL_SSL, sec_mtls app's over mTLS, sec_user_conf the new user's.
+secure_setup() {
+  sec_admin=$secure_dir/admin.properties
+  sec_app=$secure_dir/app.properties
+  sec_mtls=$secure_dir/app-mtls.properties
+  sec_user_conf=$work/user.properties
+  # The new user's config: app's, with its name and password.
+  sed -e "s/username=\"[^\"]*\"/username=\"$sec_user\"/" -e "s/password=\"[^\"]*\"/password=\"$sec_password\"/" \
+    "$sec_app" >"$sec_user_conf"
+  mtls_brokers=$(sed -n 's/^bootstrap.servers=//p' "$sec_mtls")
+}
+scram_add() {
+  tool configs-scram-add configs "${bs[@]}" --command-config "$sec_admin" --alter \
+    --add-config "SCRAM-SHA-512=[iterations=8192,password=$sec_password]" --entity-type users --entity-name "$sec_user"
+  ok_rc && has "Completed updating config for user $sec_user."
+}
+scram_describe() {
+  tool configs-scram-describe configs "${bs[@]}" --command-config "$sec_admin" --describe --entity-type users --entity-name "$sec_user"
+  ok_rc && has "SCRAM credential configs for user-principal '$sec_user' are SCRAM-SHA-512=iterations=8192"
+}
+sec_topic_create() {
+  tool sec-topic-create topics "${bs[@]}" --command-config "$sec_app" --create --topic "$sec_topic" --partitions 1 --replication-factor 1
+  ok_rc && has "Created topic $sec_topic."
+}
+sec_produce() {
+  echo "$produced" >"$work/in"
+  tool sec-console-producer console-producer "${bs[@]}" --command-config "$sec_app" --topic "$sec_topic" \
+    --reader-property parse.key=true --reader-property key.separator=:
+  ok_rc
+}
+# sec_consume NAME CONFIG [BROKERS]: CONFIG's user reads the six records.
+sec_consume() {
+  local got
+  tool "$1" console-consumer --bootstrap-server "${3:-$brokers}" --command-config "$2" --topic "$sec_topic" \
+    --group "$sec_group-$1" --from-beginning --max-messages 6 --timeout-ms 30000 \
+    --formatter-property print.key=true --formatter-property key.separator=:
+  ok_rc || return 1
+  got=$(sort <<<"$o")
+  [ "$got" = "$(sort <<<"$produced")" ] && return 0
+  why="consumed $(tr '\n' ' ' <<<"$got")"
+  return 1
+}
+sec_consume_app() { sec_consume sec-console-consumer "$sec_app"; }
+sec_consume_mtls() { sec_consume sec-console-consumer-mtls "$sec_mtls" "$mtls_brokers"; }
+sec_user_denied() {
+  tool sec-user-denied console-consumer "${bs[@]}" --command-config "$sec_user_conf" --topic "$sec_topic" \
+    --group "$sec_group-denied" --from-beginning --max-messages 1 --timeout-ms 15000
+  # The console consumer prints the error and exits 0, as with Kafka.
+  grep -qF "TopicAuthorizationException: Not authorized to access topics: [$sec_topic]" <<<"$e" &&
+    grep -qF "Processed a total of 0 messages" <<<"$e" && return 0
+  why="exit $rc; want TopicAuthorizationException and no record before any ACL: $(grep -v '^\s*at ' <<<"$e" | tail -n 2 | tr '\n' ' ')"
+  return 1
+}
+acls_add() {
+  tool acls-add acls "${bs[@]}" --command-config "$sec_admin" --add --allow-principal "User:$sec_user" \
+    --operation Read --topic "$sec_topic" --group "$sec_group-sec-console-consumer-user"
+  ok_rc && has "Adding ACLs for resource \`ResourcePattern(resourceType=TOPIC, name=$sec_topic, patternType=LITERAL)\`"
+}
+acls_list() {
+  tool acls-list acls "${bs[@]}" --command-config "$sec_admin" --list --topic "$sec_topic"
+  ok_rc && has "(principal=User:$sec_user, host=*, operation=READ, permissionType=ALLOW)"
+}
+sec_consume_user() { sec_consume sec-console-consumer-user "$sec_user_conf"; }
+acls_remove() {
+  tool acls-remove acls "${bs[@]}" --command-config "$sec_admin" --remove --force --allow-principal "User:$sec_user" \
+    --operation Read --topic "$sec_topic"
+  ok_rc || return 1
+  tool acls-list-after-remove acls "${bs[@]}" --command-config "$sec_admin" --list --topic "$sec_topic"
+  ok_rc || return 1
+  grep -qF "User:$sec_user" <<<"$o" || return 0
+  why="--list still shows User:$sec_user after --remove"
+  return 1
+}
+quotas_alter() {
+  tool quotas-alter configs "${bs[@]}" --command-config "$sec_admin" --alter \
+    --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152 --entity-type users --entity-name "$sec_user"
+  ok_rc && has "Completed updating config for user $sec_user."
+}
+quotas_describe() {
+  tool quotas-describe configs "${bs[@]}" --command-config "$sec_admin" --describe --entity-type users --entity-name "$sec_user"
+  ok_rc && has "Quota configs for user-principal '$sec_user' are" && has "producer_byte_rate=1048576.0" &&
+    has "consumer_byte_rate=2097152.0"
+}
+scram_delete() {
+  tool configs-scram-delete configs "${bs[@]}" --command-config "$sec_admin" --alter \
+    --delete-config SCRAM-SHA-512 --entity-type users --entity-name "$sec_user"
+  ok_rc && has "Completed updating config for user $sec_user."
+}
+# kafka-delegation-tokens (kafka.sh tool delegation-tokens): its checks go
+# here, before the user is deleted, once klog serves delegation tokens.
+run_secure_checks() {
+  secure_setup
+  check configs-scram-add scram_add
+  check configs-scram-describe scram_describe
+  check secure-topics-create sec_topic_create
+  check secure-console-producer sec_produce
+  check secure-console-consumer sec_consume_app
+  check secure-console-consumer-mtls sec_consume_mtls
+  check secure-user-denied sec_user_denied
+  check acls-add acls_add
+  check acls-list acls_list
+  check secure-console-consumer-user sec_consume_user
+  check acls-remove acls_remove
+  check client-quotas-alter quotas_alter
+  check client-quotas-describe quotas_describe
+  check configs-scram-delete scram_delete
+}
+
 say "target $target at $brokers, run suffix $run"
 t0=$SECONDS
 "$here/kafka.sh" fetch || { echo "FAIL tools/fetch: kafka.sh fetch failed"; exit 1; }
+if [ -n "$secure_dir" ]; then
+  run_secure_checks
+  echo "tools ($target, --secure): $passed passed, $failed failed, $known known differences ($((SECONDS - t0))s)"
+  [ "$failed" -eq 0 ]
+  exit
+fi
 check topics-create topics_create
 check topics-list topics_list
 check topics-describe topics_describe

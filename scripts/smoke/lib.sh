@@ -24,7 +24,9 @@ smoke_free_port() {
 # KLOG_READY_TIMEOUT seconds, default 60) for its line containing BROKERS=.
 # Sets SMOKE_BROKER_PID and SMOKE_BROKERS. On failure prints the broker's
 # output and returns 1. With NODES > 1 it starts a local cluster instead,
-# with smoke_start_cluster.
+# with smoke_start_cluster. With SMOKE_SECURE=1 the node (or cluster) is
+# "klog up --secure" (its data in WORKDIR, every listener on a free port):
+# it waits for the secure listeners' lines too (smoke_read_secure).
 smoke_start_broker() {
   local bin=$1 dir=$2 nodes=${3:-1} timeout=${KLOG_READY_TIMEOUT:-60} attempt port deadline
   local cmd
@@ -32,7 +34,11 @@ smoke_start_broker() {
   SMOKE_BROKERS=
   SMOKE_CLUSTER_DIR=
   if [ "$nodes" -gt 1 ]; then
-    smoke_start_cluster "$bin" "$dir" "$nodes"
+    if [ "${SMOKE_SECURE:-0}" = 1 ]; then
+      smoke_start_cluster "$bin" "$dir" "$nodes" --secure
+    else
+      smoke_start_cluster "$bin" "$dir" "$nodes"
+    fi
     return
   fi
   for attempt in 1 2 3; do
@@ -42,11 +48,21 @@ smoke_start_broker() {
     cmd=("$bin" up --memory --listen "127.0.0.1:$port" --log-level "${KLOG_LOG_LEVEL:-info}")
     # SMOKE_DATA_DIR keeps the node's data there instead of in memory.
     [ -z "${SMOKE_DATA_DIR:-}" ] || cmd=("$bin" up --data-dir "$SMOKE_DATA_DIR" --listen "127.0.0.1:$port" --log-level "${KLOG_LOG_LEVEL:-info}")
+    # --secure keeps its CA and users in a data directory; port 0 gives
+    # each of its three listeners a free port.
+    [ "${SMOKE_SECURE:-0}" = 1 ] && cmd=("$bin" up --secure --data-dir "$dir/data" --listen 127.0.0.1:0 --log-level "${KLOG_LOG_LEVEL:-info}")
+    # SMOKE_SASL_PLAINTEXT=1 adds a SASL_PLAINTEXT listener (SCRAM) on
+    # another free port: SMOKE_SASL_PLAINTEXT_BROKERS.
+    if [ "${SMOKE_SASL_PLAINTEXT:-0}" = 1 ]; then
+      SMOKE_SASL_PLAINTEXT_BROKERS=127.0.0.1:$(smoke_free_port) || return 1
+      cmd+=(-X "listeners=PLAINTEXT://127.0.0.1:$port,SASL_PLAINTEXT://$SMOKE_SASL_PLAINTEXT_BROKERS"
+        -X sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256)
+    fi
     "${cmd[@]}" >"$dir/broker.out" 2>"$dir/broker.err" </dev/null &
     SMOKE_BROKER_PID=$!
     deadline=$((SECONDS + timeout))
     while [ "$SECONDS" -lt "$deadline" ]; do
-      if grep -q 'BROKERS=' "$dir/broker.out"; then
+      if grep -q 'BROKERS=' "$dir/broker.out" && smoke_read_secure "$dir"; then
         SMOKE_BROKERS=$(grep -o 'BROKERS=[^[:space:]]*' "$dir/broker.out" | head -n 1 | cut -d= -f2)
         if [ -n "$SMOKE_BROKERS" ]; then
           return 0
@@ -96,13 +112,30 @@ smoke_start_cluster() {
   deadline=$((SECONDS + timeout))
   while [ "$SECONDS" -lt "$deadline" ] && kill -0 "$SMOKE_BROKER_PID" 2>/dev/null; do
     SMOKE_BROKERS=$(grep -o 'BROKERS=[^[:space:]]*' "$dir/broker.out" | head -n 1 | cut -d= -f2)
-    [ -n "$SMOKE_BROKERS" ] && return 0
+    [ -n "$SMOKE_BROKERS" ] && smoke_read_secure "$dir" && return 0
     sleep 0.1
   done
   echo "smoke: the $n-node cluster printed no BROKERS= line within ${timeout}s (or exited)" >&2
   smoke_dump_broker_log "$dir"
   smoke_stop_broker >/dev/null 2>&1
   return 1
+}
+
+# smoke_read_secure WORKDIR: without SMOKE_SECURE=1, nothing (returns 0).
+# With it, returns 1 until klog up --secure printed its secure listeners,
+# then sets SMOKE_SASL_SSL_BROKERS, SMOKE_SSL_BROKERS and SMOKE_SECURE_DIR
+# (DATA-DIR/secure: the CA, the users' client certificates and the client
+# configs app.properties, app-mtls.properties...).
+smoke_read_secure() {
+  local out=$1/broker.out ca
+  SMOKE_SASL_SSL_BROKERS= SMOKE_SSL_BROKERS= SMOKE_SECURE_DIR=
+  [ "${SMOKE_SECURE:-0}" = 1 ] || return 0
+  ca=$(sed -n 's/^CA=//p' "$out" | head -n 1)
+  [ -n "$ca" ] || return 1
+  SMOKE_SASL_SSL_BROKERS=$(sed -n 's/^SASL_SSL_BROKERS=//p' "$out" | head -n 1)
+  SMOKE_SSL_BROKERS=$(sed -n 's/^SSL_BROKERS=//p' "$out" | head -n 1)
+  SMOKE_SECURE_DIR=$(dirname "$ca")
+  [ -n "$SMOKE_SASL_SSL_BROKERS" ] && [ -n "$SMOKE_SSL_BROKERS" ]
 }
 
 smoke_dump_broker_log() {

@@ -28,11 +28,11 @@ import (
 const client = "franz-go"
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: franzgo BROKERS")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: franzgo BROKERS [scenario ...]")
 		os.Exit(2)
 	}
-	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+	if harness.RunAll(client, os.Args[1], os.Args[2:], []harness.Scenario{
 		{ID: "admin", Run: admin},
 		{ID: "produce-consume", Run: produceConsume},
 		{ID: "compression", Run: compression},
@@ -46,8 +46,18 @@ func main() {
 	}
 }
 
+// baseOpts are the seed brokers and the security (KLOG_COMPAT_SECURITY)
+// every client here starts from.
+func baseOpts(e *harness.Env) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(e.Brokers...)}
+	if e.Security != nil {
+		opts = append(opts, e.Security.Kgo...)
+	}
+	return opts
+}
+
 func newClient(e *harness.Env, opts ...kgo.Opt) (*kgo.Client, error) {
-	opts = append([]kgo.Opt{kgo.SeedBrokers(e.Brokers...)}, opts...)
+	opts = append(baseOpts(e), opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("new client: %w", err)
@@ -736,15 +746,14 @@ func consumeTransformProduce(ctx context.Context, e *harness.Env) (string, error
 			return "", fmt.Errorf("produce input: %w", err)
 		}
 	}
-	sess, err := kgo.NewGroupTransactSession(
-		kgo.SeedBrokers(e.Brokers...),
+	sess, err := kgo.NewGroupTransactSession(append(baseOpts(e),
 		kgo.TransactionalID(e.Name("ctp", "id")),
 		kgo.ConsumerGroup(groupName),
 		kgo.ConsumeTopics(in),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.DefaultProduceTopic(out),
-	)
+	)...)
 	if err != nil {
 		return "", fmt.Errorf("new session: %w", err)
 	}

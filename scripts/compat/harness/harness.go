@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,6 +38,8 @@ type Env struct {
 	Brokers []string
 	Log     *slog.Logger
 	RunID   string
+	// Security is how to connect (SecurityEnv), nil for PLAINTEXT.
+	Security *Security
 }
 
 // Name returns a topic or group name unique to this run and scenario.
@@ -44,10 +47,11 @@ func (e *Env) Name(scenario, what string) string {
 	return fmt.Sprintf("compat-%s-%s-%s-%s", e.Client, scenario, what, e.RunID)
 }
 
-// RunAll runs every scenario with its own deadline, turning a panic into a
-// failure so one scenario never stops the others, and prints one RESULT
-// line per scenario on stdout. It returns the number of failures.
-func RunAll(client, brokersArg string, scenarios []Scenario) int {
+// RunAll runs every scenario (those named in only, when any) with its own
+// deadline, turning a panic into a failure so one scenario never stops the
+// others, and prints one RESULT line per scenario on stdout. It returns the
+// number of failures.
+func RunAll(client, brokersArg string, only []string, scenarios []Scenario) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("client", client)
 	e := &Env{
 		Client:  client,
@@ -55,13 +59,22 @@ func RunAll(client, brokersArg string, scenarios []Scenario) int {
 		Log:     log,
 		RunID:   fmt.Sprintf("%x", time.Now().UnixNano()),
 	}
+	sec, secErr := LoadSecurity()
+	e.Security = sec
+	log.Info("connecting", "security", sec.Describe())
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	failed := 0
 	for _, s := range scenarios {
+		if len(only) > 0 && !slices.Contains(only, s.ID) {
+			continue
+		}
 		start := time.Now()
 		log.Info("scenario start", "scenario", s.ID)
-		detail, err := runOne(ctx, e, s)
+		detail, err := "", secErr
+		if secErr == nil {
+			detail, err = runOne(ctx, e, s)
+		}
 		status := "PASS"
 		switch {
 		case errors.Is(err, ErrSkip):

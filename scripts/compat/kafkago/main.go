@@ -24,13 +24,16 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 const client = "kafka-go"
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: kafkago BROKERS")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: kafkago BROKERS [scenario ...]")
 		os.Exit(2)
 	}
 	noProducerState := func(what string) func(context.Context, *harness.Env) (string, error) {
@@ -38,7 +41,7 @@ func main() {
 			return "", harness.Skipf("kafka-go's Writer has no %s producer", what)
 		}
 	}
-	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+	if harness.RunAll(client, os.Args[1], os.Args[2:], []harness.Scenario{
 		{ID: "admin", Run: admin},
 		{ID: "produce-consume", Run: produceConsume},
 		{ID: "compression", Run: compression},
@@ -53,7 +56,46 @@ func main() {
 }
 
 func newClient(e *harness.Env) *kafka.Client {
-	return &kafka.Client{Addr: kafka.TCP(e.Brokers...), Timeout: 10 * time.Second}
+	return &kafka.Client{Addr: kafka.TCP(e.Brokers...), Timeout: 10 * time.Second, Transport: transport(e)}
+}
+
+// transport is the Transport of Clients and Writers with the TLS and
+// SASL of KLOG_COMPAT_SECURITY's file; nil (kafka-go's default) without.
+func transport(e *harness.Env) kafka.RoundTripper {
+	if e.Security == nil {
+		return nil
+	}
+	return &kafka.Transport{TLS: e.Security.TLS, SASL: mechanism(e)}
+}
+
+// dialer is the Dialer of Readers, with the same security.
+func dialer(e *harness.Env) *kafka.Dialer {
+	if e.Security == nil {
+		return nil
+	}
+	return &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, TLS: e.Security.TLS, SASLMechanism: mechanism(e)}
+}
+
+// mechanism is the SASL mechanism of the settings, nil without SASL.
+func mechanism(e *harness.Env) sasl.Mechanism {
+	s := e.Security
+	if !s.SASL() {
+		return nil
+	}
+	var m sasl.Mechanism
+	var err error
+	switch s.Mechanism {
+	case "SCRAM-SHA-512":
+		m, err = scram.Mechanism(scram.SHA512, s.Username, s.Password)
+	case "SCRAM-SHA-256":
+		m, err = scram.Mechanism(scram.SHA256, s.Username, s.Password)
+	default:
+		m = plain.Mechanism{Username: s.Username, Password: s.Password}
+	}
+	if err != nil {
+		panic(fmt.Sprintf("SCRAM mechanism: %v", err)) // only for an empty user or password, which kafkaconn refuses
+	}
+	return m
 }
 
 // waitTopic waits until metadata lists every partition of topic with a
@@ -209,6 +251,7 @@ func newWriter(e *harness.Env, topic string, codec compress.Compression) *kafka.
 		RequiredAcks: kafka.RequireAll,
 		Compression:  codec,
 		MaxAttempts:  5,
+		Transport:    transport(e),
 	}
 }
 
@@ -221,6 +264,7 @@ func consumePartition(ctx context.Context, e *harness.Env, topic string, partiti
 		MinBytes:  1,
 		MaxBytes:  1 << 20,
 		MaxWait:   250 * time.Millisecond,
+		Dialer:    dialer(e),
 	})
 	defer r.Close()
 	var got []record
@@ -394,6 +438,7 @@ func newMember(e *harness.Env, groupName, topic string) *member {
 		JoinGroupBackoff:  200 * time.Millisecond,
 		StartOffset:       kafka.FirstOffset,
 		CommitInterval:    0, // synchronous commits
+		Dialer:            dialer(e),
 	})}
 }
 

@@ -25,13 +25,14 @@ import (
 	"github.com/klogdev/klog/scripts/compat/harness"
 
 	"github.com/IBM/sarama"
+	"github.com/xdg-go/scram"
 )
 
 const client = "sarama"
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: sarama BROKERS")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: sarama BROKERS [scenario ...]")
 		os.Exit(2)
 	}
 	if v := os.Getenv("KLOG_COMPAT_SARAMA_VERSION"); v != "" {
@@ -42,7 +43,7 @@ func main() {
 		}
 		version = parsed
 	}
-	if harness.RunAll(client, os.Args[1], []harness.Scenario{
+	if harness.RunAll(client, os.Args[1], os.Args[2:], []harness.Scenario{
 		{ID: "admin", Run: admin},
 		{ID: "produce-consume", Run: produceConsume},
 		{ID: "compression", Run: compression},
@@ -74,8 +75,57 @@ func config() *sarama.Config {
 	c.Consumer.Return.Errors = true
 	c.Consumer.Offsets.Initial = sarama.OffsetOldest
 	c.Consumer.MaxWaitTime = 200 * time.Millisecond
+	secure(c)
 	return c
 }
+
+// secure sets c's TLS and SASL from KLOG_COMPAT_SECURITY's file; RunAll
+// fails every scenario when it cannot be read.
+func secure(c *sarama.Config) {
+	sec, err := harness.LoadSecurity()
+	if err != nil || sec == nil {
+		return
+	}
+	if sec.TLS != nil {
+		c.Net.TLS.Enable = true
+		c.Net.TLS.Config = sec.TLS
+	}
+	if !sec.SASL() {
+		return
+	}
+	c.Net.SASL.Enable = true
+	c.Net.SASL.Handshake = true
+	c.Net.SASL.Version = sarama.SASLHandshakeV1
+	c.Net.SASL.User = sec.Username
+	c.Net.SASL.Password = sec.Password
+	c.Net.SASL.Mechanism = sarama.SASLMechanism(sec.Mechanism)
+	switch sec.Mechanism {
+	case sarama.SASLTypeSCRAMSHA512:
+		c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{hash: scram.SHA512} }
+	case sarama.SASLTypeSCRAMSHA256:
+		c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{hash: scram.SHA256} }
+	}
+}
+
+// scramClient is sarama's SCRAM conversation over xdg-go/scram, as
+// sarama's documentation has an application write it.
+type scramClient struct {
+	hash scram.HashGeneratorFcn
+	conv *scram.ClientConversation
+}
+
+func (s *scramClient) Begin(user, password, authzID string) error {
+	c, err := s.hash.NewClient(user, password, authzID)
+	if err != nil {
+		return err
+	}
+	s.conv = c.NewConversation()
+	return nil
+}
+
+func (s *scramClient) Step(challenge string) (string, error) { return s.conv.Step(challenge) }
+
+func (s *scramClient) Done() bool { return s.conv.Done() }
 
 // createTopic creates a topic and waits until its metadata lists every
 // partition with a leader.

@@ -111,17 +111,35 @@ public final class Main {
 
     // --- clients ------------------------------------------------------------
 
-    static Admin admin(String brokers) {
+    /**
+     * A client's Properties: the settings of the client config file
+     * KLOG_COMPAT_SECURITY names (a Java properties file klog up --secure
+     * wrote: SASL_SSL or mTLS), when set, and brokers as bootstrap.servers
+     * (the file's own is the same listeners, written at start).
+     */
+    static Properties props(String brokers) {
         Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        String file = System.getenv("KLOG_COMPAT_SECURITY");
+        if (file != null && !file.isBlank()) {
+            try (java.io.Reader r = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of(file.strip()))) {
+                p.load(r);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("KLOG_COMPAT_SECURITY=" + file, e);
+            }
+        }
+        p.put("bootstrap.servers", brokers);
+        return p;
+    }
+
+    static Admin admin(String brokers) {
+        Properties p = props(brokers);
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, STEP * 1000);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, STEP * 1000);
         return Admin.create(p);
     }
 
     static KafkaProducer<byte[], byte[]> producer(String brokers, Map<String, Object> conf) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        Properties p = props(brokers);
         p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, STEP * 1000);
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, STEP * 1000);
@@ -131,8 +149,7 @@ public final class Main {
     }
 
     static KafkaConsumer<byte[], byte[]> consumer(String brokers, Map<String, Object> conf) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        Properties p = props(brokers);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, STEP * 1000);

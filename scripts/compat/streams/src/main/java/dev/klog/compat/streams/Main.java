@@ -126,9 +126,28 @@ public final class Main {
         return want;
     }
 
-    static Admin admin(String brokers) {
+    /**
+     * A client's Properties: the settings of the client config file
+     * KLOG_COMPAT_SECURITY names (a Java properties file klog up --secure
+     * wrote: SASL_SSL or mTLS), when set, and brokers as bootstrap.servers
+     * (the file's own is the same listeners, written at start).
+     */
+    static Properties props(String brokers) {
         Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        String file = System.getenv("KLOG_COMPAT_SECURITY");
+        if (file != null && !file.isBlank()) {
+            try (java.io.Reader r = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of(file.strip()))) {
+                p.load(r);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("KLOG_COMPAT_SECURITY=" + file, e);
+            }
+        }
+        p.put("bootstrap.servers", brokers);
+        return p;
+    }
+
+    static Admin admin(String brokers) {
+        Properties p = props(brokers);
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, STEP * 1000);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, STEP * 1000);
         return Admin.create(p);
@@ -162,8 +181,7 @@ public final class Main {
 
     /** Writes input records from..to-1 with an idempotent producer, acks=all. */
     static void produce(String brokers, String in, long from, long to, int words) throws Exception {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        Properties p = props(brokers);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
@@ -191,9 +209,8 @@ public final class Main {
      * application fails.
      */
     static void app(String brokers, String appId, String in, String out, String stateDir) throws Exception {
-        Properties p = new Properties();
+        Properties p = props(brokers);
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
-        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
@@ -415,8 +432,7 @@ public final class Main {
     }
 
     static KafkaConsumer<String, Long> outputReader(String brokers, List<TopicPartition> tps, IsolationLevel level) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        Properties p = props(brokers);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, level.toString());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, STEP * 1000);
