@@ -515,7 +515,8 @@ built_stage kgo-suite/3-nodes KLOG_SKIP_KGO_SUITE_3NODES on_klog kgo-suite/3-nod
 # security/tools Kafka 4.4's tools with --command-config
 # (scripts/kafka/tools.sh --secure: kafka-configs SCRAM users and client
 # quotas, kafka-acls, the console producer and consumer over SASL_SSL and
-# mTLS).
+# mTLS), and kafka-delegation-tokens (scripts/kafka/delegation-tokens.sh,
+# on a node of its own).
 security_subset="admin produce-consume group transactions"
 : "${KLOG_SKIP_SECURITY_COMPAT:=${KLOG_SKIP_SECURITY:-0}}"
 : "${KLOG_SKIP_SECURITY_3NODES:=${KLOG_SKIP_SECURITY:-0}}"
@@ -563,7 +564,11 @@ built_stage security/kgo-scram KLOG_SKIP_SECURITY on_klog --sasl-plaintext secur
 # security_tools BROKERS runs scripts/kafka/tools.sh --secure against the
 # SASL_SSL listeners BROKERS.
 security_tools() {
-  timeout -k 10 600 scripts/kafka/tools.sh "$1" --target klog --secure "$(dirname "$KLOG_COMPAT_SECURITY")"
+  local rc=0
+  timeout -k 10 600 scripts/kafka/tools.sh "$1" --target klog --secure "$(dirname "$KLOG_COMPAT_SECURITY")" || rc=1
+  # kafka-delegation-tokens against a klog up --secure of its own.
+  KLOG_BIN=$klog_bin timeout -k 10 300 scripts/kafka/delegation-tokens.sh || rc=1
+  return "$rc"
 }
 built_stage security/tools KLOG_SKIP_SECURITY on_klog --secure sasl_ssl security/tools 1 security_tools
 

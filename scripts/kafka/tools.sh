@@ -549,8 +549,8 @@ scram_delete() {
     --delete-config SCRAM-SHA-512 --entity-type users --entity-name "$sec_user"
   ok_rc && has "Completed updating config for user $sec_user."
 }
-# kafka-delegation-tokens (kafka.sh tool delegation-tokens): its checks go
-# here, before the user is deleted, once klog serves delegation tokens.
+# kafka-delegation-tokens: scripts/kafka/delegation-tokens.sh, on a node
+# of its own (scripts/test.sh's security/tools runs both).
 run_secure_checks() {
   secure_setup
   check configs-scram-add scram_add
