@@ -31,7 +31,10 @@ func descriptors(p *run) {
 	start := time.Now()
 	p.during(func(context.Context) {
 		req := kmsg.NewPtrCreateTopicsRequest()
-		req.TimeoutMillis = 60000
+		// klog answers once this node made the partitions' logs, which
+		// took 51 s and over 70 s at load 15-20 (Kafka answers at the
+		// controller's commit): the wait leaves room for that.
+		req.TimeoutMillis = 150000
 		t := kmsg.NewCreateTopicsRequestTopic()
 		t.Topic, t.NumPartitions, t.ReplicationFactor = "many", manyPartitions, 1
 		req.Topics = append(req.Topics, t)
@@ -41,7 +44,7 @@ func descriptors(p *run) {
 			return
 		}
 		defer r.Close()
-		resp, _, err := r.Do(req, 70*time.Second)
+		resp, _, err := r.Do(req, 160*time.Second)
 		if err != nil {
 			p.failf("CreateTopics %d partitions: %v", manyPartitions, err)
 			return

@@ -22,7 +22,14 @@ type probe struct {
 	item string // the issue 9 finding(s)
 	opts nodeOpts
 	run  func(p *run)
+	// timeout bounds the whole probe, node start to stop; 0 is
+	// probeTimeout. It only ends a stuck run: what a probe judges are
+	// its own bounds.
+	timeout time.Duration
 }
+
+// probeTimeout bounds a probe that sets no timeout of its own.
+const probeTimeout = 90 * time.Second
 
 // run is one probe being run: its node, its normal client and its report.
 type run struct {
@@ -115,7 +122,11 @@ func runProbe(ctx context.Context, bin, root string, pr probe) (line string, pas
 	if err != nil {
 		return fmt.Sprintf("PROBE %s FAIL detail=%v", pr.name, err), false
 	}
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	timeout := pr.timeout
+	if timeout == 0 {
+		timeout = probeTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	p := &run{ctx: ctx}
 	n, err := startNode(ctx, bin, dir, pr.opts)
