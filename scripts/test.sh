@@ -395,8 +395,9 @@ tui_e2e() {
   timeout 300 scripts/tui/e2e.sh "$klog_bin" || rc=$?
   [ "$rc" -eq 77 ] && return 0
   [ "$rc" -eq 0 ] || return "$rc"
-  timeout 300 scripts/tui/down.sh "$klog_bin"
-  timeout 300 scripts/tui/security.sh "$klog_bin"
+  timeout 300 scripts/tui/down.sh "$klog_bin" || rc=$?
+  timeout 300 scripts/tui/security.sh "$klog_bin" || rc=$?
+  return "$rc"
 }
 built_stage tui KLOG_SKIP_TUI tui_e2e
 

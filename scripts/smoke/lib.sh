@@ -164,7 +164,7 @@ smoke_cluster_running() {
 # a cluster, whose nodes each hand their leadership over first), then
 # SIGKILLs it. Returns 0 only if the broker exited with status 0 in time.
 smoke_stop_broker() {
-  local pid=$SMOKE_BROKER_PID rc wait=15
+  local pid=${SMOKE_BROKER_PID:-} rc wait=15
   [ -n "$pid" ] || return 0
   [ -n "${SMOKE_CLUSTER_DIR:-}" ] && wait=30
   SMOKE_BROKER_PID=
