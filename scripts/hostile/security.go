@@ -138,9 +138,7 @@ func saslConn(addr, mechanism string) (*rawConn, int16, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	req := kmsg.NewPtrSASLHandshakeRequest()
-	req.Version, req.Mechanism = 1, mechanism
-	resp, _, err := r.Do(req, clientTimeout)
+	resp, _, err := r.Do(kwire.SASLHandshake(mechanism), clientTimeout)
 	if err != nil {
 		r.Close()
 		return nil, 0, fmt.Errorf("SaslHandshake %s: %w", mechanism, err)
@@ -154,9 +152,7 @@ func klogDial(addr string) (*rawConn, error) { return kwire.Dial(addr, "hostile"
 
 // authenticate sends one SaslAuthenticate v2 token and returns the answer.
 func authenticate(r *rawConn, token []byte) (*kmsg.SASLAuthenticateResponse, error) {
-	req := kmsg.NewPtrSASLAuthenticateRequest()
-	req.Version, req.SASLAuthBytes = 2, token
-	resp, _, err := r.Do(req, clientTimeout)
+	resp, _, err := r.Do(kwire.SASLAuthenticate(token), clientTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -169,25 +165,10 @@ func failed(r *rawConn, code int16) (string, error) {
 	if code == 0 {
 		return "NONE", nil
 	}
-	if err := closedByNode(r); err != nil {
-		return "", fmt.Errorf("%s answered, then: %w", codeName(code), err)
+	if !r.ClosedWithin(clientTimeout) {
+		return "", fmt.Errorf("%s answered, then the connection stayed open %s", codeName(code), clientTimeout)
 	}
 	return codeName(code) + "+closed", nil
-}
-
-// closedByNode waits for the node to close r.
-func closedByNode(r *rawConn) error {
-	_ = r.Net().SetReadDeadline(time.Now().Add(clientTimeout))
-	var b [1]byte
-	_, err := r.Net().Read(b[:])
-	if err == nil {
-		return errors.New("the connection stayed open (the node sent more)")
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("the connection stayed open %s", clientTimeout)
-	}
-	return nil
 }
 
 // plainLogin authenticates with PLAIN.
@@ -302,9 +283,7 @@ func handshakeOnly(addr, mechanism string) (string, error) {
 		return "", err
 	}
 	defer r.Close()
-	req := kmsg.NewPtrSASLHandshakeRequest()
-	req.Version, req.Mechanism = 1, mechanism
-	resp, _, err := r.Do(req, clientTimeout)
+	resp, _, err := r.Do(kwire.SASLHandshake(mechanism), clientTimeout)
 	if err != nil {
 		return "", err
 	}
@@ -328,8 +307,8 @@ func requestBeforeAuth(addr string) (string, error) {
 	if err := r.Send(req); err != nil {
 		return "", err
 	}
-	if err := closedByNode(r); err != nil {
-		return "", err
+	if !r.ClosedWithin(clientTimeout) {
+		return "", fmt.Errorf("the connection stayed open %s", clientTimeout)
 	}
 	return "closed", nil
 }

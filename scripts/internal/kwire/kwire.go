@@ -212,3 +212,18 @@ func ProduceRequest(topic string, partition int32, acks int16, batch []byte) *km
 	req.Topics = append(req.Topics, t)
 	return req
 }
+
+// SASLHandshake is a SaslHandshake v1 for mechanism: SaslAuthenticate
+// requests carry the exchange's tokens after it.
+func SASLHandshake(mechanism string) *kmsg.SASLHandshakeRequest {
+	req := kmsg.NewPtrSASLHandshakeRequest()
+	req.Version, req.Mechanism = 1, mechanism
+	return req
+}
+
+// SASLAuthenticate is a SaslAuthenticate v2 carrying token.
+func SASLAuthenticate(token []byte) *kmsg.SASLAuthenticateRequest {
+	req := kmsg.NewPtrSASLAuthenticateRequest()
+	req.Version, req.SASLAuthBytes = 2, token
+	return req
+}

@@ -241,16 +241,12 @@ func saslDial(addr string, versions map[int16]int16, user, pass string) (*kwire.
 	if err != nil {
 		return nil, err
 	}
-	hs := kmsg.NewPtrSASLHandshakeRequest()
-	hs.Version, hs.Mechanism = 1, "PLAIN"
-	resp, _, err := c.Do(hs, 15*time.Second)
+	resp, _, err := c.Do(kwire.SASLHandshake("PLAIN"), 15*time.Second)
 	if err == nil {
 		err = kerr.ErrorForCode(resp.(*kmsg.SASLHandshakeResponse).ErrorCode)
 	}
 	if err == nil {
-		auth := kmsg.NewPtrSASLAuthenticateRequest()
-		auth.Version, auth.SASLAuthBytes = 2, []byte("\x00"+user+"\x00"+pass)
-		if resp, _, err = c.Do(auth, 15*time.Second); err == nil {
+		if resp, _, err = c.Do(kwire.SASLAuthenticate([]byte("\x00"+user+"\x00"+pass)), 15*time.Second); err == nil {
 			err = kerr.ErrorForCode(resp.(*kmsg.SASLAuthenticateResponse).ErrorCode)
 		}
 	}
@@ -264,16 +260,8 @@ func saslDial(addr string, versions map[int16]int16, user, pass string) (*kwire.
 // saslCases are the SASL listener's answers to logins and to requests
 // out of turn, each on a connection of its own.
 func saslCases() []testCase {
-	handshake := func(mechanism string) kmsg.Request {
-		req := kmsg.NewPtrSASLHandshakeRequest()
-		req.Version, req.Mechanism = 1, mechanism
-		return req
-	}
-	authenticate := func(token string) kmsg.Request {
-		req := kmsg.NewPtrSASLAuthenticateRequest()
-		req.Version, req.SASLAuthBytes = 2, []byte(token)
-		return req
-	}
+	handshake := func(mechanism string) kmsg.Request { return kwire.SASLHandshake(mechanism) }
+	authenticate := func(token string) kmsg.Request { return kwire.SASLAuthenticate([]byte(token)) }
 	metadata := func() kmsg.Request {
 		req := metadataReq()
 		req.Version = 12
