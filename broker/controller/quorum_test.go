@@ -572,25 +572,51 @@ func TestQuorumBrokerOnlyNodes(t *testing.T) {
 func TestQuorumAdminOnALaggingFollower(t *testing.T) {
 	q := newQuorum(t, 3)
 	ctx := ctxT(t)
-	leader := q.leader()
 	f := q.follower()
 	v := "compact"
 	for i := range 10 {
 		name := fmt.Sprintf("lag-%d", i)
-		if err := createTopic(ctx, q.nodes[leader], name); err != nil {
+		leader := q.leader()
+		if err := settled(t, ctx, "create "+name, func() error { return createTopic(ctx, q.nodes[leader], name) }, ErrTopicExists); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.nodes[f].AlterTopicConfigs(ctx, name, map[string]*string{"cleanup.policy": &v}, true, false); err != nil {
+		if err := settled(t, ctx, "alter "+name, func() error {
+			return q.nodes[f].AlterTopicConfigs(ctx, name, map[string]*string{"cleanup.policy": &v}, true, false)
+		}); err != nil {
 			t.Fatalf("alter %s on follower %d right after its creation on leader %d: %v", name, f, leader, err)
 		}
-		if err := q.nodes[f].CreatePartitions(ctx, name, 4, nil, false); err != nil {
+		if err := settled(t, ctx, "grow "+name, func() error { return q.nodes[f].CreatePartitions(ctx, name, 4, nil, false) }, ErrInvalidPartitions); err != nil {
 			t.Fatalf("grow %s on follower %d: %v", name, f, err)
 		}
-		if err := createTopic(ctx, q.nodes[leader], name+"-again"); err != nil {
+		if err := settled(t, ctx, "create "+name+"-again", func() error { return createTopic(ctx, q.nodes[leader], name+"-again") }, ErrTopicExists); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.nodes[f].DeleteTopic(ctx, name+"-again"); err != nil {
+		if err := settled(t, ctx, "delete "+name+"-again", func() error { return q.nodes[f].DeleteTopic(ctx, name+"-again") }, ErrUnknownTopic); err != nil {
 			t.Fatalf("delete %s-again on follower %d right after its creation: %v", name, f, err)
 		}
+	}
+}
+
+// settled runs op until it ends with something other than
+// ErrNotController, as a Kafka client sends a request again on
+// NOT_CONTROLLER. On a loaded machine a leader can miss its 250ms lease
+// (raftTimeouts) while committing, and the proposal's outcome is then
+// unknown: a retry that finds op's effect already there (one of already)
+// counts as done.
+func settled(t *testing.T, ctx context.Context, what string, op func() error, already ...error) error {
+	t.Helper()
+	retried := false
+	for {
+		err := op()
+		switch {
+		case err == nil:
+			return nil
+		case retried && slices.ContainsFunc(already, func(e error) bool { return errors.Is(err, e) }):
+			return nil
+		case !errors.Is(err, ErrNotController) || ctx.Err() != nil:
+			return err
+		}
+		t.Logf("%s: %v; sending it again", what, err)
+		retried = true
 	}
 }
