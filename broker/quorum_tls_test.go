@@ -4,13 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
-	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,6 +15,11 @@ import (
 	"github.com/klogdev/klog/internal/ratelog"
 	"github.com/klogdev/klog/internal/testkit"
 )
+
+// raftBytes are what a plaintext Raft peer sends first: an AppendEntries
+// RPC's type byte, then bytes of its body, more than a TLS record header,
+// so a voter reading one has it at once.
+var raftBytes = []byte{0, 0x81, 0xa4, 'T', 'e', 'r', 'm', 1}
 
 // quorumRefused is the warning of a quorum connection refused at its
 // handshake.
@@ -56,18 +57,18 @@ func TestQuorumMutualTLS(t *testing.T) {
 		t.Errorf("the voter presented %q, want the node certificate", cn)
 	}
 	conn.Close()
-	if err := quorumRefuses(addr, nil); err != nil {
+	if err := testkit.Refuses(addr, nil, raftBytes); err != nil {
 		t.Errorf("plaintext peer: %v", err)
 	}
 	other := newTestPKI(t)
-	if err := quorumRefuses(addr, quorumPeerTLS(pki, other, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)); err != nil {
+	if err := testkit.Refuses(addr, quorumPeerTLS(pki, other, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth), raftBytes); err != nil {
 		t.Errorf("peer with another CA's node certificate: %v", err)
 	}
-	if err := quorumRefuses(addr, quorumPeerTLS(pki, pki, x509.ExtKeyUsageClientAuth)); err != nil {
+	if err := testkit.Refuses(addr, quorumPeerTLS(pki, pki, x509.ExtKeyUsageClientAuth), raftBytes); err != nil {
 		t.Errorf("peer with a client certificate of the quorum's CA: %v", err)
 	}
 	for range 20 {
-		if err := quorumRefuses(addr, nil); err != nil {
+		if err := testkit.Refuses(addr, nil, raftBytes); err != nil {
 			t.Fatalf("plaintext peer again: %v", err)
 		}
 	}
@@ -112,37 +113,4 @@ func quorumPeerTLS(trust, issuer *testPKI, usages ...x509.ExtKeyUsage) *tls.Conf
 	cert, key := issuer.issueFor(pkix.Name{CommonName: "peer"}, usages...)
 	cfg.Certificates = []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}}
 	return cfg
-}
-
-// quorumRefuses connects to a quorum address, in plaintext (cfg nil,
-// sending what a Raft peer would) or over TLS with cfg, and returns an
-// error unless the voter closes the connection without letting it
-// through.
-func quorumRefuses(addr string, cfg *tls.Config) error {
-	raw, err := net.Dial("tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	_ = raw.SetDeadline(time.Now().Add(testkit.WaitTimeout))
-	var conn net.Conn = raw
-	if cfg != nil {
-		tc := tls.Client(raw, cfg)
-		// Under TLS 1.3 the client's handshake may end before the voter
-		// has checked its certificate: the refusal is then the next read.
-		if err := tc.Handshake(); err != nil {
-			return nil
-		}
-		conn = tc
-	}
-	// A Raft AppendEntries RPC's type byte, then bytes of its body: more
-	// than a TLS record header, so a voter reading one has it at once.
-	if _, err := conn.Write([]byte{0, 0x81, 0xa4, 'T', 'e', 'r', 'm', 1}); err != nil {
-		return nil
-	}
-	_, err = io.ReadAll(conn)
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		return errors.New("the connection stayed open")
-	}
-	return nil
 }

@@ -142,6 +142,31 @@ func (b *Broker) checkControllerListener() error {
 	case l.SASL():
 		return fmt.Errorf("controller.listener.names: the controller listener %s is %s: klog's metadata quorum speaks PLAINTEXT or SSL (mutual TLS), not SASL", l.Name, l.Protocol)
 	}
+	return b.checkControllerPort(l.Name)
+}
+
+// checkControllerPort refuses an entry of listeners for the controller
+// listener whose port is not this voter's in controller.quorum.voters,
+// where klog binds the quorum.
+func (b *Broker) checkControllerPort(name string) error {
+	protocols, err := protocolMap(b.value("listener.security.protocol.map"))
+	if err != nil {
+		return nil // Listeners says what is wrong
+	}
+	ls, err := parseListenerList("listeners", b.value("listeners"), b.withControllerProtocol(protocols))
+	if err != nil {
+		return nil
+	}
+	i := slices.IndexFunc(ls, func(l Listener) bool { return l.Name == name })
+	if i < 0 {
+		return nil
+	}
+	_, port, _ := net.SplitHostPort(ls[i].Addr)
+	for _, v := range b.settings.QuorumVoters {
+		if v.ID == b.settings.NodeID && port != strconv.Itoa(int(v.Port)) {
+			return fmt.Errorf("listeners: %s://%s: the quorum binds node %d's controller.quorum.voters entry, %s; give the controller listener that port, or leave it out of listeners", name, ls[i].Addr, v.ID, v.Addr())
+		}
+	}
 	return nil
 }
 

@@ -38,6 +38,11 @@ func TestListeners(t *testing.T) {
 		{name: "controller listener not mapped", configs: map[string]string{"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"}, err: "no security protocol"},
 		{name: "controller listener SASL", configs: map[string]string{"controller.listener.names": "SASL_SSL"}, err: "not SASL"},
 		{name: "two controller listeners", configs: map[string]string{"controller.listener.names": "A,B"}, err: "one listener"},
+		{name: "controller listener at the voter's port", configs: map[string]string{"listeners": "PLAINTEXT://127.0.0.1:1,CONTROLLER://:9093", "controller.listener.names": "CONTROLLER",
+			"node.id": "1", "controller.quorum.voters": "1@127.0.0.1:9093,2@127.0.0.1:9094"},
+			want: []Listener{{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "127.0.0.1:1"}}, ib: "PLAINTEXT", ctrl: Listener{Name: "CONTROLLER", Protocol: "PLAINTEXT"}},
+		{name: "controller listener elsewhere", configs: map[string]string{"listeners": "PLAINTEXT://127.0.0.1:1,CONTROLLER://:9095", "controller.listener.names": "CONTROLLER",
+			"node.id": "1", "controller.quorum.voters": "1@127.0.0.1:9093,2@127.0.0.1:9094"}, err: "voters entry, 127.0.0.1:9093"},
 		{name: "only the controller listener", configs: map[string]string{"listeners": "CONTROLLER://127.0.0.1:2", "controller.listener.names": "CONTROLLER"}, err: "only the controller listener"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

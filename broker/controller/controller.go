@@ -14,8 +14,9 @@
 // voters) every voter bootstraps the full voter configuration on its first
 // start and uses a TCP transport on its own voter address, which it shares
 // with the forwarding server (quorumnet.go, forward.go): a proposal made
-// on a follower is forwarded to the active controller. The state machine
-// and proposers do not change.
+// on a follower is forwarded to the active controller. With Config.TLS
+// every such connection is mutual TLS (controller.listener.names naming
+// an SSL listener). The state machine and proposers do not change.
 //
 // # Startup
 //
