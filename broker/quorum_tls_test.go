@@ -114,3 +114,23 @@ func quorumPeerTLS(trust, issuer *testPKI, usages ...x509.ExtKeyUsage) *tls.Conf
 	cfg.Certificates = []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}}
 	return cfg
 }
+
+// TestQuorumTLSNeedsTruststore: an SSL quorum without a truststore is
+// refused at start, naming what to set.
+func TestQuorumTLSNeedsTruststore(t *testing.T) {
+	pki := newTestPKI(t)
+	pki.pemKeystore("node.pem", pkix.Name{CommonName: "node"})
+	ports := testkit.FreePorts(t, 2)
+	err := startErr(t, map[string]string{
+		"node.id":                                    "0",
+		"controller.quorum.voters":                   "0@127.0.0.1:" + itoa(int64(ports[0])) + ",1@127.0.0.1:" + itoa(int64(ports[1])),
+		"controller.listener.names":                  "CONTROLLER",
+		"listener.security.protocol.map":             "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
+		"ssl.keystore.type":                          "PEM",
+		"ssl.keystore.location":                      pki.serverConfigs("node.pem")["ssl.keystore.location"],
+		"listener.name.controller.ssl.keystore.type": "PEM",
+	})
+	if err == nil || !strings.Contains(err.Error(), "truststore") {
+		t.Fatalf("start without a truststore for the quorum: %v", err)
+	}
+}

@@ -22,8 +22,8 @@ const forwardMagic byte = 'K'
 
 // classifyTimeout bounds how long an accepted connection may take to
 // finish its TLS handshake, when the quorum is secured, and send its
-// first byte.
-const classifyTimeout = 10 * time.Second
+// first byte. A variable for tests.
+var classifyTimeout = 10 * time.Second
 
 // maxUnclassified bounds the accepted connections that have not yet sent
 // their first byte; more are closed at once, so connections that stall
