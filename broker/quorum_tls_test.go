@@ -25,10 +25,12 @@ var raftBytes = []byte{0, 0x81, 0xa4, 'T', 'e', 'r', 'm', 1}
 // handshake.
 const quorumRefused = "quorum connection refused: TLS handshake failed"
 
-// TestQuorumMutualTLS checks a 3-node cluster whose metadata quorum runs
-// over mutual TLS (controller.listener.names an SSL listener, its key
-// material under listener.name.controller.ssl.*): it elects a
-// controller and a topic created through one node reaches the others;
+// TestQuorumMutualTLS checks a cluster of three voters and a broker-only
+// node whose metadata quorum runs over mutual TLS (controller.listener.names
+// an SSL listener, its key material under listener.name.controller.ssl.*):
+// it elects a controller, and a topic created through one node (a
+// follower voter, then the broker-only node, whose requests are forwarded
+// over the quorum's TLS) reaches every node;
 // a plaintext peer, a peer with a certificate of another CA and a
 // user's client certificate of the quorum's own CA are each refused,
 // logged a bounded number of times, and the quorum carries on.
@@ -36,7 +38,7 @@ func TestQuorumMutualTLS(t *testing.T) {
 	pki := newTestPKI(t)
 	pki.pemKeystore("node.pem", pkix.Name{CommonName: "node"})
 	var logs testkit.Buffer
-	opts := []brokertest.Option{brokertest.Nodes(3),
+	opts := []brokertest.Option{brokertest.Nodes(4),
 		brokertest.Logger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		brokertest.Config("controller.listener.names", "CONTROLLER"),
 		brokertest.Config("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL")}
@@ -72,7 +74,7 @@ func TestQuorumMutualTLS(t *testing.T) {
 			t.Fatalf("plaintext peer again: %v", err)
 		}
 	}
-	createEverywhere(t, c, c.Nodes()[2], "after")
+	createEverywhere(t, c, c.Nodes()[3], "after")
 	if got := strings.Count(logs.String(), quorumRefused); got < 1 || got > 2*ratelog.DefaultBurst {
 		t.Errorf("%d lines %q for 22 refused peers, want 1 to %d (rate-limited):\n%s", got, quorumRefused, 2*ratelog.DefaultBurst, logs.String())
 	}

@@ -29,7 +29,10 @@ func listenSecured(t *testing.T) *quorumNet {
 // TestQuorumHandshakeDeadline: a peer of the secured quorum that never
 // finishes its TLS handshake is closed at classifyTimeout.
 func TestQuorumHandshakeDeadline(t *testing.T) {
-	defer func(d time.Duration) { classifyTimeout = d }(classifyTimeout)
+	// Put back after the listener's Cleanup closed it: cleanups run
+	// last registered first.
+	saved := classifyTimeout
+	t.Cleanup(func() { classifyTimeout = saved })
 	classifyTimeout = 300 * time.Millisecond
 	q := listenSecured(t)
 	start := time.Now()
