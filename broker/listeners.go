@@ -34,8 +34,11 @@ import (
 // reached on their endpoint of the inter-broker listener, over TLS when
 // it is SSL or SASL_SSL (listeners.go, tlsconfig.go).
 //
-// The metadata quorum's Raft traffic keeps its own plaintext address
-// (controller.quorum.voters).
+// The metadata quorum's traffic (Raft, forwarded proposals, broker-only
+// nodes joining) keeps its own address, each node's entry of
+// controller.quorum.voters; controller.listener.names names its listener,
+// whose protocol is PLAINTEXT or SSL: mutual TLS with that listener's
+// ssl.* key material (newQuorumTLS).
 
 // listener is one of the node's Kafka listeners.
 type listener struct {
@@ -92,6 +95,23 @@ func (n *Node) newListeners(b *config.Broker) error {
 		}
 		nl.srv = wire.NewServer(scfg, dispatcher{n})
 		n.listeners = append(n.listeners, nl)
+	}
+	return n.newQuorumTLS(b)
+}
+
+// newQuorumTLS reads the key material of the quorum's listener when it is
+// SSL and the quorum has peers to talk to (tlsSource.quorumTLS).
+func (n *Node) newQuorumTLS(b *config.Broker) error {
+	l, ok := b.ControllerListener()
+	if !ok || !l.TLS() || len(b.Settings().QuorumVoters) == 0 {
+		return nil
+	}
+	src, err := newTLSSource(b, l.Name, false, n.logger)
+	if err != nil {
+		return fmt.Errorf("%w: controller %w", config.ErrInvalidValue, err)
+	}
+	if n.quorumTLS, err = src.quorumTLS(); err != nil {
+		return fmt.Errorf("%w: controller %w", config.ErrInvalidValue, err)
 	}
 	return nil
 }

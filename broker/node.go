@@ -157,6 +157,9 @@ type Node struct {
 	// (listeners.go).
 	listeners   []*listener
 	interBroker string
+	// quorumTLS secures the metadata quorum's connections when
+	// controller.listener.names is SSL; nil is plaintext (listeners.go).
+	quorumTLS *controller.TLS
 	// requestPool holds the bytes of requests being read or handled
 	// (queued.max.request.bytes), all connections together.
 	requestPool *wire.Pool
@@ -341,6 +344,7 @@ func (n *Node) open(ctx context.Context) error {
 		Self:    n.self,
 		Voters:  n.static.Settings().QuorumVoters,
 		Listen:  cfg.QuorumListener,
+		TLS:     n.quorumTLS,
 	})
 	if err != nil {
 		return fmt.Errorf("start controller: %w", err)

@@ -83,6 +83,12 @@ func (p *testPKI) write(name string, data []byte) string {
 // clients alike.
 func (p *testPKI) issue(subject pkix.Name) (*x509.Certificate, *ecdsa.PrivateKey) {
 	p.t.Helper()
+	return p.issueFor(subject, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
+// issueFor makes a certificate of subject for 127.0.0.1 valid for usages.
+func (p *testPKI) issueFor(subject pkix.Name, usages ...x509.ExtKeyUsage) (*x509.Certificate, *ecdsa.PrivateKey) {
+	p.t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		p.t.Fatal(err)
@@ -92,7 +98,7 @@ func (p *testPKI) issue(subject pkix.Name) (*x509.Certificate, *ecdsa.PrivateKey
 		SerialNumber: big.NewInt(p.serial), Subject: subject,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		ExtKeyUsage: usages,
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)

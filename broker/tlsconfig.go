@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klogdev/klog/broker/config"
+	"github.com/klogdev/klog/broker/controller"
 	"github.com/klogdev/klog/internal/tlsstore"
 )
 
@@ -107,6 +108,41 @@ func (s *tlsSource) serverConfig() *tls.Config {
 func (s *tlsSource) clientConfig() (*tls.Config, error) {
 	_, client := s.current()
 	return client, nil
+}
+
+// quorumTLS is the metadata quorum's mutual TLS over the listener's key
+// material: each end presents its node certificate, and the accepting
+// end requires the peer's, whatever ssl.client.auth says, checks it
+// against the truststore and takes only a node certificate: one valid
+// for server authentication too, as a node's own certificate must be (a
+// client certificate of the same CA, a user's, is refused). It needs a
+// truststore: the system's roots would let any publicly certified peer
+// in.
+func (s *tlsSource) quorumTLS() (*controller.TLS, error) {
+	if server, _ := s.current(); server.ClientCAs == nil {
+		return nil, fmt.Errorf("listener %s: the metadata quorum's mutual TLS needs a truststore (ssl.truststore.location or ssl.truststore.certificates) holding the CA of the nodes' certificates", s.listener)
+	}
+	server := &tls.Config{
+		MinVersion: s.minVersion,
+		MaxVersion: s.maxVersion,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			current, _ := s.current()
+			cfg := current.Clone()
+			cfg.ClientAuth = tls.RequireAndVerifyClientCert
+			cfg.VerifyConnection = func(cs tls.ConnectionState) error { return nodeCertificate(cs, current.ClientCAs) }
+			return cfg, nil
+		},
+	}
+	return &controller.TLS{Server: server, Client: s.clientConfig}, nil
+}
+
+// nodeCertificate refuses a peer certificate that is not a node's: one
+// roots do not vouch for as a server's.
+func nodeCertificate(cs tls.ConnectionState, roots *x509.CertPool) error {
+	if err := tlsstore.VerifyChain(cs, roots); err != nil {
+		return fmt.Errorf("the peer's certificate is not a node's (valid for server authentication too): %w", err)
+	}
+	return nil
 }
 
 // current returns the material of the moment, read again first if its

@@ -50,10 +50,12 @@ const (
 	App   = "app"
 )
 
-// Listener names of the secure listeners, as in the listeners config.
+// Listener names of the secure listeners, as in the listeners config,
+// and of the metadata quorum's (controller.listener.names).
 const (
-	SASLSSL = "SASL_SSL"
-	MTLS    = "SSL"
+	SASLSSL    = "SASL_SSL"
+	MTLS       = "SSL"
+	Controller = "CONTROLLER"
 )
 
 // Mechanisms are the SASL mechanisms of the SASL_SSL listener, the users'
@@ -190,13 +192,28 @@ func writeSecret(path string, data []byte) error {
 // Listeners are a node's addresses, host:port, under --secure.
 type Listeners struct {
 	Plaintext, SASLSSL, MTLS string
+	// Quorum is set for a node of a cluster of several (klog up -n): the
+	// metadata quorum's connections between nodes are mutual TLS too.
+	Quorum bool
 }
 
 // NodeConfigs are the broker configs of node id under --secure: its
 // PLAINTEXT listener first (the inter-broker one), then SASL_SSL and SSL,
 // with the node's certificate and the CA, SSL asking every client for a
-// certificate of the CA and naming it by its CN.
+// certificate of the CA and naming it by its CN. With l.Quorum the
+// metadata quorum's listener is SSL: the nodes present their
+// certificates to each other and take no other.
 func (c *Cluster) NodeConfigs(id int32, l Listeners) map[string]string {
+	configs := c.listenerConfigs(id, l)
+	if l.Quorum {
+		configs["controller.listener.names"] = Controller
+		configs["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT," + SASLSSL + ":SASL_SSL," + MTLS + ":SSL," + Controller + ":SSL"
+	}
+	return configs
+}
+
+// listenerConfigs are the configs of NodeConfigs' listeners.
+func (c *Cluster) listenerConfigs(id int32, l Listeners) map[string]string {
 	return map[string]string{
 		"listeners":                                     "PLAINTEXT://" + l.Plaintext + "," + SASLSSL + "://" + l.SASLSSL + "," + MTLS + "://" + l.MTLS,
 		"ssl.keystore.type":                             "PEM",

@@ -76,6 +76,7 @@ import (
 
 	"github.com/klogdev/klog/broker"
 	"github.com/klogdev/klog/broker/adminapi"
+	"github.com/klogdev/klog/broker/config"
 )
 
 // Node is an in-process node: running from Start until Close, Kill or
@@ -212,6 +213,18 @@ func (n *Node) Addr() string {
 		return n.cfg.Listen
 	}
 	return n.node.Advertised()
+}
+
+// QuorumAddr is the node's address in the metadata quorum, its entry of
+// controller.quorum.voters; "" for a node that is not a voter.
+func (n *Node) QuorumAddr() string {
+	voters, _ := config.ParseVoters(n.cfg.Configs[votersConfig])
+	for _, v := range voters {
+		if v.ID == n.id {
+			return v.Addr()
+		}
+	}
+	return ""
 }
 
 // Broker is the underlying node, nil while it is not running.

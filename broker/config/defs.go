@@ -438,6 +438,8 @@ var brokerOnlyDefs = []Def{
 		Validate: validator(TypeLong, atLeast(-1))},
 	{Name: "connections.max.reauth.ms", Type: TypeLong, Default: "0", ReadOnly: true, Doc: "Longest session a SASL authentication opens (KIP-368): the connection is closed when it lapses unless the client authenticated again; 0 is no limit.",
 		Validate: validator(TypeLong, atLeast(0))},
+	{Name: "controller.listener.names", Type: TypeList, Default: "", ReadOnly: true, Doc: "Listener of the metadata quorum's connections (Raft, forwarded proposals, broker-only nodes joining), one name; its protocol is listener.security.protocol.map's: PLAINTEXT, or SSL for mutual TLS between nodes with the listener's ssl.* (listener.name.<name>.ssl.*), every peer presenting a node certificate of the truststore. klog's quorum takes no SASL. The quorum binds each node's controller.quorum.voters entry; an entry of listeners with this name is that address, not a Kafka listener. Empty: PLAINTEXT.",
+		Validate: validator(TypeList)},
 	{Name: "controller.quorum.voters", Type: TypeList, Default: "", ReadOnly: true, Doc: "The metadata quorum's voters as ID@HOST:PORT,...; each voter's Raft and forwarded-proposal traffic uses its own entry's address. Empty is the single-node quorum, in process. A node.id among them is a voter (controller and broker); any other node is a broker only, which follows the quorum as a Raft non-voter.",
 		Validate: validator(TypeList, validateVoters)},
 	{Name: "default.replication.factor", Type: TypeInt, Default: "1", ReadOnly: true, Doc: "Replication factor of topics created without one.",

@@ -47,9 +47,15 @@ func (b *Broker) Listeners() ([]Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	ls, err := parseListenerList("listeners", b.value("listeners"), protocols)
+	ls, err := parseListenerList("listeners", b.value("listeners"), b.withControllerProtocol(protocols))
 	if err != nil {
 		return nil, err
+	}
+	// The quorum's listener is served by the controller, at the node's
+	// controller.quorum.voters entry, as Kafka's controller listener.
+	ls = slices.DeleteFunc(ls, func(l Listener) bool { return slices.Contains(b.controllerListenerNames(), l.Name) })
+	if len(ls) == 0 {
+		return nil, fmt.Errorf("listeners names only the controller listener %s", strings.Join(b.controllerListenerNames(), ","))
 	}
 	if adv, ok := b.get("advertised.listeners"); ok && strings.TrimSpace(adv) != "" {
 		advs, err := parseListenerList("advertised.listeners", adv, protocols)
@@ -78,6 +84,90 @@ func (b *Broker) InterBrokerListener() string {
 		return strings.ToUpper(strings.TrimSpace(v))
 	}
 	return strings.TrimSpace(b.value("security.inter.broker.protocol"))
+}
+
+// ControllerListener is the listener of the metadata quorum's
+// connections: the name of controller.listener.names and its protocol,
+// PLAINTEXT or SSL (checkListeners refuses others). ok is false when
+// controller.listener.names is empty: the quorum is PLAINTEXT.
+func (b *Broker) ControllerListener() (l Listener, ok bool) {
+	names := b.controllerListenerNames()
+	if len(names) == 0 {
+		return Listener{}, false
+	}
+	protocols, err := protocolMap(b.value("listener.security.protocol.map"))
+	if err != nil {
+		return Listener{}, false
+	}
+	return Listener{Name: names[0], Protocol: b.withControllerProtocol(protocols)[names[0]]}, true
+}
+
+// controllerListenerNames are controller.listener.names, upper case.
+func (b *Broker) controllerListenerNames() []string {
+	var names []string
+	for _, n := range splitList(b.value("controller.listener.names")) {
+		names = append(names, strings.ToUpper(n))
+	}
+	return names
+}
+
+// withControllerProtocol is protocols with PLAINTEXT for a controller
+// listener it does not name while listener.security.protocol.map is
+// left at its default, as Kafka reads a KRaft node's map.
+func (b *Broker) withControllerProtocol(protocols map[string]string) map[string]string {
+	if _, set := b.static["listener.security.protocol.map"]; set {
+		return protocols
+	}
+	for _, n := range b.controllerListenerNames() {
+		if _, ok := protocols[n]; !ok {
+			protocols[n] = ProtocolPlaintext
+		}
+	}
+	return protocols
+}
+
+// checkControllerListener checks controller.listener.names: one name,
+// with a protocol klog's quorum speaks.
+func (b *Broker) checkControllerListener() error {
+	names := b.controllerListenerNames()
+	if len(names) > 1 {
+		return fmt.Errorf("controller.listener.names=%s: klog's metadata quorum has one listener; name one", strings.Join(names, ","))
+	}
+	l, ok := b.ControllerListener()
+	switch {
+	case !ok:
+		return nil
+	case l.Protocol == "":
+		return fmt.Errorf("controller.listener.names: the controller listener %s has no security protocol in listener.security.protocol.map", l.Name)
+	case l.SASL():
+		return fmt.Errorf("controller.listener.names: the controller listener %s is %s: klog's metadata quorum speaks PLAINTEXT or SSL (mutual TLS), not SASL", l.Name, l.Protocol)
+	}
+	return b.checkControllerPort(l.Name)
+}
+
+// checkControllerPort refuses an entry of listeners for the controller
+// listener whose port is not this voter's in controller.quorum.voters,
+// where klog binds the quorum.
+func (b *Broker) checkControllerPort(name string) error {
+	protocols, err := protocolMap(b.value("listener.security.protocol.map"))
+	if err != nil {
+		return nil // Listeners says what is wrong
+	}
+	ls, err := parseListenerList("listeners", b.value("listeners"), b.withControllerProtocol(protocols))
+	if err != nil {
+		return nil
+	}
+	i := slices.IndexFunc(ls, func(l Listener) bool { return l.Name == name })
+	if i < 0 {
+		return nil
+	}
+	_, port, _ := net.SplitHostPort(ls[i].Addr)
+	for _, v := range b.settings.QuorumVoters {
+		if v.ID == b.settings.NodeID && port != strconv.Itoa(int(v.Port)) {
+			return fmt.Errorf("listeners: %s://%s: the quorum binds node %d's controller.quorum.voters entry, %s; give the controller listener that port, or leave it out of listeners", name, ls[i].Addr, v.ID, v.Addr())
+		}
+	}
+	return nil
 }
 
 // ListenerValue is config name as listener sees it: the value of
@@ -195,6 +285,9 @@ func parseListenerList(config, v string, protocols map[string]string) ([]Listene
 // checkListeners checks the listener configs together at start: the
 // listeners parse and the inter-broker listener is one of them.
 func (b *Broker) checkListeners() error {
+	if err := b.checkControllerListener(); err != nil {
+		return err
+	}
 	ls, err := b.Listeners()
 	if err != nil {
 		return err

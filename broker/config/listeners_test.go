@@ -13,7 +13,9 @@ func TestListeners(t *testing.T) {
 		configs map[string]string
 		want    []Listener
 		ib      string
-		err     string
+		// ctrl is the controller listener, none when its Name is "".
+		ctrl Listener
+		err  string
 	}{
 		{name: "default", want: []Listener{{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "127.0.0.1:9092"}}, ib: "PLAINTEXT"},
 		{name: "two", configs: map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0, SASL_SSL://:9093", "advertised.listeners": "SASL_SSL://kafka.example:19093"},
@@ -29,6 +31,19 @@ func TestListeners(t *testing.T) {
 		{name: "advertised unknown", configs: map[string]string{"advertised.listeners": "SSL://h:1"}, err: "which listeners does not"},
 		{name: "advertised wildcard", configs: map[string]string{"advertised.listeners": "PLAINTEXT://0.0.0.0:1"}, err: "advertise a host"},
 		{name: "bad map", configs: map[string]string{"listener.security.protocol.map": "A:TLS"}, err: "no security protocol TLS"},
+		{name: "controller listener of Kafka's config", configs: map[string]string{"listeners": "PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2", "controller.listener.names": "controller"},
+			want: []Listener{{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "127.0.0.1:1"}}, ib: "PLAINTEXT", ctrl: Listener{Name: "CONTROLLER", Protocol: "PLAINTEXT"}},
+		{name: "controller listener SSL", configs: map[string]string{"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL"},
+			want: []Listener{{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "127.0.0.1:9092"}}, ib: "PLAINTEXT", ctrl: Listener{Name: "CONTROLLER", Protocol: "SSL"}},
+		{name: "controller listener not mapped", configs: map[string]string{"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"}, err: "no security protocol"},
+		{name: "controller listener SASL", configs: map[string]string{"controller.listener.names": "SASL_SSL"}, err: "not SASL"},
+		{name: "two controller listeners", configs: map[string]string{"controller.listener.names": "A,B"}, err: "one listener"},
+		{name: "controller listener at the voter's port", configs: map[string]string{"listeners": "PLAINTEXT://127.0.0.1:1,CONTROLLER://:9093", "controller.listener.names": "CONTROLLER",
+			"node.id": "1", "controller.quorum.voters": "1@127.0.0.1:9093,2@127.0.0.1:9094"},
+			want: []Listener{{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "127.0.0.1:1"}}, ib: "PLAINTEXT", ctrl: Listener{Name: "CONTROLLER", Protocol: "PLAINTEXT"}},
+		{name: "controller listener elsewhere", configs: map[string]string{"listeners": "PLAINTEXT://127.0.0.1:1,CONTROLLER://:9095", "controller.listener.names": "CONTROLLER",
+			"node.id": "1", "controller.quorum.voters": "1@127.0.0.1:9093,2@127.0.0.1:9094"}, err: "voters entry, 127.0.0.1:9093"},
+		{name: "only the controller listener", configs: map[string]string{"listeners": "CONTROLLER://127.0.0.1:2", "controller.listener.names": "CONTROLLER"}, err: "only the controller listener"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := ParseBroker(tc.configs)
@@ -47,6 +62,9 @@ func TestListeners(t *testing.T) {
 			}
 			if ib := b.InterBrokerListener(); ib != tc.ib {
 				t.Errorf("inter-broker listener %s, want %s", ib, tc.ib)
+			}
+			if ctrl, ok := b.ControllerListener(); ctrl != tc.ctrl || ok != (tc.ctrl.Name != "") {
+				t.Errorf("controller listener %+v, %v; want %+v", ctrl, ok, tc.ctrl)
 			}
 		})
 	}

@@ -14,8 +14,9 @@
 // voters) every voter bootstraps the full voter configuration on its first
 // start and uses a TCP transport on its own voter address, which it shares
 // with the forwarding server (quorumnet.go, forward.go): a proposal made
-// on a follower is forwarded to the active controller. The state machine
-// and proposers do not change.
+// on a follower is forwarded to the active controller. With Config.TLS
+// every such connection is mutual TLS (controller.listener.names naming
+// an SSL listener). The state machine and proposers do not change.
 //
 // # Startup
 //
@@ -91,6 +92,9 @@ type Config struct {
 	// address, served instead of listening anew; the controller closes
 	// it.
 	Listen net.Listener
+	// TLS, when set, secures the quorum's connections with mutual TLS;
+	// nil is plaintext. A single-node quorum makes none.
+	TLS *TLS
 	// ApplyTimeout bounds how long a proposal waits to enter the Raft
 	// log; 0 means 10s.
 	ApplyTimeout time.Duration
@@ -361,7 +365,7 @@ func (c *Controller) openTransport(self config.Voter, observer, peers bool, id r
 		}
 	}
 	var err error
-	c.net, err = listenQuorum(listen, c.cfg.Listen, c.log, c.serveForward)
+	c.net, err = listenQuorum(listen, c.cfg.Listen, c.log, c.cfg.TLS, c.serveForward)
 	if err != nil {
 		return raft.Configuration{}, nil, err
 	}
@@ -501,8 +505,7 @@ func (c *Controller) electFirst(cfg raft.Configuration, wait time.Duration) {
 			if s.Suffrage != raft.Voter || s.ID == self {
 				continue
 			}
-			if conn, err := c.net.dial(string(s.Address), 50*time.Millisecond); err == nil {
-				conn.Close()
+			if c.net.reachable(string(s.Address), 50*time.Millisecond) {
 				up++
 			}
 		}

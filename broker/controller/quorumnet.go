@@ -2,8 +2,10 @@ package controller
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -18,9 +20,28 @@ import (
 // hashicorp/raft's NetworkTransport), so both share the voter's address.
 const forwardMagic byte = 'K'
 
-// classifyTimeout bounds how long an accepted connection may take to send
-// its first byte.
-const classifyTimeout = 10 * time.Second
+// classifyTimeout bounds how long an accepted connection may take to
+// finish its TLS handshake, when the quorum is secured, and send its
+// first byte. A variable for tests.
+var classifyTimeout = 10 * time.Second
+
+// maxUnclassified bounds the accepted connections that have not yet sent
+// their first byte; more are closed at once, so connections that stall
+// their handshake hold neither the listener nor unbounded goroutines.
+const maxUnclassified = 64
+
+// TLS secures the quorum's connections (controller.listener.names naming
+// an SSL listener): every connection, Raft's, forwarded proposals' and
+// broker-only nodes', is TLS, both ends presenting a certificate the
+// other checks.
+type TLS struct {
+	// Server is the accepting end's config: it must require and verify
+	// the peer's certificate.
+	Server *tls.Config
+	// Client returns the dialling end's config, the key material of the
+	// moment; an empty ServerName is the dialled host.
+	Client func() (*tls.Config, error)
+}
 
 // errIsolated is returned by dials while the quorum network is isolated.
 var errIsolated = errors.New("quorum network isolated")
@@ -29,15 +50,22 @@ var errIsolated = errors.New("quorum network isolated")
 // for hashicorp/raft's NetworkTransport that also hands connections
 // starting with forwardMagic to the forwarding server. It tracks every
 // connection it makes or accepts, so Isolate can cut them all and refuse
-// new ones until Heal: the fault switch for isolation tests.
+// new ones until Heal: the fault switch for isolation tests. With tls set
+// every connection is TLS: a peer whose handshake fails (plaintext, no
+// certificate, one the truststore does not vouch for) is logged and
+// closed.
 type quorumNet struct {
 	ln       net.Listener
 	log      *slog.Logger
+	tls      *TLS // nil: plaintext
 	raftCh   chan net.Conn
 	serve    func(net.Conn) // handles a forwarding connection; owns it
 	isolated atomic.Bool
 	done     chan struct{}
 	wg       sync.WaitGroup
+	// unclassified holds a token per accepted connection not yet
+	// classified (maxUnclassified).
+	unclassified chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -48,14 +76,15 @@ type quorumNet struct {
 
 var _ raft.StreamLayer = (*quorumNet)(nil)
 
-func listenQuorum(addr string, ln net.Listener, log *slog.Logger, serve func(net.Conn)) (*quorumNet, error) {
+func listenQuorum(addr string, ln net.Listener, log *slog.Logger, secure *TLS, serve func(net.Conn)) (*quorumNet, error) {
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", addr); err != nil {
 			return nil, fmt.Errorf("controller: listen on quorum address %s: %w", addr, err)
 		}
 	}
-	q := &quorumNet{ln: ln, log: log, raftCh: make(chan net.Conn), serve: serve, done: make(chan struct{})}
+	q := &quorumNet{ln: ln, log: log, tls: secure, raftCh: make(chan net.Conn), serve: serve, done: make(chan struct{}),
+		unclassified: make(chan struct{}, maxUnclassified)}
 	q.mu.conns = make(map[net.Conn]struct{})
 	q.wg.Add(1)
 	go q.acceptLoop()
@@ -84,6 +113,13 @@ func (q *quorumNet) acceptLoop() {
 		if err != nil {
 			return
 		}
+		select {
+		case q.unclassified <- struct{}{}:
+		default:
+			q.log.Warn("quorum connection refused: too many connections have not sent their first bytes", "remote", c.RemoteAddr().String(), "limit", maxUnclassified)
+			tc.Close()
+			continue
+		}
 		q.wg.Add(1)
 		go q.classify(tc)
 	}
@@ -93,24 +129,48 @@ func (q *quorumNet) acceptLoop() {
 // forwarding server.
 func (q *quorumNet) classify(c *trackedConn) {
 	defer q.wg.Done()
-	_ = c.SetReadDeadline(time.Now().Add(classifyTimeout))
-	br := bufio.NewReader(c)
-	first, err := br.Peek(1)
-	if err != nil {
-		c.Close()
+	conn, first, ok := q.open(c)
+	<-q.unclassified
+	if !ok {
 		return
 	}
-	_ = c.SetReadDeadline(time.Time{})
-	if first[0] == forwardMagic {
-		_, _ = br.Discard(1)
-		q.serve(&bufferedConn{Conn: c, r: br})
+	if first == forwardMagic {
+		_, _ = conn.r.Discard(1)
+		q.serve(conn)
 		return
 	}
 	select {
-	case q.raftCh <- &bufferedConn{Conn: c, r: br}:
+	case q.raftCh <- conn:
 	case <-q.done:
-		c.Close()
+		conn.Close()
 	}
+}
+
+// open makes an accepted connection ready to read, within
+// classifyTimeout: its TLS handshake done when the quorum is secured, and
+// its first byte peeked. On failure it closes c.
+func (q *quorumNet) open(c *trackedConn) (*bufferedConn, byte, bool) {
+	_ = c.SetDeadline(time.Now().Add(classifyTimeout))
+	var conn net.Conn = c
+	if q.tls != nil {
+		tc := tls.Server(c, q.tls.Server)
+		if err := tc.Handshake(); err != nil {
+			c.Close()
+			if !errors.Is(err, io.EOF) { // EOF: a peer that only checked the port is open
+				q.log.Warn("quorum connection refused: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
+			}
+			return nil, 0, false
+		}
+		conn = tc
+	}
+	br := bufio.NewReader(conn)
+	first, err := br.Peek(1)
+	if err != nil {
+		conn.Close()
+		return nil, 0, false
+	}
+	_ = c.SetDeadline(time.Time{})
+	return &bufferedConn{Conn: conn, r: br}, first[0], true
 }
 
 // Accept hands Raft its next connection.
@@ -163,7 +223,49 @@ func (q *quorumNet) dial(address string, timeout time.Duration) (net.Conn, error
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", address, err)
 	}
+	if q.tls == nil {
+		return tc, nil
+	}
+	conn, err := q.handshake(tc, address, timeout)
+	if err != nil {
+		tc.Close()
+		return nil, fmt.Errorf("dial %s: TLS handshake: %w", address, err)
+	}
+	return conn, nil
+}
+
+// handshake runs the TLS handshake of a connection dialled to address,
+// bounded by timeout.
+func (q *quorumNet) handshake(c net.Conn, address string, timeout time.Duration) (net.Conn, error) {
+	cfg, err := q.tls.Client()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+		cfg = cfg.Clone()
+		cfg.ServerName, _, _ = net.SplitHostPort(address)
+	}
+	tc := tls.Client(c, cfg)
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if err := tc.Handshake(); err != nil {
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Time{})
 	return tc, nil
+}
+
+// reachable reports whether a peer's quorum address takes connections,
+// without a handshake.
+func (q *quorumNet) reachable(address string, timeout time.Duration) bool {
+	if q.isolated.Load() {
+		return false
+	}
+	c, err := net.DialTimeout("tcp", address, timeout)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // dialForward connects to a peer's forwarding server.

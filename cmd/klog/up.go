@@ -98,7 +98,9 @@ With --secure each node also serves a SASL_SSL listener (SCRAM-SHA-512,
 SCRAM-SHA-256 and PLAIN) and an SSL listener that asks for a client
 certificate (mTLS), with certificates of a dev CA: one node on the two
 ports after --listen's (9093, 9094), a cluster on the ports after its Raft
-range (9098-9100 and 9101-9103 for -n 3), free ports with --any-port. The
+range (9098-9100 and 9101-9103 for -n 3), free ports with --any-port; a
+cluster's metadata quorum is mutual TLS between the nodes' certificates
+(controller.listener.names=CONTROLLER over SSL). The
 users admin and app get SCRAM credentials with generated passwords. The
 CA, the certificates, the passwords (users.json) and client configs for
 Java, librdkafka and franz-go live in DATA-DIR/secure and are kept across

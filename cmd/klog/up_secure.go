@@ -26,8 +26,10 @@ func checkSecure(o upOptions, configs map[string]string) error {
 	if o.memory {
 		return usagef("--secure keeps its CA, certificates and users in the data directory; leave --memory out")
 	}
-	if _, ok := configs["listeners"]; ok {
-		return usagef("--secure and -X listeners: --secure lays out the listeners itself (PLAINTEXT, SASL_SSL, SSL); give one")
+	for _, name := range []string{"listeners", "listener.security.protocol.map", "controller.listener.names"} {
+		if _, ok := configs[name]; ok {
+			return usagef("--secure and -X %s: --secure lays out the listeners itself (PLAINTEXT, SASL_SSL, SSL, and the quorum's CONTROLLER over SSL with -n); give one", name)
+		}
 	}
 	return nil
 }
@@ -90,7 +92,7 @@ func secureLayout(o upOptions, dir string, layout supervisor.Layout) (*secure.Cl
 		return nil, nil, err
 	}
 	return c, func(n supervisor.NodeLayout) []string {
-		configs := c.NodeConfigs(n.ID, secure.Listeners{Plaintext: n.Address(), SASLSSL: n.SecureAddress(), MTLS: n.MTLSAddress()})
+		configs := c.NodeConfigs(n.ID, secure.Listeners{Plaintext: n.Address(), SASLSSL: n.SecureAddress(), MTLS: n.MTLSAddress(), Quorum: true})
 		var args []string
 		for _, k := range slices.Sorted(maps.Keys(configs)) {
 			args = append(args, "-X", k+"="+configs[k])

@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,6 +54,7 @@ func TestUpSecure(t *testing.T) {
 			scramRoundTrip(t, s.Bootstrap, ca, app, "orders")
 			secureConfigs(t, s, "orders")
 			secureACLs(t, info.Bootstrap, s, 4)
+			secureQuorum(t, info, ca)
 			// Tightened as docs/client-security.md says, on the PLAINTEXT
 			// listener: app's ACLs stay so across a restart.
 			mustRun(t, info.Bootstrap, "", "acl", "delete", "--allow", "User:app", "--topic", "*", "--group", "*", "--transactional-id", "*", "--yes")
@@ -81,6 +84,47 @@ func TestUpSecure(t *testing.T) {
 				t.Fatalf("klog down: exit %d %s", r.code, r.stderr)
 			}
 		})
+	}
+}
+
+// secureQuorum checks that the metadata quorum of a cluster of --secure
+// speaks mutual TLS: a node's certificate of the dev CA is let through;
+// a plaintext peer and a user's client certificate of the same CA are
+// refused.
+func secureQuorum(t *testing.T, info readyInfo, ca []byte) {
+	t.Helper()
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	app := info.Secure.Users[slices.IndexFunc(info.Secure.Users, func(u secure.UserInfo) bool { return u.Name == secure.App })]
+	voters := 0
+	for _, n := range info.Nodes {
+		if n.ControllerAddress == "" {
+			continue
+		}
+		voters++
+		host, _, _ := net.SplitHostPort(n.ControllerAddress)
+		peer := func(certFile, keyFile string) *tls.Config {
+			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &tls.Config{RootCAs: roots, ServerName: host, Certificates: []tls.Certificate{cert}}
+		}
+		nodePEM := filepath.Join(info.Secure.Dir, "node-"+strconv.Itoa(int(n.ID))+".pem")
+		conn, err := tls.Dial("tcp", n.ControllerAddress, peer(nodePEM, nodePEM))
+		if err != nil {
+			t.Fatalf("node %d's quorum address with a node certificate: %v", n.ID, err)
+		}
+		conn.Close()
+		if err := testkit.Refuses(n.ControllerAddress, nil, []byte("plaintext")); err != nil {
+			t.Errorf("node %d's quorum address, plaintext: %v", n.ID, err)
+		}
+		if err := testkit.Refuses(n.ControllerAddress, peer(app.Cert, app.Key), []byte("raft")); err != nil {
+			t.Errorf("node %d's quorum address with app's client certificate: %v", n.ID, err)
+		}
+	}
+	if len(info.Nodes) > 1 && voters == 0 {
+		t.Fatalf("no voter among %+v", info.Nodes)
 	}
 }
 

@@ -6,6 +6,9 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"errors"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -243,4 +246,35 @@ func DummyProcess(t testing.TB) int {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd.Process.Pid
+}
+
+// Refuses connects to addr, in plaintext (cfg nil) or over TLS with cfg,
+// sends send, and returns an error unless the server closes the
+// connection (a failed handshake included) within WaitTimeout instead of
+// taking what was sent. Under TLS 1.3 a client's handshake may end before
+// the server has checked the client's certificate: the refusal is then
+// the next read.
+func Refuses(addr string, cfg *tls.Config, send []byte) error {
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	_ = raw.SetDeadline(time.Now().Add(WaitTimeout))
+	var conn net.Conn = raw
+	if cfg != nil {
+		tc := tls.Client(raw, cfg)
+		if err := tc.Handshake(); err != nil {
+			return nil
+		}
+		conn = tc
+	}
+	if _, err := conn.Write(send); err != nil {
+		return nil
+	}
+	_, err = io.ReadAll(conn)
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return errors.New("the connection stayed open")
+	}
+	return nil
 }

@@ -123,7 +123,8 @@ func CheckType(typ string) error {
 }
 
 // VerifyChain checks the peer's certificate chain against roots (nil: the
-// system's), without its host name.
+// system's), without its host name, as a server's: the certificate must
+// allow server authentication (or name no extended key usage).
 func VerifyChain(cs tls.ConnectionState, roots *x509.CertPool) error {
 	if len(cs.PeerCertificates) == 0 {
 		return errors.New("the peer sent no certificate")
