@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"os"
@@ -193,7 +194,7 @@ func (q *responseQueue) write(nc net.Conn, stall time.Duration) {
 		var n int64
 		if b != nil {
 			if !failed {
-				if err := writeProgressing(nc, *b, stall); err != nil {
+				if err := writeResponse(nc, *b, stall); err != nil {
 					failed = true
 					nc.Close()
 				}
@@ -209,6 +210,14 @@ func (q *responseQueue) write(nc net.Conn, stall time.Duration) {
 		q.mu.Unlock()
 		q.node.Release(n)
 	}
+}
+
+// writeResponse writes b to nc, over TLS in chunks (writeTLS).
+func writeResponse(nc net.Conn, b []byte, timeout time.Duration) error {
+	if tc, ok := nc.(*tls.Conn); ok {
+		return writeTLS(tc, b, timeout)
+	}
+	return writeProgressing(nc, b, timeout)
 }
 
 // writeProgressing writes b to nc, failing when a write moves no byte for

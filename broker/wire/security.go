@@ -75,7 +75,7 @@ func (s *Server) handshakeTLS(ctx context.Context, nc net.Conn, timeout time.Dur
 	if timeout <= 0 {
 		timeout = defaultHandshakeTimeout
 	}
-	tc := tls.Server(nc, s.cfg.TLS)
+	tc := tls.Server(&recordBatcher{Conn: nc}, s.cfg.TLS)
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {

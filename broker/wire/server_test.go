@@ -62,13 +62,21 @@ func serve(t *testing.T, h wire.Handler, lim wire.Limits, maxRequest int32) (*wi
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := wire.NewServer(wire.ServerConfig{
+	return serveOn(t, ln, h, lim, func(cfg *wire.ServerConfig) { cfg.MaxRequestBytes = maxRequest })
+}
+
+// serveOn starts a Server of h on ln, its config changed by edit.
+func serveOn(t *testing.T, ln net.Listener, h wire.Handler, lim wire.Limits, edit func(*wire.ServerConfig)) (*wire.Server, net.Listener) {
+	t.Helper()
+	cfg := wire.ServerConfig{
 		Listener:        "TEST",
-		MaxRequestBytes: maxRequest,
+		MaxRequestBytes: 1 << 20,
 		Requests:        wire.NewPool(64 << 20),
 		Responses:       wire.NewPool(64 << 20),
 		Limits:          func() wire.Limits { return lim },
-	}, h)
+	}
+	edit(&cfg)
+	s := wire.NewServer(cfg, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
