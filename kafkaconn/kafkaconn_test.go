@@ -19,29 +19,19 @@ import (
 
 	"github.com/klogdev/klog/devca"
 	"github.com/klogdev/klog/internal/jaas"
+	"github.com/klogdev/klog/internal/javaprops"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
-func TestParseProperties(t *testing.T) {
-	text := "# comment\n! also\n  bootstrap.servers = a:1,b:2\nsasl.mechanism:SCRAM-SHA-512\n" +
-		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n" +
-		"    username=\"alice\" \\\n    password=\"p\\\\\\\"w\";\n" +
-		"ssl.truststore.location /tmp/x\\u00e9.p12\nempty=\n"
-	got, err := ParseProperties(text)
-	if err != nil {
-		t.Fatal(err)
+// TestJAASOfAProperty: the sasl.jaas.config value of a client config,
+// as a properties file holds it, read by internal/jaas.
+func TestJAASOfAProperty(t *testing.T) {
+	props, err := javaprops.Parse("sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n" +
+		"    username=\"alice\" \\\n    password=\"p\\\\\\\"w\";\n")
+	if err != nil || len(props) != 1 {
+		t.Fatal(props, err)
 	}
-	want := []Property{
-		{"bootstrap.servers", "a:1,b:2"},
-		{"sasl.mechanism", "SCRAM-SHA-512"},
-		{"sasl.jaas.config", `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="p\"w";`},
-		{"ssl.truststore.location", "/tmp/xé.p12"},
-		{"empty", ""},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got  %q\nwant %q", got, want)
-	}
-	module, opts, err := jaas.Parse(got[2].Value)
+	module, opts, err := jaas.Parse(props[0].Value)
 	if err != nil {
 		t.Fatal(err)
 	}

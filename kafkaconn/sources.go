@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/klogdev/klog/internal/jaas"
+	"github.com/klogdev/klog/internal/javaprops"
 )
 
 // A Setting is one thing a user sets: its flag's name (without the
@@ -127,7 +128,7 @@ func (s *Settings) loadFile(path, from string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrSettings, from, err)
 	}
-	props, err := ParseProperties(string(data))
+	props, err := javaprops.Parse(string(data))
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrSettings, path, err)
 	}

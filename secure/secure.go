@@ -98,8 +98,12 @@ type Cluster struct {
 	Users []devca.User
 	// UsersFile holds the passwords.
 	UsersFile string
-	// TokenSecretKey is the delegation.token.secret.key of every node.
-	TokenSecretKey string
+	// TokenSecretKey is the delegation.token.secret.key of every node,
+	// kept in TokenSecretFile. The nodes' configs name the file (Kafka's
+	// DirectoryConfigProvider) rather than holding the key, so that it
+	// stays off the command lines of the nodes of klog up -n.
+	TokenSecretKey  string
+	TokenSecretFile string
 }
 
 // Ensure makes, or keeps, the security of the cluster in dataDir: the
@@ -119,7 +123,8 @@ func Ensure(dataDir string, hosts []string, nodes []int32) (*Cluster, error) {
 	for _, name := range []string{Admin, App} {
 		c.Users = append(c.Users, devca.User{Name: name, Password: passwords[name], Mechanism: Mechanisms[0]})
 	}
-	if c.TokenSecretKey, err = ensureSecret(filepath.Join(ca.Dir, tokenSecretFile)); err != nil {
+	c.TokenSecretFile = filepath.Join(ca.Dir, tokenSecretFile)
+	if c.TokenSecretKey, err = ensureSecret(c.TokenSecretFile); err != nil {
 		return nil, fmt.Errorf("the delegation token secret key: %w", err)
 	}
 	return c, nil
@@ -225,7 +230,10 @@ func (c *Cluster) listenerConfigs(id int32, l Listeners) map[string]string {
 		"listener.name.ssl.ssl.principal.mapping.rules": PrincipalRules,
 		"authorizer.class.name":                         Authorizer,
 		"super.users":                                   strings.Join(SuperUsers, ";"),
-		"delegation.token.secret.key":                   c.TokenSecretKey,
+		"config.providers":                              "secure",
+		"config.providers.secure.class":                 "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+		"config.providers.secure.param.allowed.paths":   c.CA.Dir,
+		"delegation.token.secret.key":                   "${secure:" + c.CA.Dir + ":" + tokenSecretFile + "}",
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -72,8 +73,13 @@ type Broker struct {
 // ParseBroker validates static broker settings (as given with -X key=value)
 // and resolves them into Settings. An unknown name or a bad value is an
 // error that names the config; a topic config name given instead of its
-// broker key gets a hint.
+// broker key gets a hint. Values may take parts from Kafka's config
+// providers (providers.go).
 func ParseBroker(kv map[string]string) (*Broker, error) {
+	kv, err := resolveProviders(kv, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, len(kv))
 	for n := range kv {
 		names = append(names, n)

@@ -6,9 +6,11 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +45,7 @@ func TestUpSecure(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkSecureFiles(t, s)
+			secretsOffCommandLines(t, dir, info)
 			for _, f := range []string{info.Log, readyFile} {
 				st, err := os.Stat(f)
 				if err != nil {
@@ -86,6 +89,33 @@ func TestUpSecure(t *testing.T) {
 				t.Fatalf("klog down: exit %d %s", r.code, r.stderr)
 			}
 		})
+	}
+}
+
+// secretsOffCommandLines checks that no process of the cluster in dir,
+// which every user of the machine may list with its command line, has the
+// delegation token secret key on it: the nodes read it from its file.
+func secretsOffCommandLines(t *testing.T, dir string, info readyInfo) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return // read from /proc
+	}
+	key, err := os.ReadFile(filepath.Join(dir, secure.Dir, "token-secret"))
+	if err != nil || len(bytes.TrimSpace(key)) == 0 {
+		t.Fatalf("token secret: %q %v", key, err)
+	}
+	pids := []int{info.PID}
+	for _, n := range info.Nodes {
+		pids = append(pids, n.PID)
+	}
+	for _, pid := range pids {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			t.Fatalf("command line of process %d: %v", pid, err)
+		}
+		if bytes.Contains(cmdline, bytes.TrimSpace(key)) {
+			t.Errorf("the delegation token secret key is on the command line of process %d: %q", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		}
 	}
 }
 

@@ -1,4 +1,7 @@
-package kafkaconn
+// Package javaprops reads Java's properties format, the one Kafka's
+// config files use: client configs (--command-config) and the files of
+// Kafka's FileConfigProvider.
+package javaprops
 
 import (
 	"fmt"
@@ -12,10 +15,10 @@ type Property struct {
 	Key, Value string
 }
 
-// ParseProperties reads text in Java's properties format: "#" and "!"
+// Parse reads text in Java's properties format: "#" and "!"
 // comments, key=value, key:value or "key value", a trailing backslash
 // continuing a line, and the escapes \t \n \r \f \\ and \uXXXX.
-func ParseProperties(text string) ([]Property, error) {
+func Parse(text string) ([]Property, error) {
 	var out []Property
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
