@@ -78,6 +78,7 @@ func (n *Node) newListeners(b *config.Broker) error {
 				return fmt.Errorf("%w: %w", config.ErrInvalidValue, err)
 			}
 			scfg.TLS = nl.tls.serverConfig()
+			scfg.TLSFailed = func(remote string, f wire.TLSFailure) { n.recordTLSFailure(l.Name, remote, f) }
 			if !l.SASL() {
 				if scfg.TLSPrincipal, err = certificatePrincipal(b, l.Name); err != nil {
 					return err

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net"
 	"sync"
 	"time"
 
@@ -202,5 +203,28 @@ func (n *Node) recordAuthFailure(rc *wire.RequestContext, mechanism, user, msg, 
 	n.recordSecurity(securityKey{
 		kind: events.AuthenticationFailed, principal: events.Clip(user), host: host, clientID: events.Clip(rc.ClientID),
 		api: rc.Header.Key, name: events.Clip(mechanism), reason: events.Clip(reason),
+	}, e)
+}
+
+// recordTLSFailure records a connection that listener refused at its TLS
+// handshake: an authentication that failed before any request, its
+// mechanism "TLS".
+func (n *Node) recordTLSFailure(listener, remote string, f wire.TLSFailure) {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	n.logger.Debug("TLS handshake failed", "listener", listener, "remote", remote, "reason", f.Reason, "err", f.Err)
+	principal := ""
+	if f.Subject != "" {
+		principal = "subject " + f.Subject
+	}
+	e := events.Event{Kind: events.AuthenticationFailed, Partition: -1, Detail: map[string]any{
+		"principal": principal, "address": remote, "listener": listener,
+		"mechanism": "TLS", "error": f.Err.Error(), "reason": f.Reason,
+	}}
+	n.recordSecurity(securityKey{
+		kind: events.AuthenticationFailed, principal: events.Clip(principal), host: host,
+		api: -1, name: "TLS", reason: f.Reason,
 	}, e)
 }

@@ -1,9 +1,11 @@
 package broker_test
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"net"
 	"strconv"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"software.sslmate.com/src/go-pkcs12"
 
 	"github.com/klogdev/klog/broker/brokertest"
+	"github.com/klogdev/klog/broker/events"
 	"github.com/klogdev/klog/internal/testkit"
 )
 
@@ -67,6 +70,68 @@ func TestMutualTLS(t *testing.T) {
 	if err := startErr(t, bad); err == nil {
 		t.Error("a node started with ssl.principal.mapping.rules that do not parse")
 	}
+}
+
+// TestRefusedTLSHandshakesAreEvents: a connection an SSL listener
+// refuses at its handshake is an authentication_failed event (mechanism
+// TLS) saying why: no client certificate, one of another CA, a client
+// speaking plaintext. A connection that closes without sending a byte (a
+// check that the port is open) is none.
+func TestRefusedTLSHandshakesAreEvents(t *testing.T) {
+	pki := newTestPKI(t)
+	pki.pemKeystore("server.pem", pkix.Name{CommonName: "node"})
+	n := startSecure(t, withConfigs(pki.serverConfigs("server.pem"), "listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+		"listener.name.ssl.ssl.client.auth", "required"), nil)
+	addr := n.ListenerAddr("SSL")
+
+	if c, err := net.Dial("tcp", addr.String()); err == nil {
+		c.Close()
+	}
+	if err := metadataOver(t, addr, pki.clientTLS(pkix.Name{})); err == nil {
+		t.Fatal("a client without a certificate was served")
+	}
+	stranger := newTestPKI(t).clientTLS(pkix.Name{CommonName: "stranger"})
+	stranger.RootCAs = pki.clientTLS(pkix.Name{}).RootCAs
+	if err := metadataOver(t, addr, stranger); err == nil {
+		t.Fatal("a client with a certificate of another CA was served")
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr.String()), kgo.RequestRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(testkit.Context(t), 5*time.Second)
+	_, _ = kadm.NewClient(cl).BrokerMetadata(ctx)
+	cancel()
+	cl.Close()
+
+	want := map[string]string{
+		"no client certificate (ssl.client.auth=required)":                                                               "",
+		"client certificate not signed by a CA of the truststore":                                                        "subject CN=stranger",
+		"not TLS: the client spoke another protocol to an SSL listener (security.protocol PLAINTEXT or SASL_PLAINTEXT?)": "",
+	}
+	testkit.WaitFor(t, "an event for each refused handshake", func() (bool, string) {
+		got := map[string]string{}
+		others := 0
+		for _, e := range n.Events().Since(0, 0).Events {
+			if e.Kind != events.AuthenticationFailed {
+				continue
+			}
+			if e.Detail["mechanism"] != "TLS" || e.Detail["listener"] != "SSL" || e.Detail["address"] == "" {
+				return false, fmt.Sprintf("event %v", e.Detail)
+			}
+			r, _ := e.Detail["reason"].(string)
+			if _, ok := want[r]; !ok {
+				others++
+			}
+			got[r], _ = e.Detail["principal"].(string)
+		}
+		for r, p := range want {
+			if q, ok := got[r]; !ok || q != p {
+				return false, fmt.Sprintf("events %q", got)
+			}
+		}
+		return others == 0, fmt.Sprintf("events %q", got)
+	})
 }
 
 // TestTLSAnonymousWithoutClientCertificate checks that an SSL listener

@@ -72,8 +72,10 @@ const (
 	// AuthenticationFailed: a SASL authentication failed (detail:
 	// principal, the user the client claimed when it named one;
 	// client_id, address, listener, api, mechanism, error, what the
-	// client was told; reason, why), coalesced and counted as denials
-	// are.
+	// client was told; reason, why), or an SSL or SASL_SSL listener
+	// refused a connection at its TLS handshake (mechanism TLS;
+	// principal "subject S" when the client sent a certificate; no
+	// client_id or api), coalesced and counted as denials are.
 	AuthenticationFailed Kind = "authentication_failed"
 )
 

@@ -85,7 +85,7 @@ func (s *Server) handshakeTLS(ctx context.Context, nc net.Conn, timeout time.Dur
 	if s.cfg.TLSPrincipal != nil {
 		p, err := s.cfg.TLSPrincipal(tc.ConnectionState())
 		if err != nil {
-			return nil, "", err
+			return nil, "", &principalError{err: err, subject: peerSubject(tc.ConnectionState())}
 		}
 		principal = p
 	}

@@ -166,6 +166,10 @@ type ServerConfig struct {
 	// its handshake (the client's certificate); an error closes the
 	// connection. Unset, or without TLS: AnonymousPrincipal.
 	TLSPrincipal func(tls.ConnectionState) (string, error)
+	// TLSFailed, when set, hears of each connection refused at its TLS
+	// handshake, or by TLSPrincipal, with why (TLSFailure), but for one
+	// that closed before sending a byte (a check that the port is open).
+	TLSFailed func(remote string, f TLSFailure)
 	// SASL has the listener's connections authenticate with SASL before
 	// any other request (security.go).
 	SASL bool

@@ -141,6 +141,9 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		tc, p, err := s.handshakeTLS(ctx, nc, s.cfg.Limits().ProgressTimeout)
 		if err != nil {
 			s.logger.Debug("closing connection", "remote", nc.RemoteAddr().String(), "err", err)
+			if f, ok := classifyTLSFailure(err); ok && s.cfg.TLSFailed != nil && ctx.Err() == nil {
+				s.cfg.TLSFailed(nc.RemoteAddr().String(), f)
+			}
 			return
 		}
 		nc, principal = tc, p
