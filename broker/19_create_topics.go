@@ -93,7 +93,7 @@ func handleCreateTopics(n *Node, ctx context.Context, rc *wire.RequestContext, k
 		resp.Topics = append(resp.Topics, st)
 	}
 	if created {
-		n.reconcile()
+		n.settle(ctx)
 	}
 	return resp, nil
 }
@@ -118,7 +118,7 @@ func requestContext(ctx context.Context, timeoutMillis int32) (context.Context, 
 // answer. A resource whose key appears more than once is not changed and
 // answered once, with dup (an INVALID_REQUEST), as Kafka's ControllerApis
 // answers them. When any resource changed (never in a validate-only
-// request) the node reconciles, once, before the request answers, so that
+// request) the node settles, once, before the request answers, so that
 // the change is in effect when the client learns of it.
 func changeEach[Req, Resp any, K comparable](n *Node, ctx context.Context, timeoutMillis int32, validateOnly bool, resources []Req,
 	key func(r *Req) K, dup error,
@@ -146,7 +146,7 @@ func changeEach[Req, Resp any, K comparable](n *Node, ctx context.Context, timeo
 		out = append(out, answer(&resources[i], err))
 	}
 	if changed {
-		n.reconcile()
+		n.settle(ctx)
 	}
 	return out
 }

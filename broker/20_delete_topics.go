@@ -54,7 +54,7 @@ func handleDeleteTopics(n *Node, ctx context.Context, rc *wire.RequestContext, k
 		resp.Topics = append(resp.Topics, st)
 	}
 	if deleted {
-		n.reconcile()
+		n.settle(ctx)
 	}
 	return resp, nil
 }

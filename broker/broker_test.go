@@ -1449,3 +1449,46 @@ func TestRestartOpensLogsWithTopicConfigs(t *testing.T) {
 		t.Fatalf("the offset index rebuilt at the restart has %d bytes, want the %d written before (index.interval.bytes=1)", len(got), len(want))
 	}
 }
+
+// A CreateTopics or DeleteTopics whose change the node is slow to put in
+// effect answers when the request's timeout ends, with the change done,
+// rather than after it: a client that timed out would send the request
+// again and be told the topic exists (or does not).
+func TestTopicChangesAnswerWithinTheirTimeout(t *testing.T) {
+	ctx := testkit.Context(t)
+	n := brokertest.Start(t)
+	cl := n.Client()
+	release := n.Broker().HoldReconcileForTest()
+	held := true
+	defer func() {
+		if held {
+			release()
+		}
+	}()
+	answered := make(chan error, 1)
+	go func() {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.TimeoutMillis = 300
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "slow", 1, 1
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
+		}
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatalf("CreateTopics while the node is slow to reconcile: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("CreateTopics with a 300ms timeout not answered in 15s while the node was slow to put the new topic in effect")
+	}
+	release()
+	held = false
+	testkit.WaitFor(t, "the node to open topic slow's partition", func() (bool, string) {
+		return n.Broker().PartitionForTest("slow", 0) != nil, "no partition slow-0"
+	})
+}

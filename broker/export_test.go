@@ -95,3 +95,11 @@ func (n *Node) SnapshotMetadataForTest() error { return n.ctrl.Snapshot() }
 // CredentialsForTest is the CredentialSource the node's SASL mechanisms
 // check.
 func (n *Node) CredentialsForTest() auth.CredentialSource { return n.credentials() }
+
+// HoldReconcileForTest keeps the node from putting metadata images in
+// effect (a reconcile pass as slow as thousands of new partitions on a
+// loaded machine) until release is called.
+func (n *Node) HoldReconcileForTest() (release func()) {
+	n.reconcileMu.Lock()
+	return n.reconcileMu.Unlock
+}

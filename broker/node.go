@@ -186,6 +186,8 @@ type Node struct {
 		parts map[partitionKey]*partition.Partition
 	}
 	reconcileMu sync.Mutex // serialises reconcile passes
+	// reconciled is the index of the last image reconcile put in effect.
+	reconciled reconciledIndex
 	// deleted are the topics deleted since the last Metadata that could
 	// have auto-created them (deletedtopics.go).
 	deleted deletedTopics

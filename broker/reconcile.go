@@ -6,7 +6,9 @@ package broker
 // leader state and configs.
 
 import (
+	"context"
 	"strconv"
+	"sync"
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/metadata"
@@ -116,6 +118,65 @@ func (n *Node) reconcile() {
 	}
 	n.reconcileInternalTopic(img, n.offsets)
 	n.reconcileInternalTopic(img, n.txnState)
+	n.reconciled.mark(img.Index)
+}
+
+// reconciledIndex is the metadata index of the last image reconcile put
+// in effect, for settle to wait on.
+type reconciledIndex struct {
+	mu    sync.Mutex
+	index uint64
+	// moved is closed, and replaced, when index moves.
+	moved chan struct{}
+}
+
+func (r *reconciledIndex) mark(index uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if index <= r.index && r.moved != nil {
+		return
+	}
+	r.index = index
+	if r.moved != nil {
+		close(r.moved)
+	}
+	r.moved = make(chan struct{})
+}
+
+// reached reports whether index is in effect, and otherwise returns a
+// channel closed when the index moves.
+func (r *reconciledIndex) reached(index uint64) (bool, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.moved == nil {
+		r.moved = make(chan struct{})
+	}
+	return r.index >= index, r.moved
+}
+
+// settle waits until the node has put in effect the metadata image it
+// holds now (watchMetadata reconciles each new one: partitions created
+// or removed, leader states and configs applied), or until ctx ends. An
+// admin request that changed metadata settles before it answers, so that
+// the change is in effect on this node when the client learns of it. The
+// controller has committed the change by then, so a node slower than the
+// request's timeout (thousands of new partitions on a loaded machine)
+// answers when the timeout ends rather than after it, when the client
+// would have sent the request again and been told the topic exists.
+func (n *Node) settle(ctx context.Context) {
+	want := n.ctrl.Image().Index
+	for {
+		ok, moved := n.reconciled.reached(want)
+		if ok {
+			return
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			n.logger.Warn("answering before the change is in effect on this node: the request's timeout ended", "index", want, "err", ctx.Err())
+			return
+		}
+	}
 }
 
 // applyBrokerConfigs puts img's dynamic broker configs (the cluster-wide
