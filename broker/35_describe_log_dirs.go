@@ -46,13 +46,8 @@ func handleDescribeLogDirs(n *Node, _ context.Context, rc *wire.RequestContext, 
 	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.TotalBytes, dir.UsableBytes = -1, -1
-	if n.mem != nil {
-		dir.Dir = "memory:" + n.dataDir
-	} else {
-		dir.Dir = n.dataDir
-		if abs, err := filepath.Abs(n.dataDir); err == nil {
-			dir.Dir = abs
-		}
+	dir.Dir = n.logDir()
+	if n.mem == nil {
 		total, usable, err := vfs.Space(dir.Dir)
 		if err != nil {
 			n.logger.Warn("describe log dirs: measure the data directory", "dir", dir.Dir, "err", err)
@@ -97,4 +92,17 @@ func handleDescribeLogDirs(n *Node, _ context.Context, rc *wire.RequestContext, 
 	}
 	resp.Dirs = append(resp.Dirs, dir)
 	return resp, nil
+}
+
+// logDir is the node's one log directory as DescribeLogDirs names it and
+// AlterReplicaLogDirs takes it: the data directory's absolute path, or
+// "memory:" and the root of a --memory node's file system.
+func (n *Node) logDir() string {
+	if n.mem != nil {
+		return "memory:" + n.dataDir
+	}
+	if abs, err := filepath.Abs(n.dataDir); err == nil {
+		return abs
+	}
+	return n.dataDir
 }

@@ -76,6 +76,7 @@ func apiTable() []api {
 		{kmsg.DeleteACLs, 1, 3, simple(handleDeleteACLs)},
 		{kmsg.DescribeConfigs, 1, 4, simple(handleDescribeConfigs)},
 		{kmsg.AlterConfigs, 0, 2, simple(handleAlterConfigs)},
+		{kmsg.AlterReplicaLogDirs, 1, 2, simple(handleAlterReplicaLogDirs)},
 		{kmsg.DescribeLogDirs, 1, 5, simple(handleDescribeLogDirs)},
 		{kmsg.SASLAuthenticate, 0, 2, handleSASLAuthenticate},
 		{kmsg.CreatePartitions, 0, 3, simple(handleCreatePartitions)},

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -96,6 +97,23 @@ func TestDescribeLogDirsCluster(t *testing.T) {
 		_, ok := some[i].Lookup(want, rf1, 1)
 		if holds := i == 1; ok != holds || topics != map[bool]int{true: 1, false: 0}[holds] {
 			t.Errorf("node %d asked for %s/1: %d topics, %s/1 listed %v", i, rf1, topics, rf1, ok)
+		}
+	}
+
+	// AlterReplicaLogDirs to a node's own directory: its replica is
+	// there; a partition it holds no replica of is REPLICA_NOT_AVAILABLE,
+	// Kafka's answer to NOT_LEADER_OR_FOLLOWER for this API.
+	dir0, err := filepath.Abs(q.cfgs[0].DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alter, err := adm.AlterBrokerReplicaLogDirs(ctx, 0, kadm.AlterReplicaLogDirsReq{dir0: {rf1: {0: {}, 1: {}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int32]error{0: nil, 1: kerr.ReplicaNotAvailable} {
+		if r, ok := alter[rf1][i]; !ok || !errors.Is(r.Err, want) {
+			t.Errorf("node 0: move %s/%d to its own directory: %+v (listed %v), want %v", rf1, i, r, ok, want)
 		}
 	}
 }

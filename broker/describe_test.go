@@ -2,7 +2,10 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -197,6 +200,69 @@ func TestDescribeLogDirs(t *testing.T) {
 			}
 			if none := describe([]kmsg.DescribeLogDirsRequestTopic{}); len(none.Topics) != 0 {
 				t.Errorf("no partitions asked for: topics %+v", none.Topics)
+			}
+		})
+	}
+}
+
+// AlterReplicaLogDirs on a node of one log directory: a partition asked
+// to move to it is where it should be already; any other directory is
+// LOG_DIR_NOT_FOUND, checked before the partition; a topic name too long
+// for a move's directory INVALID_TOPIC_EXCEPTION; a partition of no topic
+// UNKNOWN_TOPIC_OR_PARTITION; a partition named twice answered once, for
+// the last directory; as Kafka 4.4 (the protocol diff's
+// alterreplicalogdirs cases).
+func TestAlterReplicaLogDirs(t *testing.T) {
+	ctx := testkit.Context(t)
+	for _, c := range []struct {
+		name string
+		opts []brokertest.Option
+	}{
+		{"on disk", []brokertest.Option{brokertest.DataDir(t.TempDir())}},
+		{"in memory", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := brokertest.Start(t, c.opts...)
+			cl := nameClient(n)
+			long := strings.Repeat("l", 220)
+			createTopics(ctx, t, cl, 3, "ard", long)
+			dreq := kmsg.NewPtrDescribeLogDirsRequest()
+			dir := requestNode[*kmsg.DescribeLogDirsResponse](ctx, t, cl, dreq).Dirs[0].Dir
+			req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+			to := func(dir string, topic string, partitions ...int32) {
+				d := kmsg.NewAlterReplicaLogDirsRequestDir()
+				d.Dir = dir
+				rt := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+				rt.Topic, rt.Partitions = topic, partitions
+				d.Topics = append(d.Topics, rt)
+				req.Dirs = append(req.Dirs, d)
+			}
+			to("/elsewhere", "ard", 0, 1)
+			to(dir, "ard", 0, 7)
+			to(dir, "missing", 0)
+			to(dir, long, 0)
+			to(dir+"x", long, 1)
+			resp := requestNode[*kmsg.AlterReplicaLogDirsResponse](ctx, t, cl, req)
+			got := map[string]int16{}
+			for _, rt := range resp.Topics {
+				for _, rp := range rt.Partitions {
+					key := fmt.Sprintf("%.8s/%d", rt.Topic, rp.Partition)
+					if _, dup := got[key]; dup {
+						t.Errorf("%s answered twice", key)
+					}
+					got[key] = rp.ErrorCode
+				}
+			}
+			want := map[string]int16{
+				"ard/0":      0,
+				"ard/1":      kerr.LogDirNotFound.Code,
+				"ard/7":      kerr.UnknownTopicOrPartition.Code,
+				"missing/0":  kerr.UnknownTopicOrPartition.Code,
+				"llllllll/0": kerr.InvalidTopicException.Code,
+				"llllllll/1": kerr.LogDirNotFound.Code,
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("answers %v, want %v", got, want)
 			}
 		})
 	}

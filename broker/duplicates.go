@@ -19,7 +19,8 @@ package broker
 //     ConsumerGroupDescribe, OffsetForLeaderEpoch. Kafka answers every
 //     repetition of these; klog does not, so that the answer is bounded by
 //     what exists. DescribeTopicPartitions and DescribeLogDirs take sets in
-//     Kafka too.
+//     Kafka too, and so does AlterReplicaLogDirs (a map of partitions to
+//     directories, the last named winning) but when refused.
 //
 // What is left is the answer for distinct items that do not exist (topics,
 // partitions, groups, ids no one has used): Kafka answers each, and so does

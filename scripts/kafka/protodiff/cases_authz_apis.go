@@ -258,6 +258,19 @@ func clusterAuthzAPIs() []authzAPI {
 			}},
 		{name: "describe-log-dirs", rt: rtCluster, op: opDescribe, setup: withTopicSetup,
 			req: func(n string) kmsg.Request { return describeLogDirsReq(n, 0) }},
+		{name: "alter-replica-log-dirs", rt: rtCluster, op: opAlter, setup: withTopicSetup,
+			req: func(n string) kmsg.Request {
+				// A directory neither broker has: allowed, the answer is
+				// LOG_DIR_NOT_FOUND on both.
+				req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+				d := kmsg.NewAlterReplicaLogDirsRequestDir()
+				d.Dir = "/nonexistent/protodiff"
+				t := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+				t.Topic, t.Partitions = n, []int32{0}
+				d.Topics = append(d.Topics, t)
+				req.Dirs = append(req.Dirs, d)
+				return req
+			}},
 		{name: "describe-cluster", rt: rtCluster, op: opDescribe,
 			req: func(string) kmsg.Request {
 				req := kmsg.NewPtrDescribeClusterRequest()

@@ -1,10 +1,15 @@
 package main
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // The corpus's cases of the APIs that tools and clients use to look at
 // partitions: OffsetForLeaderEpoch, DescribeTopicPartitions,
-// DescribeLogDirs and ElectLeaders.
+// DescribeLogDirs, AlterReplicaLogDirs and ElectLeaders.
 
 // offsetForEpochReq asks for the end offset of leader epoch on the
 // partitions of topic, with the current leader epoch current, as a consumer
@@ -50,6 +55,40 @@ func describeLogDirsReq(topic string, partitions ...int32) *kmsg.DescribeLogDirs
 		req.Topics = append(req.Topics, t)
 	}
 	return req
+}
+
+// alterLogDirsCase is an AlterReplicaLogDirs case: partitions of a fresh
+// topic (its name from base) and of a missing one, sent to the directory
+// the side's DescribeLogDirs names, or to other when it is set.
+func alterLogDirsCase(base, other string, partitions ...int32) func(s *side) ([]kmsg.Response, error) {
+	return one(func(s *side) (kmsg.Request, error) {
+		t := s.topic(base)
+		if err := s.createTopic(t, 1); err != nil {
+			return nil, err
+		}
+		resp, err := s.do(describeLogDirsReq(""))
+		if err != nil {
+			return nil, err
+		}
+		dirs := resp.(*kmsg.DescribeLogDirsResponse).Dirs
+		if len(dirs) != 1 {
+			return nil, fmt.Errorf("describe log dirs: %d directories, want 1", len(dirs))
+		}
+		dir := dirs[0].Dir
+		if other != "" {
+			dir = other
+		}
+		req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+		d := kmsg.NewAlterReplicaLogDirsRequestDir()
+		d.Dir = dir
+		for _, name := range []string{t, s.topic(base + "-missing")} {
+			rt := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+			rt.Topic, rt.Partitions = name, partitions
+			d.Topics = append(d.Topics, rt)
+		}
+		req.Dirs = append(req.Dirs, d)
+		return req, nil
+	})
 }
 
 func electLeadersReq(electionType int8, topic string, partitions ...int32) *kmsg.ElectLeadersRequest {
@@ -173,6 +212,12 @@ func describeCases() []testCase {
 			return describeLogDirsReq(t, 7)
 		})},
 		{"describelogdirs-no-topics", noSetup(func(*side) kmsg.Request { return describeLogDirsReq("") })},
+
+		// AlterReplicaLogDirs: to the one log directory, another, and
+		// for a topic whose name is too long for a move's directory.
+		{"alterreplicalogdirs-own-dir", alterLogDirsCase("ard", "", 0, 7)},
+		{"alterreplicalogdirs-other-dir", alterLogDirsCase("ard-other", "/nonexistent/protodiff", 0)},
+		{"alterreplicalogdirs-long-topic", alterLogDirsCase(strings.Repeat("l", 200), "", 0)},
 
 		// ElectLeaders: a single node's leaders are all preferred.
 		{"electleaders-preferred", withTopics("el", []int32{2}, func(_ *side, ts []string) kmsg.Request {
