@@ -101,6 +101,8 @@ func apiTable() []api {
 		{kmsg.ListTransactions, 0, 2, simple(handleListTransactions)},
 		{kmsg.ConsumerGroupHeartbeat, 0, 1, simple(handleConsumerGroupHeartbeat)},
 		{kmsg.ConsumerGroupDescribe, 0, 1, simple(handleConsumerGroupDescribe)},
+		{kmsg.GetTelemetrySubscriptions, 0, 0, simple(handleGetTelemetrySubscriptions)},
+		{kmsg.PushTelemetry, 0, 0, simple(handlePushTelemetry)},
 		{kmsg.DescribeTopicPartitions, 0, 0, simple(handleDescribeTopicPartitions)},
 	}
 }

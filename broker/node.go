@@ -40,6 +40,7 @@ import (
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/replica"
+	"github.com/klogdev/klog/broker/telemetry"
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/broker/wire"
 	"github.com/klogdev/klog/internal/ratelog"
@@ -172,6 +173,8 @@ type Node struct {
 	fetchSessions *fetchSessions
 	// quotas enforces the client quotas of the metadata image (quota.go).
 	quotas *auth.Quotas
+	// telemetry receives client telemetry (keys 71 and 72).
+	telemetry *telemetry.Receiver
 
 	ctx    context.Context // cancelled by Close; owned by the node
 	cancel context.CancelFunc
@@ -290,6 +293,7 @@ func newNode(cfg Config) (*Node, error) {
 	n.responseBytes = wire.NewPool(brokerCfg.Settings().QueuedMaxResponseBytes)
 	n.fetchSessions = newFetchSessions()
 	n.quotas = auth.NewQuotas(auth.QuotaConfig{Samples: int(brokerCfg.Settings().QuotaWindows), Window: brokerCfg.Settings().QuotaWindow})
+	n.telemetry = telemetry.NewReceiver(n.clock.Now)
 	if err := n.newListeners(brokerCfg); err != nil {
 		return nil, err
 	}
@@ -549,6 +553,7 @@ func (n *Node) close(halted func()) error {
 		n.txns.Close()
 		n.groups.Close()
 		n.peers.Close()
+		n.telemetry.Close()
 		ctrlErr := n.ctrl.Close()
 		if halted != nil {
 			// A killed node writes no checkpoint: what follows goes to

@@ -129,6 +129,7 @@ func Handler(node *broker.Node, admin, version string) http.Handler {
 	mux.Handle("GET /metrics", metricsHandler(node))
 	mux.HandleFunc("GET "+nodeapi.PathEvents, h.events)
 	mux.HandleFunc("GET "+nodeapi.PathACLExplain, h.explainACL)
+	mux.HandleFunc("GET "+nodeapi.PathTelemetry, h.telemetry)
 	h.transactionRoutes(mux)
 	h.clockRoutes(mux)
 	return muxErrors{mux}

@@ -33,6 +33,10 @@ import (
 // maxLagSeries of group lag. Two scrapes run at once at most; more are
 // answered 503.
 
+// maxClientMetricSeries bounds the series of klog_client_metric;
+// klog_client_metric_truncated is 1 when it left some out.
+const maxClientMetricSeries = 10000
+
 // maxLagSeries bounds the series of klog_consumergroup_records_lag;
 // klog_consumergroup_records_lag_truncated is 1 when it left some out.
 const maxLagSeries = 10000
@@ -77,6 +81,12 @@ var (
 		"Requests handled, by Kafka's API name; Fetch also as FetchConsumer and FetchFollower (kafka.network:type=RequestMetrics,name=RequestsPerSec).", "request")
 	totalTime = desc("kafka_network_requestmetrics_totaltimems",
 		"Milliseconds from a request's decoding to its handler's return, its waits included (long-poll fetches, acks=all produces); Kafka's also counts the response's queueing and sending (kafka.network:type=RequestMetrics,name=TotalTimeMs).", "request")
+	clientPushes = desc("klog_client_telemetry_pushes_total",
+		"Telemetry pushes (KIP-714 PushTelemetry) taken from a client instance; Kafka hands them to a ClientTelemetry plugin.", "client_id", "client_instance_id")
+	clientMetric = desc("klog_client_metric",
+		"A metric a client instance pushed (KIP-714): a gauge's last value, a counter's total, a histogram's sum; name and attrs are the client's.", "client_id", "client_instance_id", "name", "attrs")
+	clientMetricTruncated = desc("klog_client_metric_truncated",
+		"1 when klog_client_metric left series out (at most 10000 are listed).")
 	groupLag = desc("klog_consumergroup_records_lag",
 		"Records between a group's committed offset and the high watermark, for the groups this node coordinates and the partitions it has a replica of; a consumer's own view is Kafka's records-lag client metric.", "group", "topic", "partition")
 	groupLagTruncated = desc("klog_consumergroup_records_lag_truncated",
@@ -98,7 +108,7 @@ func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		underReplicated, underMinISR, leaderCount, partitionCount, offlinePartitions, activeController,
 		logSize, logStart, logEnd, bytesIn, bytesOut, messagesIn, isrShrinks, isrExpands,
-		requests, totalTime, groupLag, groupLagTruncated,
+		requests, totalTime, groupLag, groupLagTruncated, clientPushes, clientMetric, clientMetricTruncated,
 	} {
 		ch <- d
 	}
@@ -152,6 +162,25 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(groupLag, prometheus.GaugeValue, float64(l.Lag), l.Group, l.Topic, strconv.Itoa(int(l.Partition)))
 	}
 	ch <- prometheus.MustNewConstMetric(groupLagTruncated, prometheus.GaugeValue, boolValue(truncated))
+	c.collectTelemetry(ch)
+}
+
+// collectTelemetry lists what clients pushed, at most
+// maxClientMetricSeries series.
+func (c nodeCollector) collectTelemetry(ch chan<- prometheus.Metric) {
+	listed, truncated := 0, false
+	for _, cl := range c.node.TelemetryClients() {
+		ch <- prometheus.MustNewConstMetric(clientPushes, prometheus.CounterValue, float64(cl.Pushes), cl.ClientID, cl.InstanceID)
+		for _, s := range cl.Series {
+			if listed == maxClientMetricSeries {
+				truncated = true
+				break
+			}
+			listed++
+			ch <- prometheus.MustNewConstMetric(clientMetric, prometheus.GaugeValue, s.Value, cl.ClientID, cl.InstanceID, s.Name, s.Attrs)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(clientMetricTruncated, prometheus.GaugeValue, boolValue(truncated))
 }
 
 func boolValue(b bool) float64 {

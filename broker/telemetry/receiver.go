@@ -350,19 +350,19 @@ func (r *Receiver) newID() [16]byte {
 
 // ClientView is one client instance as the admin API shows it.
 type ClientView struct {
-	InstanceID      string    `json:"instanceID"`
-	ClientID        string    `json:"clientID"`
-	SoftwareName    string    `json:"softwareName"`
-	SoftwareVersion string    `json:"softwareVersion"`
-	Remote          string    `json:"remote"`
-	SubscriptionID  int32     `json:"subscriptionID"`
-	PushIntervalMs  int32     `json:"pushIntervalMs"`
-	Metrics         []string  `json:"metrics"`
-	Pushes          int64     `json:"pushes"`
-	LastPush        time.Time `json:"lastPush"`
-	Terminating     bool      `json:"terminating"`
-	DroppedSeries   int64     `json:"droppedSeries"`
-	Series          []Series  `json:"series"`
+	InstanceID      string
+	ClientID        string
+	SoftwareName    string
+	SoftwareVersion string
+	Remote          string
+	SubscriptionID  int32
+	PushIntervalMs  int32
+	Metrics         []string
+	Pushes          int64
+	LastPush        time.Time
+	Terminating     bool
+	DroppedSeries   int64
+	Series          []Series
 }
 
 // Clients lists the client instances, by client id then instance id,
