@@ -167,6 +167,7 @@ func newModel(src Source, opts Options) *model {
 			newUsersScreen(),
 			newACLsScreen(),
 			newQuotasScreen(),
+			newClientsScreen(),
 			newPartitionScreen(),
 			newSegmentsScreen(),
 			newConfigsScreen(),

@@ -43,6 +43,7 @@ type fakeSource struct {
 	txns       []inspect.Transaction
 	markers    map[string][]nodeapi.TransactionMarker // by transactional id
 	cleaner    []NodeCleaner
+	telemetry  []NodeTelemetry
 	segments   map[string]PartitionSegments // by "topic/partition"
 	index      map[int64]nodeapi.Index      // by segment base
 	leaders    map[string]nodeapi.Partition // by "topic/partition"
@@ -142,6 +143,14 @@ func (f *fakeSource) Cleaner(context.Context) ([]NodeCleaner, error) {
 		return nil, ErrNoAdminAPI
 	}
 	return f.cleaner, nil
+}
+
+func (f *fakeSource) Telemetry(context.Context) ([]NodeTelemetry, error) {
+	defer f.enter("telemetry")()
+	if f.noAdmin {
+		return nil, ErrNoAdminAPI
+	}
+	return f.telemetry, nil
 }
 
 func (f *fakeSource) Partition(_ context.Context, topic string, partition int32) (PartitionDetail, error) {
@@ -363,6 +372,19 @@ func newFakeSource() *fakeSource {
 				{Topic: "orders", Partition: 1, Type: nodeapi.MarkerCommit, State: nodeapi.MarkerWritten, Attempts: 1, WrittenAt: &written},
 				{Topic: "payments", Partition: 0, Type: nodeapi.MarkerCommit, State: nodeapi.MarkerWritten, Attempts: 2, Error: "payments-0: REQUEST_TIMED_OUT", WrittenAt: &written},
 			},
+		},
+		telemetry: []NodeTelemetry{
+			{Addr: "127.0.0.1:9644", Telemetry: nodeapi.Telemetry{NodeID: 0, Count: 2, Clients: []nodeapi.TelemetryClient{
+				{InstanceID: "Y1DYZgxwR8G6bBVWhC4txw", ClientID: "billing", SoftwareName: "apache-kafka-java", SoftwareVersion: "4.4.0",
+					Metrics: []string{"org.apache.kafka.producer."}, PushIntervalMs: 10000, Pushes: 12, Series: []nodeapi.TelemetrySeries{
+						{Name: "org.apache.kafka.producer.record.queue.time.avg", Kind: "gauge", Value: 3.25, At: clock.Add(-4 * time.Second)},
+						{Name: "org.apache.kafka.producer.topic.record.send.total", Attrs: "{topic=orders}", Kind: "counter", Value: 1200, At: clock.Add(-4 * time.Second)},
+						{Name: "org.apache.kafka.producer.node.request.latency.max", Attrs: "{node_id=2}", Kind: "gauge", Value: 41, At: clock.Add(-35 * time.Second)},
+					}},
+				{InstanceID: "aGOUsZ8LSOqJCK3TZv0wsg", ClientID: "rdkafka", SoftwareName: "confluent-kafka-python", SoftwareVersion: "2.16.1",
+					PushIntervalMs: 300000},
+			}}},
+			{Addr: "127.0.0.1:9645", Error: "Get \"http://127.0.0.1:9645/v1/telemetry\": dial tcp 127.0.0.1:9645: connect: connection refused"},
 		},
 		cleaner: []NodeCleaner{
 			{Addr: "127.0.0.1:9644", Cleaner: nodeapi.Cleaner{NodeID: 0, Partitions: []nodeapi.CleanerPartition{

@@ -68,11 +68,20 @@ func TestGoldenCleaner(t *testing.T) {
 	d.golden("cleaner")
 }
 
-func TestGoldenCleanerNoAdminAPI(t *testing.T) {
-	src := newFakeSource()
-	src.noAdmin = true
-	d := newDriver(t, src, Options{Screen: "cleaner"})
-	d.golden("cleaner-no-admin")
+// The screens that read only the admin API say so when there is none.
+func TestGoldenNoAdminAPI(t *testing.T) {
+	for _, screen := range []string{"cleaner", "clients"} {
+		src := newFakeSource()
+		src.noAdmin = true
+		d := newDriver(t, src, Options{Screen: screen})
+		d.golden(screen + "-no-admin")
+	}
+}
+
+func TestGoldenClients(t *testing.T) {
+	d := newDriver(t, newFakeSource(), Options{Screen: "clients"})
+	d.send(tea.WindowSizeMsg{Width: 160, Height: 16})
+	d.golden("clients")
 }
 
 func TestGoldenHelp(t *testing.T) {

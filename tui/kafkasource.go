@@ -199,22 +199,43 @@ func (s *KafkaSource) Transactions(ctx context.Context) ([]inspect.Transaction, 
 
 // Cleaner implements Source: every node's GET /v1/cleaner.
 func (s *KafkaSource) Cleaner(ctx context.Context) ([]NodeCleaner, error) {
+	return everyNode(ctx, s, func(ctx context.Context, c *nodeapi.Client) (nodeapi.Cleaner, error) { return c.Cleaner(ctx) },
+		func(addr string, v nodeapi.Cleaner, err string) NodeCleaner {
+			return NodeCleaner{Addr: addr, Cleaner: v, Error: err}
+		})
+}
+
+// Telemetry implements Source: every node's GET /v1/telemetry.
+func (s *KafkaSource) Telemetry(ctx context.Context) ([]NodeTelemetry, error) {
+	return everyNode(ctx, s, func(ctx context.Context, c *nodeapi.Client) (nodeapi.Telemetry, error) { return c.Telemetry(ctx) },
+		func(addr string, v nodeapi.Telemetry, err string) NodeTelemetry {
+			return NodeTelemetry{Addr: addr, Telemetry: v, Error: err}
+		})
+}
+
+// everyNode asks every node's admin API with ask (eachAdmin) and makes
+// each node's answer with node, its error's text "" when it answered;
+// ErrNoAdminAPI when no node did.
+func everyNode[T, N any](ctx context.Context, s *KafkaSource, ask func(context.Context, *nodeapi.Client) (T, error), node func(addr string, v T, err string) N) ([]N, error) {
 	if len(s.admins) == 0 {
 		return nil, s.noAdminErr()
 	}
-	cleaners, errs := eachAdmin(ctx, s.admins, func(ctx context.Context, c *nodeapi.Client) (nodeapi.Cleaner, error) { return c.Cleaner(ctx) })
-	out := make([]NodeCleaner, 0, len(s.admins))
-	failed := 0
+	vals, errs := eachAdmin(ctx, s.admins, ask)
+	out := make([]N, 0, len(s.admins))
+	failed, first := 0, ""
 	for i, c := range s.admins {
-		nc := NodeCleaner{Addr: c.Addr(), Cleaner: cleaners[i]}
+		text := ""
 		if errs[i] != nil {
-			nc.Error = errs[i].Error()
+			text = errs[i].Error()
+			if failed == 0 {
+				first = text
+			}
 			failed++
 		}
-		out = append(out, nc)
+		out = append(out, node(c.Addr(), vals[i], text))
 	}
 	if failed == len(out) {
-		return out, fmt.Errorf("%w: no node answered: %s", ErrNoAdminAPI, out[0].Error)
+		return out, fmt.Errorf("%w: no node answered: %s", ErrNoAdminAPI, first)
 	}
 	return out, nil
 }

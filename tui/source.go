@@ -40,6 +40,9 @@ type Source interface {
 	Transactions(ctx context.Context) ([]inspect.Transaction, error)
 	// Cleaner is the log cleaner's state on each node (admin API).
 	Cleaner(ctx context.Context) ([]NodeCleaner, error)
+	// Telemetry is what clients pushed to each node (KIP-714, admin
+	// API).
+	Telemetry(ctx context.Context) ([]NodeTelemetry, error)
 	// Partition is one partition over the Kafka protocol and, with the
 	// admin API, its leader's state of every replica.
 	Partition(ctx context.Context, topic string, partition int32) (PartitionDetail, error)
@@ -189,6 +192,14 @@ type TopicPartition struct {
 	LastStableOffset int64
 	HighWatermark    int64
 	Error            string
+}
+
+// NodeTelemetry is one node's answer to GET /v1/telemetry: Telemetry, or
+// Error when the node could not be asked.
+type NodeTelemetry struct {
+	Addr      string
+	Telemetry nodeapi.Telemetry
+	Error     string
 }
 
 // NodeCleaner is one node's answer to GET /v1/cleaner: Cleaner, or Error
