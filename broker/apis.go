@@ -100,6 +100,7 @@ func apiTable() []api {
 		{kmsg.ListTransactions, 0, 2, simple(handleListTransactions)},
 		{kmsg.ConsumerGroupHeartbeat, 0, 1, simple(handleConsumerGroupHeartbeat)},
 		{kmsg.ConsumerGroupDescribe, 0, 1, simple(handleConsumerGroupDescribe)},
+		{kmsg.ListConfigResources, 0, 1, simple(handleListConfigResources)},
 		{kmsg.DescribeTopicPartitions, 0, 0, simple(handleDescribeTopicPartitions)},
 	}
 }
