@@ -103,6 +103,7 @@ func apiTable() []api {
 		{kmsg.ConsumerGroupDescribe, 0, 1, simple(handleConsumerGroupDescribe)},
 		{kmsg.GetTelemetrySubscriptions, 0, 0, simple(handleGetTelemetrySubscriptions)},
 		{kmsg.PushTelemetry, 0, 0, simple(handlePushTelemetry)},
+		{kmsg.ListConfigResources, 0, 1, simple(handleListConfigResources)},
 		{kmsg.DescribeTopicPartitions, 0, 0, simple(handleDescribeTopicPartitions)},
 	}
 }
