@@ -16,22 +16,25 @@ type Key struct {
 // share sessions; it is safe for concurrent use. Each share-partition has
 // its own lock, so requests of one group on different partitions, and of
 // different groups, do not wait on each other.
+//
+// Lock order: an entry's lock, then the manager's; the manager's is never
+// held while taking an entry's.
 type Manager struct {
 	cfg      Config
 	now      func() time.Time
 	Sessions *Sessions
 	mu       struct {
 		sync.Mutex
-		m map[Key]*entry
+		m    map[Key]*entry
+		wake map[string]chan struct{} // per group: closed, and replaced, when records may have become available
 	}
 }
 
-// entry is one share-partition with its lock and its wake-up.
+// entry is one share-partition with its lock.
 type entry struct {
 	mu          sync.Mutex
 	p           *Partition
 	leaderEpoch int32
-	wake        chan struct{} // closed, and replaced, when records may have become available
 }
 
 // NewManager makes a manager whose share-partitions follow cfg and whose
@@ -39,6 +42,7 @@ type entry struct {
 func NewManager(cfg Config, now func() time.Time, sessions *Sessions) *Manager {
 	m := &Manager{cfg: cfg, now: now, Sessions: sessions}
 	m.mu.m = make(map[Key]*entry)
+	m.mu.wake = make(map[string]chan struct{})
 	return m
 }
 
@@ -48,21 +52,39 @@ func (m *Manager) Now() time.Time { return m.now() }
 // LockDuration is how long an acquisition holds its records.
 func (m *Manager) LockDuration() time.Duration { return m.cfg.LockDuration }
 
-// View is what With reports of a share-partition after its function ran:
-// a channel closed when records may have become available (an
-// acknowledgement, a release, a lapsed lock), and the earliest lock
-// deadline, when a waiting fetch should look again.
-type View struct {
-	Wake     <-chan struct{}
-	Deadline time.Time // zero: no record is acquired
+// Wake is a channel closed when records of group's share-partitions may
+// have become available (an acknowledgement, a release, a lapsed lock): a
+// fetch that found nothing takes it before it looks, and waits on it.
+func (m *Manager) Wake(group string) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch := m.mu.wake[group]
+	if ch == nil {
+		ch = make(chan struct{})
+		m.mu.wake[group] = ch
+	}
+	return ch
+}
+
+// wake closes group's Wake channel.
+func (m *Manager) wake(group string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ch := m.mu.wake[group]; ch != nil {
+		close(ch)
+		delete(m.mu.wake, group)
+	}
 }
 
 // With runs fn on key's share-partition, creating it at start() when the
 // node has none for this leader epoch (a share-partition of an earlier
 // epoch is dropped: its state is not persisted yet). Before fn, locks that
 // lapsed by now are given back and records below logStart dropped. fn
-// reports whether it made records available, which wakes waiting fetches.
-func (m *Manager) With(key Key, leaderEpoch int32, logStart int64, start func() int64, fn func(p *Partition, now time.Time) bool) View {
+// reports whether it made records available, which wakes the group's
+// waiting fetches. With returns the earliest lock deadline afterwards
+// (zero when no record is acquired): when a waiting fetch should look
+// again.
+func (m *Manager) With(key Key, leaderEpoch int32, logStart int64, start func() int64, fn func(p *Partition, now time.Time) bool) time.Time {
 	e := m.entry(key, leaderEpoch, start)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -73,12 +95,10 @@ func (m *Manager) With(key Key, leaderEpoch int32, logStart int64, start func() 
 		changed = true
 	}
 	if changed {
-		close(e.wake)
-		e.wake = make(chan struct{})
+		m.wake(key.Group)
 	}
-	v := View{Wake: e.wake}
-	v.Deadline, _ = e.p.NextDeadline()
-	return v
+	deadline, _ := e.p.NextDeadline()
+	return deadline
 }
 
 // entry is key's share-partition for leaderEpoch, made when missing.
@@ -87,7 +107,7 @@ func (m *Manager) entry(key Key, leaderEpoch int32, start func() int64) *entry {
 	defer m.mu.Unlock()
 	e := m.mu.m[key]
 	if e == nil || e.leaderEpoch != leaderEpoch {
-		e = &entry{p: NewPartition(m.cfg, start()), leaderEpoch: leaderEpoch, wake: make(chan struct{})}
+		e = &entry{p: NewPartition(m.cfg, start()), leaderEpoch: leaderEpoch}
 		m.mu.m[key] = e
 	}
 	return e
@@ -124,13 +144,14 @@ func (m *Manager) ReleaseMember(group, member string, parts []TopicPartition) {
 		es = append(es, e)
 	}
 	m.mu.Unlock()
+	released := false
 	for _, e := range es {
 		e.mu.Lock()
-		if e.p.ReleaseMember(member) {
-			close(e.wake)
-			e.wake = make(chan struct{})
-		}
+		released = e.p.ReleaseMember(member) || released
 		e.mu.Unlock()
+	}
+	if released {
+		m.wake(group)
 	}
 }
 
