@@ -21,16 +21,25 @@ import (
 
 func handleConsumerGroupHeartbeat(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
-	code := n.groupDenied(rc, kmsg.ACLOperationRead, r.Group)
-	for _, t := range r.SubscribedTopicNames {
-		if code == 0 && !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t) {
-			code = kerr.TopicAuthorizationFailed.Code
-		}
-	}
-	if code != 0 {
+	if code := n.heartbeatDenied(rc, r.Group, r.SubscribedTopicNames); code != 0 {
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode, resp.ErrorMessage = code, errorMessage(kerr.ErrorForCode(code))
 		return resp, nil
 	}
 	return n.groups.ConsumerGroupHeartbeat(groupContext(ctx, rc), r), nil
+}
+
+// heartbeatDenied is the refusal of a consumer or share group heartbeat:
+// GROUP_AUTHORIZATION_FAILED without READ on the group,
+// TOPIC_AUTHORIZATION_FAILED without DESCRIBE on a topic it subscribes to.
+func (n *Node) heartbeatDenied(rc *wire.RequestContext, group string, topics []string) int16 {
+	if code := n.groupDenied(rc, kmsg.ACLOperationRead, group); code != 0 {
+		return code
+	}
+	for _, t := range topics {
+		if !n.authorize(rc, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t) {
+			return kerr.TopicAuthorizationFailed.Code
+		}
+	}
+	return 0
 }

@@ -105,6 +105,10 @@ func apiTable() []api {
 		{kmsg.PushTelemetry, 0, 0, simple(handlePushTelemetry)},
 		{kmsg.ListConfigResources, 0, 1, simple(handleListConfigResources)},
 		{kmsg.DescribeTopicPartitions, 0, 0, simple(handleDescribeTopicPartitions)},
+		{kmsg.ShareGroupHeartbeat, 1, 1, simple(handleShareGroupHeartbeat)},
+		{kmsg.ShareGroupDescribe, 1, 1, simple(handleShareGroupDescribe)},
+		{kmsg.ShareFetch, 1, 2, simple(handleShareFetch)},
+		{kmsg.ShareAcknowledge, 1, 2, simple(handleShareAcknowledge)},
 	}
 }
 
@@ -126,18 +130,33 @@ type feature struct {
 // Not advertised: metadata.version and kraft.version describe Kafka's
 // own metadata log (__cluster_metadata records, the KRaft voter
 // protocol), which klog does not speak — its controller is its own Raft —
-// and no client acts on them; share.version (KIP-932 share groups),
-// streams.version (KIP-1071 streams groups) and
-// eligible.leader.replicas.version (KIP-966): klog has none of them.
+// and no client acts on them; streams.version (KIP-1071 streams groups)
+// and eligible.leader.replicas.version (KIP-966): klog has neither.
+// share.version stops at 1: level 2 (Kafka 4.4's default) adds share
+// groups' dead-letter queues, which klog does not have.
 func featureTable() []feature {
 	return []feature{
 		{"group.version", 0, 1, 1, "KIP-848 consumer groups: ConsumerGroupHeartbeat, ConsumerGroupDescribe"},
 		{"transaction.version", 0, 2, 2, "KIP-890 part 2: produce v12+ and TxnOffsetCommit v5+ add to the transaction, EndTxn v5 bumps the epoch"},
+		{"share.version", 0, 1, 1, "KIP-932 share groups: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge"},
 	}
 }
 
+// featureLevel is the finalized level of feature name (0 for a feature
+// klog does not advertise): the one place a handler asks whether a
+// feature is on. Finalized levels are featureTable's today; once they
+// can be changed (UpdateFeatures) this reads the level in effect.
+func (n *Node) featureLevel(name string) int16 {
+	for _, f := range featureTable() {
+		if f.name == name {
+			return f.finalized
+		}
+	}
+	return 0
+}
+
 // featuresEpoch is the epoch of featureTable's finalized levels.
-const featuresEpoch = 1
+const featuresEpoch = 2
 
 var apiByKey = func() [kmsg.MaxKey + 1]*api {
 	var t [kmsg.MaxKey + 1]*api

@@ -44,17 +44,17 @@ func TestApiVersionsFeatures(t *testing.T) {
 	for _, f := range v4.FinalizedFeatures {
 		finalized[f.Name] = [2]int16{f.MinVersionLevel, f.MaxVersionLevel}
 	}
-	if want := map[string][2]int16{"group.version": {0, 1}, "transaction.version": {0, 2}}; !equalMaps(supported, want) {
+	if want := map[string][2]int16{"group.version": {0, 1}, "transaction.version": {0, 2}, "share.version": {0, 1}}; !equalMaps(supported, want) {
 		t.Errorf("v4 supported features %v, want %v", supported, want)
 	}
-	if want := map[string][2]int16{"group.version": {1, 1}, "transaction.version": {2, 2}}; !equalMaps(finalized, want) {
+	if want := map[string][2]int16{"group.version": {1, 1}, "transaction.version": {2, 2}, "share.version": {1, 1}}; !equalMaps(finalized, want) {
 		t.Errorf("v4 finalized features %v, want %v", finalized, want)
 	}
 	if v4.FinalizedFeaturesEpoch < 0 {
 		t.Errorf("finalized features epoch %d: clients ignore it", v4.FinalizedFeaturesEpoch)
 	}
-	if v3 := ask(3); len(v3.SupportedFeatures) != 0 || len(v3.FinalizedFeatures) != 2 {
-		t.Errorf("v3: supported %v, finalized %v; want none supported (their minimum is 0) and both finalized", v3.SupportedFeatures, v3.FinalizedFeatures)
+	if v3 := ask(3); len(v3.SupportedFeatures) != 0 || len(v3.FinalizedFeatures) != 3 {
+		t.Errorf("v3: supported %v, finalized %v; want none supported (their minimum is 0) and all three finalized", v3.SupportedFeatures, v3.FinalizedFeatures)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/klogdev/klog/broker/auth"
 	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/broker/share"
 	"github.com/klogdev/klog/store/log"
 )
 
@@ -102,4 +103,18 @@ func (n *Node) CredentialsForTest() auth.CredentialSource { return n.credentials
 func (n *Node) HoldReconcileForTest() (release func()) {
 	n.reconcileMu.Lock()
 	return n.reconcileMu.Unlock
+}
+
+// SharePartitionForTest reports group's share-partition of a partition
+// this node leads: its start and end offsets; ok is false when the node
+// has none.
+func (n *Node) SharePartitionForTest(group, topic string, index int32) (start, end int64, ok bool) {
+	t, found := n.ctrl.Image().Topic(topic)
+	if !found {
+		return 0, 0, false
+	}
+	ok = n.shares.Lookup(shareKey(group, share.TopicPartition{TopicID: t.ID, Partition: index}), func(p *share.Partition) {
+		start, end = p.Start(), p.End()
+	})
+	return start, end, ok
 }

@@ -69,6 +69,10 @@ func (n *Node) newGroupCoordinator() *group.Coordinator {
 		ConsumerHeartbeatInterval:     s.Group.ConsumerHeartbeatInterval,
 		ConsumerAssignors:             slices.Clone(s.Group.ConsumerAssignors),
 		ConsumerMaxSize:               int(s.Group.ConsumerMaxSize),
+		ShareSessionTimeout:           s.Group.Share.SessionTimeout,
+		ShareHeartbeatInterval:        s.Group.Share.HeartbeatInterval,
+		ShareMaxSize:                  int(s.Group.Share.MaxSize),
+		OnShareMemberGone:             n.shareMemberGone,
 		OnRebalance:                   n.recordRebalance,
 		Now:                           n.clock.Now,
 	})

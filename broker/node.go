@@ -40,6 +40,7 @@ import (
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
 	"github.com/klogdev/klog/broker/replica"
+	"github.com/klogdev/klog/broker/share"
 	"github.com/klogdev/klog/broker/telemetry"
 	"github.com/klogdev/klog/broker/txn"
 	"github.com/klogdev/klog/broker/wire"
@@ -203,9 +204,12 @@ type Node struct {
 
 	// offsets and txnState describe the coordinators' internal topics,
 	// __consumer_offsets and __transaction_state.
-	offsets     *internalTopic
-	txnState    *internalTopic
-	groups      *group.Coordinator
+	offsets  *internalTopic
+	txnState *internalTopic
+	groups   *group.Coordinator
+	// shares holds the share-partitions this node leads and its share
+	// sessions (share groups, KIP-932).
+	shares      *share.Manager
 	txns        *txn.Coordinator
 	producerIDs producerIDs
 	// peers sends the coordinators' inter-broker requests to other nodes.
@@ -422,6 +426,7 @@ func (n *Node) run(dial wire.DialConfig) {
 	n.cleaning = make(chan struct{}, 1)
 	n.offsets = n.newOffsetsTopic()
 	n.txnState = n.newTxnStateTopic()
+	n.shares = n.newShareManager()
 	n.groups = n.newGroupCoordinator()
 	n.txns = n.newTxnCoordinator()
 	n.reconcile()

@@ -127,6 +127,18 @@ type GroupSettings struct {
 	ConsumerHeartbeatInterval     time.Duration // group.consumer.heartbeat.interval.ms
 	ConsumerAssignors             []string      // group.consumer.assignors
 	ConsumerMaxSize               int32         // group.consumer.max.size
+	Share                         ShareSettings
+}
+
+// ShareSettings configure share groups (group.share.*, KIP-932).
+type ShareSettings struct {
+	DeliveryCountLimit      int32         // group.share.delivery.count.limit
+	HeartbeatInterval       time.Duration // group.share.heartbeat.interval.ms
+	MaxShareSessions        int32         // group.share.max.share.sessions
+	MaxSize                 int32         // group.share.max.size
+	PartitionMaxRecordLocks int32         // group.share.partition.max.record.locks
+	RecordLockDuration      time.Duration // group.share.record.lock.duration.ms
+	SessionTimeout          time.Duration // group.share.session.timeout.ms
 }
 
 // ReplicaSettings configure replication (replica.*): the followers'
@@ -302,6 +314,15 @@ func bindGroup(r *binder) GroupSettings {
 		ConsumerHeartbeatInterval:     r.ms("group.consumer.heartbeat.interval.ms"),
 		ConsumerAssignors:             r.list("group.consumer.assignors"),
 		ConsumerMaxSize:               r.int32("group.consumer.max.size"),
+		Share: ShareSettings{
+			DeliveryCountLimit:      r.int32("group.share.delivery.count.limit"),
+			HeartbeatInterval:       r.ms("group.share.heartbeat.interval.ms"),
+			MaxShareSessions:        r.int32("group.share.max.share.sessions"),
+			MaxSize:                 r.int32("group.share.max.size"),
+			PartitionMaxRecordLocks: r.int32("group.share.partition.max.record.locks"),
+			RecordLockDuration:      r.ms("group.share.record.lock.duration.ms"),
+			SessionTimeout:          r.ms("group.share.session.timeout.ms"),
+		},
 	}
 }
 

@@ -72,6 +72,8 @@ func TestSettingsDefaults(t *testing.T) {
 			ConsumerHeartbeatInterval:     5 * time.Second,
 			ConsumerAssignors:             []string{"uniform", "range"},
 			ConsumerMaxSize:               math.MaxInt32,
+			Share: ShareSettings{DeliveryCountLimit: 5, HeartbeatInterval: 5 * time.Second, MaxShareSessions: 2000, MaxSize: 200,
+				PartitionMaxRecordLocks: 2000, RecordLockDuration: 30 * time.Second, SessionTimeout: 45 * time.Second},
 		},
 		Transaction: TransactionSettings{
 			MaxTimeout:                15 * time.Minute,

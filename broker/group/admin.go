@@ -84,8 +84,11 @@ func (c *Coordinator) Snapshot() []GroupSnapshot {
 }
 
 func (g *group) stateName() string {
-	if g.typ == typeConsumer {
+	switch g.typ {
+	case typeConsumer:
 		return g.cg.stateName()
+	case typeShare:
+		return g.sg.stateName()
 	}
 	return g.state.String()
 }
@@ -101,10 +104,13 @@ func (g *group) snapshot() GroupSnapshot {
 		Leader:       g.leader,
 		Partition:    g.part,
 	}
-	if g.typ == typeConsumer {
+	switch g.typ {
+	case typeConsumer:
 		s.ProtocolType = "consumer"
 		g.cg.snapshot(&s)
-	} else {
+	case typeShare:
+		g.sg.snapshot(&s)
+	default:
 		for _, m := range g.sortedMembers() {
 			ms := MemberSnapshot{MemberID: m.id, ClientID: m.clientID, ClientHost: m.clientHost, Principal: m.principal}
 			if m.instanceID != nil {
@@ -154,7 +160,7 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 				}
 				return
 			}
-			if g.typ == typeConsumer {
+			if g.typ != typeClassic {
 				rg.ErrorCode = kerr.GroupIDNotFound.Code
 				msg := "Group " + id + " is not a classic group."
 				rg.ErrorMessage = &msg
@@ -206,8 +212,8 @@ func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsReques
 				return
 			}
 			lg := kmsg.ListGroupsResponseGroup{Group: g.id, ProtocolType: g.protocolType, GroupState: g.stateName(), GroupType: g.typ.String()}
-			if g.typ == typeConsumer {
-				lg.ProtocolType = "consumer"
+			if g.typ != typeClassic {
+				lg.ProtocolType = g.typ.String()
 			}
 			if req.Version >= 4 && !match(req.StatesFilter, lg.GroupState) || req.Version >= 5 && !match(req.TypesFilter, lg.GroupType) {
 				return
@@ -246,7 +252,7 @@ func (g *group) delete() int16 {
 	if g == nil || g.state == stateDead {
 		return kerr.GroupIDNotFound.Code
 	}
-	if g.typ == typeConsumer && !g.cg.empty() || g.typ == typeClassic && g.state != stateEmpty {
+	if g.typ == typeConsumer && !g.cg.empty() || g.typ == typeShare && !g.sg.empty() || g.typ == typeClassic && g.state != stateEmpty {
 		return kerr.NonEmptyGroup.Code
 	}
 	// Partitions with only pending transactional offsets get a tombstone

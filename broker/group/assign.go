@@ -121,6 +121,18 @@ func sortedTopics(topics map[string]TopicInfo) []string {
 	return names
 }
 
+// subscribers are the ids of the members subscribed to topic, in id
+// order.
+func (in assignInput) subscribers(topic string) []string {
+	var out []string
+	for _, m := range in.members {
+		if m.subscribed[topic] {
+			out = append(out, m.id)
+		}
+	}
+	return out
+}
+
 // assignRange gives each topic's partitions to the members subscribed to it
 // in contiguous ranges, members ordered by id, the first ones taking one
 // extra partition when the division is uneven.
@@ -130,12 +142,7 @@ func assignRange(in assignInput) map[string]assignment {
 		out[m.id] = make(assignment)
 	}
 	for _, name := range sortedTopics(in.topics) {
-		var subs []string
-		for _, m := range in.members {
-			if m.subscribed[name] {
-				subs = append(subs, m.id)
-			}
-		}
+		subs := in.subscribers(name)
 		if len(subs) == 0 {
 			continue
 		}
@@ -284,4 +291,30 @@ func (u *uniformAssigner) evenOut() {
 			break
 		}
 	}
+}
+
+// assignSimple is the share groups' assignor (KIP-932's simple assignor):
+// each topic's partitions go round-robin over the members subscribed to
+// it, in member id order; with more members than partitions every member
+// gets one partition and each partition is shared by several members, so
+// that every member has records to fetch. It does not keep previous
+// assignments: share-partition state is on the partition leader, not with
+// a member, so a partition moving costs a member nothing but in-flight
+// records it had not acknowledged, which are delivered again.
+func assignSimple(in assignInput) map[string]assignment {
+	out := make(map[string]assignment, len(in.members))
+	for _, m := range in.members {
+		out[m.id] = make(assignment)
+	}
+	for _, name := range sortedTopics(in.topics) {
+		subs := in.subscribers(name)
+		n := int(in.topics[name].Partitions)
+		if len(subs) == 0 || n == 0 {
+			continue
+		}
+		for i := 0; i < max(n, len(subs)); i++ {
+			out[subs[i%len(subs)]].add(name, int32(i%n))
+		}
+	}
+	return out
 }

@@ -3,7 +3,8 @@ package group
 import (
 	"bytes"
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -99,12 +100,14 @@ func toProtocols(ps []kmsg.JoinGroupRequestProtocol) []protocol {
 	return out
 }
 
-func (g *group) sortedMembers() []*member {
-	out := make([]*member, 0, len(g.members))
-	for _, m := range g.members {
-		out = append(out, m)
+func (g *group) sortedMembers() []*member { return byKey(g.members) }
+
+// byKey lists m's values in key order: a group's members by member id.
+func byKey[T any](m map[string]T) []T {
+	out := make([]T, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
 }
 
@@ -250,6 +253,9 @@ func unknownJoiner(id string) *joinResult {
 // join handles a JoinGroup inside the actor: either an answer now, or a
 // channel that gets the answer when the join phase completes.
 func (g *group) join(req *kmsg.JoinGroupRequest, ci clientInfo) (chan joinResult, *joinResult) {
+	if g.typ == typeShare {
+		return nil, errJoin(kerr.InconsistentGroupProtocol)
+	}
 	if g.typ == typeConsumer {
 		if !g.cg.empty() {
 			return nil, errJoin(kerr.InconsistentGroupProtocol)
@@ -745,7 +751,7 @@ func (w *syncWait) fill(r syncResult) *kmsg.SyncGroupResponse {
 
 func (g *group) sync(req *kmsg.SyncGroupRequest) (chan syncResult, *syncResult) {
 	errSync := func(e *kerr.Error) *syncResult { return &syncResult{code: e.Code} }
-	if g.typ == typeConsumer {
+	if g.typ != typeClassic {
 		return nil, errSync(kerr.UnknownMemberID)
 	}
 	if g.state == stateDead {
@@ -829,7 +835,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest)
 }
 
 func (g *group) heartbeat(req *kmsg.HeartbeatRequest, ci clientInfo) int16 {
-	if g.typ == typeConsumer {
+	if g.typ != typeClassic {
 		return kerr.UnknownMemberID.Code
 	}
 	if g.state == stateDead {

@@ -76,14 +76,7 @@ func (cg *consumerGroup) deadlines(add func(time.Time)) {
 	}
 }
 
-func (cg *consumerGroup) sortedMembers() []*cmember {
-	out := make([]*cmember, 0, len(cg.members))
-	for _, m := range cg.members {
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
-}
+func (cg *consumerGroup) sortedMembers() []*cmember { return byKey(cg.members) }
 
 // tick fences members whose session expired or who did not revoke within
 // their rebalance timeout.
@@ -213,45 +206,78 @@ func (c *Coordinator) ConsumerGroupHeartbeat(ctx context.Context, req *kmsg.Cons
 		// Checked with the request, whatever the group (Kafka's words).
 		r = heartbeatResult{code: kerr.UnsupportedAssignor.Code, msg: "ServerAssignor " + *a + " is not supported. Supported assignors: " + strings.Join(c.cfg.ConsumerAssignors, ", ") + "."}
 	} else {
+		// Only a join creates a group; Kafka's words differ for a
+		// leave (consumerGroupLeave) and the rest
+		// (getOrMaybeCreateConsumerGroup).
+		msg := "Consumer group " + req.Group + " not found."
+		if req.MemberEpoch == epochLeave || req.MemberEpoch == epochStaticLeave {
+			msg = "Group " + req.Group + " not found."
+		}
 		topics := c.topics()
 		ci := clientFrom(ctx)
-		_, code := c.run(ctx, req.Group, req.MemberEpoch == epochJoin, func(g *group) {
-			if g == nil {
-				// Only a join creates a group; Kafka's words differ
-				// for a leave (consumerGroupLeave) and the rest
-				// (getOrMaybeCreateConsumerGroup).
-				msg := "Consumer group " + req.Group + " not found."
-				if req.MemberEpoch == epochLeave || req.MemberEpoch == epochStaticLeave {
-					msg = "Group " + req.Group + " not found."
-				}
-				r = heartbeatResult{code: kerr.GroupIDNotFound.Code, msg: msg}
-				return
-			}
-			r = g.consumerHeartbeat(req, ci, topics)
-		})
-		if code != 0 && code != errGroupMissing {
-			r = heartbeatResult{code: code}
-		}
+		r = c.runHeartbeat(ctx, req.Group, req.MemberEpoch == epochJoin, heartbeatResult{code: kerr.GroupIDNotFound.Code, msg: msg},
+			func(g *group) heartbeatResult { return g.consumerHeartbeat(req, ci, topics) })
 	}
-	resp.ErrorCode = r.code
-	if r.code != 0 {
-		if r.msg != "" {
-			resp.ErrorMessage = &r.msg
-		}
+	if !r.answer(&resp.ErrorCode, &resp.ErrorMessage, &resp.MemberID, &resp.MemberEpoch) {
 		return resp
 	}
-	resp.MemberID = &r.memberID
-	resp.MemberEpoch = r.epoch
 	resp.HeartbeatIntervalMillis = int32(c.cfg.ConsumerHeartbeatInterval / time.Millisecond)
 	if r.assign != nil {
-		topics := c.topics()
 		a := &kmsg.ConsumerGroupHeartbeatResponseAssignment{Topics: []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{}}
-		for _, name := range sortedNames(r.assign) {
-			a.Topics = append(a.Topics, kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{TopicID: topics[name].ID, Partitions: r.assign[name]})
+		for _, t := range r.assign.byTopicID(c.topics()) {
+			a.Topics = append(a.Topics, kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{TopicID: t.id, Partitions: t.partitions})
 		}
 		resp.Assignment = a
 	}
 	return resp
+}
+
+// runHeartbeat runs fn, a member's heartbeat, on the actor of group id;
+// only a join creates the group, and missing answers one that does not
+// exist.
+func (c *Coordinator) runHeartbeat(ctx context.Context, id string, join bool, missing heartbeatResult, fn func(g *group) heartbeatResult) heartbeatResult {
+	var r heartbeatResult
+	_, code := c.run(ctx, id, join, func(g *group) {
+		if g == nil {
+			r = missing
+			return
+		}
+		r = fn(g)
+	})
+	if code != 0 && code != errGroupMissing {
+		r = heartbeatResult{code: code}
+	}
+	return r
+}
+
+// answer sets the fields every heartbeat response has, its error or the
+// member's id and epoch, and reports whether r is no error.
+func (r heartbeatResult) answer(code *int16, msg, memberID **string, epoch *int32) bool {
+	*code = r.code
+	if r.code != 0 {
+		if r.msg != "" {
+			*msg = &r.msg
+		}
+		return false
+	}
+	*memberID = &r.memberID
+	*epoch = r.epoch
+	return true
+}
+
+// topicIDPartitions is one topic of an assignment, by id.
+type topicIDPartitions struct {
+	id         [16]byte
+	partitions []int32
+}
+
+// byTopicID lists a's topics by id, in topic name order.
+func (a assignment) byTopicID(topics map[string]TopicInfo) []topicIDPartitions {
+	var out []topicIDPartitions
+	for _, name := range sortedNames(a) {
+		out = append(out, topicIDPartitions{id: topics[name].ID, partitions: a[name]})
+	}
+	return out
 }
 
 func sortedNames(a assignment) []string {
@@ -306,7 +332,7 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) string {
 }
 
 func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci clientInfo, topics map[string]TopicInfo) heartbeatResult {
-	if g.typ == typeClassic {
+	if g.typ != typeConsumer {
 		if r, ok := g.becomeConsumer(); !ok {
 			return r
 		}
@@ -375,7 +401,7 @@ func (g *group) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, ci cl
 // group; a classic group in use is no consumer group (false, and the
 // answer).
 func (g *group) becomeConsumer() (heartbeatResult, bool) {
-	if g.state != stateEmpty || len(g.members) > 0 || len(g.pending) > 0 {
+	if g.typ == typeShare || g.state != stateEmpty || len(g.members) > 0 || len(g.pending) > 0 {
 		return heartbeatResult{code: kerr.GroupIDNotFound.Code, msg: "Group " + g.id + " is not a consumer group."}, false
 	}
 	if g.state == stateDead {

@@ -48,6 +48,14 @@ type Config struct {
 	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms (5000)
 	ConsumerAssignors         []string      // group.consumer.assignors ("uniform", "range"; first is the default)
 	ConsumerMaxSize           int           // group.consumer.max.size (MaxInt32)
+	ShareSessionTimeout       time.Duration // group.share.session.timeout.ms (45000)
+	ShareHeartbeatInterval    time.Duration // group.share.heartbeat.interval.ms (5000)
+	ShareMaxSize              int           // group.share.max.size (200)
+	// OnShareMemberGone, when set, is told of a share group member that
+	// left or was fenced, from the group's goroutine (it must return
+	// quickly): the node closes its share sessions and releases the
+	// records it holds.
+	OnShareMemberGone func(group, member string)
 	// OnRebalance, when set, is told of each rebalance, from the group's
 	// goroutine: it must return quickly.
 	OnRebalance func(Rebalance)
@@ -59,7 +67,7 @@ type Config struct {
 // consumer group (KIP-848) whose group epoch advanced.
 type Rebalance struct {
 	Group string
-	// GroupProtocol is "classic" or "consumer".
+	// GroupProtocol is "classic", "consumer" or "share".
 	GroupProtocol string
 	// State is the group's state afterwards.
 	State string
@@ -112,6 +120,15 @@ func (cfg *Config) defaults() {
 	}
 	if cfg.ConsumerMaxSize <= 0 {
 		cfg.ConsumerMaxSize = math.MaxInt32
+	}
+	if cfg.ShareSessionTimeout <= 0 {
+		cfg.ShareSessionTimeout = 45 * time.Second
+	}
+	if cfg.ShareHeartbeatInterval <= 0 {
+		cfg.ShareHeartbeatInterval = 5 * time.Second
+	}
+	if cfg.ShareMaxSize <= 0 {
+		cfg.ShareMaxSize = 200
 	}
 }
 

@@ -15,11 +15,15 @@ type groupType int8
 const (
 	typeClassic  groupType = iota // JoinGroup/SyncGroup, and simple commits
 	typeConsumer                  // ConsumerGroupHeartbeat (KIP-848)
+	typeShare                     // ShareGroupHeartbeat (KIP-932)
 )
 
 func (t groupType) String() string {
-	if t == typeConsumer {
+	switch t {
+	case typeConsumer:
 		return "consumer"
+	case typeShare:
+		return "share"
 	}
 	return "classic"
 }
@@ -85,6 +89,8 @@ type group struct {
 
 	// Consumer protocol.
 	cg *consumerGroup
+	// Share groups.
+	sg *shareGroup
 
 	offsets        map[string]map[int32]offset
 	offsetSeq      map[topicPartition]uint64 // append order of each committed offset
@@ -132,6 +138,9 @@ func (g *group) Reapable() bool {
 		// periodic cleanup.
 		return g.cg.empty() && len(g.offsets) == 0 && g.cg.epoch == 0
 	}
+	if g.typ == typeShare {
+		return g.sg.empty() && g.sg.epoch == 0
+	}
 	return g.state == stateEmpty && len(g.members) == 0 && len(g.pending) == 0 &&
 		len(g.offsets) == 0 && g.generation == 0 && g.protocolType == ""
 }
@@ -143,10 +152,7 @@ func (g *group) rebalanced(state string, generation int32, members int, reason s
 	if g.c.cfg.OnRebalance == nil {
 		return
 	}
-	protocol := "classic"
-	if g.typ == typeConsumer {
-		protocol = "consumer"
-	}
+	protocol := g.typ.String()
 	g.c.cfg.OnRebalance(Rebalance{
 		Group: g.id, GroupProtocol: protocol, State: state, Generation: generation,
 		Members: members, Protocol: g.protocol, Reason: reason,
@@ -181,6 +187,9 @@ func (g *group) Deadline() (time.Time, bool) {
 	if g.cg != nil {
 		g.cg.deadlines(add)
 	}
+	if g.sg != nil {
+		g.sg.deadlines(add)
+	}
 	return next, !next.IsZero()
 }
 
@@ -210,6 +219,9 @@ func (g *group) Tick() {
 	}
 	if g.cg != nil {
 		g.cg.tick(now)
+	}
+	if g.sg != nil {
+		g.sg.tick(now)
 	}
 	if !now.Before(g.nextRetention) {
 		g.expireOffsets(now)

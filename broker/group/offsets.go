@@ -198,8 +198,11 @@ func (oc *offsetCommits) fail(code int16) {
 // (or member epoch), or anyone with a negative generation while the group
 // is empty.
 func (g *group) validateCommit(req *kmsg.OffsetCommitRequest) int16 {
-	if g.typ == typeConsumer {
+	switch g.typ {
+	case typeConsumer:
 		return g.cg.validateCommit(req)
+	case typeShare:
+		return kerr.GroupIDNotFound.Code // a share group has no committed offsets
 	}
 	if g.state == stateDead {
 		return kerr.CoordinatorNotAvailable.Code
