@@ -7,10 +7,15 @@ package broker
 // serve is answered in version 0 with UNSUPPORTED_VERSION and the same
 // list, so that the client can retry at a version both sides know.
 //
-// v3+ advertises the feature flags of featureTable (KIP-584): supported
-// levels, finalized levels and their epoch. As Kafka's ApiVersionsResponse
-// (KAFKA-17492), v3 leaves out the supported features whose minimum level
-// is 0, which older clients cannot decode; v4 lists them all.
+// v3+ advertises the feature flags klog knows (KIP-584, broker/metadata's
+// table): the levels each supports, and those finalized above level 0 in
+// the metadata image (UpdateFeatures changes them), as Kafka lists them.
+// The epoch of the finalized levels is the image's index, as Kafka's is
+// the offset of its metadata image: it grows with every metadata change,
+// so a client that cached the levels sees they may have changed. As
+// Kafka's ApiVersionsResponse (KAFKA-17492), v3 leaves out the supported
+// features whose minimum level is 0, which older clients cannot decode;
+// v4 lists them all.
 //
 // v5 (KIP-1242) lets the client name the cluster and node it believes it
 // reached: both or neither (INVALID_REQUEST), and REBOOTSTRAP_REQUIRED,
@@ -22,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -43,17 +49,20 @@ func handleApiVersions(n *Node, _ context.Context, _ *wire.RequestContext, kreq 
 	}
 	resp.ApiKeys = apiKeys()
 	if req.Version >= 3 {
-		for _, f := range featureTable() {
-			if f.min > 0 || req.Version >= 4 {
+		img := n.ctrl.Image()
+		for _, f := range metadata.Features() {
+			if f.Min > 0 || req.Version >= 4 {
 				sf := kmsg.NewApiVersionsResponseSupportedFeature()
-				sf.Name, sf.MinVersion, sf.MaxVersion = f.name, f.min, f.max
+				sf.Name, sf.MinVersion, sf.MaxVersion = f.Name, f.Min, f.Max
 				resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
 			}
+		}
+		for _, l := range img.FinalizedFeatures() {
 			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = f.name, f.finalized, f.finalized
+			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = l.Name, l.Level, l.Level
 			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
 		}
-		resp.FinalizedFeaturesEpoch = featuresEpoch
+		resp.FinalizedFeaturesEpoch = int64(img.Index)
 	}
 	return resp, nil
 }

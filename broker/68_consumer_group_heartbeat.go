@@ -8,7 +8,11 @@ package broker
 // checked as Kafka 4.4 checks them: from v1 (KIP-1082) the client makes the
 // member id, so an empty one is INVALID_REQUEST, and a join sends an empty,
 // not null, list of owned partitions; a heartbeat to a group that does not
-// exist is GROUP_ID_NOT_FOUND.
+// exist is GROUP_ID_NOT_FOUND. With group.version finalized at 0
+// (UpdateFeatures) every heartbeat is answered UNSUPPORTED_VERSION, with
+// no message and before any authorization, as Kafka 4.4 answers when the
+// consumer group protocol is off; ApiVersions still lists the key, as
+// Kafka's does, and the groups stay as they are.
 
 import (
 	"context"
@@ -16,11 +20,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/wire"
 )
 
 func handleConsumerGroupHeartbeat(n *Node, ctx context.Context, rc *wire.RequestContext, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
+	if !n.consumerGroupsOn() {
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		return resp, nil
+	}
 	if code := n.heartbeatDenied(rc, r.Group, r.SubscribedTopicNames); code != 0 {
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode, resp.ErrorMessage = code, errorMessage(kerr.ErrorForCode(code))
@@ -42,4 +52,10 @@ func (n *Node) heartbeatDenied(rc *wire.RequestContext, group string, topics []s
 		}
 	}
 	return 0
+}
+
+// consumerGroupsOn reports whether KIP-848 consumer groups are served:
+// group.version is finalized at 1 or above.
+func (n *Node) consumerGroupsOn() bool {
+	return n.ctrl.Image().FeatureLevel(metadata.GroupVersion) >= 1
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/wire"
 )
 
@@ -95,6 +96,7 @@ func apiTable() []api {
 		{kmsg.DescribeClientQuotas, 0, 1, simple(handleDescribeClientQuotas)},
 		{kmsg.AlterClientQuotas, 0, 1, simple(handleAlterClientQuotas)},
 		{kmsg.DescribeQuorum, 0, 2, simple(handleDescribeQuorum)},
+		{kmsg.UpdateFeatures, 0, 2, simple(handleUpdateFeatures)},
 		{kmsg.DescribeCluster, 0, 2, simple(handleDescribeCluster)},
 		{kmsg.DescribeProducers, 0, 0, simple(handleDescribeProducers)},
 		{kmsg.DescribeTransactions, 0, 0, simple(handleDescribeTransactions)},
@@ -111,52 +113,6 @@ func apiTable() []api {
 		{kmsg.ShareAcknowledge, 1, 2, simple(handleShareAcknowledge)},
 	}
 }
-
-// feature is one feature flag (KIP-584) klog implements: the levels it
-// supports and the level it has finalized, the one in effect.
-type feature struct {
-	name      string
-	min, max  int16
-	finalized int16
-	enables   string // what the finalized level turns on, for docs/compatibility.md
-}
-
-// featureTable is the features ApiVersions v3+ advertises, with the levels
-// Kafka 4.4 gives them; each level's behaviour is implemented. klog's
-// features are fixed by its release (no UpdateFeatures), so one epoch,
-// featuresEpoch, stands for them; a release that changes this table bumps
-// it, so that clients reload what they cached.
-//
-// Not advertised: metadata.version and kraft.version describe Kafka's
-// own metadata log (__cluster_metadata records, the KRaft voter
-// protocol), which klog does not speak — its controller is its own Raft —
-// and no client acts on them; streams.version (KIP-1071 streams groups)
-// and eligible.leader.replicas.version (KIP-966): klog has neither.
-// share.version stops at 1: level 2 (Kafka 4.4's default) adds share
-// groups' dead-letter queues, which klog does not have.
-func featureTable() []feature {
-	return []feature{
-		{"group.version", 0, 1, 1, "KIP-848 consumer groups: ConsumerGroupHeartbeat, ConsumerGroupDescribe"},
-		{"transaction.version", 0, 2, 2, "KIP-890 part 2: produce v12+ and TxnOffsetCommit v5+ add to the transaction, EndTxn v5 bumps the epoch"},
-		{"share.version", 0, 1, 1, "KIP-932 share groups: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge"},
-	}
-}
-
-// featureLevel is the finalized level of feature name (0 for a feature
-// klog does not advertise): the one place a handler asks whether a
-// feature is on. Finalized levels are featureTable's today; once they
-// can be changed (UpdateFeatures) this reads the level in effect.
-func (n *Node) featureLevel(name string) int16 {
-	for _, f := range featureTable() {
-		if f.name == name {
-			return f.finalized
-		}
-	}
-	return 0
-}
-
-// featuresEpoch is the epoch of featureTable's finalized levels.
-const featuresEpoch = 2
 
 var apiByKey = func() [kmsg.MaxKey + 1]*api {
 	var t [kmsg.MaxKey + 1]*api
@@ -194,23 +150,12 @@ func APIVersions() []APIVersion {
 	return out
 }
 
-// Feature is one feature flag klog advertises, for docs/compatibility.md.
-type Feature struct {
-	Name      string
-	Min, Max  int16
-	Finalized int16
-	Enables   string
-}
+// Feature is one feature flag klog knows, for docs/compatibility.md.
+type Feature = metadata.Feature
 
-// Features lists the feature flags klog advertises in ApiVersions.
-func Features() []Feature {
-	table := featureTable()
-	out := make([]Feature, 0, len(table))
-	for _, f := range table {
-		out = append(out, Feature{Name: f.name, Min: f.min, Max: f.max, Finalized: f.finalized, Enables: f.enables})
-	}
-	return out
-}
+// Features lists the feature flags klog knows (broker/metadata's table,
+// which ApiVersions and UpdateFeatures both read), by name.
+func Features() []Feature { return metadata.Features() }
 
 // errUnsupported closes the connection: Kafka disconnects clients that send
 // an API key or version it does not serve (other than ApiVersions, which

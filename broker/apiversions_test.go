@@ -13,49 +13,59 @@ import (
 
 // ApiVersions' feature flags and versions, as Kafka 4.4 answers them.
 
-// TestApiVersionsFeatures: v4 advertises group.version and
-// transaction.version, supported 0-1 and 0-2, finalized at 1 and 2, with
-// an epoch clients take (above -1); v3 leaves out the supported features
-// whose minimum is 0 (KAFKA-17492) but still finalizes them; v2 has none.
+// TestApiVersionsFeatures: v4 advertises every feature klog knows with
+// the levels it supports, and finalizes on a fresh cluster what Kafka 4.4
+// finalizes of them (features at level 0 are not listed, as Kafka lists
+// none); the epoch is the metadata image's index, above -1 so that
+// clients take it; v3 leaves out the supported features whose minimum is
+// 0 (KAFKA-17492) but still finalizes them; v2 has none.
 func TestApiVersionsFeatures(t *testing.T) {
 	n := brokertest.Start(t)
 	r := dialRaw(t, n.Addr())
-	ask := func(version int16) *kmsg.ApiVersionsResponse {
-		t.Helper()
-		req := kmsg.NewPtrApiVersionsRequest()
-		req.SetVersion(version)
-		req.ClientSoftwareName, req.ClientSoftwareVersion = "klog-test", "1"
-		resp, err := r.do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := resp.(*kmsg.ApiVersionsResponse)
-		if v.ErrorCode != 0 {
-			t.Fatalf("v%d: %v", version, kerr.ErrorForCode(v.ErrorCode))
-		}
-		return v
-	}
-	v4 := ask(4)
+	v4 := askApiVersions(t, r, 4)
 	supported := map[string][2]int16{}
 	for _, f := range v4.SupportedFeatures {
 		supported[f.Name] = [2]int16{f.MinVersion, f.MaxVersion}
 	}
-	finalized := map[string][2]int16{}
-	for _, f := range v4.FinalizedFeatures {
-		finalized[f.Name] = [2]int16{f.MinVersionLevel, f.MaxVersionLevel}
-	}
-	if want := map[string][2]int16{"group.version": {0, 1}, "transaction.version": {0, 2}, "share.version": {0, 1}}; !equalMaps(supported, want) {
+	if want := map[string][2]int16{"group.version": {0, 1}, "transaction.version": {0, 2}, "metadata.version": {7, 33},
+		"kraft.version": {0, 0}, "share.version": {0, 1}, "streams.version": {0, 0}, "eligible.leader.replicas.version": {0, 0}}; !equalMaps(supported, want) {
 		t.Errorf("v4 supported features %v, want %v", supported, want)
 	}
-	if want := map[string][2]int16{"group.version": {1, 1}, "transaction.version": {2, 2}, "share.version": {1, 1}}; !equalMaps(finalized, want) {
-		t.Errorf("v4 finalized features %v, want %v", finalized, want)
+	if want := map[string][2]int16{"group.version": {1, 1}, "transaction.version": {2, 2}, "metadata.version": {33, 33}, "share.version": {1, 1}}; !equalMaps(finalizedOf(v4), want) {
+		t.Errorf("v4 finalized features %v, want %v", finalizedOf(v4), want)
 	}
-	if v4.FinalizedFeaturesEpoch < 0 {
-		t.Errorf("finalized features epoch %d: clients ignore it", v4.FinalizedFeaturesEpoch)
+	if v4.FinalizedFeaturesEpoch <= 0 {
+		t.Errorf("finalized features epoch %d, want the image's index", v4.FinalizedFeaturesEpoch)
 	}
-	if v3 := ask(3); len(v3.SupportedFeatures) != 0 || len(v3.FinalizedFeatures) != 3 {
-		t.Errorf("v3: supported %v, finalized %v; want none supported (their minimum is 0) and all three finalized", v3.SupportedFeatures, v3.FinalizedFeatures)
+	if v3 := askApiVersions(t, r, 3); len(v3.SupportedFeatures) != 1 || v3.SupportedFeatures[0].Name != "metadata.version" || len(v3.FinalizedFeatures) != 4 {
+		t.Errorf("v3: supported %v, finalized %v; want metadata.version alone supported (the others' minimum is 0) and four finalized", v3.SupportedFeatures, v3.FinalizedFeatures)
 	}
+}
+
+// askApiVersions sends ApiVersions at version on r.
+func askApiVersions(t *testing.T, r *rawConn, version int16) *kmsg.ApiVersionsResponse {
+	t.Helper()
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(version)
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "klog-test", "1"
+	resp, err := r.do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := resp.(*kmsg.ApiVersionsResponse)
+	if v.ErrorCode != 0 {
+		t.Fatalf("v%d: %v", version, kerr.ErrorForCode(v.ErrorCode))
+	}
+	return v
+}
+
+// finalizedOf is an ApiVersions answer's finalized features by name.
+func finalizedOf(v *kmsg.ApiVersionsResponse) map[string][2]int16 {
+	finalized := map[string][2]int16{}
+	for _, f := range v.FinalizedFeatures {
+		finalized[f.Name] = [2]int16{f.MinVersionLevel, f.MaxVersionLevel}
+	}
+	return finalized
 }
 
 func equalMaps(a, b map[string][2]int16) bool {

@@ -412,3 +412,20 @@ func TestAuthorizationDeleteTopicsTellsNothing(t *testing.T) {
 		t.Errorf("alice deletes secret: error %d, topic id %x, want TOPIC_AUTHORIZATION_FAILED and no id", st.ErrorCode, st.TopicID)
 	}
 }
+
+// TestAuthorizationUpdateFeatures checks that UpdateFeatures needs ALTER
+// on the cluster, as Kafka's controller asks.
+func TestAuthorizationUpdateFeatures(t *testing.T) {
+	c, ctx := aliceCluster(t)
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = "group.version", 0, 2
+	req.FeatureUpdates = append(req.FeatureUpdates, u)
+	resp, err := req.RequestWith(ctx, as(c, "alice"))
+	if err != nil || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice updates features: %+v, %v", resp, err)
+	}
+	if resp, err = req.RequestWith(ctx, as(c, "admin")); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("admin updates features: %+v, %v", resp, err)
+	}
+}

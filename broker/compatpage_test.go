@@ -33,9 +33,16 @@ func compatTable() string {
 // feature table.
 func featuresTable() string {
 	var b strings.Builder
-	b.WriteString("| feature | supported | finalized | what it turns on |\n| --- | --- | --- | --- |\n")
+	b.WriteString("| feature | supported | new cluster | what it turns on | changeable |\n| --- | --- | --- | --- | --- |\n")
 	for _, f := range broker.Features() {
-		fmt.Fprintf(&b, "| `%s` | %d–%d | %d | %s |\n", f.Name, f.Min, f.Max, f.Finalized, f.Enables)
+		lowered := "yes"
+		switch {
+		case f.Fixed != "":
+			lowered = "not lowered: " + f.Fixed
+		case f.Min == f.Max:
+			lowered = "no: klog supports level " + fmt.Sprint(f.Min) + " only"
+		}
+		fmt.Fprintf(&b, "| `%s` | %d–%d | %d | %s | %s |\n", f.Name, f.Min, f.Max, f.Default, f.Enables, lowered)
 	}
 	return b.String()
 }

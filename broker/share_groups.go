@@ -36,7 +36,9 @@ func (n *Node) newShareManager() *share.Manager {
 // shareGroupsEnabled is the share.version feature's gate: with it below 1
 // the share group APIs answer UNSUPPORTED_VERSION, as Kafka's KafkaApis
 // does while share groups are off.
-func (n *Node) shareGroupsEnabled() bool { return n.featureLevel("share.version") >= 1 }
+func (n *Node) shareGroupsEnabled() bool {
+	return n.ctrl.Image().FeatureLevel(metadata.ShareVersion) >= 1
+}
 
 // shareRequest is what a ShareFetch and a ShareAcknowledge have in
 // common, as broker/share names it: the member, the partitions named in

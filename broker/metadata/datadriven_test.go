@@ -41,6 +41,7 @@ import (
 // Other commands:
 //
 //	show     prints the image
+//	features prints the features finalized above level 0 (FinalizedFeatures)
 //	replay   re-applies the whole log to the image (must be a no-op) and
 //	         to an empty image (must rebuild the same image)
 func TestDataDriven(t *testing.T) {
@@ -68,6 +69,12 @@ func (s *scriptState) run(t *testing.T, d *datadriven.TestData) string {
 		return dumpImage(s.img)
 	case "replay":
 		return s.replay(t)
+	case "features":
+		var levels []string
+		for _, l := range s.img.FinalizedFeatures() {
+			levels = append(levels, fmt.Sprintf("%s=%d", l.Name, l.Level))
+		}
+		return strings.Join(levels, " ") + "\n"
 	case "raw":
 		rec, err := Decode([]byte(strings.TrimSpace(d.Input)))
 		if err != nil {
@@ -244,6 +251,14 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 			tok.Renewers = strings.Split(v, ",")
 		}
 		return &DelegationTokenRecord{Create: create, Token: tok}, nil
+	case "feature-level":
+		r := &FeatureLevelRecord{}
+		for _, kv := range strings.Fields(d.Input) {
+			name, level, _ := strings.Cut(kv, "=")
+			l, _ := strconv.ParseInt(level, 10, 16)
+			r.Levels = append(r.Levels, FeatureLevel{Name: name, Level: int16(l)})
+		}
+		return r, nil
 	case "remove-token":
 		return &RemoveDelegationTokenRecord{TokenID: args["id"]}, nil
 	case "alloc-pids":
@@ -472,6 +487,9 @@ func dumpImage(img *Image) string {
 	for _, tok := range img.SortedDelegationTokens() {
 		fmt.Fprintf(&b, "token %s owner=%s requester=%s renewers=%v issue=%d max=%d expiry=%d\n",
 			tok.TokenID, tok.Owner, tok.Requester, tok.Renewers, tok.IssueMs, tok.MaxMs, tok.ExpiryMs)
+	}
+	for _, name := range slices.Sorted(maps.Keys(img.FeatureLevels)) {
+		fmt.Fprintf(&b, "feature %s=%d\n", name, img.FeatureLevels[name])
 	}
 	for _, e := range img.SortedQuotaEntities() {
 		q := img.ClientQuotas[e]

@@ -1,10 +1,11 @@
 // Package metadata owns klog's cluster metadata: an immutable Image of the
 // cluster (brokers, topics, partitions with replicas, leaders, ISR and
 // epochs, topic config overrides, producer-ID allocation, users' SCRAM
-// credentials, delegation tokens, client quotas) and the records
-// that change it. Image.Apply is the metadata state machine: it is
-// deterministic, never mutates its receiver, and returns a new image that
-// shares every unchanged map, topic and slice with the old one.
+// credentials, delegation tokens, client quotas, finalized feature levels)
+// and the records that change it. Image.Apply is the metadata state
+// machine: it is deterministic, never mutates its receiver, and returns a
+// new image that shares every unchanged map, topic and slice with the old
+// one.
 //
 // # Record encoding
 //
@@ -28,7 +29,8 @@
 // # Record kinds
 //
 // Each kind of record is one type (record_cluster.go, record_topic.go,
-// record_partition.go, record_scram.go, record_token.go, record_quota.go) that holds its payload, names itself in the
+// record_partition.go, record_scram.go, record_token.go, record_quota.go,
+// record_feature.go) that holds its payload, names itself in the
 // encoding (Type) and applies itself to an image (apply); recordKinds in
 // record.go lists them for Decode. A new kind is a new type and a row
 // there; nothing else switches on the kind.

@@ -43,6 +43,10 @@ type Image struct {
 	// DelegationTokens are the delegation tokens by id; nil when there
 	// are none.
 	DelegationTokens map[string]DelegationToken
+	// FeatureLevels are the finalized feature levels UpdateFeatures set,
+	// by feature name; a feature not here is at its default level
+	// (FeatureLevel). nil when none was set.
+	FeatureLevels map[string]int16
 	// NextProducerID is the first producer ID of the next block to hand out.
 	NextProducerID int64
 	// ACLs are the ACL bindings (nil when there are none).

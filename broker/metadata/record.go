@@ -36,6 +36,7 @@ var recordKinds = [...]func() Record{
 	func() Record { return new(ClientQuotaRecord) },
 	func() Record { return new(DelegationTokenRecord) },
 	func() Record { return new(RemoveDelegationTokenRecord) },
+	func() Record { return new(FeatureLevelRecord) },
 }
 
 // recordKindsByType maps each kind's Type to recordKinds' row.

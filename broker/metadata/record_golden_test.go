@@ -65,6 +65,8 @@ func goldenRecords() []struct {
 			`{"v":1,"type":"DelegationToken","data":{"create":true,"token":{"tokenID":"tok","owner":"User:alice","requester":"User:admin","renewers":["User:bob"],"issueMs":1,"maxMs":3,"expiryMs":2}}}`},
 		{&RemoveDelegationTokenRecord{TokenID: "tok"},
 			`{"v":1,"type":"RemoveDelegationToken","data":{"tokenID":"tok"}}`},
+		{&FeatureLevelRecord{Levels: []FeatureLevel{{Name: "group.version", Level: 0}}},
+			`{"v":1,"type":"FeatureLevel","data":{"levels":[{"name":"group.version","level":0}]}}`},
 		{&PartitionChangeRecord{Topic: "t", Partition: 0},
 			`{"v":1,"type":"PartitionChange","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAA","partition":0,"isr":null,"replicas":null,"addingReplicas":null,"removingReplicas":null}}`},
 	}

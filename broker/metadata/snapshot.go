@@ -32,6 +32,8 @@ type imageJSON struct {
 	ClientQuotas []quotaJSON `json:"clientQuotas,omitempty"`
 	// DelegationTokens are the delegation tokens, by id.
 	DelegationTokens []DelegationToken `json:"delegationTokens,omitempty"`
+	// FeatureLevels are the feature levels UpdateFeatures set, by name.
+	FeatureLevels map[string]int16 `json:"featureLevels,omitempty"`
 }
 
 type quotaJSON struct {
@@ -62,6 +64,7 @@ func EncodeImage(img *Image) ([]byte, error) {
 		// SCRAMCredentials: SortedSCRAMCredentials' order.
 		SCRAMCredentials: img.SortedSCRAMCredentials(),
 		DelegationTokens: img.SortedDelegationTokens(),
+		FeatureLevels:    img.FeatureLevels,
 	}
 	for _, e := range img.SortedQuotaEntities() {
 		ij.ClientQuotas = append(ij.ClientQuotas, quotaJSON{Entity: e, Values: img.ClientQuotas[e]})
@@ -119,6 +122,9 @@ func DecodeImage(b []byte) (*Image, error) {
 		}
 	}
 	if err := img.decodeSecurity(&ij); err != nil {
+		return nil, err
+	}
+	if err := img.decodeFeatureLevels(ij.FeatureLevels); err != nil {
 		return nil, err
 	}
 	for _, br := range ij.Brokers {

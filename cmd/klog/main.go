@@ -128,6 +128,7 @@ docs/client-security.md.`,
 		newSnapshotCmd(g),
 		newClusterCmd(g),
 		newQuotaCmd(g),
+		newFeatureCmd(g),
 		newBenchCmd(g),
 		newUserCmd(g),
 	)
