@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -98,21 +99,38 @@ func mechanism(e *harness.Env) sasl.Mechanism {
 	return m
 }
 
-// waitTopic waits until metadata lists every partition of topic with a
-// leader.
+// waitTopic waits until every broker's metadata lists every partition of
+// topic with a leader: the writer asks any of them, and a loaded node of
+// a cluster can learn of a new topic seconds after the others (kafka-go's
+// writer gave up on UNKNOWN_TOPIC_OR_PARTITION within its 5 attempts).
 func waitTopic(ctx context.Context, cl *kafka.Client, topic string, partitions int) error {
-	return harness.WaitFor(ctx, fmt.Sprintf("topic %s has %d partitions with leaders", topic, partitions), func() (bool, error) {
+	return harness.WaitFor(ctx, fmt.Sprintf("topic %s has %d partitions with leaders on every broker", topic, partitions), func() (bool, error) {
 		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-		if err != nil || len(md.Topics) != 1 || md.Topics[0].Error != nil || len(md.Topics[0].Partitions) != partitions {
+		if err != nil || !topicReady(md, topic, partitions) {
 			return false, nil
 		}
-		for _, p := range md.Topics[0].Partitions {
-			if p.Error != nil || p.Leader.ID < 0 || p.Leader.Host == "" {
+		for _, b := range md.Brokers {
+			bmd, err := cl.Metadata(ctx, &kafka.MetadataRequest{Addr: kafka.TCP(net.JoinHostPort(b.Host, strconv.Itoa(b.Port))), Topics: []string{topic}})
+			if err != nil || !topicReady(bmd, topic, partitions) {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
+}
+
+// topicReady reports whether md lists topic with its partitions, each
+// with a leader.
+func topicReady(md *kafka.MetadataResponse, topic string, partitions int) bool {
+	if len(md.Topics) != 1 || md.Topics[0].Error != nil || len(md.Topics[0].Partitions) != partitions {
+		return false
+	}
+	for _, p := range md.Topics[0].Partitions {
+		if p.Error != nil || p.Leader.ID < 0 || p.Leader.Host == "" {
+			return false
+		}
+	}
+	return true
 }
 
 func createTopic(ctx context.Context, e *harness.Env, topic string, partitions int, configs ...kafka.ConfigEntry) error {

@@ -510,6 +510,31 @@ func (s *side) waitPartitions(what string, bound time.Duration, ok func(kmsg.Met
 	}
 }
 
+// everyNodeSees checks that leader, then every other node the metadata
+// lists, answers topic's partition 0 so that ok holds.
+func (s *side) everyNodeSees(topic string, leader int32, ok func(kmsg.MetadataResponseTopicPartition) bool) error {
+	m, err := s.metadata()
+	if err != nil {
+		return err
+	}
+	nodes := []int32{leader}
+	for _, b := range m.Brokers {
+		if b.NodeID != leader {
+			nodes = append(nodes, b.NodeID)
+		}
+	}
+	for _, id := range nodes {
+		nm, err := s.doNode(id, metadataReq(topic))
+		if err != nil {
+			return err
+		}
+		if ts := nm.(*kmsg.MetadataResponse).Topics; len(ts) == 0 || len(ts[0].Partitions) == 0 || !ok(ts[0].Partitions[0]) {
+			return fmt.Errorf("%s: not yet so at node %d (the leader is %d)", topic, id, leader)
+		}
+	}
+	return nil
+}
+
 func (s *side) partitionsAre(ok func(kmsg.MetadataResponseTopicPartition) bool) error {
 	for _, t := range []string{s.cluster.lead, s.cluster.nisr} {
 		p, err := s.partition(t)
@@ -519,16 +544,14 @@ func (s *side) partitionsAre(ok func(kmsg.MetadataResponseTopicPartition) bool) 
 		if !ok(p) {
 			return fmt.Errorf("%s: leader %d epoch %d, replicas %v, ISR %v", t, p.Leader, p.LeaderEpoch, p.Replicas, p.ISR)
 		}
-		// The leader's own view too: a node's metadata can show an ISR
-		// change the leader has not applied yet, and a request the
-		// leader answers from its older ISR (acks=all waiting on the
-		// dead replica) would differ between the sides by timing.
-		lm, err := s.doNode(p.Leader, metadataReq(t))
-		if err != nil {
+		// Every live node's own view too, the leader's first: a node's
+		// metadata can show an ISR change another has not applied yet,
+		// and the cases that follow ask any of them (a loaded node's
+		// metadata lagged the others' by seconds and a case read the
+		// old ISR). The leader answers from its own ISR (acks=all
+		// waiting on the dead replica).
+		if err := s.everyNodeSees(t, p.Leader, ok); err != nil {
 			return err
-		}
-		if ts := lm.(*kmsg.MetadataResponse).Topics; len(ts) == 0 || len(ts[0].Partitions) == 0 || !ok(ts[0].Partitions[0]) {
-			return fmt.Errorf("%s: not yet so at its leader %d", t, p.Leader)
 		}
 		resp, err := s.doNode(p.Leader, listOffsetsReq(t, -1, -1, 0))
 		if err != nil {
