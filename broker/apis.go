@@ -96,6 +96,7 @@ func apiTable() []api {
 		{kmsg.DescribeQuorum, 0, 2, simple(handleDescribeQuorum)},
 		{kmsg.DescribeCluster, 0, 2, simple(handleDescribeCluster)},
 		{kmsg.DescribeProducers, 0, 0, simple(handleDescribeProducers)},
+		{kmsg.UnregisterBroker, 0, 0, simple(handleUnregisterBroker)},
 		{kmsg.DescribeTransactions, 0, 0, simple(handleDescribeTransactions)},
 		{kmsg.ListTransactions, 0, 2, simple(handleListTransactions)},
 		{kmsg.ConsumerGroupHeartbeat, 0, 1, simple(handleConsumerGroupHeartbeat)},

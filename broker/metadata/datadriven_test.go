@@ -191,6 +191,8 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 			r.IfIncarnation = &inc
 		}
 		return r, nil
+	case "unregister-broker":
+		return &UnregisterBrokerRecord{ID: int32(num("id")), Incarnation: testID(int(num("incarnation")))}, nil
 	case "controller":
 		return &SetControllerRecord{ID: int32(num("id"))}, nil
 	case "create-topic":

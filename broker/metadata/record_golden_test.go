@@ -28,6 +28,8 @@ func goldenRecords() []struct {
 			`{"v":1,"type":"RegisterBroker","data":{"broker":{"id":2,"host":"h","port":9092,"rack":"r","fenced":true,"shuttingDown":true,"incarnation":"AAAAAAAAAAAAAAAAAAAACQ","uncleanShutdown":true},"ifIncarnation":"AAAAAAAAAAAAAAAAAAAACQ"}}`},
 		{&RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092, Endpoints: []Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9092, Protocol: "PLAINTEXT"}, {Name: "CLIENT", Host: "c", Port: 9093, Protocol: "SASL_SSL"}}}},
 			`{"v":1,"type":"RegisterBroker","data":{"broker":{"id":1,"host":"h","port":9092,"endpoints":[{"name":"PLAINTEXT","host":"h","port":9092,"protocol":"PLAINTEXT"},{"name":"CLIENT","host":"c","port":9093,"protocol":"SASL_SSL"}]}}}`},
+		{&UnregisterBrokerRecord{ID: 2, Incarnation: inc},
+			`{"v":1,"type":"UnregisterBroker","data":{"id":2,"incarnation":"AAAAAAAAAAAAAAAAAAAACQ"}}`},
 		{&SetControllerRecord{ID: 3},
 			`{"v":1,"type":"SetController","data":{"id":3}}`},
 		{&CreateTopicRecord{Name: "t", ID: testID(1), Configs: map[string]string{"cleanup.policy": "compact"}, Internal: true,

@@ -145,7 +145,9 @@ func DecodeImage(b []byte) (*Image, error) {
 			if int(p.Index) != i {
 				return nil, fmt.Errorf("%w: image topic %q partition %d at %d", ErrMalformedRecord, tj.Name, p.Index, i)
 			}
-			if err := img.checkPartition(tj.Name, p); err != nil {
+			// Replicas of unregistered brokers were replicas when
+			// their brokers unregistered.
+			if err := img.checkPartition(tj.Name, p, p.Replicas); err != nil {
 				return nil, fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
 			}
 		}
