@@ -217,6 +217,9 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		if b, ok := args["broker"]; ok {
 			r.Broker = &b
 		}
+		if cm, ok := args["client-metrics"]; ok {
+			r.ClientMetrics = &cm
+		}
 		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 			f := strings.Fields(line)
 			switch {
@@ -462,6 +465,12 @@ func dumpImage(img *Image) string {
 		cfg := img.BrokerConfigs[name]
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
 			fmt.Fprintf(&b, "broker-config %q %s=%s\n", name, k, cfg[k])
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(img.ClientMetrics)) {
+		cfg := img.ClientMetrics[name]
+		for _, k := range slices.Sorted(maps.Keys(cfg)) {
+			fmt.Fprintf(&b, "client-metrics %q %s=%s\n", name, k, cfg[k])
 		}
 	}
 	for _, e := range img.ACLs.Sorted() {

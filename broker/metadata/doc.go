@@ -1,6 +1,7 @@
 // Package metadata owns klog's cluster metadata: an immutable Image of the
 // cluster (brokers, topics, partitions with replicas, leaders, ISR and
-// epochs, topic config overrides, producer-ID allocation, users' SCRAM
+// epochs, topic config overrides, dynamic broker configs, client metrics
+// resources, producer-ID allocation, users' SCRAM
 // credentials, delegation tokens, client quotas) and the records
 // that change it. Image.Apply is the metadata state machine: it is
 // deterministic, never mutates its receiver, and returns a new image that

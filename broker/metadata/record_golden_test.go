@@ -43,6 +43,8 @@ func goldenRecords() []struct {
 			`{"v":1,"type":"AlterTopicConfigs","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAQ","replace":true,"set":{"retention.ms":"5"},"delete":["segment.ms"]}}`},
 		{&AlterTopicConfigsRecord{Broker: &broker, Set: map[string]string{"min.insync.replicas": "1"}},
 			`{"v":1,"type":"AlterTopicConfigs","data":{"topic":"","id":"AAAAAAAAAAAAAAAAAAAAAA","broker":"2","set":{"min.insync.replicas":"1"}}}`},
+		{&AlterTopicConfigsRecord{ClientMetrics: new("sub"), Set: map[string]string{"interval.ms": "1000"}},
+			`{"v":1,"type":"AlterTopicConfigs","data":{"topic":"","id":"AAAAAAAAAAAAAAAAAAAAAA","clientMetrics":"sub","set":{"interval.ms":"1000"}}}`},
 		{&AlterSCRAMCredentialsRecord{
 			Upsert: []SCRAMCredential{{User: "alice", Mechanism: "SCRAM-SHA-512", Salt: []byte("salt"), StoredKey: []byte("stored"), ServerKey: []byte("server"), Iterations: 8192}},
 			Delete: []SCRAMUser{{User: "bob", Mechanism: "SCRAM-SHA-256"}}},

@@ -23,6 +23,8 @@ type imageJSON struct {
 	Index          uint64      `json:"index"`
 	// BrokerConfigs are the dynamic broker configs by resource name.
 	BrokerConfigs map[string]map[string]string `json:"brokerConfigs,omitempty"`
+	// ClientMetrics are the client metrics resources' configs by name.
+	ClientMetrics map[string]map[string]string `json:"clientMetrics,omitempty"`
 	// ACLs are the ACL bindings, by id.
 	ACLs []ACLEntry `json:"acls,omitempty"`
 	// SCRAMCredentials are the users' SCRAM credentials, by user and
@@ -56,6 +58,7 @@ func EncodeImage(img *Image) ([]byte, error) {
 		NextProducerID: img.NextProducerID,
 		Index:          img.Index,
 		BrokerConfigs:  img.BrokerConfigs,
+		ClientMetrics:  img.ClientMetrics,
 		Brokers:        make([]Broker, 0, len(img.Brokers)),
 		Topics:         make([]topicJSON, 0, len(img.Topics)),
 		ACLs:           img.ACLs.Sorted(),
@@ -117,6 +120,14 @@ func DecodeImage(b []byte) (*Image, error) {
 			}
 			img.BrokerConfigs[name] = cfg
 		}
+	}
+	for name, cfg := range ij.ClientMetrics {
+		if name == "" || len(cfg) == 0 || len(ij.ClientMetrics) > MaxClientMetricsResources {
+			return nil, fmt.Errorf("%w: image client metrics resource %q", ErrMalformedRecord, name)
+		}
+	}
+	if len(ij.ClientMetrics) > 0 {
+		img.ClientMetrics = ij.ClientMetrics
 	}
 	if err := img.decodeSecurity(&ij); err != nil {
 		return nil, err

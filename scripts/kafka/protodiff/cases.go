@@ -209,7 +209,7 @@ func idempotent(base string, epochDelta int16, batches ...[2]int32) func(s *side
 func corpus(destructive bool) []testCase {
 	cases := append(append(append(append(append(basicCases(), txnCases()...), versionCases()...), describeCases()...), replicationCases()...), configCases()...)
 	cases = append(append(append(append(cases, deleteRecordsCases()...), fencedCases()...), topicCases()...), tokenCases()...)
-	cases = append(append(cases, configResourceCases()...), unregisterBrokerCases()...)
+	cases = append(append(append(cases, configResourceCases()...), clientMetricsCases()...), unregisterBrokerCases()...)
 	if destructive {
 		cases = append(cases, testCase{"deletetopics-consumer-offsets", noSetup(func(*side) kmsg.Request {
 			return deleteReq("__consumer_offsets")
