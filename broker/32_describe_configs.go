@@ -9,7 +9,10 @@ package broker
 // (type 4) named by this node's id lists every broker config so resolved;
 // the empty name lists the cluster-wide dynamic defaults that are set, as
 // Kafka does. Synonyms (v1+) show the chain behind a config in Kafka's
-// order (ConfigHelper), and types and documentation come with v3+. Broker
+// order (ConfigHelper), and types and documentation come with v3+. A
+// client metrics resource (type 16) lists interval.ms, match and metrics,
+// those set with source CLIENT_METRICS_CONFIG, the others at their
+// defaults, whether the resource exists or not, as Kafka does. Broker
 // loggers (type 8) are not supported and answer with an error for that
 // resource.
 //
@@ -73,9 +76,17 @@ func handleDescribeConfigs(n *Node, _ context.Context, rc *wire.RequestContext, 
 				break
 			}
 			values = n.brokerConfig(img).BrokerValues()
+		case kmsg.ConfigResourceTypeClientMetrics:
+			if rr.ResourceName == "" {
+				sr.ErrorCode = kerr.InvalidRequest.Code
+				msg := "Client metrics subscription name must not be empty"
+				sr.ErrorMessage = &msg
+				break
+			}
+			values = config.ClientMetricsValues(img.ClientMetrics[rr.ResourceName])
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
-			msg := "klog describes topic (2) and broker (4) resources only"
+			msg := "klog describes topic (2), broker (4) and client metrics (16) resources only"
 			sr.ErrorMessage = &msg
 		}
 		var wanted map[string]bool

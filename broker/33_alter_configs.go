@@ -2,9 +2,10 @@ package broker
 
 // AlterConfigs (key 33), versions 0-2.
 //
-// The legacy, non-incremental form: a topic's overrides, or a broker
+// The legacy, non-incremental form: a topic's overrides, a broker
 // resource's dynamic configs (this node's id, or "" for the cluster-wide
-// defaults), are replaced by the given set (configs not named go back to
+// defaults) or a client metrics resource's configs are replaced by the
+// given set (configs not named go back to
 // their defaults); a null value is refused with INVALID_REQUEST, as Kafka
 // refuses it. Validated and committed like IncrementalAlterConfigs. A
 // resource named more than once is answered once, with INVALID_REQUEST,
@@ -54,8 +55,11 @@ func (n *Node) alterConfigs(ctx context.Context, rr *kmsg.AlterConfigsRequestRes
 		}
 		set[c.Name] = c.Value
 	}
-	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
+	switch rr.ResourceType {
+	case kmsg.ConfigResourceTypeBroker:
 		return n.ctrl.AlterBrokerConfigs(ctx, rr.ResourceName, set, false, validateOnly)
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return n.ctrl.AlterClientMetricsConfigs(ctx, rr.ResourceName, set, false, validateOnly)
 	}
 	return n.ctrl.AlterTopicConfigs(ctx, rr.ResourceName, set, false, validateOnly)
 }

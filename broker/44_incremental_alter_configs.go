@@ -2,8 +2,11 @@ package broker
 
 // IncrementalAlterConfigs (key 44), versions 0-1.
 //
-// Topic configs and the dynamic configs of a broker resource (this node's
-// id, or "" for the cluster-wide defaults) are set, deleted, or — for list
+// Topic configs, the dynamic configs of a broker resource (this node's
+// id, or "" for the cluster-wide defaults) and the configs of a client
+// metrics resource (KIP-714: interval.ms, match, metrics, checked as
+// Kafka checks them; APPEND and SUBTRACT refused, as Kafka refuses them)
+// are set, deleted, or — for list
 // configs such as cleanup.policy — appended to or subtracted from, and
 // committed through the controller; every node applies them live. Values
 // are validated against the config definitions: a topic's unknown name or
@@ -56,7 +59,7 @@ func handleIncrementalAlterConfigs(n *Node, ctx context.Context, rc *wire.Reques
 // (ConfigAdminManager): a client sends a broker's change to that broker.
 func (n *Node) alterable(rt kmsg.ConfigResourceType, name string) error {
 	switch rt {
-	case kmsg.ConfigResourceTypeTopic:
+	case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeClientMetrics:
 		return nil
 	case kmsg.ConfigResourceTypeBroker:
 		if name == "" {
@@ -73,7 +76,7 @@ func (n *Node) alterable(rt kmsg.ConfigResourceType, name string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: klog changes the configs of topics (2) and brokers (4) only", kerr.InvalidRequest)
+	return fmt.Errorf("%w: klog changes the configs of topics (2), brokers (4) and client metrics (16) only", kerr.InvalidRequest)
 }
 
 // incrementalAlter applies one IncrementalAlterConfigs resource's
@@ -82,6 +85,13 @@ func (n *Node) alterable(rt kmsg.ConfigResourceType, name string) error {
 func (n *Node) incrementalAlter(ctx context.Context, rr *kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
 	if err := n.alterable(rr.ResourceType, rr.ResourceName); err != nil {
 		return err
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
+		set, err := incrementalChanges(rr.Configs, nil, false)
+		if err != nil {
+			return err
+		}
+		return n.ctrl.AlterClientMetricsConfigs(ctx, rr.ResourceName, set, true, validateOnly)
 	}
 	// The configs as the active controller has them, not as this node's
 	// image may still lag behind it.
@@ -168,9 +178,15 @@ func incrementalChanges(configs []kmsg.IncrementalAlterConfigsRequestResourceCon
 
 // appendOrSubtract applies an APPEND or SUBTRACT operation to the current
 // value of a list config and returns the new value; a config klog knows
-// that is not a list is INVALID_CONFIG, in Kafka's words.
+// that is not a list is INVALID_CONFIG, in Kafka's words. Without current
+// (a client metrics resource) every config is refused so, as Kafka
+// refuses them, its list configs too.
 func appendOrSubtract(c kmsg.IncrementalAlterConfigsRequestResourceConfig, current currentConfigFunc, isBroker bool) (string, error) {
-	cur, d, known := current(c.Name)
+	var cur string
+	d, known := config.Def{Type: config.TypeString}, true
+	if current != nil {
+		cur, d, known = current(c.Name)
+	}
 	if known && d.Type != config.TypeList {
 		op := "APPEND"
 		if c.Op == kmsg.IncrementalAlterConfigOpSubtract {

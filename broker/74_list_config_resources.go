@@ -12,7 +12,7 @@ package broker
 // Kafka's order of types (groups, client metrics, broker loggers,
 // brokers, topics), each type once however often it is named: the groups
 // with dynamic configs (klog has no group configs, so none), the client
-// metrics resources, every registered broker with an endpoint on the
+// metrics resources (those with configs), every registered broker with an endpoint on the
 // request's listener (fenced ones too) as a broker logger and as a
 // broker, by id, and every topic, internal ones included, by name. Kafka
 // orders the names within a type by its hash maps; klog sorts them.
@@ -22,6 +22,7 @@ package broker
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -89,6 +90,8 @@ func configResourceNames(img *metadata.Image, rc *wire.RequestContext, t kmsg.Co
 				names = append(names, strconv.Itoa(int(id)))
 			}
 		}
+	case kmsg.ConfigResourceTypeClientMetrics:
+		names = slices.Sorted(maps.Keys(img.ClientMetrics))
 	case kmsg.ConfigResourceTypeTopic:
 		names = img.SortedTopicNames()
 	}

@@ -99,6 +99,7 @@ func apiTable() []api {
 		{kmsg.UpdateFeatures, 0, 2, simple(handleUpdateFeatures)},
 		{kmsg.DescribeCluster, 0, 2, simple(handleDescribeCluster)},
 		{kmsg.DescribeProducers, 0, 0, simple(handleDescribeProducers)},
+		{kmsg.UnregisterBroker, 0, 0, simple(handleUnregisterBroker)},
 		{kmsg.DescribeTransactions, 0, 0, simple(handleDescribeTransactions)},
 		{kmsg.ListTransactions, 0, 2, simple(handleListTransactions)},
 		{kmsg.ConsumerGroupHeartbeat, 0, 1, simple(handleConsumerGroupHeartbeat)},

@@ -266,8 +266,9 @@ func (n *Node) topicsAllowed(rc *wire.RequestContext, op kmsg.ACLOperation) func
 
 // configDenied returns the refusal of a config resource rc's principal
 // may not do op (DESCRIBE_CONFIGS, ALTER_CONFIGS) on: a topic's
-// (TOPIC_AUTHORIZATION_FAILED), a broker's, which is the cluster's
-// (CLUSTER_AUTHORIZATION_FAILED), or a group's
+// (TOPIC_AUTHORIZATION_FAILED), a broker's or a client metrics
+// resource's, which are the cluster's (CLUSTER_AUTHORIZATION_FAILED), or a
+// group's
 // (GROUP_AUTHORIZATION_FAILED); nil when it may.
 func (n *Node) configDenied(rc *wire.RequestContext, op kmsg.ACLOperation, rt kmsg.ConfigResourceType, name string) error {
 	switch rt {
@@ -275,7 +276,7 @@ func (n *Node) configDenied(rc *wire.RequestContext, op kmsg.ACLOperation, rt km
 		if !n.authorize(rc, op, kmsg.ACLResourceTypeTopic, name) {
 			return kerr.TopicAuthorizationFailed
 		}
-	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
 		if !n.authorizeCluster(rc, op) {
 			return kerr.ClusterAuthorizationFailed
 		}

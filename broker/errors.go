@@ -106,6 +106,7 @@ var errorCodes = []struct {
 	{controller.ErrDelegationTokenExpired, kerr.DelegationTokenExpired},
 	{controller.ErrDelegationTokenOwnerMismatch, kerr.DelegationTokenOwnerMismatch},
 	{controller.ErrClosed, kerr.NotController},
+	{controller.ErrUnknownBroker, kerr.BrokerIDNotRegistered},
 	{auth.ErrInvalidACL, kerr.InvalidRequest},
 	{errDuplicateTopic, kerr.InvalidRequest},
 	{errDuplicateTopicID, kerr.InvalidRequest},

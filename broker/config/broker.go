@@ -28,6 +28,7 @@ const (
 	SourceDynamicDefaultBrokerConfig = Source(kmsg.ConfigSourceDynamicDefaultBrokerConfig)
 	SourceStaticBrokerConfig         = Source(kmsg.ConfigSourceStaticBrokerConfig)
 	SourceDefaultConfig              = Source(kmsg.ConfigSourceDefaultConfig)
+	SourceClientMetricsConfig        = Source(kmsg.ConfigSourceClientMetricsConfig)
 )
 
 // Value is one resolved config, ready for a DescribeConfigs response.

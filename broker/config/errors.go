@@ -18,3 +18,9 @@ var ErrBinding = errors.New("config bound to a field that cannot hold it")
 // ErrReadOnly is returned when a broker config that cannot change while
 // the broker runs is set dynamically.
 var ErrReadOnly = errors.New("read-only config")
+
+// ErrInvalidSubscription is returned for a client metrics resource
+// (subscription) Kafka refuses as a bad request rather than a bad value:
+// an empty name, a config name it does not define, an interval outside
+// its range.
+var ErrInvalidSubscription = errors.New("invalid client metrics subscription")

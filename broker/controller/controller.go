@@ -123,6 +123,10 @@ type Controller struct {
 	// shuttingDown is set by ControlledShutdown: this run registered the
 	// node as shutting down and must not register it back.
 	shuttingDown atomic.Bool
+	// unregistered is set once an UnregisterBroker of this run's
+	// registration applies: this run must not register the node back,
+	// as a Kafka broker stays unregistered until it restarts.
+	unregistered atomic.Bool
 	placement    atomic.Int64 // rotating start index for replica placement
 	// creating holds one token for the topic or partition creation under
 	// way, so each checks klog.max.partitions against the image it then
@@ -717,7 +721,8 @@ func (c *Controller) takeOffice(leaderCh <-chan bool) {
 }
 
 // setupLeader proposes what taking office needs: this node as controller,
-// a cluster ID and this node's registration. All three are idempotent, so
+// a cluster ID and this node's registration (unless this run was
+// unregistered). All three are idempotent, so
 // they are proposed without first waiting for the log to be applied (the
 // image may be stale right after an election): a second SetClusterID is
 // rejected by the state machine and changes nothing. They go out together
@@ -725,11 +730,11 @@ func (c *Controller) takeOffice(leaderCh <-chan bool) {
 // reflects every earlier entry.
 func (c *Controller) setupLeader() error {
 	img := c.Image()
-	recs := []metadata.Record{
-		&metadata.SetControllerRecord{ID: c.cfg.NodeID},
-		&metadata.RegisterBrokerRecord{Broker: c.cfg.Self},
+	recs := []metadata.Record{&metadata.SetControllerRecord{ID: c.cfg.NodeID}}
+	if !c.unregistered.Load() {
+		recs = append(recs, &metadata.RegisterBrokerRecord{Broker: c.cfg.Self})
 	}
-	if c.net == nil {
+	if c.net == nil && !c.unregistered.Load() {
 		// A new incarnation registers fenced; the single-node quorum has
 		// no heartbeats to unfence it and no other replica to hand its
 		// partitions to, so it unfences it at once.

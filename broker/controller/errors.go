@@ -53,7 +53,7 @@ var ErrInvalidConfig = errors.New("invalid config")
 var ErrTopicDeletionDisabled = errors.New("topic deletion is disabled")
 
 // ErrUnknownBroker is returned for a broker id no broker registered.
-var ErrUnknownBroker = errors.New("unknown broker")
+var ErrUnknownBroker = metadata.ErrUnknownBroker
 
 // ErrNotController is returned when this node is not the active controller
 // and so cannot change the metadata.

@@ -56,6 +56,13 @@ func (f *fsm) Apply(l *raft.Log) any {
 		// controller's liveness loop moves leaders and ISRs (elect.go).
 		f.c.wakeRepair()
 	}
+	if un, ok := rec.(*metadata.UnregisterBrokerRecord); err == nil && ok {
+		if un.ID == f.c.cfg.NodeID && un.Incarnation == f.c.cfg.Self.Incarnation {
+			f.c.unregistered.Store(true)
+			f.c.log.Warn("this node's broker registration was removed (UnregisterBroker): it stays unregistered until it restarts")
+		}
+		f.c.wakeRepair() // its leaderships and ISR places go
+	}
 	res := applyResult{prev: prev, next: next, err: err}
 	f.c.keepResult(l.Index, res)
 	if next != prev {

@@ -69,12 +69,9 @@ func (c *Controller) heartbeat(id int32, inc metadata.UUID) {
 // node's image holds once caught up with the active controller: the
 // caller asks before the broker's next run can register.
 func (c *Controller) FenceExited(ctx context.Context, id int32) error {
-	if err := c.CatchUp(ctx); err != nil {
+	b, err := c.currentBroker(ctx, id)
+	if err != nil {
 		return err
-	}
-	b, ok := c.Image().Brokers[id]
-	if !ok {
-		return fmt.Errorf("%w: %d", ErrUnknownBroker, id)
 	}
 	if b.Fenced {
 		return nil
@@ -89,6 +86,58 @@ func (c *Controller) FenceExited(ctx context.Context, id int32) error {
 	}
 	c.log.Info("broker fenced: its process exited", "broker", id)
 	return nil
+}
+
+// currentBroker is broker id's registration once this node has caught up
+// with the active controller, or ErrUnknownBroker.
+func (c *Controller) currentBroker(ctx context.Context, id int32) (metadata.Broker, error) {
+	if err := c.CatchUp(ctx); err != nil {
+		return metadata.Broker{}, err
+	}
+	b, ok := c.Image().Brokers[id]
+	if !ok {
+		return metadata.Broker{}, fmt.Errorf("%w: %d", ErrUnknownBroker, id)
+	}
+	return b, nil
+}
+
+// UnregisterBroker removes broker id's registration, as Kafka's
+// UnregisterBroker does whether the broker is alive, fenced or gone: its
+// registered incarnation leaves the image, and the repair pass takes it
+// out of every ISR (but as a last member) and elects other leaders for
+// the partitions it led; its replicas stay, offline, until reassigned. It
+// returns once that repair is made, or ctx ends or the apply timeout
+// passes (the unregistration stands). A broker not registered is
+// ErrUnknownBroker. The broker's run does not register again
+// (registerLoop); its next run does.
+func (c *Controller) UnregisterBroker(ctx context.Context, id int32) error {
+	b, err := c.currentBroker(ctx, id)
+	if err != nil {
+		return err
+	}
+	res, err := c.propose(ctx, &metadata.UnregisterBrokerRecord{ID: id, Incarnation: b.Incarnation})
+	if err == nil {
+		err = res.err
+	}
+	if err != nil {
+		return fmt.Errorf("controller: unregister broker %d: %w", id, err)
+	}
+	c.log.Info("broker unregistered", "broker", id, "incarnation", b.Incarnation)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ApplyTimeout)
+	defer cancel()
+	for {
+		ch := c.Changed()
+		if !c.repairPending(c.Image(), id) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		case <-c.stop:
+			return nil
+		}
+	}
 }
 
 // setFenced commits broker b's registration with its Fenced flag, if b's

@@ -98,7 +98,8 @@ func (c *Controller) IsLeader() bool { return c.raft.State() == raft.Leader }
 
 // registerLoop keeps this node registered in a quorum with peers: while
 // the image lacks its current registration (at first start, or after a
-// restart with a new listener address), it proposes it, forwarded to the
+// restart with a new listener address) and this run was not unregistered
+// (UnregisterBroker), it proposes it, forwarded to the
 // active controller, with a bounded backoff. The single-node quorum
 // registers in setupLeader alone.
 func (c *Controller) registerLoop() {
@@ -107,9 +108,11 @@ func (c *Controller) registerLoop() {
 	for {
 		ch := c.Changed()
 		img := c.Image()
-		if b, ok := img.Brokers[c.cfg.NodeID]; ok && img.ClusterID != "" && (withoutFence(b).Equal(c.cfg.Self) || b.ShuttingDown && c.shuttingDown.Load()) {
+		b, ok := img.Brokers[c.cfg.NodeID]
+		if ok && img.ClusterID != "" && (withoutFence(b).Equal(c.cfg.Self) || b.ShuttingDown && c.shuttingDown.Load()) || c.unregistered.Load() {
 			// Registered; a fenced broker is unfenced by its heartbeats,
-			// one shut down (by an earlier run) registers again.
+			// one shut down (by an earlier run) registers again. This
+			// run, once unregistered, stays so.
 			backoff = 20 * time.Millisecond
 			select {
 			case <-ch:

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -267,6 +268,48 @@ func (c *Controller) AlterBrokerConfigs(ctx context.Context, broker string, set 
 	return c.alterConfigs(ctx, rec, set, incremental, validateOnly, func(sets map[string]string, _ []string) error {
 		if err := config.ValidateDynamicBroker(sets); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+		}
+		return nil
+	})
+}
+
+// AlterClientMetricsConfigs changes the configs of client metrics
+// resource name (set values; nil deletes, when incremental), checked as
+// Kafka checks the configs the resource would then have (config's
+// ValidateClientMetrics: ErrInvalidRequest or ErrInvalidConfig). A new
+// resource past metadata.MaxClientMetricsResources is ErrPolicyViolation.
+func (c *Controller) AlterClientMetricsConfigs(ctx context.Context, name string, set map[string]*string, incremental, validateOnly bool) error {
+	if err := c.CatchUp(ctx); err != nil {
+		return err
+	}
+	for k, v := range set {
+		if v != nil {
+			set[k] = new(config.ClientMetricsValue(k, *v))
+		}
+	}
+	rec := &metadata.AlterTopicConfigsRecord{ClientMetrics: &name}
+	return c.alterConfigs(ctx, rec, set, incremental, validateOnly, func(sets map[string]string, deletes []string) error {
+		img := c.Image()
+		cur, exists := img.ClientMetrics[name]
+		after := maps.Clone(sets)
+		if incremental {
+			after = maps.Clone(cur)
+			if after == nil {
+				after = map[string]string{}
+			}
+			for _, k := range deletes {
+				delete(after, k)
+			}
+			maps.Copy(after, sets)
+		}
+		err := config.ValidateClientMetrics(name, after)
+		switch {
+		case errors.Is(err, config.ErrInvalidSubscription):
+			return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+		case err != nil:
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		case !exists && len(after) > 0 && len(img.ClientMetrics) >= metadata.MaxClientMetricsResources:
+			return fmt.Errorf("%w: klog keeps at most %d client metrics resources", ErrPolicyViolation, metadata.MaxClientMetricsResources)
 		}
 		return nil
 	})

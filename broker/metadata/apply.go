@@ -64,7 +64,7 @@ func (img *Image) checkNewPartitions(topic string, first int, ps []Partition) ([
 			Replicas: slices.Clone(p.Replicas),
 			ISR:      slices.Clone(p.ISR),
 		}
-		if err := img.checkPartition(topic, np); err != nil {
+		if err := img.checkPartition(topic, np, nil); err != nil {
 			return nil, err
 		}
 		out[i] = np
@@ -73,9 +73,11 @@ func (img *Image) checkNewPartitions(topic string, first int, ps []Partition) ([
 }
 
 // checkPartition validates one partition's replica state: replicas are
-// distinct registered brokers, the ISR a subset of them, and the leader in
-// the ISR (or -1 when there is none).
-func (img *Image) checkPartition(topic string, p Partition) error {
+// distinct, the ISR a subset of them, and the leader in the ISR (or -1
+// when there is none). The replicas not among was (all of them when was is
+// nil) must be registered brokers: one that was a replica stays one when
+// its broker is unregistered (UnregisterBrokerRecord), offline.
+func (img *Image) checkPartition(topic string, p Partition, was []int32) error {
 	if len(p.Replicas) == 0 {
 		return fmt.Errorf("%w: %s-%d has no replicas", ErrInvalidRecord, topic, p.Index)
 	}
@@ -85,7 +87,7 @@ func (img *Image) checkPartition(topic string, p Partition) error {
 			return fmt.Errorf("%w: %s-%d lists replica %d twice", ErrInvalidRecord, topic, p.Index, id)
 		}
 		seen[id] = true
-		if _, ok := img.Brokers[id]; !ok {
+		if _, ok := img.Brokers[id]; !ok && !slices.Contains(was, id) {
 			return fmt.Errorf("%w: %s-%d replica %d is not a registered broker", ErrInvalidRecord, topic, p.Index, id)
 		}
 	}

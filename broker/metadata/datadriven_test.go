@@ -198,6 +198,8 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 			r.IfIncarnation = &inc
 		}
 		return r, nil
+	case "unregister-broker":
+		return &UnregisterBrokerRecord{ID: int32(num("id")), Incarnation: testID(int(num("incarnation")))}, nil
 	case "controller":
 		return &SetControllerRecord{ID: int32(num("id"))}, nil
 	case "create-topic":
@@ -221,6 +223,9 @@ func parseRecord(d *datadriven.TestData) (Record, error) {
 		r := &AlterTopicConfigsRecord{Topic: args["topic"], ID: optID(), Replace: replace}
 		if b, ok := args["broker"]; ok {
 			r.Broker = &b
+		}
+		if cm, ok := args["client-metrics"]; ok {
+			r.ClientMetrics = &cm
 		}
 		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 			f := strings.Fields(line)
@@ -475,6 +480,12 @@ func dumpImage(img *Image) string {
 		cfg := img.BrokerConfigs[name]
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
 			fmt.Fprintf(&b, "broker-config %q %s=%s\n", name, k, cfg[k])
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(img.ClientMetrics)) {
+		cfg := img.ClientMetrics[name]
+		for _, k := range slices.Sorted(maps.Keys(cfg)) {
+			fmt.Fprintf(&b, "client-metrics %q %s=%s\n", name, k, cfg[k])
 		}
 	}
 	for _, e := range img.ACLs.Sorted() {

@@ -1,11 +1,11 @@
 // Package metadata owns klog's cluster metadata: an immutable Image of the
 // cluster (brokers, topics, partitions with replicas, leaders, ISR and
-// epochs, topic config overrides, producer-ID allocation, users' SCRAM
-// credentials, delegation tokens, client quotas, finalized feature levels)
-// and the records that change it. Image.Apply is the metadata state
-// machine: it is deterministic, never mutates its receiver, and returns a
-// new image that shares every unchanged map, topic and slice with the old
-// one.
+// epochs, topic config overrides, dynamic broker configs, client metrics
+// resources, producer-ID allocation, users' SCRAM credentials, delegation
+// tokens, client quotas, finalized feature levels) and the records that
+// change it. Image.Apply is the metadata state machine: it is
+// deterministic, never mutates its receiver, and returns a new image that
+// shares every unchanged map, topic and slice with the old one.
 //
 // # Record encoding
 //

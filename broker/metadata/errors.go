@@ -52,9 +52,14 @@ var ErrStaleLeaderEpoch = errors.New("stale leader epoch")
 var ErrStalePartitionEpoch = errors.New("stale partition epoch")
 
 // ErrStaleIncarnation is returned by Apply for a broker registration whose
-// IfIncarnation is no longer the registered incarnation: a fencing change
-// computed for a run of the broker that has since been replaced.
+// IfIncarnation is no longer the registered incarnation, or an
+// unregistration of another incarnation: a change computed for a run of
+// the broker that has since been replaced.
 var ErrStaleIncarnation = errors.New("stale broker incarnation")
+
+// ErrUnknownBroker is returned by Apply for the unregistration of a
+// broker the image does not hold.
+var ErrUnknownBroker = errors.New("unknown broker")
 
 // ErrUnknownSCRAMCredential is returned by Apply for the deletion of a
 // SCRAM credential the image does not hold.

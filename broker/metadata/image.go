@@ -34,6 +34,10 @@ type Image struct {
 	// name: a node id ("1") for one broker's, "" for the cluster-wide
 	// defaults. Values are as set; resolution is broker/config's.
 	BrokerConfigs map[string]map[string]string
+	// ClientMetrics are the client metrics resources (KIP-714
+	// subscriptions) by name, each with its configs; a resource exists
+	// while it has configs. At most MaxClientMetricsResources.
+	ClientMetrics map[string]map[string]string
 	// SCRAMCredentials are the users' SCRAM credentials by user, then
 	// by mechanism; nil when there are none.
 	SCRAMCredentials map[string]map[string]SCRAMCredential

@@ -23,6 +23,7 @@ type Record interface {
 var recordKinds = [...]func() Record{
 	func() Record { return new(SetClusterIDRecord) },
 	func() Record { return new(RegisterBrokerRecord) },
+	func() Record { return new(UnregisterBrokerRecord) },
 	func() Record { return new(SetControllerRecord) },
 	func() Record { return new(CreateTopicRecord) },
 	func() Record { return new(DeleteTopicRecord) },

@@ -108,6 +108,35 @@ func (r *RegisterBrokerRecord) apply(img *Image) (*Image, error) {
 	return n, nil
 }
 
+// UnregisterBrokerRecord removes a broker's registration, as Kafka's
+// UnregisterBrokerRecord: the broker leaves Brokers, and its replicas stay
+// in the partitions' replica lists, offline, until they are reassigned.
+// It applies only while Incarnation is the registered one, as Kafka's
+// carries the broker epoch, so that it never removes the registration of
+// a run that came after it was asked for.
+type UnregisterBrokerRecord struct {
+	ID          int32 `json:"id"`
+	Incarnation UUID  `json:"incarnation"`
+}
+
+// Type returns "UnregisterBroker".
+func (*UnregisterBrokerRecord) Type() string { return "UnregisterBroker" }
+
+// apply applies the record to img (see Image.Apply).
+func (r *UnregisterBrokerRecord) apply(img *Image) (*Image, error) {
+	b, ok := img.Brokers[r.ID]
+	if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownBroker, r.ID)
+	}
+	if b.Incarnation != r.Incarnation {
+		return nil, fmt.Errorf("%w: broker %d is registered as incarnation %v, not %v", ErrStaleIncarnation, r.ID, b.Incarnation, r.Incarnation)
+	}
+	n := img.shallowCopy()
+	n.Brokers = maps.Clone(img.Brokers)
+	delete(n.Brokers, r.ID)
+	return n, nil
+}
+
 // SetControllerRecord records which node is the active controller.
 type SetControllerRecord struct {
 	ID int32 `json:"id"`

@@ -28,6 +28,8 @@ func goldenRecords() []struct {
 			`{"v":1,"type":"RegisterBroker","data":{"broker":{"id":2,"host":"h","port":9092,"rack":"r","fenced":true,"shuttingDown":true,"incarnation":"AAAAAAAAAAAAAAAAAAAACQ","uncleanShutdown":true},"ifIncarnation":"AAAAAAAAAAAAAAAAAAAACQ"}}`},
 		{&RegisterBrokerRecord{Broker: Broker{ID: 1, Host: "h", Port: 9092, Endpoints: []Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9092, Protocol: "PLAINTEXT"}, {Name: "CLIENT", Host: "c", Port: 9093, Protocol: "SASL_SSL"}}}},
 			`{"v":1,"type":"RegisterBroker","data":{"broker":{"id":1,"host":"h","port":9092,"endpoints":[{"name":"PLAINTEXT","host":"h","port":9092,"protocol":"PLAINTEXT"},{"name":"CLIENT","host":"c","port":9093,"protocol":"SASL_SSL"}]}}}`},
+		{&UnregisterBrokerRecord{ID: 2, Incarnation: inc},
+			`{"v":1,"type":"UnregisterBroker","data":{"id":2,"incarnation":"AAAAAAAAAAAAAAAAAAAACQ"}}`},
 		{&SetControllerRecord{ID: 3},
 			`{"v":1,"type":"SetController","data":{"id":3}}`},
 		{&CreateTopicRecord{Name: "t", ID: testID(1), Configs: map[string]string{"cleanup.policy": "compact"}, Internal: true,
@@ -41,6 +43,8 @@ func goldenRecords() []struct {
 			`{"v":1,"type":"AlterTopicConfigs","data":{"topic":"t","id":"AAAAAAAAAAAAAAAAAAAAAQ","replace":true,"set":{"retention.ms":"5"},"delete":["segment.ms"]}}`},
 		{&AlterTopicConfigsRecord{Broker: &broker, Set: map[string]string{"min.insync.replicas": "1"}},
 			`{"v":1,"type":"AlterTopicConfigs","data":{"topic":"","id":"AAAAAAAAAAAAAAAAAAAAAA","broker":"2","set":{"min.insync.replicas":"1"}}}`},
+		{&AlterTopicConfigsRecord{ClientMetrics: new("sub"), Set: map[string]string{"interval.ms": "1000"}},
+			`{"v":1,"type":"AlterTopicConfigs","data":{"topic":"","id":"AAAAAAAAAAAAAAAAAAAAAA","clientMetrics":"sub","set":{"interval.ms":"1000"}}}`},
 		{&AlterSCRAMCredentialsRecord{
 			Upsert: []SCRAMCredential{{User: "alice", Mechanism: "SCRAM-SHA-512", Salt: []byte("salt"), StoredKey: []byte("stored"), ServerKey: []byte("server"), Iterations: 8192}},
 			Delete: []SCRAMUser{{User: "bob", Mechanism: "SCRAM-SHA-256"}}},

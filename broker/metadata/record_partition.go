@@ -71,7 +71,7 @@ func (r *PartitionChangeRecord) apply(img *Image) (*Image, error) {
 	if r.RemovingReplicas != nil {
 		p.RemovingReplicas = nilIfEmpty(r.RemovingReplicas)
 	}
-	if err := img.checkPartition(t.Name, p); err != nil {
+	if err := img.checkPartition(t.Name, p, old.Replicas); err != nil {
 		return nil, err
 	}
 	changed := false

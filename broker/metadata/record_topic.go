@@ -113,17 +113,22 @@ func (r *CreatePartitionsRecord) apply(img *Image) (*Image, error) {
 // AlterTopicConfigsRecord changes a topic's config overrides or, with
 // Broker set, the dynamic configs of a broker resource (Kafka's
 // ConfigRecord of resource type BROKER): a node id, or "" for the
-// cluster-wide default. With Replace the configs become exactly Set;
-// otherwise Set keys are set and Delete keys removed.
+// cluster-wide default; with ClientMetrics set, the configs of that
+// client metrics resource (resource type CLIENT_METRICS). With Replace
+// the configs become exactly Set; otherwise Set keys are set and Delete
+// keys removed.
 type AlterTopicConfigsRecord struct {
 	Topic string `json:"topic"`
 	ID    UUID   `json:"id"`
 	// Broker names the broker resource when the record changes one;
 	// Topic is then "" and ID zero.
-	Broker  *string           `json:"broker,omitempty"`
-	Replace bool              `json:"replace,omitempty"`
-	Set     map[string]string `json:"set,omitempty"`
-	Delete  []string          `json:"delete,omitempty"`
+	Broker *string `json:"broker,omitempty"`
+	// ClientMetrics names the client metrics resource when the record
+	// changes one; Topic is then "" and ID zero.
+	ClientMetrics *string           `json:"clientMetrics,omitempty"`
+	Replace       bool              `json:"replace,omitempty"`
+	Set           map[string]string `json:"set,omitempty"`
+	Delete        []string          `json:"delete,omitempty"`
 }
 
 // Type returns "AlterTopicConfigs".
@@ -134,8 +139,14 @@ func (r *AlterTopicConfigsRecord) apply(img *Image) (*Image, error) {
 	if r.Replace && len(r.Delete) > 0 {
 		return nil, fmt.Errorf("%w: replacing configs of %q with deletions", ErrInvalidRecord, r.Topic)
 	}
+	if r.Broker != nil && r.ClientMetrics != nil {
+		return nil, fmt.Errorf("%w: configs record names a broker and a client metrics resource", ErrInvalidRecord)
+	}
 	if r.Broker != nil {
 		return img.applyAlterBrokerConfigs(r)
+	}
+	if r.ClientMetrics != nil {
+		return img.applyAlterClientMetrics(r)
 	}
 	t, err := img.liveTopic(r.Topic, r.ID)
 	if err != nil {
@@ -158,18 +169,45 @@ func (img *Image) applyAlterBrokerConfigs(r *AlterTopicConfigsRecord) (*Image, e
 			return nil, fmt.Errorf("%w: broker resource %q is not a node id", ErrInvalidRecord, name)
 		}
 	}
-	cfg := alteredConfigs(img.BrokerConfigs[name], r)
 	n := img.shallowCopy()
-	n.BrokerConfigs = maps.Clone(img.BrokerConfigs)
-	if n.BrokerConfigs == nil {
-		n.BrokerConfigs = map[string]map[string]string{}
+	n.BrokerConfigs = alteredResource(img.BrokerConfigs, name, r)
+	return n, nil
+}
+
+// MaxClientMetricsResources bounds the client metrics resources the
+// image holds.
+const MaxClientMetricsResources = 1024
+
+// applyAlterClientMetrics changes the configs of the client metrics
+// resource r names; a resource left with none is removed.
+func (img *Image) applyAlterClientMetrics(r *AlterTopicConfigsRecord) (*Image, error) {
+	name := *r.ClientMetrics
+	if name == "" || r.Topic != "" || r.ID != (UUID{}) {
+		return nil, fmt.Errorf("%w: client metrics configs record names %q, topic %q", ErrInvalidRecord, name, r.Topic)
 	}
-	if len(cfg) == 0 {
-		delete(n.BrokerConfigs, name)
-	} else {
-		n.BrokerConfigs[name] = cfg
+	n := img.shallowCopy()
+	n.ClientMetrics = alteredResource(img.ClientMetrics, name, r)
+	if len(n.ClientMetrics) > MaxClientMetricsResources && len(n.ClientMetrics) > len(img.ClientMetrics) {
+		return nil, fmt.Errorf("%w: more than %d client metrics resources", ErrInvalidRecord, MaxClientMetricsResources)
 	}
 	return n, nil
+}
+
+// alteredResource returns a new map of resources' configs: resources with
+// r's change applied to the configs of name, which is left out when it
+// has none.
+func alteredResource(resources map[string]map[string]string, name string, r *AlterTopicConfigsRecord) map[string]map[string]string {
+	cfg := alteredConfigs(resources[name], r)
+	out := maps.Clone(resources)
+	if out == nil {
+		out = map[string]map[string]string{}
+	}
+	if len(cfg) == 0 {
+		delete(out, name)
+	} else {
+		out[name] = cfg
+	}
+	return out
 }
 
 // alteredConfigs returns a new map: cur with r's change applied.

@@ -23,6 +23,8 @@ type imageJSON struct {
 	Index          uint64      `json:"index"`
 	// BrokerConfigs are the dynamic broker configs by resource name.
 	BrokerConfigs map[string]map[string]string `json:"brokerConfigs,omitempty"`
+	// ClientMetrics are the client metrics resources' configs by name.
+	ClientMetrics map[string]map[string]string `json:"clientMetrics,omitempty"`
 	// ACLs are the ACL bindings, by id.
 	ACLs []ACLEntry `json:"acls,omitempty"`
 	// SCRAMCredentials are the users' SCRAM credentials, by user and
@@ -58,6 +60,7 @@ func EncodeImage(img *Image) ([]byte, error) {
 		NextProducerID: img.NextProducerID,
 		Index:          img.Index,
 		BrokerConfigs:  img.BrokerConfigs,
+		ClientMetrics:  img.ClientMetrics,
 		Brokers:        make([]Broker, 0, len(img.Brokers)),
 		Topics:         make([]topicJSON, 0, len(img.Topics)),
 		ACLs:           img.ACLs.Sorted(),
@@ -121,6 +124,14 @@ func DecodeImage(b []byte) (*Image, error) {
 			img.BrokerConfigs[name] = cfg
 		}
 	}
+	for name, cfg := range ij.ClientMetrics {
+		if name == "" || len(cfg) == 0 || len(ij.ClientMetrics) > MaxClientMetricsResources {
+			return nil, fmt.Errorf("%w: image client metrics resource %q", ErrMalformedRecord, name)
+		}
+	}
+	if len(ij.ClientMetrics) > 0 {
+		img.ClientMetrics = ij.ClientMetrics
+	}
 	if err := img.decodeSecurity(&ij); err != nil {
 		return nil, err
 	}
@@ -151,7 +162,9 @@ func DecodeImage(b []byte) (*Image, error) {
 			if int(p.Index) != i {
 				return nil, fmt.Errorf("%w: image topic %q partition %d at %d", ErrMalformedRecord, tj.Name, p.Index, i)
 			}
-			if err := img.checkPartition(tj.Name, p); err != nil {
+			// Replicas of unregistered brokers were replicas when
+			// their brokers unregistered.
+			if err := img.checkPartition(tj.Name, p, p.Replicas); err != nil {
 				return nil, fmt.Errorf("%w: image: %v", ErrMalformedRecord, err)
 			}
 		}
