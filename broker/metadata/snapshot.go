@@ -111,26 +111,8 @@ func DecodeImage(b []byte) (*Image, error) {
 	img.Controller = ij.Controller
 	img.NextProducerID = ij.NextProducerID
 	img.Index = ij.Index
-	for name, cfg := range ij.BrokerConfigs {
-		if name != "" {
-			if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
-				return nil, fmt.Errorf("%w: image broker configs of %q", ErrMalformedRecord, name)
-			}
-		}
-		if len(cfg) > 0 {
-			if img.BrokerConfigs == nil {
-				img.BrokerConfigs = map[string]map[string]string{}
-			}
-			img.BrokerConfigs[name] = cfg
-		}
-	}
-	for name, cfg := range ij.ClientMetrics {
-		if name == "" || len(cfg) == 0 || len(ij.ClientMetrics) > MaxClientMetricsResources {
-			return nil, fmt.Errorf("%w: image client metrics resource %q", ErrMalformedRecord, name)
-		}
-	}
-	if len(ij.ClientMetrics) > 0 {
-		img.ClientMetrics = ij.ClientMetrics
+	if err := img.decodeConfigs(&ij); err != nil {
+		return nil, err
 	}
 	if err := img.decodeSecurity(&ij); err != nil {
 		return nil, err
@@ -176,6 +158,33 @@ func DecodeImage(b []byte) (*Image, error) {
 		img.TopicIDs[id] = t.Name
 	}
 	return img, nil
+}
+
+// decodeConfigs sets the dynamic broker configs and the client metrics
+// resources of an image being decoded.
+func (img *Image) decodeConfigs(ij *imageJSON) error {
+	for name, cfg := range ij.BrokerConfigs {
+		if name != "" {
+			if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
+				return fmt.Errorf("%w: image broker configs of %q", ErrMalformedRecord, name)
+			}
+		}
+		if len(cfg) > 0 {
+			if img.BrokerConfigs == nil {
+				img.BrokerConfigs = map[string]map[string]string{}
+			}
+			img.BrokerConfigs[name] = cfg
+		}
+	}
+	for name, cfg := range ij.ClientMetrics {
+		if name == "" || len(cfg) == 0 || len(ij.ClientMetrics) > MaxClientMetricsResources {
+			return fmt.Errorf("%w: image client metrics resource %q", ErrMalformedRecord, name)
+		}
+	}
+	if len(ij.ClientMetrics) > 0 {
+		img.ClientMetrics = ij.ClientMetrics
+	}
+	return nil
 }
 
 // decodeSecurity sets the ACLs, SCRAM credentials, delegation tokens
