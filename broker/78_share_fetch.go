@@ -265,6 +265,7 @@ func (a *shareFetchAnswer) partition(tp share.TopicPartition) *kmsg.ShareFetchRe
 	if pi == len(t.Partitions) {
 		p := kmsg.NewShareFetchResponseTopicPartition()
 		p.Partition = tp.Partition
+		p.Records = []byte{} // not nullable: Kafka's clients fail on null
 		t.Partitions = append(t.Partitions, p)
 	}
 	return &t.Partitions[pi]
