@@ -208,7 +208,8 @@ func idempotent(base string, epochDelta int16, batches ...[2]int32) func(s *side
 // the cases that delete internal topics, last.
 func corpus(destructive bool) []testCase {
 	cases := append(append(append(append(append(basicCases(), txnCases()...), versionCases()...), describeCases()...), replicationCases()...), configCases()...)
-	cases = append(append(append(append(cases, deleteRecordsCases()...), fencedCases()...), topicCases()...), tokenCases()...)
+	cases = append(append(append(append(append(cases, deleteRecordsCases()...), fencedCases()...), topicCases()...), tokenCases()...), shareCases()...)
+	cases = append(cases, shareTopicCases()...)
 	if destructive {
 		cases = append(cases, testCase{"deletetopics-consumer-offsets", noSetup(func(*side) kmsg.Request {
 			return deleteReq("__consumer_offsets")

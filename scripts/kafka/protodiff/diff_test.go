@@ -64,13 +64,14 @@ func TestMessagesDropClockReadings(t *testing.T) {
 }
 
 func TestExpectedReason(t *testing.T) {
-	for _, field := range []string{"ApiKeys[ApiKey=17]", "ApiKeys[ApiKey=2].MinVersion", "SupportedFeatures[Name=metadata.version]", "FinalizedFeatures[Name=share.version]"} {
+	for _, field := range []string{"ApiKeys[ApiKey=17]", "ApiKeys[ApiKey=2].MinVersion", "SupportedFeatures[Name=metadata.version]", "FinalizedFeatures[Name=streams.version]",
+		"SupportedFeatures[Name=share.version].MaxVersion", "FinalizedFeatures[Name=share.version].MaxVersionLevel"} {
 		if expectedReason("apiversions", field) == "" {
 			t.Errorf("apiversions %s (a key or feature klog lacks) is not expected", field)
 		}
 	}
 	for _, field := range []string{"ApiKeys[ApiKey=0].MinVersion", "ApiKeys[ApiKey=2].MaxVersion", "ApiKeys[ApiKey=26].MaxVersion", "FinalizedFeatures[Name=transaction.version]",
-		"FinalizedFeatures[Name=group.version].MaxVersionLevel", "FinalizedFeaturesEpoch", "ErrorCode"} {
+		"FinalizedFeatures[Name=group.version].MaxVersionLevel", "FinalizedFeaturesEpoch", "ErrorCode", "SupportedFeatures[Name=share.version].MinVersion"} {
 		if expectedReason("apiversions", field) != "" {
 			t.Errorf("apiversions %s is expected: a range or feature both serve must match", field)
 		}
