@@ -23,9 +23,8 @@ package broker
 // runs and their delivery counts. With nothing acquired the request waits
 // up to MaxWaitMillis for new records, an acknowledgement or release in
 // the group, or the earliest lock to lapse. A v2 fetch with IsRenewAck
-// renews locks and acquires nothing. A full fetch (epoch 0) answers every
-// partition it names, a later one those with records, an error or an
-// acknowledgement outcome.
+// renews locks and acquires nothing. The response names the partitions
+// with records, an error or an acknowledgement outcome, as Kafka's does.
 //
 // Not yet: share-partition state is in memory (a new leader or a restart
 // starts it again at the high watermark, share.auto.offset.reset's
@@ -54,7 +53,6 @@ func handleShareFetch(n *Node, ctx context.Context, rc *wire.RequestContext, req
 		resp.ErrorCode = code
 		return resp, nil
 	}
-	resp.AcquisitionLockTimeoutMillis = int32(n.shares.LockDuration() / time.Millisecond)
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
 			sr.add(t.TopicID, p.Partition, shareAcks(p.AcknowledgementBatches, func(b *kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) (int64, int64, []int8) {
@@ -67,6 +65,7 @@ func handleShareFetch(n *Node, ctx context.Context, rc *wire.RequestContext, req
 		resp.ErrorCode, resp.ErrorMessage = shareErrorCode(err)
 		return resp, nil
 	}
+	resp.AcquisitionLockTimeoutMillis = int32(n.shares.LockDuration() / time.Millisecond)
 	out := &shareFetchAnswer{resp: resp, n: n, listener: rc.Listener}
 	renew := r.Version >= 2 && r.IsRenewAck
 	n.applyShareAcks(rc, sr, renew, func(tp share.TopicPartition, err error) {
@@ -146,9 +145,6 @@ func (n *Node) shareFetchRecords(ctx context.Context, rc *wire.RequestContext, g
 			continue
 		}
 		valid = append(valid, sp)
-		if r.ShareSessionEpoch == share.InitialEpoch {
-			out.partition(tp)
-		}
 	}
 	maxBytes := int(min(r.MaxBytes, n.settings().FetchMaxBytes))
 	mode := share.AcquireMode(r.ShareAcquireMode)
@@ -265,6 +261,7 @@ func (a *shareFetchAnswer) partition(tp share.TopicPartition) *kmsg.ShareFetchRe
 	if pi == len(t.Partitions) {
 		p := kmsg.NewShareFetchResponseTopicPartition()
 		p.Partition = tp.Partition
+		p.Records = []byte{} // not nullable: Kafka's clients fail on null
 		t.Partitions = append(t.Partitions, p)
 	}
 	return &t.Partitions[pi]

@@ -110,6 +110,9 @@ func acquired(t *testing.T, resp *kmsg.ShareFetchResponse) []string {
 			for _, a := range p.AcquiredRecords {
 				out = append(out, fmt.Sprintf("%d-%d/%d", a.FirstOffset, a.LastOffset, a.DeliveryCount))
 			}
+			if p.Records == nil { // Kafka's clients refuse a null
+				t.Fatalf("partition %d: records null", p.Partition)
+			}
 			if len(p.AcquiredRecords) > 0 && len(p.Records) == 0 {
 				t.Fatalf("partition %d: records acquired, none sent", p.Partition)
 			}

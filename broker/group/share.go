@@ -101,7 +101,13 @@ func (c *Coordinator) ShareGroupHeartbeat(ctx context.Context, req *kmsg.ShareGr
 	} else {
 		topics := c.topics()
 		ci := clientFrom(ctx)
-		r = c.runHeartbeat(ctx, req.GroupID, req.MemberEpoch == epochJoin, heartbeatResult{code: kerr.GroupIDNotFound.Code, msg: "Group " + req.GroupID + " not found."},
+		// Kafka's words differ for a leave (shareGroupLeave) and the
+		// rest (getOrMaybeCreatePersistedShareGroup).
+		msg := "Share group " + req.GroupID + " not found."
+		if req.MemberEpoch == epochLeave {
+			msg = "Group " + req.GroupID + " not found."
+		}
+		r = c.runHeartbeat(ctx, req.GroupID, req.MemberEpoch == epochJoin, heartbeatResult{code: kerr.GroupIDNotFound.Code, msg: msg},
 			func(g *group) heartbeatResult { return g.shareHeartbeat(req, ci, topics) })
 	}
 	if !r.answer(&resp.ErrorCode, &resp.ErrorMessage, &resp.MemberID, &resp.MemberEpoch) {

@@ -46,11 +46,11 @@ shift
 runner_timeout=${KLOG_COMPAT_TIMEOUT:-180}
 build_timeout=${KLOG_COMPAT_BUILD_TIMEOUT:-300}
 
-scenarios=(admin produce-consume compression offsets-by-time group group-kip848 idempotent transactions consume-transform-produce)
+scenarios=(admin produce-consume compression offsets-by-time group group-kip848 idempotent transactions consume-transform-produce share-group)
 all_clients=(franz-go sarama kafka-go kcat confluent-kafka-python confluent-kafka-pypi kafka-python aiokafka kafkajs kafka-clients)
 # Scenarios only some runners implement, with those runners; every other
 # client shows n/a in that column.
-declare -A only_in=([group-kip848]="kafka-clients confluent-kafka-python confluent-kafka-pypi kafka-python aiokafka")
+declare -A only_in=([group-kip848]="kafka-clients confluent-kafka-python confluent-kafka-pypi kafka-python aiokafka" [share-group]="kafka-clients")
 # KLOG_COMPAT_SCENARIOS picks some scenarios: each runner is given the
 # ones it implements as arguments after BROKERS, and the matrix has only
 # their columns.
@@ -261,6 +261,7 @@ short() {
   idempotent) echo idempot ;;
   transactions) echo txn ;;
   group-kip848) echo kip848 ;;
+  share-group) echo share ;;
   *) echo "$1" ;;
   esac
 }

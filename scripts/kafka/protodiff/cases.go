@@ -208,8 +208,8 @@ func idempotent(base string, epochDelta int16, batches ...[2]int32) func(s *side
 // the cases that delete internal topics, last.
 func corpus(destructive bool) []testCase {
 	cases := append(append(append(append(append(basicCases(), txnCases()...), versionCases()...), describeCases()...), replicationCases()...), configCases()...)
-	cases = append(append(append(append(cases, deleteRecordsCases()...), fencedCases()...), topicCases()...), tokenCases()...)
-	cases = append(append(append(cases, configResourceCases()...), clientMetricsCases()...), unregisterBrokerCases()...)
+	cases = append(append(append(append(append(cases, deleteRecordsCases()...), fencedCases()...), topicCases()...), tokenCases()...), shareCases()...)
+	cases = append(append(append(append(cases, shareTopicCases()...), configResourceCases()...), clientMetricsCases()...), unregisterBrokerCases()...)
 	cases = append(cases, featureCases()...)
 	if destructive {
 		cases = append(cases, testCase{"deletetopics-consumer-offsets", noSetup(func(*side) kmsg.Request {

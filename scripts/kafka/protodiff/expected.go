@@ -20,6 +20,11 @@ var expected = append([]expectation{
 	{"produce-trailing-bytes", "Topics*", "klog refuses records that end in bytes which are no whole batch (CORRUPT_MESSAGE), where Kafka appends the batch and drops them; docs/compatibility.md"},
 	{"consumergroupheartbeat-join", "MemberEpoch", "a KIP-848 group's first member starts at epoch 1 on klog, 2 on Kafka 4.4 (which also defers target assignments); epochs are opaque to clients, which echo them; docs/compatibility.md"},
 	{"consumergroupheartbeat-join", "Assignment*", "Kafka 4.4 computes a KIP-848 group's target assignment asynchronously, so its first heartbeat answer carries the first member's partitions or, when the assignor has not run yet, none (seen under load); klog assigns at the join. Clients take either and heartbeat on; docs/compatibility.md"},
+	{"sharegroupheartbeat-*", "MemberEpoch", "a share group's first member starts at epoch 1 on klog, 2 on Kafka 4.4, which assigns asynchronously; epochs are opaque to clients, which echo them; docs/compatibility.md"},
+	{"sharefetch-open", `\[0\].MemberEpoch`, "a share group's first member starts at epoch 1 on klog, 2 on Kafka 4.4, which assigns asynchronously; epochs are opaque to clients, which echo them; docs/compatibility.md"},
+	{"sharefetch-open", `\[0\].Assignment*`, "Kafka 4.4 assigns a share group's partitions only once it has initialized their share state (asynchronously, through its share coordinator): the first heartbeat answers none; klog assigns at the join. Clients heartbeat on either way; docs/compatibility.md"},
+	{"apiversions", `SupportedFeatures\[Name=share.version\].MaxVersion`, "klog's share.version stops at 1: level 2 is share groups' dead-letter queues, which klog does not have (docs/compatibility.md)"},
+	{"apiversions", `FinalizedFeatures\[Name=share.version\].*VersionLevel`, "klog's share.version stops at 1: level 2 is share groups' dead-letter queues, which klog does not have (docs/compatibility.md)"},
 	{"authz-metadata-auto-create-allow-*", `Topics\[*\].*`, "Metadata with auto-creation of a new topic: klog's first answer already has the topic, Kafka's is UNKNOWN_TOPIC_OR_PARTITION while its controller creates it; docs/compatibility.md"},
 }, unadvertisedFeatures()...)
 

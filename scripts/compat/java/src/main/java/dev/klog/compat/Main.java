@@ -25,8 +25,11 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
@@ -40,9 +43,11 @@ import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -50,6 +55,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.Header;
@@ -650,7 +657,7 @@ public final class Main {
         boolean aborted = false;
         try (KafkaConsumer<byte[], byte[]> c = consumer(brokers, conf); KafkaProducer<byte[], byte[]> p = txnProducer(brokers, group)) {
             c.subscribe(List.of(src));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3 * STEP);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(6 * STEP);
             while (processed < n) {
                 check(System.nanoTime() < deadline, "stuck after " + processed + " of " + n + " records");
                 List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
@@ -703,6 +710,101 @@ public final class Main {
                 + " group offsets at the end";
     }
 
+    // --- share groups (KIP-932) ----------------------------------------------
+
+    /**
+     * A share group member acknowledging explicitly, fetching at most 10
+     * records at a time (record_limit), so that members take turns on one
+     * partition.
+     */
+    static KafkaShareConsumer<byte[], byte[]> shareMember(String brokers, String group) {
+        Properties p = props(brokers);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10);
+        p.put(ConsumerConfig.SHARE_ACQUIRE_MODE_CONFIG, "record_limit");
+        p.put(ConsumerConfig.SHARE_ACKNOWLEDGEMENT_MODE_CONFIG, "explicit");
+        p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, STEP * 1000);
+        p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, STEP * 1000);
+        return new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    /**
+     * Three KafkaShareConsumers of one group on a topic of one partition:
+     * each gets records, every record is delivered once and its ACCEPT
+     * acknowledged without error (commitSync). The group's
+     * share.auto.offset.reset is left at latest, so records are written
+     * until a member sees one before the counted ones.
+     */
+    static String shareGroup(String brokers) throws Exception {
+        String topic = "compat-share" + RUN;
+        String group = "compat-share" + RUN;
+        createTopic(brokers, topic, 1);
+        int members = 3;
+        int n = 300;
+        Map<String, Integer> seen = new ConcurrentHashMap<>();
+        AtomicIntegerArray per = new AtomicIntegerArray(members);
+        List<String> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < members; i++) {
+            int me = i;
+            Thread t = new Thread(() -> {
+                try (KafkaShareConsumer<byte[], byte[]> c = shareMember(brokers, group)) {
+                    c.subscribe(List.of(topic));
+                    while (!stop.get()) {
+                        var records = c.poll(Duration.ofMillis(200));
+                        for (ConsumerRecord<byte[], byte[]> r : records) {
+                            String v = s(r.value());
+                            seen.merge(v, 1, Integer::sum);
+                            if (v.startsWith("r-")) {
+                                per.incrementAndGet(me);
+                            }
+                            c.acknowledge(r, AcknowledgeType.ACCEPT);
+                        }
+                        if (!records.isEmpty()) {
+                            for (Map.Entry<TopicIdPartition, java.util.Optional<KafkaException>> e : c.commitSync().entrySet()) {
+                                e.getValue().ifPresent(x -> errors.add(e.getKey() + ": " + x));
+                            }
+                        }
+                    }
+                } catch (Exception e) {
+                    errors.add("member " + me + ": " + e);
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        try (KafkaProducer<byte[], byte[]> p = producer(brokers, Map.of())) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(6 * STEP);
+            for (int k = 0; seen.keySet().stream().noneMatch(v -> v.startsWith("warm-")); k++) {
+                check(System.nanoTime() < deadline, "no share consumer got a record within " + 6 * STEP + "s");
+                p.send(new ProducerRecord<>(topic, 0, null, b("warm-" + k))).get(STEP, TimeUnit.SECONDS);
+                Thread.sleep(200);
+            }
+            List<ProducerRecord<byte[], byte[]>> rs = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                rs.add(new ProducerRecord<>(topic, 0, null, b("r-" + i)));
+            }
+            sendAll(p, rs);
+        }
+        try {
+            waitFor(() -> seen.keySet().stream().filter(v -> v.startsWith("r-")).count() == n, n + " records delivered", 3 * STEP);
+        } finally {
+            stop.set(true);
+            for (Thread t : threads) {
+                t.join(TimeUnit.SECONDS.toMillis(STEP));
+            }
+        }
+        check(errors.isEmpty(), "errors: " + errors);
+        List<String> twice = seen.entrySet().stream().filter(e -> e.getValue() != 1).map(e -> e.getKey() + "x" + e.getValue()).sorted()
+                .collect(Collectors.toList());
+        check(twice.isEmpty(), "delivered more than once: " + twice);
+        for (int i = 0; i < members; i++) {
+            check(per.get(i) > 0, "member " + i + " got no record: " + per);
+        }
+        return members + " share consumers on one partition: " + n + " records each delivered once and accepted, every member got some";
+    }
+
     // --- main ---------------------------------------------------------------
 
     static String oneLine(String s) {
@@ -735,6 +837,7 @@ public final class Main {
         scenarios.put("idempotent", Main::idempotent);
         scenarios.put("transactions", Main::transactions);
         scenarios.put("consume-transform-produce", Main::consumeTransformProduce);
+        scenarios.put("share-group", Main::shareGroup);
         log("kafka-clients " + org.apache.kafka.common.utils.internals.AppInfoParser.getVersion() + ", Java " + System.getProperty("java.version"));
         int failed = 0;
         for (Map.Entry<String, Scenario> e : scenarios.entrySet()) {
