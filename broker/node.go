@@ -174,8 +174,11 @@ type Node struct {
 	fetchSessions *fetchSessions
 	// quotas enforces the client quotas of the metadata image (quota.go).
 	quotas *auth.Quotas
-	// telemetry receives client telemetry (keys 71 and 72).
-	telemetry *telemetry.Receiver
+	// telemetry receives client telemetry (keys 71 and 72);
+	// clientMetrics are the client metrics resources its subscriptions
+	// were made from (reconcile.go, under reconcileMu).
+	telemetry     *telemetry.Receiver
+	clientMetrics map[string]map[string]string
 
 	ctx    context.Context // cancelled by Close; owned by the node
 	cancel context.CancelFunc

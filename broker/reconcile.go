@@ -7,12 +7,15 @@ package broker
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/klogdev/klog/broker/config"
 	"github.com/klogdev/klog/broker/metadata"
 	"github.com/klogdev/klog/broker/partition"
+	"github.com/klogdev/klog/broker/telemetry"
 )
 
 // partition returns the local replica of topic/partition, or nil.
@@ -57,6 +60,7 @@ func (n *Node) reconcile() {
 	defer n.reconcileMu.Unlock()
 	img := n.ctrl.Image()
 	n.applyBrokerConfigs(img)
+	n.applyClientMetrics(img)
 	n.quotas.SetQuotas(img.ClientQuotas)
 
 	want := make(map[partitionKey]struct{})
@@ -188,6 +192,27 @@ func (n *Node) applyBrokerConfigs(img *metadata.Image) {
 	if b := n.brokerConfig(img); b != n.broker.Load() {
 		n.broker.Store(b)
 	}
+}
+
+// applyClientMetrics gives the telemetry receiver img's client metrics
+// resources as its subscriptions (KIP-714), when they changed. The
+// controller checked each when it was set; one that no longer parses is
+// left out and logged.
+func (n *Node) applyClientMetrics(img *metadata.Image) {
+	if maps.EqualFunc(n.clientMetrics, img.ClientMetrics, maps.Equal) && (n.clientMetrics == nil) == (img.ClientMetrics == nil) {
+		return
+	}
+	subs := make([]telemetry.Subscription, 0, len(img.ClientMetrics))
+	for _, name := range slices.Sorted(maps.Keys(img.ClientMetrics)) {
+		s, err := telemetry.ParseSubscription(name, img.ClientMetrics[name])
+		if err != nil {
+			n.logger.Warn("client metrics resource left out of the telemetry subscriptions", "name", name, "err", err)
+			continue
+		}
+		subs = append(subs, s)
+	}
+	n.telemetry.SetSubscriptions(subs)
+	n.clientMetrics = img.ClientMetrics
 }
 
 // brokerConfig is the node's broker configs with img's dynamic ones over

@@ -3,6 +3,7 @@ package adminapi_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"testing"
 	"time"
 
@@ -31,9 +32,34 @@ func TestClientTelemetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if get.ErrorCode != 0 || get.ClientInstanceID == ([16]byte{}) || get.PushIntervalMillis != 300000 || !get.DeltaTemporality || get.TelemetryMaxBytes != 1<<20 {
+	if get.ErrorCode != 0 || get.ClientInstanceID == ([16]byte{}) || get.PushIntervalMillis != 300000 || !get.DeltaTemporality || get.TelemetryMaxBytes != 1<<20 || len(get.RequestedMetrics) != 0 {
 		t.Fatalf("GetTelemetrySubscriptions: %+v", get)
 	}
+
+	// A subscription, as kafka-client-metrics --alter sets it: the
+	// client's next request is answered with it at once.
+	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeClientMetrics, "producers"
+	for k, v := range map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "1000", "match": "client_software_name=apache-kafka-java"} {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		res.Configs = append(res.Configs, c)
+	}
+	alter.Resources = append(alter.Resources, res)
+	if ar, err := alter.RequestWith(ctx, cl); err != nil || ar.Resources[0].ErrorCode != 0 {
+		t.Fatalf("set the subscription: %v %+v", err, ar)
+	}
+	subscribed := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
+	subscribed.ClientInstanceID = get.ClientInstanceID
+	testkit.WaitFor(t, "the subscription in the client's answer", func() (bool, string) {
+		got, err := subscribed.RequestWith(ctx, cl)
+		if err != nil || got.ErrorCode != 0 {
+			return false, fmt.Sprint(err, got)
+		}
+		get = got
+		return len(got.RequestedMetrics) == 1 && got.RequestedMetrics[0] == "org.apache.kafka.producer." && got.PushIntervalMillis == 1000, fmt.Sprintf("%+v", got)
+	})
 	md := &metricspb.MetricsData{ResourceMetrics: []*metricspb.ResourceMetrics{{ScopeMetrics: []*metricspb.ScopeMetrics{{Metrics: []*metricspb.Metric{
 		{Name: "org.apache.kafka.producer.record.queue.time.max", Data: &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: []*metricspb.NumberDataPoint{
 			{Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: 12.5}},
@@ -57,7 +83,7 @@ func TestClientTelemetry(t *testing.T) {
 	// The refused push counts as the one the interval allowed after
 	// GetTelemetrySubscriptions; ask again, as a client told its
 	// subscription is unknown does.
-	n.AdvanceClock(5 * time.Minute)
+	n.AdvanceClock(time.Second)
 	again := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
 	again.ClientInstanceID = get.ClientInstanceID
 	if get, err = again.RequestWith(ctx, cl); err != nil || get.ErrorCode != 0 || get.ClientInstanceID != again.ClientInstanceID {
@@ -76,7 +102,7 @@ func TestClientTelemetry(t *testing.T) {
 		t.Fatalf("telemetry %+v, want one client", tm)
 	}
 	c := tm.Clients[0]
-	if c.ClientID != "telemetry-app" || c.SoftwareName != "apache-kafka-java" || c.Pushes != 1 || c.LastPush == nil ||
+	if c.PushIntervalMs != 1000 || len(c.Metrics) != 1 || c.ClientID != "telemetry-app" || c.SoftwareName != "apache-kafka-java" || c.Pushes != 1 || c.LastPush == nil ||
 		len(c.Series) != 1 || c.Series[0].Name != "org.apache.kafka.producer.record.queue.time.max" || c.Series[0].Kind != "gauge" || c.Series[0].Value != 12.5 {
 		t.Fatalf("client %+v", c)
 	}

@@ -11,16 +11,13 @@ package telemetry
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/klogdev/klog/broker/errmsg"
+	"github.com/klogdev/klog/broker/config"
 )
 
 // The config names of a CLIENT_METRICS resource, and the attributes a
@@ -42,11 +39,7 @@ const (
 	// DefaultIntervalMs is the push interval of a subscription that sets
 	// none, and of a client no subscription matches.
 	DefaultIntervalMs = 5 * 60 * 1000
-	minIntervalMs     = 100
-	maxIntervalMs     = 3600000
 )
-
-var matchAttrs = []string{AttrClientInstanceID, AttrClientID, AttrSoftwareName, AttrSoftwareVersion, AttrSourceAddress, AttrSourcePort}
 
 // Subscription is one CLIENT_METRICS resource: the metric name prefixes
 // it asks for ("*" for all), how often, and of which clients (every
@@ -59,40 +52,41 @@ type Subscription struct {
 }
 
 // ParseSubscription reads the configs of the CLIENT_METRICS resource
-// name, with Kafka's checks and words: an unknown config or an interval
-// out of 100 ms to an hour is INVALID_REQUEST, a bad match pattern
-// INVALID_CONFIG. Configs left out take their defaults.
+// name, checked as config.ValidateClientMetrics checks them (Kafka's
+// checks and words); configs left out take their defaults.
 func ParseSubscription(name string, configs map[string]string) (Subscription, error) {
-	if name == "" {
-		return Subscription{}, errmsg.With(kerr.InvalidRequest, "Subscription name can't be empty")
+	if err := config.ValidateClientMetrics(name, configs); err != nil {
+		return Subscription{}, err
 	}
-	s := Subscription{Name: name, IntervalMs: DefaultIntervalMs}
-	keys := make([]string, 0, len(configs))
-	for k := range configs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if k != ConfigMetrics && k != ConfigInterval && k != ConfigMatch {
-			return Subscription{}, errmsg.With(kerr.InvalidRequest, "Unknown client metrics configuration: "+k)
-		}
-	}
-	s.Metrics = list(configs[ConfigMetrics])
+	s := Subscription{Name: name, IntervalMs: DefaultIntervalMs, Metrics: list(configs[ConfigMetrics])}
 	if v, ok := configs[ConfigInterval]; ok {
 		ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if err != nil {
-			return Subscription{}, errmsg.With(kerr.InvalidConfig, fmt.Sprintf("Invalid value %s for configuration %s: Not a number of type INT", v, ConfigInterval))
-		}
-		if ms < minIntervalMs || ms > maxIntervalMs {
-			return Subscription{}, errmsg.With(kerr.InvalidRequest, fmt.Sprintf("Invalid value %d for %s, interval must be between 100 and 3600000 (1 hour)", ms, ConfigInterval))
+			return Subscription{}, fmt.Errorf("client metrics %s: interval.ms %q: %w", name, v, err)
 		}
 		s.IntervalMs = int32(ms)
 	}
-	match, err := parseMatch(list(configs[ConfigMatch]))
-	if err != nil {
-		return Subscription{}, err
+	for _, sel := range list(configs[ConfigMatch]) {
+		// "attribute=regex", split as Java's String.split splits it
+		// (trailing empty parts dropped), which the check above took.
+		parts := strings.Split(sel, "=")
+		for len(parts) > 0 && parts[len(parts)-1] == "" {
+			parts = parts[:len(parts)-1]
+		}
+		if len(parts) != 2 {
+			return Subscription{}, fmt.Errorf("client metrics %s: match %q", name, sel)
+		}
+		// A pattern matches the whole attribute, as Java's
+		// Matcher.matches.
+		re, err := regexp.Compile(`^(?:` + strings.TrimSpace(parts[1]) + `)$`)
+		if err != nil {
+			return Subscription{}, fmt.Errorf("client metrics %s: match %q: %w", name, sel, err)
+		}
+		if s.Match == nil {
+			s.Match = map[string]*regexp.Regexp{}
+		}
+		s.Match[strings.TrimSpace(parts[0])] = re
 	}
-	s.Match = match
 	return s, nil
 }
 
@@ -107,34 +101,6 @@ func list(v string) []string {
 		out[i] = strings.TrimSpace(out[i])
 	}
 	return out
-}
-
-var errBadPattern = errors.New("illegal client matching pattern")
-
-// parseMatch reads "attribute=regex" patterns. A pattern must match an
-// attribute's whole value, as Java's Matcher.matches.
-func parseMatch(patterns []string) (map[string]*regexp.Regexp, error) {
-	if len(patterns) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]*regexp.Regexp, len(patterns))
-	for _, p := range patterns {
-		bad := errmsg.With(fmt.Errorf("%w: %w: %s", kerr.InvalidConfig, errBadPattern, p), "Illegal client matching pattern: "+p)
-		name, value, ok := strings.Cut(p, "=")
-		if !ok || value == "" || strings.Contains(value, "=") {
-			return nil, bad
-		}
-		name = strings.TrimSpace(name)
-		if !slices.Contains(matchAttrs, name) {
-			return nil, bad
-		}
-		re, err := regexp.Compile(`^(?:` + strings.TrimSpace(value) + `)$`)
-		if err != nil {
-			return nil, bad
-		}
-		out[name] = re
-	}
-	return out, nil
 }
 
 // matches reports whether a client with attrs is one s is for.
