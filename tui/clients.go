@@ -74,7 +74,7 @@ func clientRows(node int32, cl nodeapi.TelemetryClient, now time.Time) []row {
 	}
 	tail := []string{id, instance, software}
 	if len(cl.Series) == 0 {
-		why := "asked for no metrics: no subscription matches it"
+		why := "asked for no metrics: no kafka-client-metrics subscription matches it"
 		if len(cl.Metrics) > 0 {
 			why = "asked for " + strings.Join(cl.Metrics, ",") + " every " + (time.Duration(cl.PushIntervalMs) * time.Millisecond).String() + "; none pushed yet"
 		}
@@ -109,7 +109,7 @@ func (c *clientsScreen) view(s Styles, width, height int) string {
 		return s.Dim.Render("asking the nodes for client telemetry…")
 	case len(c.rows.rows) == 0:
 		return s.Dim.Render("No client asked for a telemetry subscription yet (KIP-714: Java clients and\n" +
-			"librdkafka do by default).")
+			"librdkafka do by default). kafka-client-metrics --alter subscribes them.")
 	}
 	return c.rows.view(s, width, height)
 }
