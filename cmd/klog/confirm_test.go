@@ -19,9 +19,10 @@ var destructiveCommands = []string{
 	"klog group seek",
 	"klog txn abort",
 	"klog quota delete",
-	"klog snapshot delete", // its refusal: TestSnapshotListDelete
-	"klog user delete",     // its refusal: TestUserCreateListDelete
-	"klog acl delete",      // its refusal: TestACLCommands
+	"klog snapshot delete",   // its refusal: TestSnapshotListDelete
+	"klog user delete",       // its refusal: TestUserCreateListDelete
+	"klog acl delete",        // its refusal: TestACLCommands
+	"klog feature downgrade", // its refusal: TestFeatureCommands
 }
 
 // TestDestructiveCommandsConfirm: every command that deletes or moves
